@@ -1,0 +1,125 @@
+"""Shared driver of the mlmpi-vs-peer benchmarks.
+
+The peer (scikit-learn, PyTorch DDP) is timed in this process while no MPI
+rank is alive: MPICH ranks busy-poll inside collectives and would steal the
+peer's cores. mlmpi runs under ``mpiexec -n R`` as a separate job. The two
+alternate (peer, mlmpi, peer, mlmpi, ...) so that drifts in machine load
+hit both; medians and the ratio mlmpi/peer are reported.
+
+A benchmark script calls :func:`compare` per case from its driver part and
+:func:`worker_report` from its worker part (the same script started with
+``--worker`` under mpiexec), then :func:`report`.
+"""
+
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def mpiexec():
+    beside = Path(sys.executable).parent / "mpiexec"
+    return str(beside) if beside.exists() else shutil.which("mpiexec")
+
+
+def load_average():
+    return os.getloadavg()[0]
+
+
+def run_worker(script, ranks, argv, timeout):
+    """Run ``script --worker argv`` under mpiexec; return rank 0's metrics dict."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "metrics.json"
+        command = [mpiexec(), "-n", str(ranks), sys.executable, str(script), "--worker",
+                   "--report", str(out)] + list(argv)
+        env = {k: v for k, v in os.environ.items() if k != "MLMPI_COMMS"}
+        done = subprocess.run(command, env=env, timeout=timeout, capture_output=True, text=True)
+        if done.returncode != 0 or not out.exists():
+            raise RuntimeError(
+                f"mlmpi worker failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+            )
+        return json.loads(out.read_text())
+
+
+def worker_report(path, metrics, comms):
+    """Rank 0 writes the worker's metrics (a dict with at least ``seconds``)."""
+    if comms.rank == 0:
+        Path(path).write_text(json.dumps(metrics))
+
+
+def compare(case, *, script, ranks, repeats, run_peer, worker_argv, timeout=1800):
+    """Alternate ``run_peer()`` and the mlmpi worker ``repeats`` times each.
+
+    ``run_peer`` returns a dict with at least ``seconds`` (one timed run);
+    the worker writes one dict with at least ``seconds`` per job (it may
+    itself time several fits and report their median). Returns the row of
+    medians for :func:`report`.
+    """
+    peer_runs, mlmpi_runs = [], []
+    load_before = load_average()
+    for _ in range(repeats):
+        peer_runs.append(run_peer())
+        mlmpi_runs.append(run_worker(script, ranks, worker_argv, timeout))
+    load_after = load_average()
+    peer_s = statistics.median(r["seconds"] for r in peer_runs)
+    mlmpi_s = statistics.median(r["seconds"] for r in mlmpi_runs)
+    extras = {
+        key: statistics.median(r[key] for r in mlmpi_runs)
+        for key in mlmpi_runs[0]
+        if key != "seconds" and isinstance(mlmpi_runs[0][key], (int, float))
+    }
+    return {
+        "case": case,
+        "mlmpi_s": mlmpi_s,
+        "peer_s": peer_s,
+        "ratio": mlmpi_s / peer_s,
+        "mlmpi_runs": mlmpi_runs,
+        "peer_runs": peer_runs,
+        "load_before": load_before,
+        "load_after": load_after,
+        **{f"mlmpi_{k}": v for k, v in extras.items()},
+    }
+
+
+def report(name, rows, config, *, peer="scikit-learn", extra_columns=()):
+    """Print the table, write ``benchmarks/results/<name>.json``, return its path."""
+    cores = os.cpu_count()
+    header = f"{'case':<28}{'mlmpi s':>10}{peer + ' s':>16}{'ratio':>8}"
+    for column, _ in extra_columns:
+        header += f"{column:>14}"
+    print(f"\n{name}: {json.dumps(config)}")
+    print(f"machine: {platform.node()} {platform.machine()} {cores} cores, python {platform.python_version()}")
+    print(header)
+    print("-" * len(header))
+    busy = False
+    for row in rows:
+        line = f"{row['case']:<28}{row['mlmpi_s']:>10.4f}{row['peer_s']:>16.4f}{row['ratio']:>8.3f}"
+        for _, key in extra_columns:
+            value = row.get(key)
+            line += f"{value:>14.4g}" if isinstance(value, (int, float)) else f"{'-':>14}"
+        print(line)
+        busy |= max(row["load_before"], row["load_after"]) > 0.5 * cores
+    print("ratio = mlmpi / peer (lower is better); medians of alternating runs.")
+    if busy:
+        print("WARNING: the machine was not idle (load average above half the cores) during a timing.")
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps({
+        "benchmark": name,
+        "config": config,
+        "peer": peer,
+        "machine": {"node": platform.node(), "cores": cores, "python": platform.python_version(),
+                    "platform": platform.platform()},
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "rows": rows,
+    }, indent=1))
+    print(f"wrote {path}")
+    return path

@@ -1,0 +1,1 @@
+"""CuPy kernels (raw kernels and numba.cuda); import only with a GPU."""

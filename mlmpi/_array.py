@@ -1,0 +1,44 @@
+"""Array namespace dispatch between NumPy (host) and CuPy (device).
+
+Inputs decide where work runs: NumPy in, NumPy out; CuPy in, CuPy out.
+CuPy is never imported unless a CuPy array is seen or asked for.
+"""
+
+import numpy as np
+
+
+def is_device_array(x):
+    """True for CuPy arrays (found by type, without importing CuPy)."""
+    return type(x).__module__.split(".")[0] in ("cupy", "cupyx")
+
+
+def get_namespace(*arrays):
+    """Return ``cupy`` if any of ``arrays`` is a CuPy array, else ``numpy``."""
+    for x in arrays:
+        if x is not None and is_device_array(x):
+            import cupy
+
+            return cupy
+    return np
+
+
+def to_host(x):
+    """NumPy copy (or view) of ``x``, wherever it lives."""
+    if is_device_array(x):
+        return x.get()
+    return np.asarray(x)
+
+
+def to_namespace(x, xp):
+    """``x`` as an array of namespace ``xp`` (copying between host and device as needed)."""
+    if xp is np:
+        return to_host(x)
+    return xp.asarray(x)
+
+
+def synchronize(x):
+    """Wait for the work queued on ``x``'s CUDA stream (no-op for NumPy)."""
+    if is_device_array(x):
+        import cupy
+
+        cupy.cuda.get_current_stream().synchronize()

@@ -1,0 +1,83 @@
+"""Settings seeded from environment variables.
+
+Every setting can be given as a constructor argument where it matters
+(``MPIComms(cuda_aware=True)``); the environment only supplies defaults so
+that a job can be reconfigured without a code change.
+
+=========================  ==================================================
+``MLMPI_COMMS``            ``mpi`` | ``nccl`` | ``self``: backend of
+                           :func:`mlmpi.get_comms`.
+``MLMPI_CUDA_AWARE_MPI``   ``1``: pass CuPy buffers straight to MPI instead of
+                           staging them through host memory.
+``MLMPI_NUM_THREADS``      BLAS/numba threads per rank (default: the cores of
+                           the node divided by the ranks on it).
+``MLMPI_TIMELINE``         path: record every collective and write a Chrome
+                           trace (one file per rank) at exit.
+``MLMPI_TIMEOUT``          seconds: abort the job when a collective does not
+                           complete in time.
+``MLMPI_ABORT_ON_ERROR``   ``0``: do not install the hook that aborts the whole
+                           MPI job on an uncaught exception.
+=========================  ==================================================
+"""
+
+import os
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _env_flag(name, default):
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    value = value.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(f"{name}={value!r} is not a boolean; use 1 or 0.")
+
+
+def _env_positive(name, kind):
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return None
+    try:
+        parsed = kind(value)
+    except ValueError:
+        raise ValueError(f"{name}={value!r} is not a {kind.__name__}.") from None
+    if parsed <= 0:
+        raise ValueError(f"{name}={value!r} must be positive.")
+    return parsed
+
+
+def comms_backend():
+    """Backend named by ``MLMPI_COMMS`` (lower case), or None."""
+    value = os.environ.get("MLMPI_COMMS", "").strip().lower()
+    if not value:
+        return None
+    if value not in ("mpi", "nccl", "self"):
+        raise ValueError(
+            f"MLMPI_COMMS={value!r} is not a comms backend; use 'mpi', 'nccl' or 'self'."
+        )
+    return value
+
+
+def cuda_aware_mpi():
+    return _env_flag("MLMPI_CUDA_AWARE_MPI", False)
+
+
+def num_threads():
+    return _env_positive("MLMPI_NUM_THREADS", int)
+
+
+def timeline_path():
+    return os.environ.get("MLMPI_TIMELINE") or None
+
+
+def collective_timeout():
+    return _env_positive("MLMPI_TIMEOUT", float)
+
+
+def abort_on_error():
+    return _env_flag("MLMPI_ABORT_ON_ERROR", True)

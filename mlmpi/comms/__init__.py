@@ -1,0 +1,113 @@
+"""The communication layer: one handle, swappable backends.
+
+Nothing here knows about machine learning. Estimators take ``comms=None``,
+meaning :func:`get_comms`.
+"""
+
+import os
+import sys
+
+from .. import _config
+from ._base import Comms, ReduceOp, Request
+from .profile import profile
+from .self import SelfComms
+
+__all__ = [
+    "Comms",
+    "ReduceOp",
+    "Request",
+    "SelfComms",
+    "MPIComms",
+    "NCCLComms",
+    "get_comms",
+    "resolve_comms",
+    "launched_by_mpi",
+    "profile",
+]
+
+# Environment variables set by the process managers that start MPI jobs
+# (MPICH/Intel hydra, Open MPI, PMIx, Slurm's PMI plugins).
+_LAUNCHER_VARIABLES = (
+    "PMI_RANK",
+    "PMI_SIZE",
+    "PMIX_RANK",
+    "OMPI_COMM_WORLD_SIZE",
+    "MPI_LOCALNRANKS",
+)
+
+
+def __getattr__(name):
+    # MPIComms and NCCLComms import lazily so that `import mlmpi` never loads MPI.
+    if name == "MPIComms":
+        from .mpi import MPIComms
+
+        return MPIComms
+    if name == "NCCLComms":
+        from .nccl import NCCLComms
+
+        return NCCLComms
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def launched_by_mpi():
+    """True when this process was started by an MPI launcher (or MPI is already up)."""
+    if any(variable in os.environ for variable in _LAUNCHER_VARIABLES):
+        return True
+    mpi4py = sys.modules.get("mpi4py.MPI")
+    return bool(mpi4py is not None and mpi4py.Is_initialized() and mpi4py.COMM_WORLD.Get_size() > 1)
+
+
+_defaults = {}
+
+
+def get_comms(backend=None):
+    """The process-wide default comms.
+
+    Parameters
+    ----------
+    backend : {"mpi", "nccl", "self"}, default=None
+        None picks, in order: the ``MLMPI_COMMS`` environment variable; MPI's
+        world when the process was launched by ``mpiexec``/``srun``;
+        :class:`SelfComms` otherwise.
+
+    Returns
+    -------
+    comms : Comms
+        The same object on every call with the same backend.
+
+    Notes
+    -----
+    The first call for a backend is collective over ``MPI.COMM_WORLD`` (it
+    duplicates the world communicator); estimators make it at ``fit``.
+    """
+    if backend is None:
+        backend = _config.comms_backend()
+    if backend is None:
+        backend = "mpi" if launched_by_mpi() else "self"
+    backend = backend.lower()
+    if backend not in _defaults:
+        if backend == "self":
+            _defaults[backend] = SelfComms()
+        elif backend == "mpi":
+            from .mpi import MPIComms
+
+            _defaults[backend] = MPIComms()
+        elif backend == "nccl":
+            from .nccl import NCCLComms
+
+            _defaults[backend] = NCCLComms(get_comms("mpi"))
+        else:
+            raise ValueError(f"Unknown comms backend {backend!r}; use 'mpi', 'nccl' or 'self'.")
+    return _defaults[backend]
+
+
+def resolve_comms(comms):
+    """``comms`` itself, or :func:`get_comms` for None (estimators' ``comms=None``)."""
+    if comms is None:
+        return get_comms()
+    if not isinstance(comms, Comms):
+        raise TypeError(
+            f"comms must be an mlmpi Comms (e.g. mlmpi.get_comms() or "
+            f"mlmpi.comms.MPIComms(mpi4py_comm)), got {type(comms).__name__}."
+        )
+    return comms

@@ -1,0 +1,197 @@
+"""MPIComms: collectives over an mpi4py intracommunicator.
+
+CuPy arrays are staged through host memory unless CUDA-aware MPI is switched
+on (``cuda_aware=True`` or ``MLMPI_CUDA_AWARE_MPI=1``), in which case the
+device buffers go to MPI directly after the current stream is synchronized.
+"""
+
+import numpy as np
+
+from .. import _config, _threads
+from .._array import is_device_array
+from ._abort import install_abort_hook
+from ._base import Comms, ReduceOp
+
+
+def _mpi_op(op):
+    from mpi4py import MPI
+
+    return {
+        ReduceOp.SUM: MPI.SUM,
+        ReduceOp.PROD: MPI.PROD,
+        ReduceOp.MIN: MPI.MIN,
+        ReduceOp.MAX: MPI.MAX,
+    }[op]
+
+
+class MPIComms(Comms):
+    """Comms over an MPI intracommunicator (``COMM_WORLD`` by default).
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Intracomm, default=None
+        Any intracommunicator, including one a user made with ``Split``.
+        It is duplicated, so mlmpi's traffic never mixes with the user's.
+        None means ``MPI.COMM_WORLD``.
+    cuda_aware : bool, default=None
+        Hand CuPy buffers to MPI directly. None reads ``MLMPI_CUDA_AWARE_MPI``.
+    timeout : float, default=None
+        Abort the job when a collective takes longer than this many seconds.
+        None reads ``MLMPI_TIMEOUT`` (unset: no timeout).
+
+    Notes
+    -----
+    Creating an MPIComms is collective over ``comm``. The first one created
+    in a process also limits BLAS/numba threads to the cores of the node
+    divided by the ranks on it (``MLMPI_NUM_THREADS`` overrides) and, in a
+    multi-process job, installs an exception hook that aborts the whole job
+    on an uncaught exception (``MLMPI_ABORT_ON_ERROR=0`` turns it off).
+    """
+
+    backend = "mpi"
+
+    def __init__(self, comm=None, *, cuda_aware=None, timeout=None):
+        from mpi4py import MPI
+
+        if comm is None:
+            comm = MPI.COMM_WORLD
+        if not isinstance(comm, MPI.Intracomm) or comm == MPI.COMM_NULL:
+            raise TypeError(
+                f"MPIComms needs an mpi4py intracommunicator, got {comm!r}."
+            )
+        self._adopt(comm.Dup(), cuda_aware, timeout)
+
+    def _adopt(self, comm, cuda_aware, timeout):
+        from mpi4py import MPI
+
+        self.comm = comm
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+        self.cuda_aware = _config.cuda_aware_mpi() if cuda_aware is None else bool(cuda_aware)
+        self._timeout = timeout
+        node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+        self.local_rank = node.Get_rank()
+        self.local_size = node.Get_size()
+        node.Free()
+        _threads.configure(self.local_size)
+        if MPI.COMM_WORLD.Get_size() > 1 and _config.abort_on_error():
+            install_abort_hook()
+        self._start_observers(timeout)
+
+    def _abort(self):
+        from mpi4py import MPI
+
+        MPI.COMM_WORLD.Abort(1)
+
+    # -- staging ------------------------------------------------------------
+    def _stage(self, x):
+        """Contiguous 1-d buffer for MPI and the namespace to hand results back in."""
+        if is_device_array(x):
+            import cupy
+
+            if self.cuda_aware:
+                cupy.cuda.get_current_stream().synchronize()
+                return cupy.ascontiguousarray(x).reshape(-1), cupy
+            return cupy.asnumpy(x).reshape(-1), cupy
+        return np.ascontiguousarray(x).reshape(-1), np
+
+    def _empty(self, n, dtype, xp):
+        if xp is not np and self.cuda_aware:
+            return xp.empty(n, dtype=dtype)
+        return np.empty(n, dtype=dtype)
+
+    @staticmethod
+    def _unstage(buf, xp, shape):
+        buf = buf.reshape(shape)
+        if xp is np or is_device_array(buf):
+            return buf
+        return xp.asarray(buf)
+
+    # -- primitives ---------------------------------------------------------
+    def _allreduce(self, x, op):
+        send, xp = self._stage(x)
+        recv = self._empty(send.size, send.dtype, xp)
+        self.comm.Allreduce(send, recv, op=_mpi_op(op))
+        return self._unstage(recv, xp, x.shape)
+
+    def _reduce(self, x, op, root):
+        send, xp = self._stage(x)
+        recv = self._empty(send.size, send.dtype, xp) if self.rank == root else None
+        self.comm.Reduce(send, recv, op=_mpi_op(op), root=root)
+        return self._unstage(recv, xp, x.shape) if self.rank == root else None
+
+    def _bcast(self, x, root):
+        if self.rank == root:
+            send, xp = self._stage(x)
+            meta = (x.shape, send.dtype.str, xp is not np)
+        else:
+            meta = None
+        shape, dtype, root_on_device = self.comm.bcast(meta, root=root)
+        if self.rank == root:
+            buf = send.copy()
+        else:
+            on_device = is_device_array(x) or (x is None and root_on_device)
+            if on_device:
+                import cupy as xp
+            else:
+                xp = np
+            buf = self._empty(int(np.prod(shape, dtype=np.int64)), np.dtype(dtype), xp)
+        self.comm.Bcast(buf, root=root)
+        return self._unstage(buf, xp, shape)
+
+    def _allgather(self, x):
+        send, xp = self._stage(x)
+        recv = self._empty(send.size * self.size, send.dtype, xp)
+        self.comm.Allgather(send, recv)
+        shape = (self.size,) if x.ndim == 0 else (self.size * x.shape[0],) + x.shape[1:]
+        return self._unstage(recv, xp, shape)
+
+    def _allgatherv(self, x):
+        layouts = self.comm.allgather((x.shape, x.dtype.str))
+        trailing = {(shape[1:], dtype) for shape, dtype in layouts}
+        if len(trailing) > 1:
+            described = ", ".join(
+                f"rank {r}: shape {shape} dtype {np.dtype(dtype)}"
+                for r, (shape, dtype) in enumerate(layouts)
+            )
+            raise ValueError(
+                "allgatherv needs the same trailing shape and dtype on every rank; got "
+                + described
+            )
+        send, xp = self._stage(x)
+        row = int(np.prod(x.shape[1:], dtype=np.int64))
+        counts = [shape[0] * row for shape, _ in layouts]
+        recv = self._empty(sum(counts), send.dtype, xp)
+        self.comm.Allgatherv(send, [recv, counts])
+        rows = sum(shape[0] for shape, _ in layouts)
+        return self._unstage(recv, xp, (rows,) + x.shape[1:])
+
+    def _iallreduce(self, x, op):
+        send, xp = self._stage(x)
+        recv = self._empty(send.size, send.dtype, xp)
+        request = self.comm.Iallreduce(send, recv, op=_mpi_op(op))
+
+        def wait(send=send):  # the default argument keeps the send buffer alive
+            request.Wait()
+            return self._unstage(recv, xp, x.shape)
+
+        return wait
+
+    def _bcast_object(self, obj, root):
+        return self.comm.bcast(obj, root=root)
+
+    def _allgather_object(self, obj):
+        return self.comm.allgather(obj)
+
+    def _barrier(self):
+        self.comm.Barrier()
+
+    def _split(self, color, key):
+        from mpi4py import MPI
+
+        sub = self.comm.Split(MPI.UNDEFINED if color is None else int(color), int(key))
+        if sub == MPI.COMM_NULL:
+            return None
+        child = MPIComms.__new__(MPIComms)
+        child._adopt(sub, self.cuda_aware, self._timeout)
+        return child

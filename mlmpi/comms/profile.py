@@ -1,0 +1,151 @@
+"""Optional per-collective timeline and profiling.
+
+Every collective of every backend passes through :func:`record`. Nothing is
+kept unless a recorder is active: either the :func:`profile` context manager,
+or the Chrome-trace timeline switched on with ``MLMPI_TIMELINE=path.json``.
+"""
+
+import atexit
+import json
+import os
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+
+_recorders = []
+
+
+def active():
+    """True when some recorder wants events (cheap check for the hot path)."""
+    return bool(_recorders)
+
+
+def record(op, nbytes, start, seconds, rank, backend):
+    """Hand one finished collective to every active recorder."""
+    for recorder in _recorders:
+        recorder.add(op, nbytes, start, seconds, rank, backend)
+
+
+class ProfileSummary:
+    """Collectives seen inside a :func:`profile` block, summed per operation.
+
+    Attributes
+    ----------
+    events : list of tuple
+        ``(op, nbytes, start, seconds, rank, backend)`` for every collective.
+    """
+
+    def __init__(self):
+        self.events = []
+
+    def add(self, op, nbytes, start, seconds, rank, backend):
+        self.events.append((op, nbytes, start, seconds, rank, backend))
+
+    def rows(self):
+        """List of ``(op, calls, bytes, seconds)`` sorted by total seconds, largest first."""
+        calls = defaultdict(int)
+        nbytes = defaultdict(int)
+        seconds = defaultdict(float)
+        for op, size, _, secs, _, _ in self.events:
+            calls[op] += 1
+            nbytes[op] += size
+            seconds[op] += secs
+        return sorted(
+            ((op, calls[op], nbytes[op], seconds[op]) for op in calls),
+            key=lambda row: -row[3],
+        )
+
+    @property
+    def total_seconds(self):
+        """Seconds spent inside collectives (this rank)."""
+        return sum(event[3] for event in self.events)
+
+    @property
+    def total_bytes(self):
+        return sum(event[1] for event in self.events)
+
+    def table(self):
+        """The summary as a fixed-width text table."""
+        lines = [f"{'op':<18}{'calls':>8}{'bytes':>14}{'seconds':>12}"]
+        for op, calls, size, secs in self.rows():
+            lines.append(f"{op:<18}{calls:>8}{size:>14}{secs:>12.6f}")
+        lines.append(
+            f"{'total':<18}{len(self.events):>8}{self.total_bytes:>14}{self.total_seconds:>12.6f}"
+        )
+        return "\n".join(lines)
+
+    def __str__(self):
+        return self.table()
+
+
+@contextmanager
+def profile():
+    """Record the collectives run inside the block.
+
+    Yields a :class:`ProfileSummary`; print it (or call ``.table()``) for
+    ``op, calls, bytes, seconds``. Only this rank's collectives are seen.
+
+    Examples
+    --------
+    >>> from mlmpi.comms import profile
+    >>> with profile() as prof:          # doctest: +SKIP
+    ...     KMeans(8).fit(X)
+    >>> print(prof)                      # doctest: +SKIP
+    """
+    summary = ProfileSummary()
+    _recorders.append(summary)
+    try:
+        yield summary
+    finally:
+        _recorders.remove(summary)
+
+
+class _Timeline:
+    def __init__(self, path, rank, size):
+        self.path = timeline_file(path, rank, size)
+        self.events = []
+        self._origin = time.perf_counter()
+
+    def add(self, op, nbytes, start, seconds, rank, backend):
+        self.events.append(
+            {
+                "name": op,
+                "cat": backend,
+                "ph": "X",
+                "ts": (start - self._origin) * 1e6,
+                "dur": seconds * 1e6,
+                "pid": rank,
+                "tid": 0,
+                "args": {"bytes": nbytes},
+            }
+        )
+
+    def write(self):
+        directory = os.path.dirname(os.path.abspath(self.path))
+        os.makedirs(directory, exist_ok=True)
+        with open(self.path, "w") as f:
+            json.dump({"traceEvents": self.events, "displayTimeUnit": "ms"}, f)
+
+
+def timeline_file(path, rank, size):
+    """Where rank ``rank`` writes its trace: ``path`` itself in a 1-rank job,
+    else ``stem.rank<r>.json`` beside it (load them together in Perfetto)."""
+    if size == 1:
+        return path
+    stem, ext = os.path.splitext(path)
+    return f"{stem}.rank{rank}{ext or '.json'}"
+
+
+_timeline = None
+
+
+def start_timeline(path, rank, size):
+    """Record every collective of this process from now on and write a
+    Chrome-trace JSON at exit. Called once, by the first comms created
+    while ``MLMPI_TIMELINE`` is set."""
+    global _timeline
+    if _timeline is not None:
+        return
+    _timeline = _Timeline(path, rank, size)
+    _recorders.append(_timeline)
+    atexit.register(_timeline.write)

@@ -1,0 +1,55 @@
+"""SelfComms: the group of one process. Never imports mpi4py."""
+
+from .. import _threads
+from .._array import get_namespace
+from ._base import Comms
+
+
+class SelfComms(Comms):
+    """Comms of a single process: every collective returns a copy of its input.
+
+    Used for plain ``python script.py`` runs and when ``MLMPI_COMMS=self``.
+    """
+
+    backend = "self"
+    rank = 0
+    size = 1
+
+    def __init__(self):
+        _threads.configure(1)
+        self._start_observers(timeout=None)
+
+    @staticmethod
+    def _copy(x):
+        return get_namespace(x).array(x, copy=True)
+
+    def _allreduce(self, x, op):
+        return self._copy(x)
+
+    def _reduce(self, x, op, root):
+        return self._copy(x)
+
+    def _bcast(self, x, root):
+        return self._copy(x)
+
+    def _allgather(self, x):
+        return self._copy(x.reshape(1) if x.ndim == 0 else x)
+
+    def _allgatherv(self, x):
+        return self._copy(x)
+
+    def _iallreduce(self, x, op):
+        result = self._copy(x)
+        return lambda: result
+
+    def _bcast_object(self, obj, root):
+        return obj
+
+    def _allgather_object(self, obj):
+        return [obj]
+
+    def _barrier(self):
+        pass
+
+    def _split(self, color, key):
+        return None if color is None else SelfComms()

@@ -1,0 +1,41 @@
+"""Reading rank-local row ranges of files."""
+
+import numpy as np
+
+from .comms import resolve_comms
+from .datasets import _row_range
+
+
+def load_npy(path, comms=None, *, counts=None, device="cpu"):
+    """This rank's contiguous block of rows of a ``.npy`` file.
+
+    The file is memory-mapped, so each rank reads only its own rows.
+
+    Parameters
+    ----------
+    path : str or path-like
+    comms : Comms, default=None
+    counts : sequence of int, default=None
+        Rows for each rank; default: as even as possible.
+    device : {"cpu", "gpu"}
+        ``"gpu"`` returns a CuPy array on the current device.
+
+    Returns
+    -------
+    X_local : ndarray (NumPy or CuPy)
+
+    Notes
+    -----
+    No communication (beyond resolving the default comms).
+    """
+    if device not in ("cpu", "gpu"):
+        raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}.")
+    comms = resolve_comms(comms)
+    mapped = np.load(path, mmap_mode="r")
+    start, stop = _row_range(mapped.shape[0], comms, counts)
+    local = np.array(mapped[start:stop])
+    if device == "gpu":
+        import cupy
+
+        return cupy.asarray(local)
+    return local

@@ -1,0 +1,259 @@
+"""Distributed input validation.
+
+If one rank raises while the others enter a collective, the job hangs. So
+every check that can fail on some ranks only runs locally first, and then
+all ranks *agree* in one collective: if any rank failed, every rank raises
+the error of the lowest failing rank (same type, same message).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .._array import get_namespace, is_device_array
+
+_FLOAT_DTYPES = (np.float64, np.float32)
+
+
+@dataclass(frozen=True)
+class RowLayout:
+    """How the global rows are spread over the ranks.
+
+    Attributes
+    ----------
+    counts : tuple of int
+        Rows held by each rank.
+    rank : int
+        This rank.
+    """
+
+    counts: tuple
+    rank: int
+
+    @property
+    def n_samples(self):
+        """Global number of rows."""
+        return int(sum(self.counts))
+
+    @property
+    def n_local(self):
+        return int(self.counts[self.rank])
+
+    @property
+    def offset(self):
+        """Global index of this rank's first row."""
+        return int(sum(self.counts[: self.rank]))
+
+
+def _rebuild(error, rank, size):
+    cls, message = error
+    if size > 1:
+        message = f"{message} [raised on rank {rank} of {size}]"
+    try:
+        return cls(message)
+    except Exception:  # an exception class with an unusual constructor
+        base = TypeError if issubclass(cls, TypeError) else ValueError
+        return base(message)
+
+
+def agree(comms, check):
+    """Run ``check()`` on every rank and agree on its outcome.
+
+    ``check`` returns ``(result, facts)``; ``facts`` must be small and
+    picklable. One collective exchanges every rank's facts (or error). If
+    ``check`` raised ``ValueError``/``TypeError`` on any rank, every rank
+    raises the error of the lowest such rank.
+
+    Returns
+    -------
+    result : object
+        This rank's ``result``.
+    facts : list
+        Every rank's ``facts``, in rank order.
+
+    Notes
+    -----
+    This function is collective.
+    """
+    try:
+        result, facts = check()
+        outcome = (None, facts)
+    except (ValueError, TypeError) as exc:
+        result = None
+        outcome = ((type(exc), str(exc)), None)
+    gathered = comms.allgather_object(outcome)
+    for rank, (error, _) in enumerate(gathered):
+        if error is not None:
+            raise _rebuild(error, rank, comms.size)
+    return result, [facts for _, facts in gathered]
+
+
+def agree_on_errors(comms, check):
+    """:func:`agree` for checks that return nothing. This function is collective."""
+    agree(comms, lambda: (check(), None))
+
+
+def _check_device_array(X, *, dtype, ensure_2d, ensure_all_finite, n_features_in=None):
+    xp = get_namespace(X)
+    if ensure_2d and X.ndim != 2:
+        raise ValueError(
+            f"Expected 2D array, got {X.ndim}D array instead. Reshape your data "
+            "with X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one sample."
+        )
+    if dtype is not None:
+        dtypes = dtype if isinstance(dtype, (list, tuple)) else (dtype,)
+        if X.dtype not in [np.dtype(d) for d in dtypes]:
+            if X.dtype.kind not in "biuf":
+                raise TypeError(f"Expected a numeric array, got dtype {X.dtype}.")
+            X = X.astype(dtypes[0])
+    if ensure_all_finite and X.dtype.kind == "f" and X.size and not bool(xp.isfinite(X).all()):
+        raise ValueError("Input X contains NaN or infinity.")
+    if n_features_in is not None and X.shape[1] != n_features_in:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but the estimator is expecting "
+            f"{n_features_in} features as input."
+        )
+    return X
+
+
+def check_local(estimator, X, *, reset=False, dtype=_FLOAT_DTYPES, ensure_all_finite=True, **check_params):
+    """Validate this rank's rows at ``predict``/``transform`` time (no communication).
+
+    Accepts zero rows. NumPy input goes through scikit-learn's
+    ``validate_data``; CuPy input through an equivalent check on the device.
+    """
+    if is_device_array(X):
+        check_is_fitted(estimator)
+        return _check_device_array(
+            X,
+            dtype=dtype,
+            ensure_2d=True,
+            ensure_all_finite=ensure_all_finite,
+            n_features_in=None if reset else estimator.n_features_in_,
+        )
+    return validate_data(
+        estimator,
+        X,
+        reset=reset,
+        dtype=dtype,
+        ensure_min_samples=0,
+        ensure_all_finite=ensure_all_finite,
+        **check_params,
+    )
+
+
+def _check_weights(sample_weight, X):
+    if sample_weight is None:
+        return None
+    if is_device_array(X):
+        xp = get_namespace(X)
+        sample_weight = xp.asarray(sample_weight, dtype=X.dtype)
+        if sample_weight.ndim == 0:
+            sample_weight = xp.full(X.shape[0], sample_weight, dtype=X.dtype)
+        if sample_weight.shape != (X.shape[0],):
+            raise ValueError(
+                f"sample_weight.shape == {sample_weight.shape}, expected {(X.shape[0],)}!"
+            )
+        if sample_weight.size and not bool(xp.isfinite(sample_weight).all()):
+            raise ValueError("Input sample_weight contains NaN or infinity.")
+        if sample_weight.size and bool((sample_weight < 0).any()):
+            raise ValueError("Negative values in data passed to `sample_weight`")
+        return sample_weight
+    return _check_sample_weight(sample_weight, X, dtype=X.dtype, ensure_non_negative=True)
+
+
+def validate_fit_data(
+    estimator,
+    X,
+    y=None,
+    *,
+    comms,
+    sample_weight=None,
+    dtype=_FLOAT_DTYPES,
+    ensure_min_samples=1,
+    **check_params,
+):
+    """Validate the shards of a collective ``fit`` and agree on the outcome.
+
+    Local checks (shape, dtype, NaN/inf, ``y`` and ``sample_weight``
+    lengths, negative weights) run on every rank; then one collective
+    exchanges the facts and every rank checks the same global rules: equal
+    ``n_features`` and dtype on every rank, at least ``ensure_min_samples``
+    rows in total. Any failure raises the same error on every rank.
+
+    Returns
+    -------
+    X, y, sample_weight : arrays
+        This rank's validated rows (``y``/``sample_weight`` None when not given).
+    layout : RowLayout
+        Global row counts.
+
+    Notes
+    -----
+    This function is collective. It sets ``estimator.n_features_in_``.
+    """
+
+    def check():
+        on_device = is_device_array(X)
+        if on_device:
+            Xv = _check_device_array(
+                X, dtype=dtype, ensure_2d=True,
+                ensure_all_finite=check_params.get("ensure_all_finite", True),
+            )
+            yv = None
+            if y is not None:
+                xp = get_namespace(X)
+                yv = xp.asarray(y)
+                if yv.shape[0] != Xv.shape[0]:
+                    raise ValueError(
+                        "Found input variables with inconsistent numbers of samples: "
+                        f"[{Xv.shape[0]}, {yv.shape[0]}]"
+                    )
+                if yv.dtype.kind == "f" and yv.size and not bool(xp.isfinite(yv).all()):
+                    raise ValueError("Input y contains NaN or infinity.")
+            estimator.n_features_in_ = Xv.shape[1]
+        elif y is None:
+            Xv, yv = validate_data(
+                estimator, X, reset=True, dtype=dtype, ensure_min_samples=0, **check_params
+            ), None
+        else:
+            Xv, yv = validate_data(
+                estimator, X, y, reset=True, dtype=dtype, ensure_min_samples=0, **check_params
+            )
+        swv = _check_weights(sample_weight, Xv)
+        return (Xv, yv, swv), (Xv.shape[0], Xv.shape[1], Xv.dtype.str, on_device)
+
+    (Xv, yv, swv), facts = agree(comms, check)
+    counts = tuple(f[0] for f in facts)
+    described = "; ".join(
+        f"rank {r}: {n} rows x {d} features, {np.dtype(t).name}{' (GPU)' if dev else ''}"
+        for r, (n, d, t, dev) in enumerate(facts)
+    )
+    if len({f[1] for f in facts}) > 1:
+        raise ValueError(
+            "X has a different number of features on different ranks; every shard "
+            f"must have the same columns ({described})."
+        )
+    if len({f[2] for f in facts if f[0] > 0}) > 1:
+        raise ValueError(
+            "X has a different dtype on different ranks; convert every shard to "
+            f"the same dtype ({described})."
+        )
+    if len({f[3] for f in facts if f[0] > 0}) > 1:
+        raise TypeError(
+            "X is a GPU (CuPy) array on some ranks and a host (NumPy) array on "
+            f"others; put every shard on the same kind of device ({described})."
+        )
+    n_samples = sum(counts)
+    if n_samples < ensure_min_samples:
+        raise ValueError(
+            f"Found array with {n_samples} sample(s) (shape=({n_samples}, {facts[0][1]})) "
+            f"while a minimum of {ensure_min_samples} is required (all ranks together)."
+        )
+    common = next((np.dtype(f[2]) for f in facts if f[0] > 0), Xv.dtype)
+    if Xv.dtype != common:  # an empty shard built with another dtype
+        Xv = Xv.astype(common)
+        if swv is not None:
+            swv = swv.astype(common)
+    return Xv, yv, swv, RowLayout(counts, comms.rank)

@@ -1,0 +1,108 @@
+"""Launch ``mpiexec -n N`` jobs from pytest, always with a timeout.
+
+A hang is a test failure, never a stuck CI: the whole process group of a
+job that outlives its timeout is killed.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WORKER = HERE / "mpi_worker.py"
+RANK_COUNTS = (1, 2, 3, 4)
+
+
+def mpiexec():
+    """The ``mpiexec`` installed beside this Python (the ``mpich`` wheel), else on PATH."""
+    beside = Path(sys.executable).parent / "mpiexec"
+    found = str(beside) if beside.exists() else shutil.which("mpiexec")
+    if found is None:
+        raise RuntimeError("mpiexec not found; install the package with its MPI dependency.")
+    return found
+
+
+def run_mpi(nranks, argv, *, timeout=180, env=None):
+    """Run ``mpiexec -n nranks <argv>``; return ``(returncode, output, timed_out)``.
+
+    ``argv`` starts after the launcher, e.g. ``[sys.executable, "script.py"]``.
+    The job runs in its own session so that a timeout kills every rank.
+    """
+    full_env = dict(os.environ)
+    for variable in ("MLMPI_COMMS", "PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE"):
+        full_env.pop(variable, None)
+    full_env.setdefault("PYTHONUNBUFFERED", "1")
+    full_env.update(env or {})
+    command = [mpiexec(), "-n", str(nranks)] + [str(a) for a in argv]
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env=full_env, start_new_session=True
+        )
+        try:
+            returncode = process.wait(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            returncode = process.wait()
+            timed_out = True
+        log.seek(0)
+        output = log.read().decode(errors="replace")
+    return returncode, output, timed_out
+
+
+def _tail(text, lines=60):
+    return "\n".join(text.splitlines()[-lines:])
+
+
+class CaseRunner:
+    """Runs every ``case_*`` function of a module in ``tests/mpi_cases`` in one
+    ``mpiexec`` job per rank count, and remembers the outcome of each case."""
+
+    def __init__(self):
+        self._results = {}
+
+    def outcome(self, module, nranks, *, timeout=300, env=None):
+        key = (module, nranks, tuple(sorted((env or {}).items())))
+        if key not in self._results:
+            with tempfile.TemporaryDirectory() as tmp:
+                report = Path(tmp) / "report.json"
+                returncode, output, timed_out = run_mpi(
+                    nranks, [sys.executable, WORKER, module, report], timeout=timeout, env=env
+                )
+                cases = json.loads(report.read_text()) if report.exists() else None
+            self._results[key] = (returncode, output, timed_out, cases)
+        return self._results[key]
+
+    def check(self, module, case, nranks, **kwargs):
+        """Fail unless ``case`` passed on every rank of the ``nranks`` job."""
+        import pytest
+
+        returncode, output, timed_out, cases = self.outcome(module, nranks, **kwargs)
+        if timed_out:
+            pytest.fail(f"mpiexec -n {nranks} {module} timed out (hang?)\n{_tail(output)}")
+        if cases is None or case not in cases:
+            pytest.fail(
+                f"mpiexec -n {nranks} {module} exited {returncode} without reporting "
+                f"{case}\n{_tail(output)}"
+            )
+        errors = cases[case]
+        if errors:
+            details = "\n".join(f"--- rank {rank} ---\n{tb}" for rank, tb in sorted(errors.items()))
+            pytest.fail(f"{case} failed at {nranks} ranks:\n{details}")
+
+
+def case_names(module):
+    """Names of the ``case_*`` functions of ``tests/mpi_cases/<module>.py``, in file order."""
+    import ast
+
+    tree = ast.parse((HERE / "mpi_cases" / f"{module}.py").read_text())
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("case_")
+    ]

@@ -1,0 +1,34 @@
+"""How test data is split over the ranks, and gathering helpers for cases."""
+
+import numpy as np
+
+from mlmpi import get_comms
+from mlmpi.datasets import even_counts, shard
+
+
+def layouts(n_samples, size):
+    """Row counts per rank: ``even``, ``uneven`` (rank r holds ~ r+1 parts) and
+    ``empty`` (rank 0 holds no rows; at 1 rank the same as ``even``)."""
+    weights = np.arange(1, size + 1, dtype=np.float64)
+    uneven = np.floor(n_samples * weights / weights.sum()).astype(int)
+    uneven[-1] += n_samples - uneven.sum()
+    if size > 1:
+        empty = [0] + even_counts(n_samples, size - 1)
+    else:
+        empty = [n_samples]
+    return {"even": even_counts(n_samples, size), "uneven": list(uneven), "empty": empty}
+
+
+def each_layout(*arrays, comms=None):
+    """Yield ``(name, local_arrays)`` for every layout of ``arrays`` (same rows)."""
+    comms = comms or get_comms()
+    for name, counts in layouts(len(arrays[0]), comms.size).items():
+        yield name, tuple(
+            None if a is None else shard(a, comms, counts=counts) for a in arrays
+        )
+
+
+def gather_rows(local, comms=None):
+    """Global array from every rank's rows (rank order)."""
+    comms = comms or get_comms()
+    return comms.allgatherv(np.ascontiguousarray(local))
