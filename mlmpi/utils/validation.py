@@ -180,7 +180,8 @@ def validate_fit_data(
     lengths, negative weights) run on every rank; then one collective
     exchanges the facts and every rank checks the same global rules: equal
     ``n_features`` and dtype on every rank, at least ``ensure_min_samples``
-    rows in total. Any failure raises the same error on every rank.
+    rows in total, the same ``y.shape[1:]``. Any failure raises the same
+    error on every rank.
 
     Returns
     -------
@@ -222,13 +223,14 @@ def validate_fit_data(
                 estimator, X, y, reset=True, dtype=dtype, ensure_min_samples=0, **check_params
             )
         swv = _check_weights(sample_weight, Xv)
-        return (Xv, yv, swv), (Xv.shape[0], Xv.shape[1], Xv.dtype.str, on_device)
+        y_tail = None if yv is None else tuple(yv.shape[1:])
+        return (Xv, yv, swv), (Xv.shape[0], Xv.shape[1], Xv.dtype.str, on_device, y_tail)
 
     (Xv, yv, swv), facts = agree(comms, check)
     counts = tuple(f[0] for f in facts)
     described = "; ".join(
         f"rank {r}: {n} rows x {d} features, {np.dtype(t).name}{' (GPU)' if dev else ''}"
-        for r, (n, d, t, dev) in enumerate(facts)
+        for r, (n, d, t, dev, _) in enumerate(facts)
     )
     if len({f[1] for f in facts}) > 1:
         raise ValueError(
@@ -239,6 +241,12 @@ def validate_fit_data(
         raise ValueError(
             "X has a different dtype on different ranks; convert every shard to "
             f"the same dtype ({described})."
+        )
+    if len({f[4] for f in facts}) > 1:
+        shapes = "; ".join(f"rank {r}: y.shape[1:] = {f[4]}" for r, f in enumerate(facts))
+        raise ValueError(
+            "y has a different number of dimensions or targets on different ranks; "
+            f"every shard must have the same targets ({shapes})."
         )
     if len({f[3] for f in facts if f[0] > 0}) > 1:
         raise TypeError(
