@@ -1,0 +1,239 @@
+"""Distributed truncated SVD (no centring)."""
+
+from numbers import Integral, Real
+
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._array import get_namespace
+from ..comms import resolve_comms
+from ..random import shared_seed
+from ..utils.validation import validate_fit_data
+from ._base import FLOAT_DTYPES, _BaseDecomposition, check_reduced, flip_signs, replicated
+from ._solvers import centered_squared_norms, exact_svd, global_mean, randomized_svd
+
+
+class TruncatedSVD(_BaseDecomposition):
+    """Dimensionality reduction by truncated SVD of the rows of every rank together.
+
+    scikit-learn's :class:`sklearn.decomposition.TruncatedSVD` for
+    row-sharded dense data: the data is not centred; ``fit`` is collective
+    and the model is replicated; ``transform`` works on each rank's own rows.
+    A rank may hold zero rows.
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Number of components, at most ``min(n_samples, n_features)``
+        (strictly less with ``'arpack'``); ``n_samples`` counts all ranks' rows.
+
+    algorithm : {'arpack', 'randomized'}, default='randomized'
+        ``'arpack'`` is computed exactly (no ARPACK): TSQR of the global data
+        and the SVD of its small R factor. ``'randomized'``: distributed
+        randomized SVD (Halko et al.), one allreduce per power iteration,
+        results independent of the number of ranks for a fixed seed.
+
+    n_iter : int, default=5
+        Power iterations of ``'randomized'``.
+
+    n_oversamples : int, default=10
+        Extra random vectors of ``'randomized'``.
+
+    power_iteration_normalizer : {'auto', 'QR', 'LU', 'none'}, default='auto'
+        Normalizer of the power iterations (``'auto'``: ``'none'`` if
+        ``n_iter <= 2``, else ``'LU'``).
+
+    random_state : int, RandomState instance or None, default=None
+        Seeds ``'randomized'``. With an int the test matrix is the one
+        scikit-learn draws; otherwise rank 0 draws a seed for every rank.
+
+    tol : float, default=0.0
+        Accepted for compatibility ('arpack' is computed exactly).
+
+    comms : Comms, default=None
+        The ranks that share the data; None means :func:`mlmpi.get_comms`.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        Right singular vectors, scikit-learn's sign convention. Replicated.
+
+    explained_variance_ : ndarray of shape (n_components,)
+        Variance of the training data projected on each component. Replicated.
+
+    explained_variance_ratio_ : ndarray of shape (n_components,)
+        Fraction of the total variance explained by each component. Replicated.
+
+    singular_values_ : ndarray of shape (n_components,)
+        Singular values of the global data. Replicated.
+
+    n_features_in_ : int
+        Number of features seen during :term:`fit`. Replicated.
+
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during :term:`fit` (string column names only).
+
+    See Also
+    --------
+    PCA : Principal component analysis (centred).
+
+    Notes
+    -----
+    ``fit`` and ``fit_transform`` are collective; ``transform`` and
+    ``inverse_transform`` are local. Fitted attributes live in the namespace
+    of the training data (NumPy or CuPy).
+
+    Examples
+    --------
+    >>> from mlmpi import TruncatedSVD
+    >>> from mlmpi.datasets import make_blobs
+    >>> X, _ = make_blobs(n_samples=1000, n_features=8, random_state=0)
+    >>> TruncatedSVD(n_components=3, random_state=0).fit(X).components_.shape
+    (3, 8)
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "algorithm": [StrOptions({"arpack", "randomized"})],
+        "n_iter": [Interval(Integral, 0, None, closed="left")],
+        "n_oversamples": [Interval(Integral, 1, None, closed="left")],
+        "power_iteration_normalizer": [StrOptions({"auto", "QR", "LU", "none"})],
+        "random_state": ["random_state"],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        **_BaseDecomposition._comms_constraint,
+    }
+
+    def __init__(
+        self,
+        n_components=2,
+        *,
+        algorithm="randomized",
+        n_iter=5,
+        n_oversamples=10,
+        power_iteration_normalizer="auto",
+        random_state=None,
+        tol=0.0,
+        comms=None,
+    ):
+        self.algorithm = algorithm
+        self.n_components = n_components
+        self.n_iter = n_iter
+        self.n_oversamples = n_oversamples
+        self.power_iteration_normalizer = power_iteration_normalizer
+        self.random_state = random_state
+        self.tol = tol
+        self.comms = comms
+
+    def fit(self, X, y=None):
+        """Fit the model on every rank's rows.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features)
+            This rank's training rows (NumPy or CuPy; may be empty).
+        y : Ignored
+            Not used, present for API consistency.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        self.fit_transform(X)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, y=None):
+        """Fit the model on every rank's rows and reduce this rank's rows.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features)
+            This rank's training rows.
+        y : Ignored
+            Not used, present for API consistency.
+
+        Returns
+        -------
+        X_new : array of shape (n_local, n_components)
+            This rank's reduced rows (local).
+        """
+        comms = resolve_comms(self.comms)
+        X, _, _, layout = validate_fit_data(
+            self, X, comms=comms, dtype=FLOAT_DTYPES, ensure_min_samples=2, ensure_min_features=2
+        )
+        n_samples, n_features = layout.n_samples, X.shape[1]
+        k = self.n_components
+        largest = min(n_samples, n_features) - (self.algorithm == "arpack")
+        if k > largest:
+            bound = "strictly less than" if self.algorithm == "arpack" else "at most"
+            raise ValueError(
+                f"n_components={k} must be {bound} min(n_samples, n_features)="
+                f"{min(n_samples, n_features)} with algorithm='{self.algorithm}'."
+            )
+        if self.algorithm == "arpack":
+            S, Vt = exact_svd(X, None, comms)
+            S, Vt = S[:k], Vt[:k]
+        else:
+            S, Vt = randomized_svd(
+                X, None, k,
+                n_oversamples=self.n_oversamples,
+                n_iter=self.n_iter,
+                power_iteration_normalizer=self.power_iteration_normalizer,
+                seed=shared_seed(self.random_state, comms),
+                comms=comms,
+            )
+        Vt = flip_signs(Vt.copy())
+        mean = global_mean(X, n_samples, comms)
+        projected, squares = centered_squared_norms(X, mean, Vt.T, comms)
+        explained_variance = projected / n_samples
+        xp = get_namespace(X)
+        self.components_ = replicated(Vt, xp, X.dtype)
+        self.explained_variance_ = replicated(explained_variance, xp, X.dtype)
+        self.explained_variance_ratio_ = replicated(
+            explained_variance / (squares / n_samples), xp, X.dtype
+        )
+        self.singular_values_ = replicated(S, xp, X.dtype)
+        return self._transform(X)
+
+    def transform(self, X):
+        """Reduce this rank's rows.
+
+        Local: no communication; zero rows give an empty result.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features)
+            Rows to transform (NumPy or CuPy).
+
+        Returns
+        -------
+        X_new : array of shape (n_local, n_components)
+            Same namespace as ``X``.
+        """
+        return self._transform(self._check_transform_input(X))
+
+    def _transform(self, X):
+        return X @ self._attribute("components_", X).T
+
+    def inverse_transform(self, X):
+        """Map reduced rows back to the feature space.
+
+        Local: no communication.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_components)
+            Reduced rows.
+
+        Returns
+        -------
+        X_original : array of shape (n_local, n_features)
+            Same namespace as ``X``.
+        """
+        X = check_reduced(self, X)
+        return X @ self._attribute("components_", X)

@@ -1,0 +1,66 @@
+"""Single-process checks of PCA and TruncatedSVD (SelfComms), GPU checks when CuPy has a device."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from sklearn.datasets import load_digits
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import mlmpi
+from mlmpi.decomposition import PCA, TruncatedSVD
+
+ESTIMATORS = [
+    PCA(),
+    PCA(n_components=2, svd_solver="full", whiten=True),
+    PCA(n_components=2, svd_solver="randomized", random_state=0),
+    PCA(n_components=0.9, svd_solver="covariance_eigh"),
+    TruncatedSVD(random_state=0),
+    TruncatedSVD(n_components=1, algorithm="arpack"),
+]
+
+
+@parametrize_with_checks(ESTIMATORS)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def test_public_names():
+    assert mlmpi.PCA is PCA and mlmpi.TruncatedSVD is TruncatedSVD
+
+
+def _gpu():
+    cupy = pytest.importorskip("cupy")
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            pytest.skip("no CUDA device")
+    except cupy.cuda.runtime.CUDARuntimeError:
+        pytest.skip("no CUDA device")
+    return cupy
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        PCA(n_components=8, svd_solver="full"),
+        PCA(n_components=8, svd_solver="covariance_eigh", whiten=True),
+        PCA(n_components=8, svd_solver="randomized", random_state=0),
+        TruncatedSVD(n_components=8, random_state=0),
+        TruncatedSVD(n_components=8, algorithm="arpack"),
+    ],
+)
+def test_cupy_matches_numpy(estimator, dtype):
+    cupy = _gpu()
+    X = load_digits().data.astype(dtype)
+    on_host = estimator.fit(X)
+    host = {a: np.array(getattr(on_host, a)) for a in ("components_", "singular_values_")}
+    host_out = on_host.transform(X)
+    on_device = estimator.fit(cupy.asarray(X))
+    assert isinstance(on_device.components_, cupy.ndarray)
+    out = on_device.transform(cupy.asarray(X))
+    assert isinstance(out, cupy.ndarray) and out.dtype == dtype
+    assert isinstance(on_device.inverse_transform(out), cupy.ndarray)
+    rtol = 1e-3 if dtype == np.float32 else 1e-8
+    for name, value in host.items():
+        assert_allclose(cupy.asnumpy(getattr(on_device, name)), value, rtol=rtol, atol=rtol)
+    assert_allclose(cupy.asnumpy(out), host_out, rtol=rtol, atol=rtol * np.abs(host_out).max())
