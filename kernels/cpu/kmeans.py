@@ -1,0 +1,161 @@
+"""K-means kernels for NumPy arrays (numba).
+
+Pure local compute into caller-owned buffers; nothing here communicates.
+``kernels/gpu/kmeans.py`` has the same functions with the same IN/OUT
+signatures for CuPy arrays.
+
+Distances come from one BLAS GEMM per block of rows
+(``||x||² - 2 x·c + ||c||²``; the ``||x||²`` term does not change the
+argmin), fused with the argmin and the weighted partial sums in one
+compiled loop over the block, so no ``n × k × d`` temporary is ever made.
+With several threads, each takes one contiguous range of blocks and
+accumulates into its own slice of the partial sums (BLAS limited to one
+thread meanwhile); the slices are added in a fixed order, so the result
+does not depend on thread scheduling.
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+BLOCK_ROWS = 4096
+
+_controller = None
+_pool = None
+
+
+def _blas_controller():
+    global _controller
+    if _controller is None:
+        from threadpoolctl import ThreadpoolController
+
+        _controller = ThreadpoolController()
+    return _controller
+
+
+def _thread_pool(n_threads):
+    global _pool
+    if _pool is None or _pool._max_workers < n_threads:
+        _pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="mlmpi-kmeans")
+    return _pool
+
+
+# reassoc lets the x·x reduction vectorise; it does not touch the argmin.
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _fused_block(X, sample_weight, start, dots, centers_sq, labels, sums, weights, stats, update):
+    """Argmin over the GEMM block ``dots`` and, with ``update``, the weighted sums."""
+    rows, k = dots.shape
+    d = X.shape[1]
+    changed = 0.0
+    inertia = 0.0
+    for i in range(rows):
+        best = 0
+        best_dist = centers_sq[0] - 2 * dots[i, 0]
+        for j in range(1, k):
+            dist = centers_sq[j] - 2 * dots[i, j]
+            if dist < best_dist:
+                best_dist = dist
+                best = j
+        row = start + i
+        if labels[row] != best:
+            changed += 1.0
+            labels[row] = best
+        if update:
+            w = np.float64(sample_weight[row])
+            x_sq = 0.0
+            for f in range(d):
+                value = np.float64(X[row, f])
+                x_sq += value * value
+                sums[best, f] += w * value
+            weights[best] += w
+            inertia += w * max(x_sq + best_dist, 0.0)
+    stats[0] += changed
+    stats[1] += inertia
+
+
+def _run_group(X, sample_weight, centers_t, centers_sq, labels, sums, weights, stats, update, first, last):
+    dots = np.empty((BLOCK_ROWS, centers_t.shape[1]), dtype=X.dtype)
+    n = X.shape[0]
+    for start in range(first * BLOCK_ROWS, min(last * BLOCK_ROWS, n), BLOCK_ROWS):
+        stop = min(start + BLOCK_ROWS, n)
+        block = dots[: stop - start]
+        np.dot(X[start:stop], centers_t, out=block)
+        _fused_block(X, sample_weight, start, block, centers_sq, labels, sums, weights, stats, update)
+
+
+def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_centers=True):
+    """Assign every row to its closest centre; add up the weighted sums per centre.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_local, n_features), float32 or float64, C order  (IN)
+    sample_weight : ndarray of shape (n_local,), X's dtype  (IN)
+    centers : ndarray of shape (n_clusters, n_features), X's dtype  (IN)
+    labels : ndarray of shape (n_local,), int32  (INOUT)
+        Previous labels in, new labels out (ties go to the smaller centre).
+    sums : ndarray of shape (n_clusters, n_features), float64  (OUT)
+        Σ w·x of the rows assigned to each centre (untouched when not
+        ``update_centers``).
+    weights : ndarray of shape (n_clusters,), float64  (OUT)
+        Σ w of the rows assigned to each centre (untouched when not
+        ``update_centers``).
+    stats : ndarray of shape (2,), float64  (OUT)
+        Number of labels that changed, and (with ``update_centers``) the
+        inertia estimated from the GEMM distances; the exact inertia comes
+        from :func:`assigned_sq_distances`.
+    update_centers : bool, default=True
+        False: only the labels.
+    """
+    n, d = X.shape
+    k = centers.shape[0]
+    n_blocks = -(-n // BLOCK_ROWS)
+    groups = max(1, min(numba.get_num_threads(), n_blocks))
+    group_sums = np.zeros((groups, k, d), dtype=np.float64)
+    group_weights = np.zeros((groups, k), dtype=np.float64)
+    group_stats = np.zeros((groups, 2), dtype=np.float64)
+    centers_t = np.ascontiguousarray(centers.T)
+    centers_sq = np.einsum("ij,ij->i", centers, centers)
+    bounds = [g * n_blocks // groups for g in range(groups + 1)]
+    args = [
+        (X, sample_weight, centers_t, centers_sq, labels, group_sums[g], group_weights[g],
+         group_stats[g], update_centers, bounds[g], bounds[g + 1])
+        for g in range(groups)
+    ]
+    if groups == 1:
+        _run_group(*args[0])
+    else:
+        with _blas_controller().limit(limits=1, user_api="blas"):
+            for future in [_thread_pool(groups).submit(_run_group, *a) for a in args]:
+                future.result()
+    np.sum(group_stats, axis=0, out=stats)
+    if update_centers:
+        np.sum(group_sums, axis=0, out=sums)
+        np.sum(group_weights, axis=0, out=weights)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _assigned(X, centers, labels, out):
+    n, d = X.shape
+    for i in prange(n):
+        c = labels[i]
+        total = 0.0
+        for f in range(d):
+            diff = X[i, f] - centers[c, f]
+            total += diff * diff
+        out[i] = total
+
+
+def assigned_sq_distances(X, centers, labels, out):
+    """``out[i] = ||X[i] - centers[labels[i]]||²``, computed directly (not via GEMM).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_local, n_features)  (IN)
+    centers : ndarray of shape (n_clusters, n_features), X's dtype  (IN)
+    labels : ndarray of shape (n_local,), int32  (IN)
+    out : ndarray of shape (n_local,), X's dtype  (OUT)
+    """
+    if X.shape[0]:
+        _assigned(X, centers, labels, out)
