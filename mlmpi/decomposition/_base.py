@@ -1,7 +1,7 @@
 """What PCA and TruncatedSVD share: local transforms and replicated attributes."""
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils.extmath import svd_flip
 from sklearn.utils.validation import check_array, check_is_fitted
 
@@ -23,19 +23,95 @@ def replicated(a, xp, dtype):
     return xp.asarray(np.array(a, dtype=dtype))
 
 
-def check_reduced(estimator, X):
-    """Validate the reduced rows given to ``inverse_transform`` (no communication;
-    zero rows allowed)."""
-    check_is_fitted(estimator)
-    if is_device_array(X):
-        return _check_device_array(X, dtype=FLOAT_DTYPES, ensure_2d=True, ensure_all_finite=True)
-    return check_array(X, dtype=FLOAT_DTYPES, ensure_min_samples=0)
-
-
 class _BaseDecomposition(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """Rows are sharded over the ranks; ``components_`` is replicated."""
+    """Rows are sharded over the ranks; ``components_`` is replicated.
+
+    Subclasses implement ``_fit(X)`` (collective; sets the attributes and
+    returns this rank's validated rows), ``_transform(X)`` and
+    ``_inverse_transform(X)`` (local, on validated rows).
+    """
 
     _comms_constraint = {"comms": [None, Comms]}
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the model on every rank's rows.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features)
+            This rank's training rows (NumPy or CuPy; may be empty).
+        y : Ignored
+            Not used, present for API consistency.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        self._fit(X)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, y=None):
+        """Fit the model on every rank's rows and reduce this rank's rows.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features)
+            This rank's training rows (NumPy or CuPy; may be empty).
+        y : Ignored
+            Not used, present for API consistency.
+
+        Returns
+        -------
+        X_new : array of shape (n_local, n_components)
+            This rank's reduced rows (local), in the namespace of ``X``.
+        """
+        return self._transform(self._fit(X))
+
+    def transform(self, X):
+        """Reduce this rank's rows.
+
+        Local: no communication; zero rows give an empty result.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features)
+            Rows to transform (NumPy or CuPy).
+
+        Returns
+        -------
+        X_new : array of shape (n_local, n_components)
+            Same namespace as ``X``.
+        """
+        return self._transform(self._check_transform_input(X))
+
+    def inverse_transform(self, X):
+        """Map reduced rows back to the feature space (undoing whitening, if any).
+
+        Local: no communication; zero rows give an empty result.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_components)
+            Reduced rows (NumPy or CuPy).
+
+        Returns
+        -------
+        X_original : array of shape (n_local, n_features)
+            Same namespace as ``X``.
+        """
+        check_is_fitted(self)
+        if is_device_array(X):
+            X = _check_device_array(X, dtype=FLOAT_DTYPES, ensure_2d=True, ensure_all_finite=True)
+        else:
+            X = check_array(X, dtype=FLOAT_DTYPES, ensure_min_samples=0)
+        return self._inverse_transform(X)
 
     def _attribute(self, name, X):
         """Fitted attribute ``name`` in the namespace of ``X`` (fit on GPU, transform on host...)."""

@@ -13,7 +13,7 @@ from .._array import get_namespace, to_namespace
 from ..comms import resolve_comms
 from ..random import shared_seed
 from ..utils.validation import agree, validate_fit_data
-from ._base import FLOAT_DTYPES, _BaseDecomposition, check_reduced, flip_signs, replicated
+from ._base import FLOAT_DTYPES, _BaseDecomposition, flip_signs, replicated
 from ._solvers import (
     allreduce_host,
     centered_squared_norms,
@@ -193,47 +193,6 @@ class PCA(_BaseDecomposition):
         self.random_state = random_state
         self.comms = comms
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Fit the model with every rank's rows.
-
-        This method is collective.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-            This rank's training rows (NumPy or CuPy; may be empty).
-        y : Ignored
-            Not used, present for API consistency.
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        self._fit(X)
-        return self
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit_transform(self, X, y=None):
-        """Fit the model with every rank's rows and reduce this rank's rows.
-
-        This method is collective.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-            This rank's training rows.
-        y : Ignored
-            Not used, present for API consistency.
-
-        Returns
-        -------
-        X_new : array of shape (n_local, n_components_)
-            This rank's transformed rows (local).
-        """
-        return self._transform(self._fit(X))
-
     @available_if(_streams)
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
@@ -286,7 +245,6 @@ class PCA(_BaseDecomposition):
         return self
 
     def _fit(self, X):
-        """Fit on every rank's rows; return this rank's validated rows."""
         comms = resolve_comms(self.comms)
         X, _, _, layout = validate_fit_data(
             self, X, comms=comms, dtype=FLOAT_DTYPES, ensure_min_samples=2
@@ -416,23 +374,6 @@ class PCA(_BaseDecomposition):
         self.n_samples_ = int(n_samples)
         self.noise_variance_ = float(noise_variance)
 
-    def transform(self, X):
-        """Project this rank's rows on the principal components.
-
-        Local: no communication; zero rows give an empty result.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-            Rows to transform (NumPy or CuPy).
-
-        Returns
-        -------
-        X_new : array of shape (n_local, n_components_)
-            Same namespace as ``X``.
-        """
-        return self._transform(self._check_transform_input(X))
-
     def _transform(self, X):
         xp = get_namespace(X)
         components = self._attribute("components_", X)
@@ -445,22 +386,7 @@ class PCA(_BaseDecomposition):
             X_new /= scale
         return X_new
 
-    def inverse_transform(self, X):
-        """Map reduced rows back to the feature space (undoing whitening).
-
-        Local: no communication.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_components_)
-            Reduced rows.
-
-        Returns
-        -------
-        X_original : array of shape (n_local, n_features)
-            Same namespace as ``X``.
-        """
-        X = check_reduced(self, X)
+    def _inverse_transform(self, X):
         xp = get_namespace(X)
         components = self._attribute("components_", X)
         if self.whiten:

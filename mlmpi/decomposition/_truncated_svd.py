@@ -2,14 +2,13 @@
 
 from numbers import Integral, Real
 
-from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._array import get_namespace
 from ..comms import resolve_comms
 from ..random import shared_seed
 from ..utils.validation import validate_fit_data
-from ._base import FLOAT_DTYPES, _BaseDecomposition, check_reduced, flip_signs, replicated
+from ._base import FLOAT_DTYPES, _BaseDecomposition, flip_signs, replicated
 from ._solvers import centered_squared_norms, exact_svd, global_mean, randomized_svd
 
 
@@ -124,44 +123,7 @@ class TruncatedSVD(_BaseDecomposition):
         self.tol = tol
         self.comms = comms
 
-    def fit(self, X, y=None):
-        """Fit the model on every rank's rows.
-
-        This method is collective.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-            This rank's training rows (NumPy or CuPy; may be empty).
-        y : Ignored
-            Not used, present for API consistency.
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        self.fit_transform(X)
-        return self
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit_transform(self, X, y=None):
-        """Fit the model on every rank's rows and reduce this rank's rows.
-
-        This method is collective.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-            This rank's training rows.
-        y : Ignored
-            Not used, present for API consistency.
-
-        Returns
-        -------
-        X_new : array of shape (n_local, n_components)
-            This rank's reduced rows (local).
-        """
+    def _fit(self, X):
         comms = resolve_comms(self.comms)
         X, _, _, layout = validate_fit_data(
             self, X, comms=comms, dtype=FLOAT_DTYPES, ensure_min_samples=2, ensure_min_features=2
@@ -198,42 +160,10 @@ class TruncatedSVD(_BaseDecomposition):
             explained_variance / (squares / n_samples), xp, X.dtype
         )
         self.singular_values_ = replicated(S, xp, X.dtype)
-        return self._transform(X)
-
-    def transform(self, X):
-        """Reduce this rank's rows.
-
-        Local: no communication; zero rows give an empty result.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-            Rows to transform (NumPy or CuPy).
-
-        Returns
-        -------
-        X_new : array of shape (n_local, n_components)
-            Same namespace as ``X``.
-        """
-        return self._transform(self._check_transform_input(X))
+        return X
 
     def _transform(self, X):
         return X @ self._attribute("components_", X).T
 
-    def inverse_transform(self, X):
-        """Map reduced rows back to the feature space.
-
-        Local: no communication.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_components)
-            Reduced rows.
-
-        Returns
-        -------
-        X_original : array of shape (n_local, n_features)
-            Same namespace as ``X``.
-        """
-        X = check_reduced(self, X)
+    def _inverse_transform(self, X):
         return X @ self._attribute("components_", X)
