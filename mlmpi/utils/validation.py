@@ -9,7 +9,14 @@ the error of the lowest failing rank (same type, same message).
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    _num_samples,
+    check_array,
+    check_consistent_length,
+    check_is_fitted,
+    validate_data,
+)
 
 from .._array import get_namespace, is_device_array
 
@@ -164,6 +171,20 @@ def _check_weights(sample_weight, X):
     return _check_sample_weight(sample_weight, X, dtype=X.dtype, ensure_non_negative=True)
 
 
+def _validate_empty_shard(estimator, X, y, *, dtype, multi_output=False, y_numeric=False,
+                          **check_params):
+    """``validate_data(X, y)`` for a rank without rows: scikit-learn's check of
+    ``y`` would demand at least one sample."""
+    Xv = validate_data(estimator, X, reset=True, dtype=dtype, ensure_min_samples=0, **check_params)
+    yv = check_array(y, ensure_2d=False, dtype=None, ensure_min_samples=0, input_name="y")
+    if not multi_output and yv.ndim == 2 and yv.shape[1] == 1:
+        yv = yv.ravel()
+    if y_numeric and yv.dtype.kind == "O":
+        yv = yv.astype(np.float64)
+    check_consistent_length(Xv, yv)
+    return Xv, yv
+
+
 def validate_fit_data(
     estimator,
     X,
@@ -219,6 +240,8 @@ def validate_fit_data(
             Xv, yv = validate_data(
                 estimator, X, reset=True, dtype=dtype, ensure_min_samples=0, **check_params
             ), None
+        elif _num_samples(X) == 0:
+            Xv, yv = _validate_empty_shard(estimator, X, y, dtype=dtype, **check_params)
         else:
             Xv, yv = validate_data(
                 estimator, X, y, reset=True, dtype=dtype, ensure_min_samples=0, **check_params

@@ -1,0 +1,147 @@
+"""Pieces shared by the distributed linear estimators: data checks, the
+fitted coefficients, local prediction and the global (collective) scores."""
+
+import warnings
+
+import numpy as np
+from sklearn.exceptions import UndefinedMetricWarning
+from sklearn.utils.validation import check_consistent_length
+
+from .._array import get_namespace, to_host, to_namespace
+from ..comms import resolve_comms
+from ..utils.validation import agree, check_local, validate_fit_data
+
+
+def regression_data(estimator, X, y, sample_weight):
+    """Validate a regressor's shards: ``(X, Y, sample_weight, single_target, comms, layout)``.
+
+    ``Y`` is always 2-D (one column per target) in ``X``'s dtype.
+
+    This function is collective.
+    """
+    comms = resolve_comms(estimator.comms)
+    X, y, sample_weight, layout = validate_fit_data(
+        estimator, X, y, comms=comms, sample_weight=sample_weight,
+        multi_output=True, y_numeric=True,
+    )
+    single = y.ndim == 1
+    Y = (y[:, None] if single else y).astype(X.dtype, copy=False)
+    return X, Y, sample_weight, single, comms, layout
+
+
+def set_coefficients(estimator, coef, moments, *, single, like):
+    """Set ``coef_``/``intercept_`` from host ``coef`` of shape (n_targets, n_features).
+
+    The intercept follows from the global means (``ȳ - x̄ᵀ coef``) as in
+    scikit-learn; both go to ``like``'s namespace and dtype.
+    """
+    xp = get_namespace(like)
+    if estimator.fit_intercept:
+        intercept = moments.y_mean - coef @ moments.x_mean
+    if single:
+        coef = coef[0]
+    estimator.coef_ = to_namespace(coef, xp).astype(like.dtype)
+    if not estimator.fit_intercept:
+        estimator.intercept_ = 0.0
+    elif single:
+        estimator.intercept_ = to_namespace(intercept[0], xp).astype(like.dtype)
+    else:
+        estimator.intercept_ = to_namespace(intercept, xp).astype(like.dtype)
+
+
+class LinearPredictMixin:
+    """Local ``decision_function`` of the replicated ``coef_``/``intercept_``."""
+
+    def _decision_function(self, X):
+        X = check_local(self, X)
+        xp = get_namespace(X)
+        coef = to_namespace(self.coef_, xp)
+        intercept = self.intercept_
+        if not isinstance(intercept, float):
+            intercept = to_namespace(intercept, xp)
+        return X @ coef.T + intercept
+
+
+class RegressionMixin(LinearPredictMixin):
+    """``predict`` (local) and the global R² ``score`` (collective)."""
+
+    def predict(self, X):
+        """Predict with the linear model for this rank's rows.
+
+        No communication: a rank with zero rows gets an empty result.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features)
+
+        Returns
+        -------
+        y : array of shape (n_local,) or (n_local, n_targets)
+            Local; in ``X``'s namespace (NumPy or CuPy).
+        """
+        return self._decision_function(X)
+
+    def score(self, X, y, sample_weight=None):
+        """R² of ``predict(X)`` against ``y`` over the global data.
+
+        Same value as scikit-learn's ``r2_score`` (uniform average over the
+        targets) on the union of the shards.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features)
+        y : array-like of shape (n_local,) or (n_local, n_targets)
+        sample_weight : array-like of shape (n_local,), default=None
+
+        Returns
+        -------
+        score : float
+            Replicated.
+
+        Notes
+        -----
+        This method is collective.
+        """
+        comms = resolve_comms(self.comms)
+
+        def check():
+            y_pred = self.predict(X)
+            xp = get_namespace(y_pred)
+            y_true = xp.asarray(y, dtype=xp.float64)
+            check_consistent_length(y_true, y_pred, sample_weight)
+            if y_true.shape != y_pred.shape:
+                y_true = y_true.reshape(y_pred.shape)
+            weight = None if sample_weight is None else xp.asarray(sample_weight, dtype=xp.float64)
+            return (y_true, y_pred, weight), None
+
+        (y_true, y_pred, weight), _ = agree(comms, check)
+        return _global_r2(y_true, y_pred, weight, comms)
+
+
+def _global_r2(y_true, y_pred, weight, comms):
+    xp = get_namespace(y_pred)
+    if y_true.ndim == 1:
+        y_true, y_pred = y_true[:, None], y_pred[:, None]
+    t = y_true.shape[1]
+    w = xp.ones(y_true.shape[0]) if weight is None else weight.astype(xp.float64)
+    first = xp.empty(2 + t)
+    first[0] = y_true.shape[0]
+    first[1] = w.sum()
+    first[2:] = w @ y_true
+    first = to_host(comms.allreduce(first))
+    if first[0] < 2:
+        warnings.warn(
+            "R^2 score is not well-defined with less than two samples.", UndefinedMetricWarning
+        )
+        return float("nan")
+    y_mean = xp.asarray(first[2:] / first[1])
+    sums = xp.empty(2 * t)
+    sums[:t] = w @ (y_true - y_pred) ** 2
+    sums[t:] = w @ (y_true - y_mean) ** 2
+    sums = to_host(comms.allreduce(sums))
+    numerator, denominator = sums[:t], sums[t:]
+    scores = np.ones(t)
+    valid = denominator != 0
+    scores[valid] = 1 - numerator[valid] / denominator[valid]
+    scores[~valid & (numerator != 0)] = 0.0
+    return float(scores.mean())

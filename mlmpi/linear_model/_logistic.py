@@ -1,0 +1,397 @@
+"""LogisticRegression on row-sharded data: distributed L-BFGS.
+
+Every rank runs scipy's L-BFGS-B on the same objective; each evaluation of
+the loss and gradient is a local computation (:class:`LogisticObjective`)
+plus one allreduce of the packed ``[loss, gradient]``. MPI returns the same
+reduced values on every rank, so every rank takes the same optimizer steps
+and ends with the same (replicated) model.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy import optimize
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.optimize import _check_optimize_result
+from sklearn.utils.validation import check_is_fitted
+
+from .._array import get_namespace, to_host, to_namespace
+from ..comms import resolve_comms
+from ..utils.validation import agree, check_local, validate_fit_data
+from ._base import LinearPredictMixin
+
+_SOLVERS = {"lbfgs", "newton-cg", "newton-cholesky", "sag", "saga", "liblinear"}
+
+
+def _global_classes(y, sample_weight, comms):
+    """Sorted global classes and their weighted counts, agreed in one collective.
+
+    A rank may hold only some classes (or no rows).
+
+    This function is collective.
+    """
+
+    def local():
+        labels = to_host(y)
+        if labels.shape[0]:
+            check_classification_targets(labels)
+        found, inverse = np.unique(labels, return_inverse=True)
+        weights = None if sample_weight is None else to_host(sample_weight).astype(np.float64)
+        return None, (found, np.bincount(inverse, weights=weights, minlength=found.shape[0]))
+
+    _, facts = agree(comms, local)
+    classes = np.unique(np.concatenate([found for found, _ in facts]))
+    counts = np.zeros(classes.shape[0])
+    for found, found_counts in facts:
+        counts[np.searchsorted(classes, found)] += found_counts
+    return classes, counts
+
+
+def _class_weights(class_weight, classes, counts):
+    if isinstance(class_weight, str):  # "balanced", from the global weighted counts
+        return counts.sum() / (classes.shape[0] * counts)
+    return compute_class_weight(class_weight, classes=classes, y=classes)
+
+
+class LogisticObjective:
+    """Loss and gradient of scikit-learn's L2-penalised logistic regression.
+
+    ``f(w) = (Σ_i s_i loss_i(w) + ||coef||² / (2C)) / Σ_i s_i`` over the
+    global rows, ``s_i`` the sample weight times the class weight; the
+    intercept is not penalised. Binary: one column of logits (half-binomial
+    loss); more classes: the multinomial (softmax) loss, as scikit-learn.
+
+    Calling it with host float64 parameters does the local work, then one
+    allreduce; the result is the same on every rank.
+    """
+
+    def __init__(self, X, classes_idx, weight, *, n_classes, fit_intercept, C, weight_sum, comms):
+        xp = get_namespace(X)
+        self.X, self.xp, self.comms = X, xp, comms
+        self.n_outputs = 1 if n_classes == 2 else n_classes
+        self.fit_intercept = fit_intercept
+        self.weight = weight
+        self.weight_sum = weight_sum
+        self.l2 = 0.0 if np.isinf(C) else 1.0 / C
+        if self.n_outputs == 1:
+            self.target = (classes_idx == 1).astype(X.dtype)
+        else:
+            self.rows = xp.arange(X.shape[0])
+            self.classes_idx = classes_idx
+        self.shape = (self.n_outputs, X.shape[1] + int(fit_intercept))
+
+    def _logits(self, W):
+        d = self.X.shape[1]
+        raw = self.X @ W[:, :d].T
+        if self.fit_intercept:
+            raw += W[:, d]
+        return raw
+
+    def _local(self, W):
+        """``(Σ s_i loss_i, residual)``: the residual's products with X give the gradient."""
+        xp = self.xp
+        raw = self._logits(W)
+        if self.n_outputs == 1:
+            raw = raw[:, 0]
+            softplus = xp.logaddexp(0, raw)
+            loss = self.weight @ (softplus - self.target * raw).astype(xp.float64)
+            residual = (xp.exp(raw - softplus) - self.target)[:, None]
+        else:
+            top = raw.max(axis=1, keepdims=True)
+            exp = xp.exp(raw - top)
+            total = exp.sum(axis=1, keepdims=True)
+            log_norm = (top + xp.log(total))[:, 0]
+            loss = self.weight @ (log_norm - raw[self.rows, self.classes_idx]).astype(xp.float64)
+            residual = exp / total
+            residual[self.rows, self.classes_idx] -= 1
+        residual *= self.weight.astype(residual.dtype)[:, None]
+        return loss, residual
+
+    def __call__(self, params):
+        xp, d = self.xp, self.X.shape[1]
+        W = xp.asarray(params.reshape(self.shape), dtype=self.X.dtype)
+        loss, residual = self._local(W)
+        packed = xp.empty(1 + W.size, dtype=xp.float64)
+        packed[0] = loss
+        grad = packed[1:].reshape(self.shape)
+        grad[:, :d] = residual.T @ self.X
+        if self.fit_intercept:
+            grad[:, d] = residual.sum(axis=0)
+        total = to_host(self.comms.allreduce(packed))
+        grad = total[1:].reshape(self.shape)
+        coef = params.reshape(self.shape)[:, :d]
+        loss = total[0] + 0.5 * self.l2 * float((coef * coef).sum())
+        grad[:, :d] += self.l2 * coef
+        return loss / self.weight_sum, grad.ravel() / self.weight_sum
+
+
+class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
+    """L2-regularised logistic regression on row-sharded data (scikit-learn's API).
+
+    Binary targets fit one logistic model, more classes the multinomial
+    (softmax) model, as current scikit-learn. The classes are discovered
+    over all ranks (a rank may lack some). Fitted by distributed L-BFGS;
+    the model is replicated and minimises the same objective as
+    scikit-learn's ``lbfgs`` solver on the union of the shards.
+
+    Parameters
+    ----------
+    penalty : {'l2', None}, default='deprecated'
+        As scikit-learn (deprecated there): prefer ``C=np.inf`` for no penalty.
+        L1 and elastic-net penalties are not supported.
+    C : float, default=1.0
+        Inverse regularisation strength; ``np.inf`` means no penalty.
+    l1_ratio : float, default=0.0
+        Must be 0 (L2 penalty); accepted for compatibility.
+    dual : bool, default=False
+        Must be False.
+    tol : float, default=1e-4
+        L-BFGS-B's ``gtol``, as in scikit-learn.
+    fit_intercept : bool, default=True
+    intercept_scaling : float, default=1
+        Accepted for compatibility (only liblinear uses it).
+    class_weight : dict or 'balanced', default=None
+        ``'balanced'`` uses the global (weighted) class counts.
+    random_state : int, RandomState instance or None, default=None
+        Accepted for compatibility (L-BFGS is deterministic).
+    solver : {'lbfgs', 'newton-cg', 'newton-cholesky', 'sag', 'saga'}, default='lbfgs'
+        Every solver is run as distributed L-BFGS (they minimise the same
+        objective); ``'liblinear'`` (a different objective) is not supported.
+    max_iter : int, default=100
+    verbose : int, default=0
+        Accepted for compatibility.
+    warm_start : bool, default=False
+        Start from the previous ``coef_``/``intercept_``.
+    n_jobs : int, default=None
+        Accepted for compatibility.
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Replicated (host).
+    coef_ : array of shape (1, n_features) or (n_classes, n_features)
+        Replicated, in X's namespace.
+    intercept_ : array of shape (1,) or (n_classes,)
+        Replicated.
+    n_iter_ : ndarray of shape (1,)
+        L-BFGS iterations. Replicated.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Only when X has string column names.
+    """
+
+    _parameter_constraints: dict = {
+        "penalty": [StrOptions({"l1", "l2", "elasticnet", "deprecated"}), None],
+        "C": [Interval(Real, 0, None, closed="right")],
+        "l1_ratio": [Interval(Real, 0, 1, closed="both"), None],
+        "dual": ["boolean"],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "random_state": ["random_state"],
+        "solver": [StrOptions(_SOLVERS)],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "verbose": ["verbose"],
+        "warm_start": ["boolean"],
+        "n_jobs": [None, Integral],
+        "comms": "no_validation",
+    }
+
+    def __init__(self, penalty="deprecated", *, C=1.0, l1_ratio=0.0, dual=False, tol=1e-4,
+                 fit_intercept=True, intercept_scaling=1, class_weight=None, random_state=None,
+                 solver="lbfgs", max_iter=100, verbose=0, warm_start=False, n_jobs=None,
+                 comms=None):
+        self.penalty = penalty
+        self.C = C
+        self.l1_ratio = l1_ratio
+        self.dual = dual
+        self.tol = tol
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
+        self.random_state = random_state
+        self.solver = solver
+        self.max_iter = max_iter
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
+        self.comms = comms
+
+    def _inverse_penalty(self):
+        """``C`` of the L2 penalty (``inf``: none); rejects what is not supported."""
+        if self.penalty in ("l1", "elasticnet") or self.l1_ratio not in (0, None):
+            raise ValueError(
+                "mlmpi's LogisticRegression supports only the L2 penalty (l1_ratio=0) "
+                "or no penalty (C=np.inf)."
+            )
+        if self.dual:
+            raise ValueError("dual=True is not supported; only the primal problem is solved.")
+        if self.solver == "liblinear":
+            raise ValueError(
+                "solver='liblinear' is not supported (its objective penalises the "
+                "intercept); use solver='lbfgs'."
+            )
+        return np.inf if self.penalty is None else float(self.C)
+
+    def _initial_params(self, shape):
+        params = np.zeros(shape)
+        if self.warm_start and hasattr(self, "coef_") and self.coef_.shape[0] == shape[0]:
+            d = self.coef_.shape[1]
+            params[:, :d] = to_host(self.coef_)
+            if self.fit_intercept:
+                params[:, d] = to_host(self.intercept_)
+        return params
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model on the global data (every rank passes its rows).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features)
+        y : array-like of shape (n_local,)
+        sample_weight : array-like of shape (n_local,), default=None
+
+        Returns
+        -------
+        self : object
+
+        Notes
+        -----
+        This method is collective.
+        """
+        self._validate_params()
+        C = self._inverse_penalty()
+        comms = resolve_comms(self.comms)
+        X, y, sample_weight, _ = validate_fit_data(
+            self, X, y, comms=comms, sample_weight=sample_weight, order="C"
+        )
+        classes, counts = _global_classes(y, sample_weight, comms)
+        if classes.shape[0] < 2:
+            raise ValueError(
+                "This solver needs samples of at least 2 classes in the data, but the "
+                f"data contains only one class: {classes[0]!r}"
+            )
+        xp = get_namespace(X)
+        class_weight = _class_weights(self.class_weight, classes, counts)
+        classes_idx = xp.asarray(np.searchsorted(classes, to_host(y)))
+        weight = xp.asarray(class_weight, dtype=xp.float64)[classes_idx]
+        if sample_weight is not None:
+            weight *= sample_weight
+        objective = LogisticObjective(
+            X, classes_idx, weight, n_classes=classes.shape[0], fit_intercept=self.fit_intercept,
+            C=C, weight_sum=float(class_weight @ counts), comms=comms,
+        )
+        result = optimize.minimize(
+            objective,
+            self._initial_params(objective.shape).ravel(),
+            method="L-BFGS-B",
+            jac=True,
+            options={"maxiter": self.max_iter, "maxls": 50, "gtol": self.tol,
+                     "ftol": 64 * np.finfo(float).eps},
+        )
+        n_iter = _check_optimize_result("lbfgs", result, self.max_iter)
+        params = result.x.reshape(objective.shape)
+        d = X.shape[1]
+        self.classes_ = classes
+        self.n_iter_ = np.asarray([n_iter], dtype=np.int32)
+        self.coef_ = xp.asarray(params[:, :d], dtype=X.dtype)
+        intercept = params[:, d] if self.fit_intercept else np.zeros(objective.shape[0])
+        self.intercept_ = xp.asarray(intercept, dtype=X.dtype)
+        return self
+
+    def decision_function(self, X):
+        """Logits of this rank's rows (no communication).
+
+        Returns
+        -------
+        scores : array of shape (n_local,) for two classes, else (n_local, n_classes)
+            Local; in ``X``'s namespace.
+        """
+        scores = self._decision_function(X)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Class of each of this rank's rows (no communication).
+
+        Returns
+        -------
+        labels : array of shape (n_local,)
+            Local; in ``X``'s namespace for numeric classes.
+        """
+        scores = self.decision_function(X)
+        xp = get_namespace(scores)
+        indices = (scores > 0).astype(xp.int64) if scores.ndim == 1 else scores.argmax(axis=1)
+        if xp is np:
+            return self.classes_[indices]
+        return xp.asarray(self.classes_)[indices]
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba` (no communication).
+
+        Returns
+        -------
+        log_proba : array of shape (n_local, n_classes)
+            Local.
+        """
+        scores = self._decision_function(X)
+        xp = get_namespace(scores)
+        if scores.shape[1] == 1:
+            scores = xp.concatenate([xp.zeros_like(scores), scores], axis=1)
+        top = scores.max(axis=1, keepdims=True)
+        return scores - top - xp.log(xp.exp(scores - top).sum(axis=1, keepdims=True))
+
+    def predict_proba(self, X):
+        """Class probabilities of this rank's rows (no communication).
+
+        Returns
+        -------
+        proba : array of shape (n_local, n_classes)
+            Local; columns follow ``classes_``.
+        """
+        return get_namespace(X).exp(self.predict_log_proba(X))
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy of :meth:`predict` over the global data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features)
+        y : array-like of shape (n_local,)
+        sample_weight : array-like of shape (n_local,), default=None
+
+        Returns
+        -------
+        score : float
+            Replicated.
+
+        Notes
+        -----
+        This method is collective.
+        """
+        comms = resolve_comms(self.comms)
+        check_is_fitted(self)
+
+        def check():
+            predicted = to_host(self.predict(X))
+            truth = np.asarray(to_host(y))
+            if truth.shape != predicted.shape:
+                raise ValueError(
+                    f"y has shape {truth.shape}, expected {predicted.shape} (one label per row)."
+                )
+            weight = np.ones(truth.shape[0]) if sample_weight is None else to_host(sample_weight)
+            return np.array([weight @ (truth == predicted), weight.sum()], dtype=np.float64), None
+
+        local, _ = agree(comms, check)
+        correct, total = comms.allreduce(local)
+        return float(correct / total)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        return tags

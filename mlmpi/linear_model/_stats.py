@@ -1,0 +1,187 @@
+"""Global sufficient statistics of a row-sharded least-squares problem.
+
+Every linear regressor here reduces the global data to small replicated
+matrices, then solves on every rank identically:
+
+* :func:`centred_moments` -- the weighted means and the Gram matrices of the
+  centred, ``sqrt(w)``-scaled data (the normal equations), in two allreduces;
+* :func:`reduced_qr` -- a small ``(R, Z)`` with ``||Xc b - Yc||`` equal to
+  ``||R b - Z||`` up to a constant, by TSQR of the centred augmented matrix
+  ``[Xc, Yc]`` (exact: no normal equations), in one allgatherv.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._array import get_namespace, to_host
+from .._linalg import tsqr_r
+
+_CACHE_BYTES = 1 << 19
+
+
+@dataclass(frozen=True)
+class Moments:
+    """Replicated (host, float64) statistics of the global weighted data.
+
+    Attributes
+    ----------
+    weight_sum : float
+        Σw (the number of samples without weights).
+    x_mean, y_mean : ndarray of shape (n_features,), (n_targets,)
+        Weighted means (zeros without ``fit_intercept``).
+    gram : ndarray of shape (n_features, n_features)
+        ``XcᵀWXc`` of the centred X.
+    xty : ndarray of shape (n_features, n_targets)
+        ``XcᵀWYc``.
+    yty : ndarray of shape (n_targets,)
+        ``Σw (y - ȳ)²`` per target.
+    """
+
+    weight_sum: float
+    x_mean: np.ndarray
+    y_mean: np.ndarray
+    gram: np.ndarray
+    xty: np.ndarray
+    yty: np.ndarray
+
+
+def weighted_means(X, Y, sample_weight, comms):
+    """``(Σw, x̄, ȳ)`` of the global data in one allreduce (host, float64).
+
+    This function is collective.
+    """
+    xp = get_namespace(X)
+    d, t = X.shape[1], Y.shape[1]
+    packed = xp.empty(1 + d + t, dtype=xp.float64)
+    if sample_weight is None:
+        packed[0] = X.shape[0]
+        packed[1 : 1 + d] = X.sum(axis=0, dtype=xp.float64)
+        packed[1 + d :] = Y.sum(axis=0, dtype=xp.float64)
+    else:
+        w = sample_weight.astype(xp.float64, copy=False)
+        packed[0] = w.sum()
+        packed[1 : 1 + d] = w @ X.astype(xp.float64, copy=False)
+        packed[1 + d :] = w @ Y.astype(xp.float64, copy=False)
+    total = to_host(comms.allreduce(packed))
+    weight_sum = float(total[0])
+    scale = 1.0 / weight_sum if weight_sum > 0 else 0.0
+    return weight_sum, total[1 : 1 + d] * scale, total[1 + d :] * scale
+
+
+def _centred_blocks(X, Y, x_mean, y_mean, sample_weight):
+    """Yield ``(Xb, Yb)``: blocks of centred, ``sqrt(w)``-scaled rows in float64.
+
+    NumPy blocks fit in cache, so the centring costs no extra pass over memory;
+    CuPy takes all rows at once.
+    """
+    xp = get_namespace(X)
+    n = X.shape[0]
+    if xp is np:
+        block = max(64, _CACHE_BYTES // (8 * (X.shape[1] + Y.shape[1])))
+    else:
+        block = max(n, 1)
+    x_mean = xp.asarray(x_mean)
+    y_mean = xp.asarray(y_mean)
+    for start in range(0, n, block):
+        stop = min(start + block, n)
+        Xb = X[start:stop] - x_mean
+        Yb = Y[start:stop] - y_mean
+        if sample_weight is not None:
+            root = xp.sqrt(sample_weight[start:stop].astype(xp.float64))[:, None]
+            Xb *= root
+            Yb *= root
+        yield Xb, Yb
+
+
+def centred_products(X, Y, x_mean, y_mean, sample_weight, out):
+    """Add this rank's ``[XcᵀWXc, XcᵀWYc, Σw(y-ȳ)²]`` into ``out`` (a kernel: no communication).
+
+    Parameters
+    ----------
+    X : array of shape (n_local, d); Y : array of shape (n_local, t)
+    x_mean, y_mean : ndarray of shape (d,), (t,)
+    sample_weight : array of shape (n_local,) or None
+    out : float64 array of shape (d * d + d * t + t,), X's namespace
+    """
+    d, t = X.shape[1], Y.shape[1]
+    gram = out[: d * d].reshape(d, d)
+    xty = out[d * d : d * d + d * t].reshape(d, t)
+    yty = out[d * d + d * t :]
+    for Xb, Yb in _centred_blocks(X, Y, x_mean, y_mean, sample_weight):
+        gram += Xb.T @ Xb
+        xty += Xb.T @ Yb
+        yty += (Yb * Yb).sum(axis=0)
+
+
+def centred_moments(X, Y, sample_weight, comms, *, fit_intercept):
+    """Global :class:`Moments` of the weighted data, centred at the global means.
+
+    Centring uses the global weighted means (never the local ones), subtracted
+    before the products, so no precision is lost to cancellation when the
+    means are large. Two allreduces: the means (d + t + 1 numbers), then the
+    packed products.
+
+    Parameters
+    ----------
+    X : array of shape (n_local, n_features)
+    Y : array of shape (n_local, n_targets)
+    sample_weight : array of shape (n_local,) or None
+    comms : Comms
+    fit_intercept : bool
+        False: no centring (the means are reported as zeros).
+
+    Returns
+    -------
+    Moments
+
+    Notes
+    -----
+    This function is collective.
+    """
+    xp = get_namespace(X)
+    d, t = X.shape[1], Y.shape[1]
+    weight_sum, x_mean, y_mean = weighted_means(X, Y, sample_weight, comms)
+    if not fit_intercept:
+        x_mean, y_mean = np.zeros(d), np.zeros(t)
+    packed = xp.zeros(d * d + d * t + t, dtype=xp.float64)
+    centred_products(X, Y, x_mean, y_mean, sample_weight, packed)
+    total = to_host(comms.allreduce(packed))
+    gram = total[: d * d].reshape(d, d)
+    return Moments(
+        weight_sum=weight_sum,
+        x_mean=x_mean,
+        y_mean=y_mean,
+        gram=(gram + gram.T) / 2,  # exactly symmetric, whatever BLAS did
+        xty=total[d * d : d * d + d * t].reshape(d, t),
+        yty=total[d * d + d * t :],
+    )
+
+
+def reduced_qr(X, Y, moments, sample_weight, comms):
+    """``(R, Z)`` with ``Xc = Q R`` and ``Z = QᵀYc`` for the centred, weighted data.
+
+    TSQR of the augmented ``[Xc, Yc]``: its R factor is ``[[R, Z], [0, *]]``,
+    so ``Qᵀ Yc`` comes without forming Q. Exact in one round of
+    communication; the singular values of ``R`` are those of ``Xc``.
+
+    Returns
+    -------
+    R : ndarray of shape (k, n_features), host float64
+    Z : ndarray of shape (k, n_targets), host float64
+        ``k = min(n_samples, n_features + n_targets)``; rows of ``R`` below the
+        first ``n_features`` are zero.
+
+    Notes
+    -----
+    This function is collective.
+    """
+    xp = get_namespace(X)
+    d = X.shape[1]
+    blocks = list(_centred_blocks(X, Y, moments.x_mean, moments.y_mean, sample_weight))
+    if blocks:
+        augmented = xp.concatenate([xp.concatenate(pair, axis=1) for pair in blocks])
+    else:
+        augmented = xp.empty((0, d + Y.shape[1]), dtype=xp.float64)
+    R = to_host(tsqr_r(augmented, comms))
+    return R[:, :d], R[:, d:]
