@@ -1,0 +1,130 @@
+"""mlmpi.KMeans on R ranks vs scikit-learn's KMeans with R threads.
+
+    python benchmarks/bench_kmeans.py --ranks 2 --n-samples 1000000 \\
+        --n-features 32 --n-clusters 16 --max-iter 20 --repeats 3
+
+Both sides cluster the same global data (``mlmpi.datasets.make_blobs``:
+blobs overlapping into one cloud, so that Lloyd runs all ``max_iter`` iterations
+with ``tol=0``) from the same initial centres. Reported: seconds per Lloyd
+iteration (fit time / n_iter_), the fit time, and mlmpi's fraction of time
+in communication (``mlmpi.comms.profile``).
+"""
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _driver  # noqa: E402
+
+# Blob centres this close together make one big Gaussian cloud, on which
+# Lloyd keeps moving the centres: every run does all max_iter iterations.
+_BOX = 0.2
+
+
+def _data(args, comms):
+    from mlmpi.datasets import make_blobs
+
+    X, _ = make_blobs(
+        args.n_samples, args.n_features, centers=args.n_clusters, cluster_std=1.0,
+        center_box=(-_BOX, _BOX), random_state=0, dtype=np.dtype(args.dtype), comms=comms,
+    )
+    return X
+
+
+def _init(args):
+    rng = np.random.RandomState(1)
+    return rng.uniform(-_BOX, _BOX, size=(args.n_clusters, args.n_features)).astype(args.dtype)
+
+
+def _params(args):
+    return dict(n_clusters=args.n_clusters, init=_init(args), n_init=1, max_iter=args.max_iter,
+                tol=0.0, algorithm="lloyd")
+
+
+def worker(args):
+    from mlmpi import KMeans, get_comms
+    from mlmpi.comms import profile
+
+    comms = get_comms()
+    X = _data(args, comms)
+    KMeans(**{**_params(args), "max_iter": 2}).fit(X)  # load the compiled kernels
+    fits, comm_seconds = [], []
+    for _ in range(args.fits):
+        comms.barrier()
+        start = time.perf_counter()
+        with profile() as prof:
+            km = KMeans(**_params(args)).fit(X)
+        elapsed = float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max"))
+        fits.append(elapsed)
+        comm_seconds.append(float(comms.allreduce(np.asarray(prof.total_seconds), op="max")))
+    best = int(np.argsort(fits)[len(fits) // 2])
+    _driver.worker_report(args.report, {
+        "seconds": fits[best] / km.n_iter_,
+        "fit_s": fits[best],
+        "comm_fraction": comm_seconds[best] / fits[best],
+        "n_iter": km.n_iter_,
+        "inertia": km.inertia_,
+    }, comms)
+
+
+def driver(args):
+    from sklearn.cluster import KMeans as SKKMeans
+    from threadpoolctl import threadpool_limits
+
+    from mlmpi.comms import SelfComms
+
+    X = _data(args, SelfComms())
+
+    def run_peer():
+        with threadpool_limits(limits=args.ranks):
+            start = time.perf_counter()
+            km = SKKMeans(**_params(args)).fit(X)
+            elapsed = time.perf_counter() - start
+        return {"seconds": elapsed / km.n_iter_, "fit_s": elapsed, "n_iter": km.n_iter_,
+                "inertia": km.inertia_}
+
+    argv = ["--n-samples", args.n_samples, "--n-features", args.n_features, "--n-clusters",
+            args.n_clusters, "--max-iter", args.max_iter, "--dtype", args.dtype, "--fits", args.fits]
+    row = _driver.compare(
+        f"{args.n_samples}x{args.n_features} k={args.n_clusters} {args.dtype} R={args.ranks}",
+        script=Path(__file__).resolve(), ranks=args.ranks, repeats=args.repeats,
+        run_peer=run_peer, worker_argv=[str(a) for a in argv],
+    )
+    row["peer_n_iter"] = statistics.median(r["n_iter"] for r in row["peer_runs"])
+    row["inertia_rel_diff"] = abs(row["mlmpi_runs"][0]["inertia"] - row["peer_runs"][0]["inertia"]) / (
+        row["peer_runs"][0]["inertia"]
+    )
+    _driver.report(
+        "kmeans", [row], vars(args) | {"metric": "seconds per Lloyd iteration"},
+        extra_columns=[("comm frac", "mlmpi_comm_fraction"), ("n_iter", "mlmpi_n_iter"),
+                       ("peer n_iter", "peer_n_iter"), ("inertia diff", "inertia_rel_diff")],
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--n-samples", type=int, default=1_000_000)
+    parser.add_argument("--n-features", type=int, default=32)
+    parser.add_argument("--n-clusters", type=int, default=16)
+    parser.add_argument("--max-iter", type=int, default=20)
+    parser.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    parser.add_argument("--repeats", type=int, default=3, help="alternating peer/mlmpi jobs")
+    parser.add_argument("--fits", type=int, default=3, help="timed fits per mlmpi job (median)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--report", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args)
+    else:
+        driver(args)
+
+
+if __name__ == "__main__":
+    main()
