@@ -146,6 +146,13 @@ def case_truncated_svd():
                                 err_msg=f"{name} {layout} {attr}")
             error = np.abs(ours.components_ - ref.components_).max()
             assert error <= 2 * sk_error + 1e-10, (name, layout, error, sk_error)
+    # without an int seed, rank 0 draws the seed for every rank: still replicated
+    X = load_iris().data
+    for layout, (X_local,) in each_layout(X):
+        components = TruncatedSVD(n_components=2, n_iter=1).fit(X_local).components_
+        gathered = get_comms().allgather(np.ascontiguousarray(components[None]))
+        for other in gathered:
+            np.testing.assert_array_equal(other, components)
 
 
 def case_fewer_rows_than_columns_per_rank():

@@ -1,0 +1,122 @@
+"""PCA (each solver) and TruncatedSVD: mlmpi under ``mpiexec -n R`` vs scikit-learn.
+
+Both sides fit the same global float32 data (``mlmpi.datasets.make_blobs``,
+split-invariant); scikit-learn gets as many BLAS threads as mlmpi has ranks.
+scikit-learn is timed in this process while no MPI rank is alive, then
+mlmpi, alternating (``benchmarks/_driver.py``). Each timing is one ``fit``.
+
+    python benchmarks/bench_decomposition.py                    # 2M x 128, 2 ranks
+    python benchmarks/bench_decomposition.py --n-samples 20000 --repeats 1   # smoke run
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+CASES = {
+    "PCA covariance_eigh": ("PCA", dict(svd_solver="covariance_eigh")),
+    "PCA full": ("PCA", dict(svd_solver="full")),
+    "PCA randomized": ("PCA", dict(svd_solver="randomized", random_state=0)),
+    "PCA arpack": ("PCA", dict(svd_solver="arpack", random_state=0)),
+    "TruncatedSVD randomized": ("TruncatedSVD", dict(algorithm="randomized", random_state=0)),
+}
+
+
+def _data(args, comms):
+    from mlmpi.datasets import make_blobs
+
+    X, _ = make_blobs(
+        n_samples=args.n_samples, n_features=args.n_features, centers=args.centers,
+        random_state=0, dtype=np.dtype(args.dtype).type, comms=comms,
+    )
+    return X
+
+
+def _estimator(module, case, n_components, comms=None):
+    name, params = CASES[case]
+    extra = {} if comms is None else {"comms": comms}
+    return getattr(module, name)(n_components=n_components, **params, **extra)
+
+
+def _worker(args):
+    import mlmpi
+    from _driver import worker_report
+    from mlmpi.comms import profile
+
+    comms = mlmpi.get_comms()
+    X = _data(args, comms)
+    comms.barrier()
+    comms.allreduce(np.zeros(1))  # connections up before timing
+    with profile() as prof:
+        comms.barrier()
+        start = time.perf_counter()
+        _estimator(mlmpi, args.case, args.n_components).fit(X)
+        comms.barrier()
+        seconds = time.perf_counter() - start
+    seconds = float(comms.allreduce(np.asarray(seconds), op="max"))
+    comm_s = float(comms.allreduce(np.asarray(prof.total_seconds), op="max"))
+    worker_report(args.report, {"seconds": seconds, "comm_fraction": comm_s / seconds}, comms)
+
+
+def _driver(args):
+    import sklearn.decomposition
+    from threadpoolctl import threadpool_limits
+
+    from _driver import compare, report
+    from mlmpi.comms import SelfComms
+
+    X = _data(args, SelfComms())
+
+    rows = []
+    for case in args.cases:
+        def run_peer(case=case):
+            with threadpool_limits(limits=args.ranks):
+                start = time.perf_counter()
+                _estimator(sklearn.decomposition, case, args.n_components).fit(X)
+                return {"seconds": time.perf_counter() - start}
+
+        worker_argv = [
+            "--case", case, "--n-samples", args.n_samples, "--n-features", args.n_features,
+            "--n-components", args.n_components, "--centers", args.centers, "--dtype", args.dtype,
+        ]
+        rows.append(compare(
+            case, script=__file__, ranks=args.ranks, repeats=args.repeats, run_peer=run_peer,
+            worker_argv=[str(a) for a in worker_argv],
+        ))
+    config = {k: getattr(args, k) for k in ("n_samples", "n_features", "n_components", "centers",
+                                             "dtype", "ranks", "repeats")}
+    report("decomposition", rows, config, extra_columns=[("comm frac", "mlmpi_comm_fraction")])
+    fastest = min(r["peer_s"] for r in rows if r["case"].startswith("PCA"))
+    for row in rows:
+        if row["case"] == "PCA covariance_eigh":
+            print(f"PCA covariance_eigh vs scikit-learn's fastest PCA solver: "
+                  f"{fastest / row['mlmpi_s']:.2f}x faster")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--worker", action="store_true")
+    parser.add_argument("--report")
+    parser.add_argument("--case", choices=sorted(CASES))
+    parser.add_argument("--cases", nargs="+", default=list(CASES), choices=sorted(CASES))
+    parser.add_argument("--n-samples", type=int, default=2_000_000)
+    parser.add_argument("--n-features", type=int, default=128)
+    parser.add_argument("--n-components", type=int, default=16)
+    parser.add_argument("--centers", type=int, default=32)
+    parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    if args.worker:
+        _worker(args)
+    else:
+        _driver(args)
+
+
+if __name__ == "__main__":
+    main()
