@@ -28,6 +28,25 @@ def test_public_names():
     assert mlmpi.PCA is PCA and mlmpi.TruncatedSVD is TruncatedSVD
 
 
+@pytest.mark.parametrize("solver", ["covariance_eigh", "full", "randomized"])
+def test_blocked_kernels_match_unblocked(monkeypatch, solver):
+    """Several row blocks per rank give the one-block answer."""
+    from mlmpi.decomposition import _local
+
+    X = load_digits().data[:500]
+    params = dict(n_components=6, svd_solver=solver, random_state=0)
+    one_block = PCA(**params).fit(X)
+    monkeypatch.setattr(_local, "_BLOCK_ROWS", 37)
+    blocked = PCA(**params).fit(X)
+    for name in ("components_", "explained_variance_", "explained_variance_ratio_", "mean_"):
+        assert_allclose(getattr(blocked, name), getattr(one_block, name), rtol=1e-9, atol=1e-12)
+    assert_allclose(blocked.transform(X), one_block.transform(X), rtol=1e-9, atol=1e-9)
+    tsvd = TruncatedSVD(n_components=4, random_state=0)
+    expected = tsvd.fit(X).explained_variance_ratio_
+    monkeypatch.setattr(_local, "_BLOCK_ROWS", 4096)
+    assert_allclose(tsvd.fit(X).explained_variance_ratio_, expected, rtol=1e-9)
+
+
 def _gpu():
     cupy = pytest.importorskip("cupy")
     try:

@@ -7,13 +7,18 @@ products run in ``X``'s dtype (float32 stays float32 for speed) and every
 block's result is accumulated in float64.
 """
 
+from .._array import is_device_array
+
+# Host blocks stay in cache; device blocks are large enough to fill the GPU.
 _BLOCK_ROWS = 4096
+_DEVICE_BLOCK_ROWS = 1 << 17
 
 
 def _blocks(X, center):
     """Row blocks of ``X``, minus ``center`` (an array in ``X``'s namespace and dtype) if given."""
-    for start in range(0, X.shape[0], _BLOCK_ROWS):
-        block = X[start : start + _BLOCK_ROWS]
+    rows = _DEVICE_BLOCK_ROWS if is_device_array(X) else _BLOCK_ROWS
+    for start in range(0, X.shape[0], rows):
+        block = X[start : start + rows]
         yield block if center is None else block - center
 
 
