@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
-from sklearn.utils.validation import check_consistent_length
+from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from .._array import get_namespace, to_host, to_namespace
 from ..comms import resolve_comms
@@ -53,6 +53,7 @@ class LinearPredictMixin:
     """Local ``decision_function`` of the replicated ``coef_``/``intercept_``."""
 
     def _decision_function(self, X):
+        check_is_fitted(self)
         X = check_local(self, X)
         xp = get_namespace(X)
         coef = to_namespace(self.coef_, xp)

@@ -236,9 +236,9 @@ def validate_fit_data(
                 if yv.dtype.kind == "f" and yv.size and not bool(xp.isfinite(yv).all()):
                     raise ValueError("Input y contains NaN or infinity.")
             estimator.n_features_in_ = Xv.shape[1]
-        elif y is None:
+        elif y is None:  # passing y=None raises scikit-learn's error if the estimator needs y
             Xv, yv = validate_data(
-                estimator, X, reset=True, dtype=dtype, ensure_min_samples=0, **check_params
+                estimator, X, None, reset=True, dtype=dtype, ensure_min_samples=0, **check_params
             ), None
         elif _num_samples(X) == 0:
             Xv, yv = _validate_empty_shard(estimator, X, y, dtype=dtype, **check_params)

@@ -1,0 +1,115 @@
+"""Single-process linear models: scikit-learn's estimator checks, API details
+and the GPU (CuPy) path."""
+
+import numpy as np
+import pytest
+import sklearn.linear_model as sk
+from numpy.testing import assert_allclose
+from sklearn.datasets import load_diabetes
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from mlmpi import ElasticNet, Lasso, LinearRegression, LogisticRegression, Ridge
+from mlmpi.linear_model._least_squares import _gram_is_well_conditioned
+
+ESTIMATORS = [
+    LinearRegression(),
+    LinearRegression(positive=True),
+    Ridge(),
+    Ridge(solver="svd"),
+    LogisticRegression(),
+    Lasso(alpha=0.01),
+    ElasticNet(alpha=0.01),
+]
+
+
+# Checks that cannot apply, with the reason.
+EXPECTED_FAILED_CHECKS = {
+    "Ridge": {
+        # scikit-learn lists the same expected failure for its own Ridge.
+        "check_non_transformer_estimators_n_iter": (
+            "Ridge's solvers are direct; n_iter_ is None as for scikit-learn's "
+            "Ridge with these solvers."
+        ),
+    },
+}
+
+
+@parametrize_with_checks(
+    ESTIMATORS,
+    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS.get(type(est).__name__, {}),
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def _diabetes():
+    return load_diabetes(return_X_y=True)
+
+
+def test_ill_conditioned_x_takes_the_tsqr_path_and_stays_exact():
+    X, y = _diabetes()
+    noise = np.random.RandomState(0).normal(scale=1e-5, size=len(y))
+    X = np.c_[X, X[:, 0] + noise]  # full rank, cond(X) ~ 1e4
+    centred = X - X.mean(axis=0)
+    assert not _gram_is_well_conditioned(centred.T @ centred, 1e-6)
+    ours, reference = LinearRegression().fit(X, y), sk.LinearRegression().fit(X, y)
+    assert ours.rank_ == reference.rank_ == X.shape[1]
+    assert_allclose(ours.coef_, reference.coef_, rtol=1e-6)
+    assert_allclose(ours.singular_, reference.singular_, rtol=1e-8)
+
+
+def test_large_offsets_are_centred_without_cancellation():
+    X, y = _diabetes()
+    X = X + 1e6
+    assert_allclose(LinearRegression().fit(X, y).coef_, sk.LinearRegression().fit(X, y).coef_, rtol=1e-7)
+
+
+def test_ridge_cholesky_falls_back_to_svd_when_singular():
+    X, y = _diabetes()
+    X = np.c_[X, X[:, 3]]
+    ours = Ridge(alpha=0.0).fit(X, y)
+    assert ours.solver_ == "svd"
+    assert_allclose(ours.coef_, sk.Ridge(alpha=0.0, solver="svd").fit(X, y).coef_, rtol=1e-8)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [({"solver": "lbfgs"}, "only when positive=True"), ({"positive": True, "solver": "svd"}, "positive")],
+)
+def test_ridge_solver_checks_as_sklearn(params, match):
+    X, y = _diabetes()
+    with pytest.raises(ValueError, match=match):
+        Ridge(**params).fit(X, y)
+
+
+def test_logistic_without_penalty_and_warm_start():
+    X, y = _diabetes()
+    X, y = X * 10, y > 140
+    reference = sk.LogisticRegression(C=np.inf, tol=1e-10, max_iter=10_000).fit(X, y)
+    ours = LogisticRegression(penalty=None, tol=1e-10, max_iter=10_000).fit(X, y)
+    assert_allclose(ours.coef_, reference.coef_, atol=1e-4)
+    warm = LogisticRegression(warm_start=True, max_iter=1000).fit(X, y)
+    assert warm.fit(X, y).n_iter_[0] <= 2  # restarts at the optimum
+
+
+def test_cupy_inputs_stay_on_the_device():
+    cupy = pytest.importorskip("cupy")
+    if cupy.cuda.runtime.getDeviceCount() == 0:
+        pytest.skip("no GPU")
+    X, y = _diabetes()
+    Xd, yd = cupy.asarray(X), cupy.asarray(y)
+    for ours, reference in (
+        (LinearRegression(), sk.LinearRegression()),
+        (Ridge(alpha=0.1), sk.Ridge(alpha=0.1)),
+        (Lasso(alpha=0.1, tol=1e-10), sk.Lasso(alpha=0.1, precompute=True, tol=1e-10)),
+    ):
+        ours.fit(Xd, yd)
+        assert isinstance(ours.coef_, cupy.ndarray) and isinstance(ours.predict(Xd), cupy.ndarray)
+        assert_allclose(ours.coef_.get(), reference.fit(X, y).coef_, rtol=1e-8, atol=1e-8)
+        assert ours.score(Xd, yd) == pytest.approx(reference.score(X, y))
+    labels = cupy.asarray((y > 140).astype(np.int64))
+    classifier = LogisticRegression().fit(Xd * 10, labels)
+    assert isinstance(classifier.predict(Xd), cupy.ndarray)
+    assert_allclose(
+        classifier.coef_.get(), sk.LogisticRegression().fit(X * 10, y > 140).coef_, atol=1e-4
+    )
