@@ -1,0 +1,137 @@
+"""mlmpi linear models on R ranks vs scikit-learn with R threads: fit time.
+
+    python benchmarks/bench_linear.py --ranks 2 --repeats 3
+    python benchmarks/bench_linear.py --cases logistic --n-samples-logistic 100000
+
+Cases: ``linear`` (LinearRegression) and ``ridge`` (Ridge, solver 'auto') on
+``--n-samples`` x ``--n-features`` float64; ``logistic`` (multinomial
+LogisticRegression, lbfgs) on ``--n-samples-logistic`` rows and
+``--n-classes`` classes. Both sides fit the same global data, generated per
+global row (``mlmpi.datasets.make_blobs``), so it does not depend on R.
+Reported: fit seconds, mlmpi's fraction of time in communication, and the
+largest coefficient difference to scikit-learn's.
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _driver  # noqa: E402
+
+CASES = ("linear", "ridge", "logistic")
+
+
+def _data(case, args, comms):
+    """``(X, y)``: this rank's rows of the case's global data."""
+    from mlmpi.datasets import make_blobs
+
+    d = args.n_features
+    if case == "logistic":
+        # overlapping classes: L-BFGS needs a realistic number of iterations
+        return make_blobs(args.n_samples_logistic, d, centers=args.n_classes, cluster_std=4.0,
+                          center_box=(-1.0, 1.0), random_state=0, comms=comms)
+    # one extra column of per-row noise for the target
+    Z, _ = make_blobs(args.n_samples, d + 1, centers=4, random_state=0, comms=comms)
+    coef = np.random.RandomState(1).normal(size=d)
+    return np.ascontiguousarray(Z[:, :d]), Z[:, :d] @ coef + Z[:, d]
+
+
+def _estimator(module, case):
+    if case == "linear":
+        return module.LinearRegression()
+    if case == "ridge":
+        return module.Ridge(alpha=1.0)
+    return module.LogisticRegression(max_iter=100)
+
+
+def worker(args):
+    import mlmpi.linear_model as ml
+    from mlmpi import get_comms
+    from mlmpi.comms import profile
+
+    comms = get_comms()
+    X, y = _data(args.cases[0], args, comms)
+    fits, comm_seconds = [], []
+    for _ in range(args.fits):
+        comms.barrier()
+        start = time.perf_counter()
+        with profile() as prof:
+            model = _estimator(ml, args.cases[0]).fit(X, y)
+        fits.append(float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max")))
+        comm_seconds.append(float(comms.allreduce(np.asarray(prof.total_seconds), op="max")))
+    best = int(np.argsort(fits)[len(fits) // 2])
+    _driver.worker_report(args.report, {
+        "seconds": fits[best],
+        "comm_fraction": comm_seconds[best] / fits[best],
+        "n_iter": int(np.max(getattr(model, "n_iter_", None) or 0)),
+        "coef": np.asarray(model.coef_).tolist(),
+    }, comms)
+
+
+def driver(args):
+    import sklearn.linear_model as sk
+    from threadpoolctl import threadpool_limits
+
+    from mlmpi.comms import SelfComms
+
+    rows = []
+    for case in args.cases:
+        X, y = _data(case, args, SelfComms())
+        fitted = {}
+
+        def run_peer():
+            with threadpool_limits(limits=args.ranks):
+                start = time.perf_counter()
+                fitted["model"] = _estimator(sk, case).fit(X, y)
+                elapsed = time.perf_counter() - start
+            return {"seconds": elapsed, "n_iter": int(np.max(getattr(fitted["model"], "n_iter_", None) or 0))}
+
+        argv = ["--cases", case, "--n-samples", args.n_samples, "--n-samples-logistic",
+                args.n_samples_logistic, "--n-features", args.n_features, "--n-classes",
+                args.n_classes, "--fits", args.fits]
+        n = args.n_samples_logistic if case == "logistic" else args.n_samples
+        row = _driver.compare(
+            f"{case} {n}x{args.n_features} R={args.ranks}", script=Path(__file__).resolve(),
+            ranks=args.ranks, repeats=args.repeats, run_peer=run_peer,
+            worker_argv=[str(a) for a in argv],
+        )
+        ours = np.asarray(row["mlmpi_runs"][-1].pop("coef"))
+        for run in row["mlmpi_runs"]:
+            run.pop("coef", None)
+        row["coef_max_diff"] = float(np.abs(ours - fitted["model"].coef_).max())
+        row["peer_n_iter"] = row["peer_runs"][-1]["n_iter"]
+        rows.append(row)
+        del X, y
+    _driver.report(
+        "linear", rows, vars(args) | {"metric": "fit seconds"},
+        extra_columns=[("comm frac", "mlmpi_comm_fraction"), ("n_iter", "mlmpi_n_iter"),
+                       ("peer n_iter", "peer_n_iter"), ("coef diff", "coef_max_diff")],
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
+    parser.add_argument("--n-samples", type=int, default=2_000_000)
+    parser.add_argument("--n-samples-logistic", type=int, default=500_000)
+    parser.add_argument("--n-features", type=int, default=64)
+    parser.add_argument("--n-classes", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=3, help="alternating peer/mlmpi jobs")
+    parser.add_argument("--fits", type=int, default=3, help="timed fits per mlmpi job (median)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--report", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args)
+    else:
+        driver(args)
+
+
+if __name__ == "__main__":
+    main()
