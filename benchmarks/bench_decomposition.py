@@ -1,7 +1,8 @@
 """PCA (each solver) and TruncatedSVD: mlmpi under ``mpiexec -n R`` vs scikit-learn.
 
 Both sides fit the same global float32 data (``mlmpi.datasets.make_blobs``,
-split-invariant); scikit-learn gets as many BLAS threads as mlmpi has ranks.
+generated once and saved to a temporary ``.npy`` that each rank reads its
+rows of); scikit-learn gets as many BLAS threads as mlmpi has ranks.
 scikit-learn is timed in this process while no MPI rank is alive, then
 mlmpi, alternating (``benchmarks/_driver.py``). Each timing is one ``fit``.
 
@@ -11,12 +12,16 @@ mlmpi, alternating (``benchmarks/_driver.py``). Each timing is one ``fit``.
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+import sklearn.decomposition
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _driver import compare, report, worker_report  # noqa: E402
 
 CASES = {
     "PCA covariance_eigh": ("PCA", dict(svd_solver="covariance_eigh")),
@@ -27,29 +32,29 @@ CASES = {
 }
 
 
-def _data(args, comms):
+def _data(args):
+    from mlmpi.comms import SelfComms
     from mlmpi.datasets import make_blobs
 
     X, _ = make_blobs(
         n_samples=args.n_samples, n_features=args.n_features, centers=args.centers,
-        random_state=0, dtype=np.dtype(args.dtype).type, comms=comms,
+        random_state=0, dtype=np.dtype(args.dtype).type, comms=SelfComms(),
     )
     return X
 
 
-def _estimator(module, case, n_components, comms=None):
+def _estimator(module, case, n_components):
     name, params = CASES[case]
-    extra = {} if comms is None else {"comms": comms}
-    return getattr(module, name)(n_components=n_components, **params, **extra)
+    return getattr(module, name)(n_components=n_components, **params)
 
 
 def _worker(args):
     import mlmpi
-    from _driver import worker_report
     from mlmpi.comms import profile
+    from mlmpi.io import load_npy
 
     comms = mlmpi.get_comms()
-    X = _data(args, comms)
+    X = load_npy(args.data, comms=comms)
     comms.barrier()
     comms.allreduce(np.zeros(1))  # connections up before timing
     with profile() as prof:
@@ -64,30 +69,11 @@ def _worker(args):
 
 
 def _driver(args):
-    import sklearn.decomposition
-    from threadpoolctl import threadpool_limits
-
-    from _driver import compare, report
-    from mlmpi.comms import SelfComms
-
-    X = _data(args, SelfComms())
-
-    rows = []
-    for case in args.cases:
-        def run_peer(case=case):
-            with threadpool_limits(limits=args.ranks):
-                start = time.perf_counter()
-                _estimator(sklearn.decomposition, case, args.n_components).fit(X)
-                return {"seconds": time.perf_counter() - start}
-
-        worker_argv = [
-            "--case", case, "--n-samples", args.n_samples, "--n-features", args.n_features,
-            "--n-components", args.n_components, "--centers", args.centers, "--dtype", args.dtype,
-        ]
-        rows.append(compare(
-            case, script=__file__, ranks=args.ranks, repeats=args.repeats, run_peer=run_peer,
-            worker_argv=[str(a) for a in worker_argv],
-        ))
+    X = _data(args)
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "X.npy"
+        np.save(data, X)
+        rows = [_compare_case(args, case, X, data) for case in args.cases]
     config = {k: getattr(args, k) for k in ("n_samples", "n_features", "n_components", "centers",
                                              "dtype", "ranks", "repeats")}
     report("decomposition", rows, config, extra_columns=[("comm frac", "mlmpi_comm_fraction")])
@@ -98,10 +84,23 @@ def _driver(args):
                   f"{fastest / row['mlmpi_s']:.2f}x faster")
 
 
+def _compare_case(args, case, X, data):
+    def run_peer():
+        with threadpool_limits(limits=args.ranks):
+            start = time.perf_counter()
+            _estimator(sklearn.decomposition, case, args.n_components).fit(X)
+            return {"seconds": time.perf_counter() - start}
+
+    worker_argv = ["--case", case, "--data", str(data), "--n-components", str(args.n_components)]
+    return compare(case, script=__file__, ranks=args.ranks, repeats=args.repeats,
+                   run_peer=run_peer, worker_argv=worker_argv)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worker", action="store_true")
     parser.add_argument("--report")
+    parser.add_argument("--data", help="(worker) the global .npy the driver wrote")
     parser.add_argument("--case", choices=sorted(CASES))
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=sorted(CASES))
     parser.add_argument("--n-samples", type=int, default=2_000_000)
