@@ -47,6 +47,21 @@ def test_blocked_kernels_match_unblocked(monkeypatch, solver):
     assert_allclose(tsvd.fit(X).explained_variance_ratio_, expected, rtol=1e-9)
 
 
+def test_partial_fit_after_covariance_fit_continues():
+    from sklearn.decomposition import PCA as SkPCA
+
+    X = load_digits().data
+    pca = PCA(n_components=5, svd_solver="covariance_eigh").fit(X[:700])
+    pca.partial_fit(X[700:])
+    ref = SkPCA(n_components=5, svd_solver="covariance_eigh").fit(X)
+    assert pca.n_samples_ == X.shape[0]
+    assert_allclose(pca.components_, ref.components_, rtol=1e-8, atol=1e-10)
+    assert_allclose(pca.explained_variance_, ref.explained_variance_, rtol=1e-8)
+    restarted = PCA(n_components=5, svd_solver="full").fit(X[:100])
+    restarted.set_params(svd_solver="auto").partial_fit(X[100:])  # a new stream
+    assert restarted.n_samples_ == X.shape[0] - 100
+
+
 def _gpu():
     cupy = pytest.importorskip("cupy")
     try:

@@ -203,7 +203,10 @@ class PCA(_BaseDecomposition):
         ``'covariance_eigh'`` fit on every row seen so far, so data larger
         than memory can be streamed chunk by chunk. A rank may pass an empty
         chunk. Available only with ``svd_solver`` 'auto' or 'covariance_eigh'.
-        A call to :meth:`fit` starts again from scratch.
+        As with :class:`~sklearn.decomposition.IncrementalPCA`, a
+        ``partial_fit`` after :meth:`fit` continues from the rows ``fit`` saw
+        when ``fit`` used the 'covariance_eigh' solver (otherwise it starts a
+        new stream).
 
         This method is collective.
 
@@ -235,7 +238,7 @@ class PCA(_BaseDecomposition):
         n_samples = int(moments[0])
         if n_samples < 2:
             raise ValueError(
-                f"Found 1 sample(s) in total; partial_fit needs at least 2 samples "
+                f"Found {n_samples} sample(s) in total; partial_fit needs at least 2 samples "
                 "(all ranks and chunks together)."
             )
         self._fit_svd_solver = "covariance_eigh"
