@@ -49,6 +49,12 @@ def _estimator(module, case):
     return module.LogisticRegression(max_iter=100)
 
 
+def _n_iter(model):
+    """Solver iterations (0 for the direct solvers)."""
+    n_iter = getattr(model, "n_iter_", None)
+    return 0 if n_iter is None else int(np.max(n_iter))
+
+
 def worker(args):
     import mlmpi.linear_model as ml
     from mlmpi import get_comms
@@ -68,7 +74,7 @@ def worker(args):
     _driver.worker_report(args.report, {
         "seconds": fits[best],
         "comm_fraction": comm_seconds[best] / fits[best],
-        "n_iter": int(np.max(getattr(model, "n_iter_", None) or 0)),
+        "n_iter": _n_iter(model),
         "coef": np.asarray(model.coef_).tolist(),
     }, comms)
 
@@ -89,7 +95,7 @@ def driver(args):
                 start = time.perf_counter()
                 fitted["model"] = _estimator(sk, case).fit(X, y)
                 elapsed = time.perf_counter() - start
-            return {"seconds": elapsed, "n_iter": int(np.max(getattr(fitted["model"], "n_iter_", None) or 0))}
+            return {"seconds": elapsed, "n_iter": _n_iter(fitted["model"])}
 
         argv = ["--cases", case, "--n-samples", args.n_samples, "--n-samples-logistic",
                 args.n_samples_logistic, "--n-features", args.n_features, "--n-classes",

@@ -61,7 +61,8 @@ def test_ill_conditioned_x_takes_the_tsqr_path_and_stays_exact():
 def test_large_offsets_are_centred_without_cancellation():
     X, y = _diabetes()
     X = X + 1e6
-    assert_allclose(LinearRegression().fit(X, y).coef_, sk.LinearRegression().fit(X, y).coef_, rtol=1e-7)
+    reference = sk.LinearRegression().fit(X, y)
+    assert_allclose(LinearRegression().fit(X, y).coef_, reference.coef_, rtol=1e-7)
 
 
 def test_ridge_cholesky_falls_back_to_svd_when_singular():
@@ -74,7 +75,10 @@ def test_ridge_cholesky_falls_back_to_svd_when_singular():
 
 @pytest.mark.parametrize(
     "params, match",
-    [({"solver": "lbfgs"}, "only when positive=True"), ({"positive": True, "solver": "svd"}, "positive")],
+    [
+        ({"solver": "lbfgs"}, "only when positive=True"),
+        ({"positive": True, "solver": "svd"}, "positive"),
+    ],
 )
 def test_ridge_solver_checks_as_sklearn(params, match):
     X, y = _diabetes()

@@ -219,7 +219,8 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
         Accepted for compatibility (no solver here iterates).
     tol : float, default=1e-4
         Accepted for compatibility (no solver here iterates).
-    solver : {'auto', 'svd', 'cholesky', 'lsqr', 'sparse_cg', 'sag', 'saga', 'lbfgs'}, default='auto'
+    solver : {'auto', 'svd', 'cholesky', 'lsqr', 'sparse_cg', 'sag', 'saga', 'lbfgs'}, \
+            default='auto'
         ``'auto'``/``'cholesky'``: the normal equations ``(XᵀWX + αI) w = XᵀWy``
         from one allreduce; if that system is not numerically positive
         definite, ``'svd'``. ``'svd'``: the SVD of the exact TSQR R factor of

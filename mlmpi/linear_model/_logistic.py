@@ -18,9 +18,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.optimize import _check_optimize_result
 from sklearn.utils.validation import check_is_fitted
 
-from .._array import get_namespace, to_host, to_namespace
+from .._array import get_namespace, to_host
 from ..comms import resolve_comms
-from ..utils.validation import agree, check_local, validate_fit_data
+from ..utils.validation import agree, validate_fit_data
 from ._base import LinearPredictMixin
 
 _SOLVERS = {"lbfgs", "newton-cg", "newton-cholesky", "sag", "saga", "liblinear"}

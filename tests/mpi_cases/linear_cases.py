@@ -129,14 +129,16 @@ def case_ridge_positive():
 
 
 def _fit_enet_tight(model, X, y, sw):
-    return model.set_params(precompute=True, tol=1e-10, max_iter=100_000).fit(X, y, sample_weight=sw)
+    model.set_params(precompute=True, tol=1e-10, max_iter=100_000)
+    return model.fit(X, y, sample_weight=sw)
 
 
 def case_lasso_and_elastic_net():
     X, _, Y, weights = _diabetes()
     for alpha in (0.01, 0.3):
         _check_regressor(
-            lambda: ml.Lasso(alpha=alpha, tol=1e-10, max_iter=100_000), lambda: sk.Lasso(alpha=alpha),
+            lambda: ml.Lasso(alpha=alpha, tol=1e-10, max_iter=100_000),
+            lambda: sk.Lasso(alpha=alpha),
             X, Y, weights, rtol=0, atol=1e-6, fit_sk=_fit_enet_tight,
         )
         _check_regressor(
@@ -250,7 +252,9 @@ def case_bad_input_same_error_on_every_rank():
     for model in (ml.LinearRegression(), ml.Ridge(), ml.Lasso(), ml.LogisticRegression()):
         target = yl > 150 if isinstance(model, ml.LogisticRegression) else yl
         short = target[:-1] if last else target
-        _raises_everywhere(ValueError, "inconsistent numbers of samples", lambda: model.fit(Xl, short))
+        _raises_everywhere(
+            ValueError, "inconsistent numbers of samples", lambda: model.fit(Xl, short)
+        )
         if comms.size > 1:
             narrow = Xl[:, :-1] if last else Xl
             _raises_everywhere(
@@ -266,5 +270,9 @@ def case_bad_input_same_error_on_every_rank():
     )
     for model in (ml.Ridge(alpha=-1.0), ml.Lasso(alpha=-1.0), ml.ElasticNet(alpha=-1.0)):
         _raises_everywhere(ValueError, "alpha", lambda: model.fit(Xl, yl))
-    _raises_everywhere(ValueError, "alpha", lambda: ml.Ridge(alpha=[1.0, -1.0]).fit(Xl, np.c_[yl, yl]))
-    _raises_everywhere(ValueError, "L2 penalty", lambda: ml.LogisticRegression(l1_ratio=1.0).fit(Xl, yl > 150))
+    _raises_everywhere(
+        ValueError, "alpha", lambda: ml.Ridge(alpha=[1.0, -1.0]).fit(Xl, np.c_[yl, yl])
+    )
+    _raises_everywhere(
+        ValueError, "L2 penalty", lambda: ml.LogisticRegression(l1_ratio=1.0).fit(Xl, yl > 150)
+    )
