@@ -20,7 +20,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-BLOCK_ROWS = 4096
+BLOCK_ROWS = 2048
 
 _controller = None
 _pool = None

@@ -16,10 +16,13 @@ from .._array import get_namespace, to_host, to_namespace
 from ..comms import SelfComms
 from ..random import RowStream
 from ._common import kernels_for, row_sq_norms, sq_distances
+from ._lloyd import lloyd
 
 # RowStream stream ids of the initialisations (any distinct constants).
 _PARALLEL_STREAM = 101
 _RANDOM_STREAM = 102
+# Lloyd iterations on the weighted k-means|| candidates (Spark MLlib's choice).
+_RECLUSTER_ITERATIONS = 30
 
 
 def _share_rows(X, picks, n_rows, comms):
@@ -146,7 +149,7 @@ def kmeans_parallel(X, n_clusters, x_sq_norms, sample_weight, rng, *, comms, off
     the global weighted cost), drawing its uniform number from a stream
     addressed by its global row index. The candidates are weighted by the
     (weighted) number of rows closest to them, and every rank runs the same
-    weighted k-means++ on that small set. If fewer than ``n_clusters``
+    weighted k-means++ and a few weighted Lloyd iterations on that small set. If fewer than ``n_clusters``
     candidates come out (very few distinct rows), k-means++ on the full data
     is used instead.
 
@@ -188,9 +191,14 @@ def kmeans_parallel(X, n_clusters, x_sq_norms, sample_weight, rng, *, comms, off
     stats = xp.empty(2, dtype=xp.float64)
     kernels_for(X).lloyd_step(X, sample_weight, candidates, labels, sums, weights, stats)
     weights = comms.allreduce(weights).astype(X.dtype)
-    return kmeans_plusplus(
+    centers = kmeans_plusplus(
         candidates, n_clusters, row_sq_norms(candidates), weights, rng, comms=SelfComms()
     )
+    _, _, centers, _, _ = lloyd(
+        candidates, weights, centers, comms=SelfComms(), offset=0,
+        max_iter=_RECLUSTER_ITERATIONS, tol=0.0,
+    )
+    return centers
 
 
 def random_rows(X, n_clusters, sample_weight, rng, *, comms, offset):

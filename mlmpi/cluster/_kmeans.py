@@ -220,7 +220,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         """The init array in X's dtype and namespace; the same error on every rank if bad."""
 
         def check():
-            centers = check_array(self.init, dtype=X.dtype, copy=True, order="C")
+            centers = check_array(to_host(self.init), dtype=X.dtype, copy=True, order="C")
             _check_center_shape(centers, self.n_clusters, X.shape[1])
             return centers, None
 
