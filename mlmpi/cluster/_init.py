@@ -50,6 +50,7 @@ def _sample_rows(X, weights, rank_totals, counts, draws, comms, *, side):
 
     This function is collective.
     """
+    xp = get_namespace(weights)
     ends = np.cumsum(rank_totals)
     holding = np.flatnonzero(np.asarray(counts) > 0)
     picks = []
@@ -64,9 +65,9 @@ def _sample_rows(X, weights, rank_totals, counts, draws, comms, *, side):
         if owner != comms.rank:
             continue
         if local_cumsum is None:
-            local_cumsum = np.cumsum(to_host(weights).astype(np.float64))
+            local_cumsum = xp.cumsum(weights.astype(xp.float64))
             local_cumsum += ends[owner] - rank_totals[owner]
-        row = min(int(np.searchsorted(local_cumsum, value, side=side)), X.shape[0] - 1)
+        row = min(int(xp.searchsorted(local_cumsum, value, side=side)), X.shape[0] - 1)
         picks.append((slot, row))
     return _share_rows(X, picks, len(draws), comms)
 
@@ -74,16 +75,20 @@ def _sample_rows(X, weights, rank_totals, counts, draws, comms, *, side):
 def _first_center(X, sample_weight, rng, comms):
     """``(1, n_features)``: one row drawn proportionally to the weights (as
     ``RandomState.choice``), and every rank's row count. This function is collective."""
-    local = np.asarray([X.shape[0], float(to_host(sample_weight).astype(np.float64).sum())])
+    local = np.asarray([X.shape[0], _local_sum(sample_weight)])
     facts = np.asarray(comms.allgather(local)).reshape(comms.size, 2)
     counts, totals = facts[:, 0].astype(np.int64), facts[:, 1]
     draw = rng.random_sample() * totals.sum()
     return _sample_rows(X, sample_weight, totals, counts, [draw], comms, side="right"), counts
 
 
+def _local_sum(values):
+    return float(values.astype(get_namespace(values).float64).sum())
+
+
 def _rank_totals(values, comms):
     """Every rank's float64 sum of ``values`` (one allgather); the same on every rank."""
-    local = np.asarray(float(to_host(values).astype(np.float64).sum()))
+    local = np.asarray(_local_sum(values))
     return np.asarray(comms.allgather(local), dtype=np.float64)
 
 
