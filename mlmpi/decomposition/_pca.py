@@ -492,6 +492,7 @@ class PCA(_BaseDecomposition):
         comms = resolve_comms(self.comms)
         log_like, _ = agree(comms, lambda: (self.score_samples(X), None))
         xp = get_namespace(log_like)
-        local = xp.stack([xp.sum(log_like, dtype=xp.float64), xp.asarray(log_like.shape[0], dtype=xp.float64)])
+        count = xp.asarray(log_like.shape[0], dtype=xp.float64)
+        local = xp.stack([xp.sum(log_like, dtype=xp.float64), count])
         total, count = allreduce_host(local, comms)
         return float(total / count)

@@ -20,7 +20,8 @@ EXACT = dict(rtol=1e-8, atol=1e-10)
 def _low_rank(n_samples=600, n_features=30, rank=6, seed=0):
     rng = np.random.RandomState(seed)
     signal = rng.normal(size=(n_samples, rank)) @ rng.normal(size=(rank, n_features))
-    return signal * np.linspace(3.0, 1.0, n_features) + 0.1 * rng.normal(size=(n_samples, n_features)) + 5.0
+    noise = 0.1 * rng.normal(size=(n_samples, n_features))
+    return signal * np.linspace(3.0, 1.0, n_features) + noise + 5.0
 
 
 def _datasets():
@@ -81,7 +82,8 @@ def case_pca_auto_float_mle_whiten():
             if ours.n_components_ == X.shape[1]:
                 assert_allclose(back, X_local, rtol=1e-10, atol=1e-10)
             elif X_local.shape[0]:
-                assert_allclose(back, ref.inverse_transform(ref.transform(X_local)), rtol=1e-8, atol=1e-10)
+                expected = ref.inverse_transform(ref.transform(X_local))
+                assert_allclose(back, expected, rtol=1e-8, atol=1e-10)
 
 
 def case_pca_fit_transform_score_covariance():
@@ -139,7 +141,8 @@ def case_truncated_svd():
             back = exact.inverse_transform(out)
             assert back.shape == X_local.shape
             if X_local.shape[0]:
-                assert_allclose(back, ref.inverse_transform(ref.transform(X_local)), rtol=1e-8, atol=atol * 1e3)
+                expected = ref.inverse_transform(ref.transform(X_local))
+                assert_allclose(back, expected, rtol=1e-8, atol=atol * 1e3)
             ours = TruncatedSVD(**params).fit(X_local)
             for attr in ("components_", "explained_variance_", "singular_values_"):
                 assert_allclose(getattr(ours, attr), getattr(one_rank, attr), rtol=1e-8, atol=atol,
@@ -177,7 +180,8 @@ def case_float32():
             for attr in ("components_", "explained_variance_", "singular_values_", "mean_"):
                 value = getattr(ours, attr)
                 assert value.dtype == np.float32, (solver, attr)
-                assert_allclose(value, getattr(ref, attr), rtol=2e-3, atol=2e-3, err_msg=f"{solver} {attr}")
+                assert_allclose(value, getattr(ref, attr), rtol=2e-3, atol=2e-3,
+                                err_msg=f"{solver} {attr}")
             out = ours.transform(X_local)
             assert out.dtype == np.float32 and out.shape == (X_local.shape[0], 6)
     tsvd = TruncatedSVD(n_components=4, random_state=0)
@@ -204,20 +208,26 @@ def _raises_everywhere(error, match, fit):
         fit()
 
 
+TOO_MANY_COMPONENTS = [  # for 6 features
+    ("must be between 0 and", PCA(n_components=7, svd_solver="full")),
+    ("must be between 1 and", PCA(n_components=7, svd_solver="randomized")),
+    ("strictly less than", PCA(n_components=6, svd_solver="arpack")),
+    ("n_components=7", TruncatedSVD(n_components=7)),
+    ("strictly less than", TruncatedSVD(n_components=6, algorithm="arpack")),
+]
+
+
 def case_bad_input_same_error_on_every_rank():
     comms = get_comms()
     X = _low_rank(n_samples=40, n_features=6)
     for layout, (X_local,) in each_layout(X):
-        _raises_everywhere(ValueError, "must be between 0 and", lambda: PCA(n_components=7, svd_solver="full").fit(X_local))
-        _raises_everywhere(ValueError, "must be between 1 and", lambda: PCA(n_components=7, svd_solver="randomized").fit(X_local))
-        _raises_everywhere(ValueError, "strictly less than", lambda: PCA(n_components=6, svd_solver="arpack").fit(X_local))
-        _raises_everywhere(ValueError, "n_components=7", lambda: TruncatedSVD(n_components=7).fit(X_local))
-        _raises_everywhere(ValueError, "strictly less than", lambda: TruncatedSVD(n_components=6, algorithm="arpack").fit(X_local))
+        for match, estimator in TOO_MANY_COMPONENTS:
+            _raises_everywhere(ValueError, match, lambda: estimator.fit(X_local))
     # NaN on the last rank only
     bad = X[comms.rank :: comms.size].copy()
     if comms.rank == comms.size - 1:
         bad[0, 0] = np.nan
-    for estimator in (PCA(n_components=2), TruncatedSVD(), PCA(n_components=2, svd_solver="covariance_eigh")):
+    for estimator in (PCA(2), TruncatedSVD(), PCA(2, svd_solver="covariance_eigh")):
         _raises_everywhere(ValueError, "NaN", lambda: estimator.fit(bad))
     _raises_everywhere(ValueError, "NaN", lambda: PCA(n_components=2).partial_fit(bad))
     # a different number of features on the last rank
