@@ -305,7 +305,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         if _is_arraylike_not_scalar(init):
             init -= X_mean
         tol = self._tolerance(X, comms, layout)
-        x_sq_norms = row_sq_norms(X)
+        x_sq_norms = row_sq_norms(X) if isinstance(init, str) and init != "random" else None
         rng = np.random.RandomState(shared_seed(self.random_state, comms))
 
         best_inertia = best_labels = None
