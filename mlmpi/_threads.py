@@ -10,6 +10,7 @@ import os
 from . import _config
 
 _threads = None
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def available_cores():
@@ -35,12 +36,16 @@ def configure(local_ranks):
         return _threads
     _threads = threads_for(local_ranks)
     if local_ranks > 1 or _config.num_threads() is not None:
+        import numba
         from threadpoolctl import threadpool_limits
 
-        threadpool_limits(limits=_threads)
-        import numba
-
+        # Libraries loaded later (scipy's own OpenBLAS, the OpenMP runtime of
+        # scikit-learn) read these when they load; those loaded already
+        # (numpy's BLAS, numba's threading layer) obey threadpool_limits.
+        for variable in _THREAD_VARIABLES:
+            os.environ[variable] = str(_threads)
         numba.set_num_threads(min(_threads, numba.config.NUMBA_NUM_THREADS))
+        threadpool_limits(limits=_threads)
     return _threads
 
 

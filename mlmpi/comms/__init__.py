@@ -53,8 +53,13 @@ def launched_by_mpi():
     """True when this process was started by an MPI launcher (or MPI is already up)."""
     if any(variable in os.environ for variable in _LAUNCHER_VARIABLES):
         return True
-    mpi4py = sys.modules.get("mpi4py.MPI")
-    return bool(mpi4py is not None and mpi4py.Is_initialized() and mpi4py.COMM_WORLD.Get_size() > 1)
+    MPI = sys.modules.get("mpi4py.MPI")
+    return bool(
+        MPI is not None
+        and MPI.Is_initialized()
+        and not MPI.Is_finalized()
+        and MPI.COMM_WORLD.Get_size() > 1
+    )
 
 
 _defaults = {}
@@ -95,7 +100,7 @@ def get_comms(backend=None):
         elif backend == "nccl":
             from .nccl import NCCLComms
 
-            _defaults[backend] = NCCLComms(get_comms("mpi"))
+            _defaults[backend] = NCCLComms()
         else:
             raise ValueError(f"Unknown comms backend {backend!r}; use 'mpi', 'nccl' or 'self'.")
     return _defaults[backend]

@@ -9,13 +9,13 @@ timeout (watchdog).
 import sys
 import threading
 import time
+import weakref
 from abc import ABC, abstractmethod
-from contextlib import contextmanager
 from enum import Enum
 
 import numpy as np
 
-from .._array import is_device_array
+from .._array import get_namespace, is_device_array
 from . import profile as _profile
 
 
@@ -50,10 +50,12 @@ class Request:
         if not self._done:
             self._result = self._wait()
             self._done = True
+            self._wait = self._test = None
         return self._result
 
     def test(self):
-        """True once the collective has completed (never blocks)."""
+        """True once the collective has completed (never blocks); ``wait()``
+        still gives the result."""
         if self._done:
             return True
         return self._test() if self._test is not None else False
@@ -63,42 +65,95 @@ def _nbytes(x):
     return int(getattr(x, "nbytes", 0) or 0)
 
 
-class _Watchdog:
-    """Aborts the job when an armed collective outlives ``timeout`` seconds.
+class _Watch:
+    """The deadline of one comms' current collective (None: not in one)."""
 
-    One daemon thread polls a deadline; arming and disarming are attribute
-    writes, so the cost on the hot path is negligible. MPI calls release the
-    GIL, so the thread runs while the main thread is blocked inside one.
-    """
+    __slots__ = ("timeout", "abort", "deadline", "what", "__weakref__")
 
     def __init__(self, timeout, abort):
         self.timeout = timeout
-        self._abort = abort
-        self._deadline = None
-        self._what = None
-        self._poll = min(max(timeout / 10.0, 0.01), 1.0)
-        threading.Thread(target=self._run, name="mlmpi-watchdog", daemon=True).start()
+        self.abort = abort
+        self.deadline = None
+        self.what = None
 
-    def arm(self, what):
-        self._what = what
-        self._deadline = time.monotonic() + self.timeout
 
-    def disarm(self):
-        self._deadline = None
+class _Watchdog:
+    """One daemon thread per process that aborts the job when an armed
+    collective of any comms outlives its timeout.
+
+    Arming and disarming are attribute writes on the comms' :class:`_Watch`,
+    so the cost on the hot path is negligible. MPI calls release the GIL, so
+    the thread runs while the main thread is blocked inside one.
+    """
+
+    def __init__(self):
+        self._watches = weakref.WeakSet()
+        self._lock = threading.Lock()
+        self._poll = 1.0
+        self._thread = None
+
+    def watch(self, timeout, abort):
+        watch = _Watch(timeout, abort)
+        with self._lock:
+            self._watches.add(watch)
+            self._poll = min(self._poll, max(timeout / 10.0, 0.01))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="mlmpi-watchdog", daemon=True)
+                self._thread.start()
+        return watch
 
     def _run(self):
         while True:
             time.sleep(self._poll)
-            deadline = self._deadline
-            if deadline is not None and time.monotonic() > deadline:
-                sys.stderr.write(
-                    f"mlmpi: {self._what} did not complete within MLMPI_TIMEOUT="
-                    f"{self.timeout:g} s (another rank may have died or skipped it); "
-                    "aborting the job.\n"
-                )
-                sys.stderr.flush()
-                self._abort()
-                return
+            now = time.monotonic()
+            with self._lock:
+                watches = list(self._watches)
+            for watch in watches:
+                deadline = watch.deadline
+                if deadline is not None and now > deadline:
+                    sys.stderr.write(
+                        f"mlmpi: {watch.what} did not complete within MLMPI_TIMEOUT="
+                        f"{watch.timeout:g} s (another rank may have died or skipped it); "
+                        "aborting the job.\n"
+                    )
+                    sys.stderr.flush()
+                    watch.abort()
+                    return
+
+
+_watchdog = _Watchdog()
+
+
+class _Collective:
+    """Context of one collective: arms the watchdog, records the profile."""
+
+    __slots__ = ("comms", "op", "payload", "start")
+
+    def __init__(self, comms, op, payload):
+        self.comms = comms
+        self.op = op
+        self.payload = payload
+
+    def __enter__(self):
+        comms = self.comms
+        watch = comms._watch
+        if watch is not None:
+            watch.what = (
+                f"collective {self.op!r} on rank {comms.rank} of {comms.size} ({comms.backend})"
+            )
+            watch.deadline = time.monotonic() + watch.timeout
+        self.start = time.perf_counter()
+
+    def __exit__(self, *exc):
+        comms = self.comms
+        if comms._watch is not None:
+            comms._watch.deadline = None
+        if _profile.active():
+            _profile.record(
+                self.op, _nbytes(self.payload), self.start, time.perf_counter() - self.start,
+                comms.rank, comms.backend,
+            )
+        return False
 
 
 class Comms(ABC):
@@ -124,7 +179,7 @@ class Comms(ABC):
     backend = None
     rank = 0
     size = 1
-    _watchdog = None
+    _watch = None
 
     # -- helpers for subclasses -------------------------------------------
     def _start_observers(self, timeout):
@@ -133,32 +188,19 @@ class Comms(ABC):
 
         path = _config.timeline_path()
         if path:
-            _profile.start_timeline(path, self.rank, self.size)
+            _profile.start_timeline(path)
         if timeout is None:
             timeout = _config.collective_timeout()
         if timeout is not None and self.size > 1:
-            self._watchdog = _Watchdog(timeout, self._abort)
+            self._watch = _watchdog.watch(float(timeout), self._abort)
 
     def _abort(self):  # pragma: no cover - overridden by multi-process backends
         import os
 
         os._exit(1)
 
-    @contextmanager
     def _collective(self, op, payload=None):
-        watchdog = self._watchdog
-        if watchdog is not None:
-            watchdog.arm(f"collective {op!r} on rank {self.rank} of {self.size} ({self.backend})")
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            if watchdog is not None:
-                watchdog.disarm()
-            if _profile.active():
-                _profile.record(
-                    op, _nbytes(payload), start, time.perf_counter() - start, self.rank, self.backend
-                )
+        return _Collective(self, op, payload)
 
     def _check_root(self, root):
         if not 0 <= root < self.size:
@@ -205,7 +247,16 @@ class Comms(ABC):
         if self.rank == root:
             x = self._as_array(x)
         with self._collective("bcast", x if self.rank == root else None):
-            return self._bcast(x, root)
+            if self.rank == root:
+                out = get_namespace(x).array(x, copy=True, order="C")
+                meta = (out.shape, out.dtype.str, is_device_array(out))
+                self._bcast_object(meta, root)
+            else:
+                shape, dtype, root_on_device = self._bcast_object(None, root)
+                xp = _device_namespace(is_device_array(x) or (x is None and root_on_device))
+                out = xp.empty(shape, dtype=np.dtype(dtype))
+            self._bcast_into(out, root)
+            return out
 
     def allgather(self, x):
         """Concatenation along axis 0 of every rank's ``x`` (same shape on all ranks).
@@ -221,39 +272,51 @@ class Comms(ABC):
     def allgatherv(self, x):
         """Concatenation along axis 0 of every rank's ``x``; the number of rows
         may differ between ranks (including zero), the other dimensions and
-        the dtype may not.
+        the dtype may not (ValueError on every rank otherwise).
 
         This method is collective.
         """
         x = self._as_array(x)
-        if x.ndim == 0:
-            raise ValueError("allgatherv needs arrays with at least one dimension.")
         with self._collective("allgatherv", x):
-            return self._allgatherv(x)
+            return self._allgatherv(x, self._agreed_rows(x))
+
+    def _agreed_rows(self, x):
+        """Rows of ``x`` on every rank, after checking on every rank that all
+        have at least one dimension and the same trailing shape and dtype."""
+        layouts = self._allgather_object((x.shape, x.dtype.str))
+        if any(len(shape) == 0 for shape, _ in layouts) or len(
+            {(shape[1:], dtype) for shape, dtype in layouts}
+        ) > 1:
+            described = ", ".join(
+                f"rank {r}: shape {shape} dtype {np.dtype(dtype)}"
+                for r, (shape, dtype) in enumerate(layouts)
+            )
+            raise ValueError(
+                "allgatherv needs arrays with at least one dimension and the same trailing "
+                "shape and dtype on every rank; got " + described
+            )
+        return [shape[0] for shape, _ in layouts]
 
     def iallreduce(self, x, op="sum"):
         """Start an allreduce and return a :class:`Request`; ``wait()`` gives the result.
 
-        ``x`` must not be modified until the request completes.
+        ``x`` must not be modified until the request completes. The profile
+        records the start (``iallreduce``, with the bytes) and the wait
+        (``iallreduce.wait``) separately: their sum is the time this rank was
+        blocked.
 
         This method is collective.
         """
         x = self._as_array(x)
         op = ReduceOp.parse(op)
-        start = time.perf_counter()
-        request = self._iallreduce(x, op)
+        with self._collective("iallreduce", x):
+            wait, test = self._iallreduce(x, op)
 
-        def wait():
+        def finish():
             with self._collective("iallreduce.wait"):
-                result = request()
-            if _profile.active():
-                _profile.record(
-                    "iallreduce", _nbytes(x), start, time.perf_counter() - start,
-                    self.rank, self.backend,
-                )
-            return result
+                return wait()
 
-        return Request(wait)
+        return Request(finish, test)
 
     # -- object collectives -------------------------------------------------
     def bcast_object(self, obj, root=0):
@@ -285,8 +348,12 @@ class Comms(ABC):
         """Sub-communicators of the ranks sharing ``color`` (ordered by ``key``,
         then rank). Ranks passing ``color=None`` take part but get ``None``.
 
+        The result has this comms' backend and settings.
+
         This method is collective.
         """
+        if color is not None and int(color) < 0:
+            raise ValueError(f"color must be None or a non-negative int, got {color!r}.")
         with self._collective("split"):
             return self._split(color, key)
 
@@ -308,17 +375,20 @@ class Comms(ABC):
     def _reduce(self, x, op, root): ...
 
     @abstractmethod
-    def _bcast(self, x, root): ...
+    def _bcast_into(self, buf, root):
+        """Overwrite the C-contiguous ``buf`` of every rank with ``root``'s."""
 
     @abstractmethod
     def _allgather(self, x): ...
 
     @abstractmethod
-    def _allgatherv(self, x): ...
+    def _allgatherv(self, x, rows):
+        """Concatenate every rank's ``x``; ``rows[r]`` rows come from rank ``r``."""
 
     @abstractmethod
     def _iallreduce(self, x, op):
-        """Start the reduction; return a callable that waits and returns the result."""
+        """Start the reduction; return ``(wait, test)``: ``wait()`` blocks and
+        returns the result, ``test()`` (or None) says whether it completed."""
 
     @abstractmethod
     def _bcast_object(self, obj, root): ...
@@ -341,3 +411,11 @@ class Comms(ABC):
 
     def __repr__(self):
         return f"{type(self).__name__}(rank={self.rank}, size={self.size})"
+
+
+def _device_namespace(on_device):
+    if on_device:
+        import cupy
+
+        return cupy
+    return np

@@ -12,16 +12,17 @@ from .._array import is_device_array
 from ._abort import install_abort_hook
 from ._base import Comms, ReduceOp
 
+_MPI_OPS = {}
+
 
 def _mpi_op(op):
-    from mpi4py import MPI
+    if not _MPI_OPS:
+        from mpi4py import MPI
 
-    return {
-        ReduceOp.SUM: MPI.SUM,
-        ReduceOp.PROD: MPI.PROD,
-        ReduceOp.MIN: MPI.MIN,
-        ReduceOp.MAX: MPI.MAX,
-    }[op]
+        _MPI_OPS.update(
+            {ReduceOp.SUM: MPI.SUM, ReduceOp.PROD: MPI.PROD, ReduceOp.MIN: MPI.MIN, ReduceOp.MAX: MPI.MAX}
+        )
+    return _MPI_OPS[op]
 
 
 class MPIComms(Comms):
@@ -39,6 +40,14 @@ class MPIComms(Comms):
         Abort the job when a collective takes longer than this many seconds.
         None reads ``MLMPI_TIMEOUT`` (unset: no timeout).
 
+    Attributes
+    ----------
+    comm : mpi4py.MPI.Intracomm
+        mlmpi's own duplicate of ``comm``.
+    local_rank, local_size : int
+        This process's rank among, and the number of, the ranks of this
+        comms on the same node.
+
     Notes
     -----
     Creating an MPIComms is collective over ``comm``. The first one created
@@ -51,14 +60,17 @@ class MPIComms(Comms):
     backend = "mpi"
 
     def __init__(self, comm=None, *, cuda_aware=None, timeout=None):
-        from mpi4py import MPI
+        try:
+            from mpi4py import MPI
+        except ImportError as exc:
+            raise ImportError(
+                f"MPIComms needs mpi4py ({exc}); install it, or use SelfComms / MLMPI_COMMS=self."
+            ) from exc
 
         if comm is None:
             comm = MPI.COMM_WORLD
         if not isinstance(comm, MPI.Intracomm) or comm == MPI.COMM_NULL:
-            raise TypeError(
-                f"MPIComms needs an mpi4py intracommunicator, got {comm!r}."
-            )
+            raise TypeError(f"MPIComms needs an mpi4py intracommunicator, got {comm!r}.")
         self._adopt(comm.Dup(), cuda_aware, timeout)
 
     def _adopt(self, comm, cuda_aware, timeout):
@@ -85,13 +97,14 @@ class MPIComms(Comms):
 
     # -- staging ------------------------------------------------------------
     def _stage(self, x):
-        """Contiguous 1-d buffer for MPI and the namespace to hand results back in."""
+        """Contiguous 1-d buffer that MPI may read now, and the namespace of results."""
         if is_device_array(x):
             import cupy
 
             if self.cuda_aware:
+                buf = cupy.ascontiguousarray(x).reshape(-1)
                 cupy.cuda.get_current_stream().synchronize()
-                return cupy.ascontiguousarray(x).reshape(-1), cupy
+                return buf, cupy
             return cupy.asnumpy(x).reshape(-1), cupy
         return np.ascontiguousarray(x).reshape(-1), np
 
@@ -120,24 +133,19 @@ class MPIComms(Comms):
         self.comm.Reduce(send, recv, op=_mpi_op(op), root=root)
         return self._unstage(recv, xp, x.shape) if self.rank == root else None
 
-    def _bcast(self, x, root):
-        if self.rank == root:
-            send, xp = self._stage(x)
-            meta = (x.shape, send.dtype.str, xp is not np)
+    def _bcast_into(self, buf, root):
+        if not is_device_array(buf):
+            self.comm.Bcast(buf, root=root)
+        elif self.cuda_aware:
+            import cupy
+
+            cupy.cuda.get_current_stream().synchronize()
+            self.comm.Bcast(buf, root=root)
         else:
-            meta = None
-        shape, dtype, root_on_device = self.comm.bcast(meta, root=root)
-        if self.rank == root:
-            buf = send.copy()
-        else:
-            on_device = is_device_array(x) or (x is None and root_on_device)
-            if on_device:
-                import cupy as xp
-            else:
-                xp = np
-            buf = self._empty(int(np.prod(shape, dtype=np.int64)), np.dtype(dtype), xp)
-        self.comm.Bcast(buf, root=root)
-        return self._unstage(buf, xp, shape)
+            host = buf.get() if self.rank == root else np.empty(buf.shape, buf.dtype)
+            self.comm.Bcast(host, root=root)
+            if self.rank != root:
+                buf.set(host)
 
     def _allgather(self, x):
         send, xp = self._stage(x)
@@ -146,25 +154,13 @@ class MPIComms(Comms):
         shape = (self.size,) if x.ndim == 0 else (self.size * x.shape[0],) + x.shape[1:]
         return self._unstage(recv, xp, shape)
 
-    def _allgatherv(self, x):
-        layouts = self.comm.allgather((x.shape, x.dtype.str))
-        trailing = {(shape[1:], dtype) for shape, dtype in layouts}
-        if len(trailing) > 1:
-            described = ", ".join(
-                f"rank {r}: shape {shape} dtype {np.dtype(dtype)}"
-                for r, (shape, dtype) in enumerate(layouts)
-            )
-            raise ValueError(
-                "allgatherv needs the same trailing shape and dtype on every rank; got "
-                + described
-            )
+    def _allgatherv(self, x, rows):
         send, xp = self._stage(x)
         row = int(np.prod(x.shape[1:], dtype=np.int64))
-        counts = [shape[0] * row for shape, _ in layouts]
+        counts = [n * row for n in rows]
         recv = self._empty(sum(counts), send.dtype, xp)
         self.comm.Allgatherv(send, [recv, counts])
-        rows = sum(shape[0] for shape, _ in layouts)
-        return self._unstage(recv, xp, (rows,) + x.shape[1:])
+        return self._unstage(recv, xp, (sum(rows),) + x.shape[1:])
 
     def _iallreduce(self, x, op):
         send, xp = self._stage(x)
@@ -175,7 +171,7 @@ class MPIComms(Comms):
             request.Wait()
             return self._unstage(recv, xp, x.shape)
 
-        return wait
+        return wait, request.Test
 
     def _bcast_object(self, obj, root):
         return self.comm.bcast(obj, root=root)

@@ -1,6 +1,242 @@
-"""NCCLComms: placeholder until the NCCL backend lands."""
+"""NCCLComms: CuPy arrays through NCCL, everything else through MPI.
+
+Device arrays go through ``cupy.cuda.nccl``; NumPy arrays, objects,
+barriers and splits go through the :class:`~mlmpi.comms.MPIComms` it wraps
+(which also broadcasts NCCL's unique id at creation). Each rank binds to the
+GPU of its node-local rank (``local_rank % device count``), as Horovod does.
+"""
+
+import numpy as np
+
+from .._array import is_device_array
+from ._base import Comms, ReduceOp
 
 
-class NCCLComms:  # replaced by the real backend
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError("NCCL backend not implemented yet")
+def unavailable_reason():
+    """Why NCCL cannot be used in this process, or None when it can."""
+    try:
+        import cupy
+        from cupy.cuda import nccl
+    except ImportError as exc:
+        if exc.name == "cupy":
+            return "CuPy is not installed"
+        return f"CuPy does not import: {exc}"
+    if not nccl.available:
+        return "this CuPy was built without NCCL or libnccl cannot be loaded"
+    try:
+        devices = cupy.cuda.runtime.getDeviceCount()
+    except cupy.cuda.runtime.CUDARuntimeError as exc:
+        return f"CUDA reports no usable device ({exc})"
+    if devices == 0:
+        return "no CUDA device is visible"
+    return None
+
+
+def _nccl_tables():
+    from cupy.cuda import nccl
+
+    dtypes = {
+        "b": nccl.NCCL_INT8, "?": nccl.NCCL_UINT8, "B": nccl.NCCL_UINT8,
+        "i": nccl.NCCL_INT32, "I": nccl.NCCL_UINT32,
+        "l": nccl.NCCL_INT64, "q": nccl.NCCL_INT64, "L": nccl.NCCL_UINT64, "Q": nccl.NCCL_UINT64,
+        "e": nccl.NCCL_FLOAT16, "f": nccl.NCCL_FLOAT32, "d": nccl.NCCL_FLOAT64,
+    }
+    ops = {
+        ReduceOp.SUM: nccl.NCCL_SUM, ReduceOp.PROD: nccl.NCCL_PROD,
+        ReduceOp.MIN: nccl.NCCL_MIN, ReduceOp.MAX: nccl.NCCL_MAX,
+    }
+    return dtypes, ops
+
+
+class NCCLComms(Comms):
+    """Comms whose CuPy collectives run on NCCL.
+
+    Parameters
+    ----------
+    comms : MPIComms, default=None
+        The MPI comms over the same ranks; it carries NCCL's unique id and
+        every collective of host data. None means ``get_comms("mpi")``.
+    timeout : float, default=None
+        Abort the job when a collective takes longer than this many seconds.
+        None reads ``MLMPI_TIMEOUT`` (unset: no timeout).
+
+    Attributes
+    ----------
+    mpi : MPIComms
+        The wrapped MPI comms.
+    device_id : int
+        The CUDA device this rank uses (made current at creation).
+
+    Notes
+    -----
+    Creating an NCCLComms is collective. Device collectives run on the
+    current CuPy stream and return when their result is ready;
+    ``iallreduce`` runs on a side stream. Raises RuntimeError, saying why,
+    where NCCL is unavailable (see :meth:`available`).
+    """
+
+    backend = "nccl"
+
+    def __init__(self, comms=None, *, timeout=None):
+        reason = unavailable_reason()
+        if reason is not None:
+            raise RuntimeError(f"NCCLComms is unavailable: {reason}.")
+        import cupy
+        from cupy.cuda import nccl
+
+        from . import get_comms
+        from .mpi import MPIComms
+
+        comms = get_comms("mpi") if comms is None else comms
+        if not isinstance(comms, MPIComms):
+            raise TypeError(f"NCCLComms wraps an MPIComms, got {type(comms).__name__}.")
+        self.mpi = comms
+        self.rank = comms.rank
+        self.size = comms.size
+        self.local_rank = comms.local_rank
+        self.local_size = comms.local_size
+        self.device_id = comms.local_rank % cupy.cuda.runtime.getDeviceCount()
+        cupy.cuda.Device(self.device_id).use()
+        unique_id = comms.bcast_object(nccl.get_unique_id() if comms.rank == 0 else None)
+        self._nccl = nccl.NcclCommunicator(self.size, unique_id, self.rank)
+        self._side = cupy.cuda.Stream(non_blocking=True)
+        self._dtypes, self._ops = _nccl_tables()
+        self._timeout = timeout
+        self._start_observers(timeout)
+
+    @staticmethod
+    def available():
+        """True when CuPy with NCCL and a CUDA device are usable here."""
+        return unavailable_reason() is None
+
+    def _abort(self):
+        self.mpi._abort()
+
+    # -- helpers ------------------------------------------------------------
+    def _dtype(self, x):
+        try:
+            return self._dtypes[x.dtype.char]
+        except KeyError:
+            raise TypeError(f"NCCL cannot communicate arrays of dtype {x.dtype}.") from None
+
+    @staticmethod
+    def _stream():
+        import cupy
+
+        return cupy.cuda.get_current_stream()
+
+    @staticmethod
+    def _contiguous(x):
+        import cupy
+
+        return cupy.ascontiguousarray(x)
+
+    @staticmethod
+    def _empty(shape, dtype):
+        import cupy
+
+        return cupy.empty(shape, dtype=dtype)
+
+    # -- primitives: device arrays through NCCL, the rest through MPI --------
+    def _allreduce(self, x, op):
+        if not is_device_array(x):
+            return self.mpi._allreduce(x, op)
+        x = self._contiguous(x)
+        out = self._empty(x.shape, x.dtype)
+        if x.size:
+            stream = self._stream()
+            self._nccl.allReduce(
+                x.data.ptr, out.data.ptr, x.size, self._dtype(x), self._ops[op], stream.ptr
+            )
+            stream.synchronize()
+        return out
+
+    def _reduce(self, x, op, root):
+        if not is_device_array(x):
+            return self.mpi._reduce(x, op, root)
+        x = self._contiguous(x)
+        out = self._empty(x.shape, x.dtype) if self.rank == root else x
+        if x.size:
+            stream = self._stream()
+            self._nccl.reduce(
+                x.data.ptr, out.data.ptr, x.size, self._dtype(x), self._ops[op], root, stream.ptr
+            )
+            stream.synchronize()
+        return out if self.rank == root else None
+
+    def _bcast_into(self, buf, root):
+        if not is_device_array(buf):
+            return self.mpi._bcast_into(buf, root)
+        if buf.size:
+            stream = self._stream()
+            self._nccl.broadcast(
+                buf.data.ptr, buf.data.ptr, buf.size, self._dtype(buf), root, stream.ptr
+            )
+            stream.synchronize()
+
+    def _allgather(self, x):
+        if not is_device_array(x):
+            return self.mpi._allgather(x)
+        x = self._contiguous(x)
+        shape = (self.size,) if x.ndim == 0 else (self.size * x.shape[0],) + x.shape[1:]
+        out = self._empty(shape, x.dtype)
+        if x.size:
+            stream = self._stream()
+            self._nccl.allGather(x.data.ptr, out.data.ptr, x.size, self._dtype(x), stream.ptr)
+            stream.synchronize()
+        return out
+
+    def _allgatherv(self, x, rows):
+        if not is_device_array(x):
+            return self.mpi._allgatherv(x, rows)
+        from cupy.cuda import nccl
+
+        x = self._contiguous(x)
+        out = self._empty((sum(rows),) + x.shape[1:], x.dtype)
+        row = int(np.prod(x.shape[1:], dtype=np.int64))
+        dtype = self._dtype(x)
+        stream = self._stream()
+        # One broadcast per contributing rank, fused by NCCL into one launch.
+        nccl.groupStart()
+        offset = 0
+        for root, n in enumerate(rows):
+            if n * row:
+                target = out.data.ptr + offset * row * x.itemsize
+                source = x.data.ptr if root == self.rank else target
+                self._nccl.broadcast(source, target, n * row, dtype, root, stream.ptr)
+            offset += n
+        nccl.groupEnd()
+        stream.synchronize()
+        return out
+
+    def _iallreduce(self, x, op):
+        if not is_device_array(x):
+            return self.mpi._iallreduce(x, op)
+        x = self._contiguous(x)
+        out = self._empty(x.shape, x.dtype)
+        side = self._side
+        if x.size:
+            side.wait_event(self._stream().record())
+            self._nccl.allReduce(
+                x.data.ptr, out.data.ptr, x.size, self._dtype(x), self._ops[op], side.ptr
+            )
+        done = side.record()
+
+        def wait(x=x):  # the default argument keeps the send buffer alive
+            done.synchronize()
+            return out
+
+        return wait, lambda: done.done
+
+    def _bcast_object(self, obj, root):
+        return self.mpi._bcast_object(obj, root)
+
+    def _allgather_object(self, obj):
+        return self.mpi._allgather_object(obj)
+
+    def _barrier(self):
+        self.mpi._barrier()
+
+    def _split(self, color, key):
+        sub = self.mpi._split(color, key)
+        return None if sub is None else NCCLComms(sub, timeout=self._timeout)

@@ -8,6 +8,7 @@ or the Chrome-trace timeline switched on with ``MLMPI_TIMELINE=path.json``.
 import atexit
 import json
 import os
+import sys
 import time
 from collections import defaultdict
 from contextlib import contextmanager
@@ -103,10 +104,13 @@ def profile():
 class _Timeline:
     def __init__(self, path, rank, size):
         self.path = timeline_file(path, rank, size)
+        self.rank = rank
         self.events = []
         self._origin = time.perf_counter()
 
     def add(self, op, nbytes, start, seconds, rank, backend):
+        # pid is the process (world rank): events of sub-communicators land in
+        # the same row; their own rank goes in args.
         self.events.append(
             {
                 "name": op,
@@ -114,9 +118,9 @@ class _Timeline:
                 "ph": "X",
                 "ts": (start - self._origin) * 1e6,
                 "dur": seconds * 1e6,
-                "pid": rank,
+                "pid": self.rank,
                 "tid": 0,
-                "args": {"bytes": nbytes},
+                "args": {"bytes": nbytes, "comms_rank": rank},
             }
         )
 
@@ -136,16 +140,33 @@ def timeline_file(path, rank, size):
     return f"{stem}.rank{rank}{ext or '.json'}"
 
 
+# (rank, size) variables of the process managers (MPICH/Intel hydra, Open MPI).
+_LAUNCHER_RANKS = (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"))
+
+
+def process_rank():
+    """``(rank, size)`` of this process in the whole job: MPI's world when MPI
+    is up, else what the launcher says, else ``(0, 1)``."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+        return mpi.COMM_WORLD.Get_rank(), mpi.COMM_WORLD.Get_size()
+    for rank, size in _LAUNCHER_RANKS:
+        if rank in os.environ and size in os.environ:
+            return int(os.environ[rank]), int(os.environ[size])
+    return 0, 1
+
+
 _timeline = None
 
 
-def start_timeline(path, rank, size):
+def start_timeline(path):
     """Record every collective of this process from now on and write a
-    Chrome-trace JSON at exit. Called once, by the first comms created
-    while ``MLMPI_TIMELINE`` is set."""
+    Chrome-trace JSON at exit (one file per process of the job, see
+    :func:`timeline_file`). Called by every comms created while
+    ``MLMPI_TIMELINE`` is set; the first call wins."""
     global _timeline
     if _timeline is not None:
         return
-    _timeline = _Timeline(path, rank, size)
+    _timeline = _Timeline(path, *process_rank())
     _recorders.append(_timeline)
     atexit.register(_timeline.write)

@@ -1,0 +1,7 @@
+"""``python -m mlmpi info``: see :mod:`mlmpi.cli`."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,45 @@
+"""A dead or stuck rank ends the whole job within seconds instead of hanging.
+
+The jobs run ``tests/scripts/comms_fault.py`` with raw collectives; a hang
+would run into ``run_mpi``'s 30 s timeout and fail the test.
+"""
+
+import sys
+
+import pytest
+
+from _mpi import HERE, run_mpi
+
+SCRIPT = HERE / "scripts" / "comms_fault.py"
+WITHIN = 30
+
+
+def _run(argv, env=None):
+    returncode, output, timed_out = run_mpi(2, argv, timeout=WITHIN, env=env)
+    assert not timed_out, f"the job hung for {WITHIN} s:\n{output}"
+    assert returncode != 0, output
+    assert "the loop ended" not in output
+    return output
+
+
+@pytest.mark.parametrize("launch", [[], ["-m", "mpi4py"]], ids=["python", "python-m-mpi4py"])
+def test_uncaught_exception_aborts_the_job(launch):
+    output = _run([sys.executable, *launch, SCRIPT, "raise"])
+    assert "RuntimeError: rank 1 fails on purpose" in output
+    if not launch:  # mlmpi's hook, not mpi4py's, ended this one
+        assert "mlmpi: uncaught RuntimeError on rank 1 of 2; aborting the MPI job" in output
+
+
+def test_timeout_names_the_collective_and_the_rank():
+    output = _run([sys.executable, SCRIPT, "skip"], env={"MLMPI_TIMEOUT": "2"})
+    assert "mlmpi: collective 'allreduce' on rank 0 of 2 (mpi) did not complete" in output
+    assert "MLMPI_TIMEOUT=2 s" in output
+
+
+def test_abort_hook_can_be_switched_off():
+    # Without the hook only the watchdog ends the job.
+    env = {"MLMPI_ABORT_ON_ERROR": "0", "MLMPI_TIMEOUT": "2"}
+    output = _run([sys.executable, SCRIPT, "raise"], env=env)
+    assert "RuntimeError: rank 1 fails on purpose" in output
+    assert "mlmpi: uncaught" not in output
+    assert "collective 'allreduce' on rank 0 of 2" in output
