@@ -50,7 +50,13 @@ def set_coefficients(estimator, coef, moments, *, single, like):
 
 
 class LinearPredictMixin:
-    """Local ``decision_function`` of the replicated ``coef_``/``intercept_``."""
+    """Local ``decision_function`` of the replicated ``coef_``/``intercept_``;
+    dense input only."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        return tags
 
     def _decision_function(self, X):
         check_is_fitted(self)

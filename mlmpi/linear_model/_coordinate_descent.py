@@ -171,11 +171,6 @@ class ElasticNet(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimato
         self.dual_gap_ = gaps[0] if single else gaps
         return self
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        return tags
-
 
 class Lasso(ElasticNet):
     """Linear model with an L1 prior on row-sharded data (scikit-learn's API).

@@ -162,11 +162,6 @@ class LinearRegression(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEs
         set_coefficients(self, coef, moments, single=single, like=X)
         return self
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        return tags
-
 
 def _alphas(alpha, n_targets):
     alphas = np.asarray(alpha, dtype=np.float64).ravel()
@@ -333,8 +328,3 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
         self.n_iter_ = None
         set_coefficients(self, coef, moments, single=single, like=X)
         return self
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        return tags

@@ -390,8 +390,3 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
         local, _ = agree(comms, check)
         correct, total = comms.allreduce(local)
         return float(correct / total)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        return tags
