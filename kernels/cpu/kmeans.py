@@ -45,16 +45,16 @@ def _thread_pool(n_threads):
 # reassoc lets the x·x reduction vectorise; it does not touch the argmin.
 @njit(cache=True, nogil=True, fastmath={"reassoc"})
 def _fused_block(X, sample_weight, start, dots, centers_sq, labels, sums, weights, stats, update):
-    """Argmin over the GEMM block ``dots`` and, with ``update``, the weighted sums."""
+    """Argmin over the GEMM block ``dots`` (``-2 x·c``) and, with ``update``, the weighted sums."""
     rows, k = dots.shape
     d = X.shape[1]
     changed = 0.0
     inertia = 0.0
     for i in range(rows):
         best = 0
-        best_dist = centers_sq[0] - 2 * dots[i, 0]
+        best_dist = centers_sq[0] + dots[i, 0]
         for j in range(1, k):
-            dist = centers_sq[j] - 2 * dots[i, j]
+            dist = centers_sq[j] + dots[i, j]
             if dist < best_dist:
                 best_dist = dist
                 best = j
@@ -115,7 +115,8 @@ def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_c
     group_sums = np.zeros((groups, k, d), dtype=np.float64)
     group_weights = np.zeros((groups, k), dtype=np.float64)
     group_stats = np.zeros((groups, 2), dtype=np.float64)
-    centers_t = np.ascontiguousarray(centers.T)
+    # -2 folded into the GEMM operand: scaling by a power of two is exact.
+    centers_t = np.ascontiguousarray(centers.T) * -2
     centers_sq = np.einsum("ij,ij->i", centers, centers)
     bounds = [g * n_blocks // groups for g in range(groups + 1)]
     args = [
@@ -135,7 +136,7 @@ def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_c
         np.sum(group_weights, axis=0, out=weights)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True, fastmath={"reassoc"})
 def _assigned(X, centers, labels, out):
     n, d = X.shape
     for i in prange(n):
