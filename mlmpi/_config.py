@@ -9,8 +9,8 @@ that a job can be reconfigured without a code change.
                            :func:`mlmpi.get_comms`.
 ``MLMPI_CUDA_AWARE_MPI``   ``1``: pass CuPy buffers straight to MPI instead of
                            staging them through host memory.
-``MLMPI_NUM_THREADS``      BLAS/numba threads per rank (default: the cores of
-                           the node divided by the ranks on it).
+``MLMPI_NUM_THREADS``      BLAS/numba/OpenMP threads per rank (default: the
+                           cores of the node divided by the ranks on it).
 ``MLMPI_TIMELINE``         path: record every collective and write a Chrome
                            trace (one file per rank) at exit.
 ``MLMPI_TIMEOUT``          seconds: abort the job when a collective does not

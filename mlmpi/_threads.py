@@ -2,7 +2,11 @@
 
 One MPI rank per core (or a few cores) is the fast layout; ranks that each
 start as many BLAS threads as the node has cores oversubscribe it badly.
-The first comms created in a process sets the limit once.
+The first comms created in a process sets the limit once: through
+threadpoolctl for the libraries already loaded, ``numba.set_num_threads``,
+and ``OMP_NUM_THREADS``/``OPENBLAS_NUM_THREADS``/``MKL_NUM_THREADS`` for
+those loaded later. Nothing is changed for a single rank on its node unless
+``MLMPI_NUM_THREADS`` is set.
 """
 
 import os

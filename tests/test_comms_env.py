@@ -104,7 +104,8 @@ def test_mpiexec_default_is_the_world_with_threads_and_timeline(tmp_path):
 
 
 def test_mlmpi_num_threads_overrides_the_split():
-    env = {"MLMPI_NUM_THREADS": "3", "NUMBA_NUM_THREADS": "4"}
+    # A watchdog armed on a healthy job must not fire.
+    env = {"MLMPI_NUM_THREADS": "3", "NUMBA_NUM_THREADS": "4", "MLMPI_TIMEOUT": "20"}
     returncode, output, timed_out = run_mpi(2, [sys.executable, PROBE], timeout=60, env=env)
     assert returncode == 0 and not timed_out, output
     for fact in _probes(output):

@@ -8,7 +8,7 @@ device buffers go to MPI directly after the current stream is synchronized.
 import numpy as np
 
 from .. import _config, _threads
-from .._array import is_device_array
+from .._array import is_device_array, synchronize
 from ._abort import install_abort_hook
 from ._base import Comms, ReduceOp
 
@@ -103,7 +103,7 @@ class MPIComms(Comms):
 
             if self.cuda_aware:
                 buf = cupy.ascontiguousarray(x).reshape(-1)
-                cupy.cuda.get_current_stream().synchronize()
+                synchronize(buf)
                 return buf, cupy
             return cupy.asnumpy(x).reshape(-1), cupy
         return np.ascontiguousarray(x).reshape(-1), np
@@ -137,9 +137,7 @@ class MPIComms(Comms):
         if not is_device_array(buf):
             self.comm.Bcast(buf, root=root)
         elif self.cuda_aware:
-            import cupy
-
-            cupy.cuda.get_current_stream().synchronize()
+            synchronize(buf)
             self.comm.Bcast(buf, root=root)
         else:
             host = buf.get() if self.rank == root else np.empty(buf.shape, buf.dtype)
