@@ -8,7 +8,11 @@ Distances come from one BLAS GEMM per block of rows
 (``||x||² - 2 x·c + ||c||²``; the ``||x||²`` term does not change the
 argmin), fused with the argmin and the weighted partial sums in one
 compiled loop over the block, so no ``n × k × d`` temporary is ever made.
-With several threads, each takes one contiguous range of blocks and
+The GEMM is NumPy's (``np.dot`` inside numba ignored threadpoolctl's
+limit on this machine's OpenBLAS and oversubscribed the cores).
+
+A rank uses ``numba.get_num_threads()`` threads (set per rank by
+``mlmpi._threads``): each takes one contiguous range of blocks and
 accumulates into its own slice of the partial sums (BLAS limited to one
 thread meanwhile); the slices are added in a fixed order, so the result
 does not depend on thread scheduling.
