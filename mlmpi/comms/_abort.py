@@ -7,8 +7,11 @@ script.py`` does the same; this hook gives plain ``python script.py`` under
 """
 
 import sys
+import time
 
 _installed = False
+# How long an aborting rank waits for the launcher to forward its last output.
+FORWARD_SECONDS = 0.5
 
 
 def install_abort_hook():
@@ -30,6 +33,8 @@ def install_abort_hook():
             f"{world.Get_size()}; aborting the MPI job (MLMPI_ABORT_ON_ERROR=0 disables).\n"
         )
         sys.stderr.flush()
+        # Let the launcher forward this rank's output before it kills the job.
+        time.sleep(FORWARD_SECONDS)
         world.Abort(1)
 
     sys.excepthook = abort_on_uncaught

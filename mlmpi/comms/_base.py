@@ -18,6 +18,7 @@ import numpy as np
 
 from .._array import get_namespace, is_device_array
 from . import profile as _profile
+from ._abort import FORWARD_SECONDS
 
 
 class ReduceOp(str, Enum):
@@ -118,6 +119,7 @@ class _Watchdog:
                         "aborting the job.\n"
                     )
                     sys.stderr.flush()
+                    time.sleep(FORWARD_SECONDS)  # let the launcher forward the message
                     watch.abort()
                     return
 
