@@ -147,6 +147,5 @@ def randomized_svd(
         Z = allreduce_host(Z, comms)
         Q = normalize(Z) if step < n_iter else _orthonormal(Z)
     Y = project(X, center, _as_local(Q, X), xp.empty((X.shape[0], Q.shape[1]), dtype=X.dtype))
-    R = to_host(tsqr_r(Y, comms)).astype(np.float64)
-    _, S, Wt = linalg.svd(R, full_matrices=False)
+    S, Wt = exact_svd(Y, None, comms)
     return S[:n_components], (Wt @ Q.T)[:n_components]
