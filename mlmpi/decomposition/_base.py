@@ -1,4 +1,5 @@
-"""What PCA and TruncatedSVD share: local transforms and replicated attributes."""
+"""What PCA and TruncatedSVD share: local transforms, replicated attributes
+and the call of the randomized solver."""
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
@@ -7,7 +8,9 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._array import get_namespace, is_device_array, to_namespace
 from ..comms import Comms
+from ..random import shared_seed
 from ..utils.validation import _check_device_array, check_local
+from ._solvers import randomized_svd
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -112,6 +115,21 @@ class _BaseDecomposition(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         else:
             X = check_array(X, dtype=FLOAT_DTYPES, ensure_min_samples=0)
         return self._inverse_transform(X)
+
+    def _randomized_svd(self, X, center, n_components, n_iter, comms):
+        """:func:`~._solvers.randomized_svd` with this estimator's
+        ``n_oversamples``, ``power_iteration_normalizer`` and ``random_state``.
+
+        This method is collective.
+        """
+        return randomized_svd(
+            X, center, n_components,
+            n_oversamples=self.n_oversamples,
+            n_iter=n_iter,
+            power_iteration_normalizer=self.power_iteration_normalizer,
+            seed=shared_seed(self.random_state, comms),
+            comms=comms,
+        )
 
     def _attribute(self, name, X):
         """Fitted attribute ``name`` in the namespace of ``X`` (fit on GPU, transform on host...)."""

@@ -11,7 +11,6 @@ from sklearn.utils.metaestimators import available_if
 
 from .._array import get_namespace, to_namespace
 from ..comms import resolve_comms
-from ..random import shared_seed
 from ..utils.validation import agree, validate_fit_data
 from ._base import FLOAT_DTYPES, _BaseDecomposition, flip_signs, replicated
 from ._solvers import (
@@ -21,9 +20,7 @@ from ._solvers import (
     exact_svd,
     global_mean,
     local_moments,
-    randomized_svd,
 )
-
 
 
 def _streams(estimator):
@@ -348,14 +345,7 @@ class PCA(_BaseDecomposition):
         n_iter = self.iterated_power
         if n_iter == "auto":
             n_iter = 7 if n_components < 0.1 * smallest else 4
-        S, Vt = randomized_svd(
-            X, mean, n_components,
-            n_oversamples=self.n_oversamples,
-            n_iter=n_iter,
-            power_iteration_normalizer=self.power_iteration_normalizer,
-            seed=shared_seed(self.random_state, comms),
-            comms=comms,
-        )
+        S, Vt = self._randomized_svd(X, mean, n_components, n_iter, comms)
         _, squares = centered_squared_norms(X, mean, np.empty((n_features, 0)), comms)
         total_var = squares / (n_samples - 1)
         explained_variance = S**2 / (n_samples - 1)

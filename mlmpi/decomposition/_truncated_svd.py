@@ -6,10 +6,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._array import get_namespace
 from ..comms import resolve_comms
-from ..random import shared_seed
 from ..utils.validation import validate_fit_data
 from ._base import FLOAT_DTYPES, _BaseDecomposition, flip_signs, replicated
-from ._solvers import centered_squared_norms, exact_svd, global_mean, randomized_svd
+from ._solvers import centered_squared_norms, exact_svd, global_mean
 
 
 class TruncatedSVD(_BaseDecomposition):
@@ -141,14 +140,7 @@ class TruncatedSVD(_BaseDecomposition):
             S, Vt = exact_svd(X, None, comms)
             S, Vt = S[:k], Vt[:k]
         else:
-            S, Vt = randomized_svd(
-                X, None, k,
-                n_oversamples=self.n_oversamples,
-                n_iter=self.n_iter,
-                power_iteration_normalizer=self.power_iteration_normalizer,
-                seed=shared_seed(self.random_state, comms),
-                comms=comms,
-            )
+            S, Vt = self._randomized_svd(X, None, k, self.n_iter, comms)
         Vt = flip_signs(Vt.copy())
         mean = global_mean(X, n_samples, comms)
         projected, squares = centered_squared_norms(X, mean, Vt.T, comms)
