@@ -4,7 +4,8 @@ Solver (which path runs when)
 -----------------------------
 Both estimators first reduce the global data to the replicated
 :class:`~mlmpi.linear_model._stats.Moments` (weighted means, then the
-centred Gram matrices ``XcᵀWXc``, ``XcᵀWYc``: two allreduces). Then:
+centred Gram matrices ``XcᵀWXc``, ``XcᵀWYc``: two allreduces; Ridge's
+``'svd'`` solver needs only the means). Then:
 
 * **Normal equations** (fast: one pass over the data, BLAS ``syrk``) when the
   centred X is well conditioned: the Jacobi-scaled Gram matrix has condition
@@ -308,7 +309,8 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
         solver = self._check_solver()
         X, Y, sample_weight, single, comms, _ = regression_data(self, X, y, sample_weight)
         alphas = _alphas(self.alpha, Y.shape[1])
-        moments = centred_moments(X, Y, sample_weight, comms, fit_intercept=self.fit_intercept)
+        moments = centred_moments(X, Y, sample_weight, comms, fit_intercept=self.fit_intercept,
+                                  products=solver != "svd")
         coef = None
         if solver == "cholesky":
             coef = _ridge_cholesky(moments, alphas)

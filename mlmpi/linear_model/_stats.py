@@ -36,6 +36,8 @@ class Moments:
         ``XcᵀWYc``.
     yty : ndarray of shape (n_targets,)
         ``Σw (y - ȳ)²`` per target.
+
+    ``gram``, ``xty`` and ``yty`` are None when only the means were asked for.
     """
 
     weight_sum: float
@@ -114,7 +116,7 @@ def centred_products(X, Y, x_mean, y_mean, sample_weight, out):
         yty += (Yb * Yb).sum(axis=0)
 
 
-def centred_moments(X, Y, sample_weight, comms, *, fit_intercept):
+def centred_moments(X, Y, sample_weight, comms, *, fit_intercept, products=True):
     """Global :class:`Moments` of the weighted data, centred at the global means.
 
     Centring uses the global weighted means (never the local ones), subtracted
@@ -130,6 +132,9 @@ def centred_moments(X, Y, sample_weight, comms, *, fit_intercept):
     comms : Comms
     fit_intercept : bool
         False: no centring (the means are reported as zeros).
+    products : bool, default=True
+        False: only the means (one allreduce, for a solver that never reads
+        the Gram matrices).
 
     Returns
     -------
@@ -144,6 +149,8 @@ def centred_moments(X, Y, sample_weight, comms, *, fit_intercept):
     weight_sum, x_mean, y_mean = weighted_means(X, Y, sample_weight, comms)
     if not fit_intercept:
         x_mean, y_mean = np.zeros(d), np.zeros(t)
+    if not products:
+        return Moments(weight_sum, x_mean, y_mean, gram=None, xty=None, yty=None)
     packed = xp.zeros(d * d + d * t + t, dtype=xp.float64)
     centred_products(X, Y, x_mean, y_mean, sample_weight, packed)
     total = to_host(comms.allreduce(packed))
