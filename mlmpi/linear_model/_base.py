@@ -126,6 +126,11 @@ class RegressionMixin(LinearPredictMixin):
 
 
 def _global_r2(y_true, y_pred, weight, comms):
+    """``r2_score`` of the union of the shards: the weighted means of ``y_true``,
+    then the residual and total sums of squares (two allreduces).
+
+    This function is collective.
+    """
     xp = get_namespace(y_pred)
     if y_true.ndim == 1:
         y_true, y_pred = y_true[:, None], y_pred[:, None]

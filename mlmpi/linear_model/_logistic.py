@@ -27,7 +27,8 @@ _SOLVERS = {"lbfgs", "newton-cg", "newton-cholesky", "sag", "saga", "liblinear"}
 
 
 def _global_classes(y, sample_weight, comms):
-    """Sorted global classes and their weighted counts, agreed in one collective.
+    """Sorted global classes, their weighted counts (agreed in one collective)
+    and the index in the global classes of each of this rank's labels (host).
 
     A rank may hold only some classes (or no rows).
 
@@ -40,14 +41,15 @@ def _global_classes(y, sample_weight, comms):
             check_classification_targets(labels)
         found, inverse = np.unique(labels, return_inverse=True)
         weights = None if sample_weight is None else to_host(sample_weight).astype(np.float64)
-        return None, (found, np.bincount(inverse, weights=weights, minlength=found.shape[0]))
+        counts = np.bincount(inverse, weights=weights, minlength=found.shape[0])
+        return (found, inverse), (found, counts)
 
-    _, facts = agree(comms, local)
+    (local_found, inverse), facts = agree(comms, local)
     classes = np.unique(np.concatenate([found for found, _ in facts]))
     counts = np.zeros(classes.shape[0])
     for found, found_counts in facts:
         counts[np.searchsorted(classes, found)] += found_counts
-    return classes, counts
+    return classes, counts, np.searchsorted(classes, local_found)[inverse]
 
 
 def _class_weights(class_weight, classes, counts):
@@ -111,6 +113,10 @@ class LogisticObjective:
         return loss, residual
 
     def __call__(self, params):
+        """``(loss, gradient)`` at the flat host ``params``, both host float64.
+
+        This method is collective.
+        """
         xp, d = self.xp, self.X.shape[1]
         W = xp.asarray(params.reshape(self.shape), dtype=self.X.dtype)
         loss, residual = self._local(W)
@@ -271,7 +277,7 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
         X, y, sample_weight, _ = validate_fit_data(
             self, X, y, comms=comms, sample_weight=sample_weight, order="C"
         )
-        classes, counts = _global_classes(y, sample_weight, comms)
+        classes, counts, classes_idx = _global_classes(y, sample_weight, comms)
         if classes.shape[0] < 2:
             raise ValueError(
                 "This solver needs samples of at least 2 classes in the data, but the "
@@ -279,7 +285,7 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
             )
         xp = get_namespace(X)
         class_weight = _class_weights(self.class_weight, classes, counts)
-        classes_idx = xp.asarray(np.searchsorted(classes, to_host(y)))
+        classes_idx = xp.asarray(classes_idx)
         weight = xp.asarray(class_weight, dtype=xp.float64)[classes_idx]
         if sample_weight is not None:
             weight *= sample_weight
