@@ -340,6 +340,7 @@ class PCA(_BaseDecomposition):
                   noise_variance, n_samples, xp, dtype)
 
     def _fit_randomized(self, X, mean, n_components, n_samples, comms):
+        """Attributes from the distributed randomized SVD. This method is collective."""
         n_features = X.shape[1]
         smallest = min(n_samples, n_features)
         n_iter = self.iterated_power
