@@ -176,12 +176,13 @@ def test_nccl_unavailable_is_reported_cleanly():
     assert output.startswith(f"ERROR NCCLComms is unavailable: {unavailable_reason()}. False")
 
 
-# The collective cases, run in this process on SelfComms (the MPI-only case aside).
+# The collective cases, run in this process on SelfComms (the MPI-only cases aside).
 _cases_dir = str(HERE / "mpi_cases")
+_MPI_ONLY = ("mpicomms", "nccl")
 
 
 @pytest.mark.parametrize(
-    "case", [c for c in case_names("comms_cases") if "mpicomms" not in c]
+    "case", [c for c in case_names("comms_cases") if not any(m in c for m in _MPI_ONLY)]
 )
 def test_self_comms_cases(monkeypatch, case):
     monkeypatch.delenv("MLMPI_COMMS", raising=False)

@@ -78,18 +78,24 @@ class NCCLComms(Comms):
     backend = "nccl"
 
     def __init__(self, comms=None, *, timeout=None):
-        reason = unavailable_reason()
-        if reason is not None:
-            raise RuntimeError(f"NCCLComms is unavailable: {reason}.")
-        import cupy
-        from cupy.cuda import nccl
-
-        from . import get_comms
+        from . import get_comms, launched_by_mpi
         from .mpi import MPIComms
 
+        reason = unavailable_reason()
+        if reason is not None and comms is None and not launched_by_mpi():
+            raise RuntimeError(f"NCCLComms is unavailable: {reason}.")
         comms = get_comms("mpi") if comms is None else comms
         if not isinstance(comms, MPIComms):
             raise TypeError(f"NCCLComms wraps an MPIComms, got {type(comms).__name__}.")
+        # Every rank raises when any rank cannot use NCCL (no rank is left waiting).
+        reasons = comms.allgather_object(reason)
+        failed = [r for r, why in enumerate(reasons) if why is not None]
+        if failed:
+            raise RuntimeError(
+                f"NCCLComms is unavailable: {reasons[failed[0]]} (on rank {failed[0]})."
+            )
+        import cupy
+        from cupy.cuda import nccl
         self.mpi = comms
         self.rank = comms.rank
         self.size = comms.size

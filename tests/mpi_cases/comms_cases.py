@@ -261,3 +261,12 @@ def case_profile_summary():
     # Nothing is recorded outside the block.
     comms.barrier()
     assert len(prof.events) == 7
+
+
+def case_nccl_unavailable_raises_on_every_rank():
+    from mlmpi.comms.nccl import NCCLComms, unavailable_reason
+
+    if unavailable_reason() is not None:  # else tests/test_comms_gpu.py runs NCCL itself
+        assert NCCLComms.available() is False
+        with pytest.raises(RuntimeError, match=r"NCCLComms is unavailable: .+ \(on rank 0\)\."):
+            NCCLComms()
