@@ -56,6 +56,9 @@ class NCCLComms(Comms):
     comms : MPIComms, default=None
         The MPI comms over the same ranks; it carries NCCL's unique id and
         every collective of host data. None means ``get_comms("mpi")``.
+    device : int, default=None
+        The CUDA device of this rank. None means the node-local rank modulo
+        the number of visible devices (one rank per GPU, as Horovod does).
     timeout : float, default=None
         Abort the job when a collective takes longer than this many seconds.
         None reads ``MLMPI_TIMEOUT`` (unset: no timeout).
@@ -77,7 +80,7 @@ class NCCLComms(Comms):
 
     backend = "nccl"
 
-    def __init__(self, comms=None, *, timeout=None):
+    def __init__(self, comms=None, *, device=None, timeout=None):
         from . import get_comms, launched_by_mpi
         from .mpi import MPIComms
 
@@ -96,12 +99,15 @@ class NCCLComms(Comms):
             )
         import cupy
         from cupy.cuda import nccl
+
         self.mpi = comms
         self.rank = comms.rank
         self.size = comms.size
         self.local_rank = comms.local_rank
         self.local_size = comms.local_size
-        self.device_id = comms.local_rank % cupy.cuda.runtime.getDeviceCount()
+        if device is None:
+            device = comms.local_rank % cupy.cuda.runtime.getDeviceCount()
+        self.device_id = int(device)
         cupy.cuda.Device(self.device_id).use()
         unique_id = comms.bcast_object(nccl.get_unique_id() if comms.rank == 0 else None)
         self._nccl = nccl.NcclCommunicator(self.size, unique_id, self.rank)
@@ -245,4 +251,6 @@ class NCCLComms(Comms):
 
     def _split(self, color, key):
         sub = self.mpi._split(color, key)
-        return None if sub is None else NCCLComms(sub, timeout=self._timeout)
+        if sub is None:
+            return None
+        return NCCLComms(sub, device=self.device_id, timeout=self._timeout)
