@@ -294,8 +294,8 @@ class Comms(ABC):
         layout = (x.shape[1:], x.dtype.str)
         key = zlib.crc32(repr(layout).encode())
         mine = np.array([x.ndim, x.shape[0] if x.ndim else 0, key], dtype=np.int64)
-        table = self._allgather(mine).reshape(self.size, 3)
-        if (table[:, 0] == 0).any() or (table[:, 2] != table[0, 2]).any():
+        ndims, rows, keys = zip(*self._allgather(mine).reshape(self.size, 3).tolist())
+        if 0 in ndims or len(set(keys)) > 1:
             layouts = self._allgather_object((x.shape, x.dtype.str))
             described = ", ".join(
                 f"rank {r}: shape {shape} dtype {np.dtype(dtype)}"
@@ -305,7 +305,7 @@ class Comms(ABC):
                 "allgatherv needs arrays with at least one dimension and the same trailing "
                 "shape and dtype on every rank; got " + described
             )
-        return table[:, 1].tolist()
+        return list(rows)
 
     def iallreduce(self, x, op="sum"):
         """Start an allreduce and return a :class:`Request`; ``wait()`` gives the result.

@@ -5,6 +5,8 @@ on (``cuda_aware=True`` or ``MLMPI_CUDA_AWARE_MPI=1``), in which case the
 device buffers go to MPI directly after the current stream is synchronized.
 """
 
+import math
+
 import numpy as np
 
 from .. import _config, _threads
@@ -154,7 +156,7 @@ class MPIComms(Comms):
 
     def _allgatherv(self, x, rows):
         send, xp = self._stage(x)
-        row = int(np.prod(x.shape[1:], dtype=np.int64))
+        row = math.prod(x.shape[1:])
         counts = [n * row for n in rows]
         recv = self._empty(sum(counts), send.dtype, xp)
         self.comm.Allgatherv(send, [recv, counts])

@@ -6,7 +6,7 @@ barriers and splits go through the :class:`~mlmpi.comms.MPIComms` it wraps
 GPU of its node-local rank (``local_rank % device count``), as Horovod does.
 """
 
-import numpy as np
+import math
 
 from .._array import is_device_array
 from ._base import Comms, ReduceOp
@@ -205,7 +205,7 @@ class NCCLComms(Comms):
 
         x = self._contiguous(x)
         out = self._empty((sum(rows),) + x.shape[1:], x.dtype)
-        row = int(np.prod(x.shape[1:], dtype=np.int64))
+        row = math.prod(x.shape[1:])
         dtype = self._dtype(x)
         stream = self._stream()
         # One broadcast per contributing rank, fused by NCCL into one launch.
