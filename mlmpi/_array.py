@@ -9,7 +9,8 @@ import numpy as np
 
 def is_device_array(x):
     """True for CuPy arrays (found by type, without importing CuPy)."""
-    return type(x).__module__.split(".")[0] in ("cupy", "cupyx")
+    module = type(x).__module__
+    return module.startswith("cupy") and module.split(".")[0] in ("cupy", "cupyx")
 
 
 def get_namespace(*arrays):

@@ -32,10 +32,17 @@ class ReduceOp(str, Enum):
     @classmethod
     def parse(cls, op):
         try:
+            return _REDUCE_OPS[op]  # members and their lower-case names
+        except (KeyError, TypeError):
+            pass
+        try:
             return cls(op.lower() if isinstance(op, str) else op)
         except ValueError:
             names = ", ".join(repr(member.value) for member in cls)
             raise ValueError(f"Unknown reduction op {op!r}; use one of {names}.") from None
+
+
+_REDUCE_OPS = {member.value: member for member in ReduceOp}
 
 
 class Request:
