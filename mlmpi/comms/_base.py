@@ -46,9 +46,17 @@ _REDUCE_OPS = {member.value: member for member in ReduceOp}
 
 
 class Request:
-    """Handle of a non-blocking collective; ``wait()`` returns its result."""
+    """Handle of a non-blocking collective; ``wait()`` returns its result.
 
-    def __init__(self, wait, test=None):
+    Parameters
+    ----------
+    wait : callable
+        Blocks until the collective completes; returns its result.
+    test : callable
+        Returns whether the collective has completed, without blocking.
+    """
+
+    def __init__(self, wait, test):
         self._wait = wait
         self._test = test
         self._done = False
@@ -65,9 +73,7 @@ class Request:
     def test(self):
         """True once the collective has completed (never blocks); ``wait()``
         still gives the result."""
-        if self._done:
-            return True
-        return self._test() if self._test is not None else False
+        return self._done or self._test()
 
 
 def _nbytes(x):
@@ -77,13 +83,14 @@ def _nbytes(x):
 class _Watch:
     """The deadline of one comms' current collective (None: not in one)."""
 
-    __slots__ = ("timeout", "abort", "deadline", "what", "__weakref__")
+    __slots__ = ("timeout", "abort", "where", "deadline", "op", "__weakref__")
 
-    def __init__(self, timeout, abort):
+    def __init__(self, timeout, abort, where):
         self.timeout = timeout
         self.abort = abort
+        self.where = where
         self.deadline = None
-        self.what = None
+        self.op = None
 
 
 class _Watchdog:
@@ -101,8 +108,8 @@ class _Watchdog:
         self._poll = 1.0
         self._thread = None
 
-    def watch(self, timeout, abort):
-        watch = _Watch(timeout, abort)
+    def watch(self, timeout, abort, where):
+        watch = _Watch(timeout, abort, where)
         with self._lock:
             self._watches.add(watch)
             self._poll = min(self._poll, max(timeout / 10.0, 0.01))
@@ -121,7 +128,8 @@ class _Watchdog:
                 deadline = watch.deadline
                 if deadline is not None and now > deadline:
                     sys.stderr.write(
-                        f"mlmpi: {watch.what} did not complete within MLMPI_TIMEOUT="
+                        f"mlmpi: collective {watch.op!r} on {watch.where} did not complete "
+                        f"within MLMPI_TIMEOUT="
                         f"{watch.timeout:g} s (another rank may have died or skipped it); "
                         "aborting the job.\n"
                     )
@@ -148,9 +156,7 @@ class _Collective:
         comms = self.comms
         watch = comms._watch
         if watch is not None:
-            watch.what = (
-                f"collective {self.op!r} on rank {comms.rank} of {comms.size} ({comms.backend})"
-            )
+            watch.op = self.op
             watch.deadline = time.monotonic() + watch.timeout
         self.start = time.perf_counter()
 
@@ -202,7 +208,8 @@ class Comms(ABC):
         if timeout is None:
             timeout = _config.collective_timeout()
         if timeout is not None and self.size > 1:
-            self._watch = _watchdog.watch(float(timeout), self._abort)
+            where = f"rank {self.rank} of {self.size} ({self.backend})"
+            self._watch = _watchdog.watch(float(timeout), self._abort, where)
 
     def _abort(self):  # pragma: no cover - overridden by multi-process backends
         import os
@@ -405,7 +412,7 @@ class Comms(ABC):
     @abstractmethod
     def _iallreduce(self, x, op):
         """Start the reduction; return ``(wait, test)``: ``wait()`` blocks and
-        returns the result, ``test()`` (or None) says whether it completed."""
+        returns the result, ``test()`` says whether it completed."""
 
     @abstractmethod
     def _bcast_object(self, obj, root): ...
