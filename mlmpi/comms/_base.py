@@ -209,6 +209,9 @@ class Comms(ABC):
             timeout = _config.collective_timeout()
         if timeout is not None and self.size > 1:
             where = f"rank {self.rank} of {self.size} ({self.backend})"
+            world_rank, world_size = _profile.process_rank()
+            if (world_rank, world_size) != (self.rank, self.size):
+                where += f", world rank {world_rank} of {world_size}"
             self._watch = _watchdog.watch(float(timeout), self._abort, where)
 
     def _abort(self):  # pragma: no cover - overridden by multi-process backends
