@@ -50,7 +50,8 @@ def test_info_without_mpiexec(how):
         assert info["nccl"] == "no (CuPy is not installed)"
     assert "MPI" in info["mpi_library"] and "\n" not in info["mpi_library"]
     assert info["cuda_aware_mpi"].startswith("off")
-    assert (info["default_comms"], info["world_size"], info["threads_per_rank"]) == ("self", 1, CORES)
+    assert (info["default_comms"], info["world_size"]) == ("self", 1)
+    assert info["threads_per_rank"] == CORES
 
     text = _run(argv + ["info"])
     assert text.returncode == 0, text.stderr

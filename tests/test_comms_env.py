@@ -23,7 +23,8 @@ CORES = len(os.sched_getaffinity(0))
 
 
 def _probes(output):
-    facts = [json.loads(line[len("PROBE "):]) for line in output.splitlines() if line.startswith("PROBE ")]
+    lines = [line for line in output.splitlines() if line.startswith("PROBE ")]
+    facts = [json.loads(line[len("PROBE "):]) for line in lines]
     assert facts, output
     return sorted(facts, key=lambda f: f["rank"])
 

@@ -114,7 +114,9 @@ class _Watchdog:
             self._watches.add(watch)
             self._poll = min(self._poll, max(timeout / 10.0, 0.01))
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="mlmpi-watchdog", daemon=True)
+                self._thread = threading.Thread(
+                    target=self._run, name="mlmpi-watchdog", daemon=True
+                )
                 self._thread.start()
         return watch
 
