@@ -41,7 +41,9 @@ def main():
         "numba_threads": numba.get_num_threads(),
         "mpi_loaded": "mpi4py.MPI" in sys.modules,
     }
-    print("PROBE " + json.dumps(facts), flush=True)
+    # One write per line: the launcher merges the ranks' output chunk by chunk.
+    sys.stdout.write("PROBE " + json.dumps(facts) + "\n")
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":
