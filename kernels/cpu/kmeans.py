@@ -46,37 +46,39 @@ def _thread_pool(n_threads):
     return _pool
 
 
-# reassoc lets the x·x reduction vectorise; it does not touch the argmin.
-@njit(cache=True, nogil=True, fastmath={"reassoc"})
+@njit(cache=True, nogil=True)
 def _fused_block(X, sample_weight, start, dots, centers_sq, labels, sums, weights, stats, update):
-    """Argmin over the GEMM block ``dots`` (``-2 x·c``) and, with ``update``, the weighted sums."""
+    """Argmin over the GEMM block ``dots`` (``-2 x·c``) and, with ``update``, the weighted sums.
+
+    The argmin uses selects, not branches (the winner is unpredictable).
+    Sums of one block add up in X's dtype, then go into the float64 ``sums``.
+    """
     rows, k = dots.shape
     d = X.shape[1]
     changed = 0.0
-    inertia = 0.0
+    block_sums = np.zeros((k, d), dtype=X.dtype)
     for i in range(rows):
         best = 0
         best_dist = centers_sq[0] + dots[i, 0]
         for j in range(1, k):
             dist = centers_sq[j] + dots[i, j]
-            if dist < best_dist:
-                best_dist = dist
-                best = j
+            closer = dist < best_dist
+            best_dist = dist if closer else best_dist
+            best = j if closer else best
         row = start + i
         if labels[row] != best:
             changed += 1.0
             labels[row] = best
         if update:
-            w = np.float64(sample_weight[row])
-            x_sq = 0.0
+            w = sample_weight[row]
             for f in range(d):
-                value = np.float64(X[row, f])
-                x_sq += value * value
-                sums[best, f] += w * value
+                block_sums[best, f] += w * X[row, f]
             weights[best] += w
-            inertia += w * max(x_sq + best_dist, 0.0)
+    if update:
+        for j in range(k):
+            for f in range(d):
+                sums[j, f] += block_sums[j, f]
     stats[0] += changed
-    stats[1] += inertia
 
 
 def _run_group(X, sample_weight, centers_t, centers_sq, labels, sums, weights, stats, update, first, last):
@@ -105,10 +107,9 @@ def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_c
     weights : ndarray of shape (n_clusters,), float64  (OUT)
         Σ w of the rows assigned to each centre (untouched when not
         ``update_centers``).
-    stats : ndarray of shape (2,), float64  (OUT)
-        Number of labels that changed, and (with ``update_centers``) the
-        inertia estimated from the GEMM distances; the exact inertia comes
-        from :func:`assigned_sq_distances`.
+    stats : ndarray of shape (1,), float64  (OUT)
+        Number of labels that changed. (The inertia comes from
+        :func:`assigned_sq_distances`, exactly rather than from the GEMM.)
     update_centers : bool, default=True
         False: only the labels.
     """
@@ -118,7 +119,7 @@ def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_c
     groups = max(1, min(numba.get_num_threads(), n_blocks))
     group_sums = np.zeros((groups, k, d), dtype=np.float64)
     group_weights = np.zeros((groups, k), dtype=np.float64)
-    group_stats = np.zeros((groups, 2), dtype=np.float64)
+    group_stats = np.zeros((groups, 1), dtype=np.float64)
     # -2 folded into the GEMM operand: scaling by a power of two is exact.
     centers_t = np.ascontiguousarray(centers.T) * -2
     centers_sq = np.einsum("ij,ij->i", centers, centers)

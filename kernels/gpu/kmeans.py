@@ -20,7 +20,6 @@ def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_c
     n = X.shape[0]
     centers_sq = (centers * centers).sum(axis=1)
     changed = cp.zeros((), dtype=cp.float64)
-    inertia = cp.zeros((), dtype=cp.float64)
     if update_centers:
         sums.fill(0.0)
         weights.fill(0.0)
@@ -35,11 +34,7 @@ def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_c
             w = sample_weight[start:stop].astype(cp.float64)
             cupyx.scatter_add(sums, best, block.astype(cp.float64) * w[:, None])
             cupyx.scatter_add(weights, best, w)
-            x_sq = (block.astype(cp.float64) ** 2).sum(axis=1)
-            best_dist = dist[cp.arange(stop - start), best].astype(cp.float64)
-            inertia += (w * cp.maximum(x_sq + best_dist, 0.0)).sum()
     stats[0] = changed
-    stats[1] = inertia
 
 
 def assigned_sq_distances(X, centers, labels, out):

@@ -193,7 +193,7 @@ def kmeans_parallel(X, n_clusters, x_sq_norms, sample_weight, rng, *, comms, off
     labels = xp.full(X.shape[0], -1, dtype=xp.int32)
     sums = xp.empty((n_candidates, X.shape[1]), dtype=xp.float64)
     weights = xp.zeros(n_candidates, dtype=xp.float64)
-    stats = xp.empty(2, dtype=xp.float64)
+    stats = xp.empty(1, dtype=xp.float64)
     kernels_for(X).lloyd_step(X, sample_weight, candidates, labels, sums, weights, stats)
     weights = comms.allreduce(weights).astype(X.dtype)
     centers = kmeans_plusplus(

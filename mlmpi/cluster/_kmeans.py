@@ -33,7 +33,7 @@ def _labels(X, centers):
     sums, weights = xp.empty((k, d), dtype=xp.float64), xp.empty(k, dtype=xp.float64)
     kernels_for(X).lloyd_step(
         X, xp.ones(X.shape[0], dtype=X.dtype), centers, labels, sums, weights,
-        xp.empty(2, dtype=xp.float64), update_centers=False,
+        xp.empty(1, dtype=xp.float64), update_centers=False,
     )
     return labels
 

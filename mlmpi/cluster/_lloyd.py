@@ -6,7 +6,7 @@ clusters relocated to the points farthest from their centres, strict
 convergence when no label changes, else a centre-shift test against
 ``tol``; after a non-strict stop one more E-step so that the labels match
 the returned centres. Each iteration makes ONE allreduce of the packed
-``[k×d weighted sums, k weights, changed labels, inertia]`` (float64).
+``[k×d weighted sums, k weights, changed labels]`` (float64).
 """
 
 import numpy as np
@@ -118,7 +118,7 @@ def lloyd(X, sample_weight, centers_init, *, comms, offset, max_iter, tol, verbo
     k, d = centers_init.shape
     centers = centers_init
     labels = xp.full(X.shape[0], -1, dtype=xp.int32)
-    packed = xp.zeros(k * d + k + 2, dtype=xp.float64)
+    packed = xp.zeros(k * d + k + 1, dtype=xp.float64)
     sums = packed[: k * d].reshape(k, d)
     weights = packed[k * d : k * d + k]
     stats = packed[k * d + k :]
@@ -129,9 +129,11 @@ def lloyd(X, sample_weight, centers_init, *, comms, offset, max_iter, tol, verbo
         total = to_host(comms.allreduce(packed))
         global_sums = total[: k * d].reshape(k, d)
         global_weights = total[k * d : k * d + k]
-        n_changed, inertia = total[k * d + k :]
-        if talk:
-            print(f"Iteration {i}, inertia {inertia}.")
+        n_changed = total[k * d + k]
+        if verbose:
+            inertia, _ = final_inertia(X, sample_weight, centers, labels, comms=comms)
+            if talk:
+                print(f"Iteration {i}, inertia {inertia}.")
         _relocate_empty_clusters(
             X, sample_weight, centers, labels, global_sums, global_weights,
             comms=comms, offset=offset,
