@@ -4,12 +4,30 @@ import numpy as np
 
 from ._array import get_namespace, to_host
 
+# Rows per local QR on the host: small blocks stay in cache, which makes the
+# tree of block QRs several times faster than one LAPACK QR of a tall matrix.
+_TSQR_BLOCK_ROWS = 1024
+
+
+def _local_r(X):
+    """R of this rank's rows: a tree of QRs of row blocks on the host, one QR on the GPU."""
+    xp = get_namespace(X)
+    if xp is np:
+        block = max(_TSQR_BLOCK_ROWS, 4 * X.shape[1])
+        while X.shape[0] > block:
+            X = np.concatenate(
+                [np.linalg.qr(X[s : s + block], mode="r") for s in range(0, X.shape[0], block)]
+            )
+    if X.shape[0] > X.shape[1]:
+        return xp.linalg.qr(X, mode="r")
+    return X
+
 
 def tsqr_r(X, comms):
     """R factor of the QR decomposition of the global row-sharded ``X``.
 
-    Communication-avoiding TSQR in one round: each rank factors its rows,
-    the small R factors are gathered, and every rank factors their stack
+    Communication-avoiding TSQR in one round: each rank factors its rows
+    (as a tree of row-block QRs on the host), the small R factors are gathered, and every rank factors their stack
     the same way. Exact (no normal equations), so it is safe for
     ill-conditioned and rank-deficient ``X``. Ranks may hold fewer rows
     than columns, or none.
@@ -31,11 +49,7 @@ def tsqr_r(X, comms):
     This function is collective.
     """
     xp = get_namespace(X)
-    if X.shape[0] > X.shape[1]:
-        local_r = xp.linalg.qr(X, mode="r")
-    else:
-        local_r = X
-    stacked = comms.allgatherv(xp.ascontiguousarray(local_r))
+    stacked = comms.allgatherv(xp.ascontiguousarray(_local_r(X)))
     return xp.linalg.qr(stacked, mode="r")
 
 
