@@ -74,10 +74,10 @@ def worker(args):
 def driver(args):
     argv = ["--calls", str(args.calls), "--sizes", *map(str, args.sizes)]
     runs = []
-    load_before = _driver.load_average()
+    load_before = _driver.busy_cores()
     for _ in range(args.repeats):
         runs.append(_driver.run_worker(__file__, args.ranks, argv, timeout=600)["cases"])
-    load_after = _driver.load_average()
+    load_after = _driver.busy_cores()
     rows = []
     for case in runs[0]:
         mlmpi_s = statistics.median(run[case]["mlmpi"] for run in runs)
