@@ -20,6 +20,10 @@ from mlmpi.datasets import make_blobs
 comms = get_comms()
 X, y = make_blobs(200_000, 16, centers=8, cluster_std=3.0, random_state=0, comms=comms)
 
+# The first fit in a process also loads the compiled (numba) kernels (~0.5 s),
+# so the second fit is timed. Speed against scikit-learn is measured in
+# benchmarks/, never while other MPI ranks are alive (they busy-poll).
+KMeans(n_clusters=8, random_state=0).fit(X)
 comms.barrier()
 start = time.perf_counter()
 km = KMeans(n_clusters=8, random_state=0).fit(X)  # collective
@@ -32,11 +36,9 @@ rows = comms.allgather(np.asarray(X.shape[0]))
 X_all = comms.allgatherv(X)
 
 if comms.rank == 0:
-    start = time.perf_counter()
     ref = SKKMeans(n_clusters=8, random_state=0).fit(X_all)
-    ref_elapsed = time.perf_counter() - start
     print(f"ranks: {comms.size}   rows per rank: {rows.tolist()}")
     print(f"mlmpi        inertia {km.inertia_:.6g}  n_iter {km.n_iter_:3d}  "
           f"time {elapsed:.3f} s  ARI {adjusted_rand_score(truth, labels):.4f}")
     print(f"scikit-learn inertia {ref.inertia_:.6g}  n_iter {ref.n_iter_:3d}  "
-          f"time {ref_elapsed:.3f} s  ARI {adjusted_rand_score(truth, ref.labels_):.4f}")
+          f"(on the gathered data)  ARI {adjusted_rand_score(truth, ref.labels_):.4f}")
