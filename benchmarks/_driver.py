@@ -11,6 +11,7 @@ A benchmark script calls :func:`compare` per case from its driver part and
 ``--worker`` under mpiexec), then :func:`report`.
 """
 
+import argparse
 import json
 import os
 import platform
@@ -23,6 +24,17 @@ import time
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def run_main(parser, *, driver, worker):
+    """Add the options every benchmark shares, parse, and run the driver
+    (or, with ``--worker`` under mpiexec, the worker)."""
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3, help="alternating peer/mlmpi jobs")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--report", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    (worker if args.worker else driver)(args)
 
 
 def mpiexec():

@@ -97,14 +97,9 @@ def driver(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--worker", action="store_true")
-    parser.add_argument("--report")
-    parser.add_argument("--ranks", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
-    args = parser.parse_args()
-    (worker if args.worker else driver)(args)
+    _driver.run_main(parser, driver=driver, worker=worker)
 
 
 if __name__ == "__main__":

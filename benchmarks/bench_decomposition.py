@@ -21,7 +21,7 @@ import sklearn.decomposition
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _driver import compare, report, worker_report  # noqa: E402
+from _driver import compare, report, run_main, worker_report  # noqa: E402
 
 CASES = {
     "PCA covariance_eigh": ("PCA", dict(svd_solver="covariance_eigh")),
@@ -98,8 +98,6 @@ def _compare_case(args, case, X, data):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--worker", action="store_true")
-    parser.add_argument("--report")
     parser.add_argument("--data", help="(worker) the global .npy the driver wrote")
     parser.add_argument("--case", choices=sorted(CASES))
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=sorted(CASES))
@@ -108,13 +106,7 @@ def main():
     parser.add_argument("--n-components", type=int, default=16)
     parser.add_argument("--centers", type=int, default=32)
     parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
-    parser.add_argument("--ranks", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
-    if args.worker:
-        _worker(args)
-    else:
-        _driver(args)
+    run_main(parser, driver=_driver, worker=_worker)
 
 
 if __name__ == "__main__":

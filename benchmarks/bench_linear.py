@@ -122,21 +122,13 @@ def driver(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
     parser.add_argument("--n-samples", type=int, default=2_000_000)
     parser.add_argument("--n-samples-logistic", type=int, default=500_000)
     parser.add_argument("--n-features", type=int, default=64)
     parser.add_argument("--n-classes", type=int, default=10)
-    parser.add_argument("--repeats", type=int, default=3, help="alternating peer/mlmpi jobs")
     parser.add_argument("--fits", type=int, default=3, help="timed fits per mlmpi job (median)")
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--report", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.worker:
-        worker(args)
-    else:
-        driver(args)
+    _driver.run_main(parser, driver=driver, worker=worker)
 
 
 if __name__ == "__main__":
