@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.utils.validation import (
-    _check_sample_weight,
     _num_samples,
     check_array,
     check_consistent_length,
@@ -151,24 +150,27 @@ def check_local(estimator, X, *, reset=False, dtype=_FLOAT_DTYPES, ensure_all_fi
 
 
 def _check_weights(sample_weight, X):
+    """This rank's weights as an array of X's namespace and dtype.
+
+    scikit-learn's check would reject a shard with zero rows, or one whose
+    weights are all zero although other ranks' are not; whether some weight
+    is non-zero is decided globally in :func:`validate_fit_data`.
+    """
     if sample_weight is None:
         return None
-    # scikit-learn's check rejects zero rows; an empty shard is fine here.
-    if is_device_array(X) or X.shape[0] == 0:
-        xp = get_namespace(X)
-        sample_weight = xp.asarray(sample_weight, dtype=X.dtype)
-        if sample_weight.ndim == 0:
-            sample_weight = xp.full(X.shape[0], sample_weight, dtype=X.dtype)
-        if sample_weight.shape != (X.shape[0],):
-            raise ValueError(
-                f"sample_weight.shape == {sample_weight.shape}, expected {(X.shape[0],)}!"
-            )
-        if sample_weight.size and not bool(xp.isfinite(sample_weight).all()):
-            raise ValueError("Input sample_weight contains NaN or infinity.")
-        if sample_weight.size and bool((sample_weight < 0).any()):
-            raise ValueError("Negative values in data passed to `sample_weight`")
-        return sample_weight
-    return _check_sample_weight(sample_weight, X, dtype=X.dtype, ensure_non_negative=True)
+    xp = get_namespace(X)
+    sample_weight = xp.asarray(sample_weight, dtype=X.dtype)
+    if sample_weight.ndim == 0:
+        sample_weight = xp.full(X.shape[0], sample_weight, dtype=X.dtype)
+    if sample_weight.shape != (X.shape[0],):
+        raise ValueError(
+            f"sample_weight.shape == {sample_weight.shape}, expected {(X.shape[0],)}!"
+        )
+    if sample_weight.size and not bool(xp.isfinite(sample_weight).all()):
+        raise ValueError("Input sample_weight contains NaN or infinity.")
+    if sample_weight.size and bool((sample_weight < 0).any()):
+        raise ValueError("Negative values in data passed to `sample_weight`")
+    return sample_weight
 
 
 def _validate_empty_shard(estimator, X, y, *, dtype, multi_output=False, y_numeric=False,
@@ -248,13 +250,16 @@ def validate_fit_data(
             )
         swv = _check_weights(sample_weight, Xv)
         y_tail = None if yv is None else tuple(yv.shape[1:])
-        return (Xv, yv, swv), (Xv.shape[0], Xv.shape[1], Xv.dtype.str, on_device, y_tail)
+        weight_sum = Xv.shape[0] if swv is None else float(swv.sum())
+        return (Xv, yv, swv), (
+            Xv.shape[0], Xv.shape[1], Xv.dtype.str, on_device, y_tail, weight_sum
+        )
 
     (Xv, yv, swv), facts = agree(comms, check)
     counts = tuple(f[0] for f in facts)
     described = "; ".join(
         f"rank {r}: {n} rows x {d} features, {np.dtype(t).name}{' (GPU)' if dev else ''}"
-        for r, (n, d, t, dev, _) in enumerate(facts)
+        for r, (n, d, t, dev, _, _) in enumerate(facts)
     )
     if len({f[1] for f in facts}) > 1:
         raise ValueError(
@@ -282,6 +287,10 @@ def validate_fit_data(
         raise ValueError(
             f"Found array with {n_samples} sample(s) (shape=({n_samples}, {facts[0][1]})) "
             f"while a minimum of {ensure_min_samples} is required (all ranks together)."
+        )
+    if n_samples and sum(f[5] for f in facts) == 0:
+        raise ValueError(
+            "Sample weights must contain at least one non-zero number (all ranks together)."
         )
     common = next((np.dtype(f[2]) for f in facts if f[0] > 0), Xv.dtype)
     if Xv.dtype != common:  # an empty shard built with another dtype

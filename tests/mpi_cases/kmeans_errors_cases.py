@@ -63,6 +63,22 @@ def case_bad_sample_weight_on_one_rank():
     _raises(ValueError, "Negative values in data passed to `sample_weight`", X, sample_weight=negative)
 
 
+def case_zero_weights():
+    from sklearn.cluster import KMeans as SKKMeans
+
+    X = _good()
+    if COMMS.size > 1:  # all-zero weights on one rank only are fine
+        weights = np.zeros(len(X)) if COMMS.rank == 0 else np.ones(len(X))
+        init = np.array([[-1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+        km = KMeans(2, init=init, n_init=1).fit(X, sample_weight=weights)
+        ref = SKKMeans(2, init=init, n_init=1).fit(
+            COMMS.allgatherv(X), sample_weight=COMMS.allgatherv(weights)
+        )
+        np.testing.assert_allclose(km.cluster_centers_, ref.cluster_centers_, rtol=1e-7)
+        np.testing.assert_allclose(km.inertia_, ref.inertia_, rtol=1e-7)
+    _raises(ValueError, "at least one non-zero", X, sample_weight=np.zeros(len(X)))
+
+
 def case_init_array_of_wrong_shape():
     X = _good()
     for init in (np.zeros((3, 3)), np.zeros((2, 5))):
