@@ -215,12 +215,13 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
         Accepted for compatibility (no solver here iterates).
     tol : float, default=1e-4
         Accepted for compatibility (no solver here iterates).
-    solver : {'auto', 'svd', 'cholesky', 'lsqr', 'sparse_cg', 'sag', 'saga', 'lbfgs'}, \
+    solver : {'auto', 'svd', 'qr', 'cholesky', 'lsqr', 'sparse_cg', 'sag', 'saga', 'lbfgs'}, \
             default='auto'
         ``'auto'``/``'cholesky'``: the normal equations ``(XᵀWX + αI) w = XᵀWy``
         from one allreduce; if that system is not numerically positive
         definite, ``'svd'``. ``'svd'``: the SVD of the exact TSQR R factor of
-        the centred X (safe for any conditioning). scikit-learn's iterative
+        the centred X (safe for any conditioning). ``'qr'`` (mlmpi only, not
+        a scikit-learn solver) names the same TSQR path. scikit-learn's iterative
         solvers (``'lsqr'``, ``'sparse_cg'``, ``'sag'``, ``'saga'``) are
         accepted and solved exactly with ``'cholesky'``; their own result
         approximates it to ``tol``. ``'lbfgs'`` (with ``positive=True`` only,
@@ -255,7 +256,9 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="left")],
         "solver": [
-            StrOptions({"auto", "svd", "cholesky", "lsqr", "sparse_cg", "sag", "saga", "lbfgs"})
+            StrOptions(
+                {"auto", "svd", "qr", "cholesky", "lsqr", "sparse_cg", "sag", "saga", "lbfgs"}
+            )
         ],
         "positive": ["boolean"],
         "random_state": ["random_state"],
@@ -286,7 +289,7 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
             )
         if self.positive:
             return "nnls"
-        return "svd" if self.solver == "svd" else "cholesky"
+        return "svd" if self.solver in ("svd", "qr") else "cholesky"
 
     def fit(self, X, y, sample_weight=None):
         """Fit the model on the global data (every rank passes its rows).

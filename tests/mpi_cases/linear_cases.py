@@ -95,7 +95,7 @@ def case_linear_regression_positive():
 
 def case_ridge_solvers():
     X, _, Y, weights = _diabetes()
-    for solver, reference_solver in (("auto", "cholesky"), ("svd", "svd"), ("sag", "cholesky")):
+    for solver, reference_solver in (("auto", "cholesky"), ("svd", "svd"), ("qr", "svd"), ("sag", "cholesky")):
         _check_regressor(
             lambda: ml.Ridge(alpha=0.1, solver=solver),
             lambda: sk.Ridge(alpha=0.1, solver=reference_solver), X, Y, weights, rtol=1e-8,
