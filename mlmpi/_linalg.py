@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ._array import get_namespace, to_host
+from ._array import get_namespace
 
 # Rows per local QR on the host: small blocks stay in cache, which makes the
 # tree of block QRs several times faster than one LAPACK QR of a tall matrix.
@@ -51,41 +51,3 @@ def tsqr_r(X, comms):
     xp = get_namespace(X)
     stacked = comms.allgatherv(xp.ascontiguousarray(_local_r(X)))
     return xp.linalg.qr(stacked, mode="r")
-
-
-def weighted_moments(X, comms, sample_weight=None):
-    """Global ``(Σw, Σw·x, XᵀWX)`` in one allreduce, accumulated in float64.
-
-    Parameters
-    ----------
-    X : array of shape (n_local, n_features), NumPy or CuPy
-    comms : Comms
-    sample_weight : array of shape (n_local,), default=None
-
-    Returns
-    -------
-    weight_sum : float
-    weighted_sum : ndarray of shape (n_features,), float64
-    gram : ndarray of shape (n_features, n_features), float64
-        Uncentred; centre with ``gram - outer(s, s) / weight_sum``.
-
-    Notes
-    -----
-    This function is collective. Results are on the host (NumPy), the same
-    on every rank.
-    """
-    xp = get_namespace(X)
-    d = X.shape[1]
-    X64 = X.astype(xp.float64, copy=False)
-    packed = xp.empty(1 + d + d * d, dtype=xp.float64)
-    if sample_weight is None:
-        packed[0] = X.shape[0]
-        packed[1 : 1 + d] = X64.sum(axis=0)
-        packed[1 + d :] = (X64.T @ X64).ravel()
-    else:
-        w = sample_weight.astype(xp.float64, copy=False)
-        packed[0] = w.sum()
-        packed[1 : 1 + d] = w @ X64
-        packed[1 + d :] = ((X64 * w[:, None]).T @ X64).ravel()
-    total = to_host(comms.allreduce(packed))
-    return float(total[0]), total[1 : 1 + d], total[1 + d :].reshape(d, d)

@@ -1,9 +1,9 @@
-"""Local parts of mlmpi._linalg, single process (the multi-rank paths run in the estimators' MPI cases)."""
+"""tsqr_r in a single process (the multi-rank paths run in the estimators' MPI cases)."""
 
 import numpy as np
 import pytest
 
-from mlmpi._linalg import _TSQR_BLOCK_ROWS, tsqr_r, weighted_moments
+from mlmpi._linalg import _TSQR_BLOCK_ROWS, tsqr_r
 from mlmpi.comms import SelfComms
 
 
@@ -20,14 +20,3 @@ def test_tsqr_r_equals_lapack_qr_up_to_row_signs(shape):
     assert np.allclose(np.tril(R, -1), 0)
     signs = np.sign(np.diag(R)) * np.sign(np.diag(expected))
     np.testing.assert_allclose(R * signs[:, None], expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
-
-
-def test_weighted_moments_match_numpy():
-    rng = np.random.default_rng(1)
-    X = rng.standard_normal((300, 5)).astype(np.float32)
-    w = rng.uniform(0, 2, 300)
-    total, s, gram = weighted_moments(X, SelfComms(), sample_weight=w.astype(np.float32))
-    X64, w64 = X.astype(np.float64), w.astype(np.float32).astype(np.float64)
-    np.testing.assert_allclose(total, w64.sum(), rtol=1e-12)
-    np.testing.assert_allclose(s, w64 @ X64, rtol=1e-10)
-    np.testing.assert_allclose(gram, (X64 * w64[:, None]).T @ X64, rtol=1e-10)
