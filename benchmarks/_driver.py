@@ -23,14 +23,13 @@ import tempfile
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
-
-
 def run_main(parser, *, driver, worker):
     """Add the options every benchmark shares, parse, and run the driver
     (or, with ``--worker`` under mpiexec, the worker)."""
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3, help="alternating peer/mlmpi jobs")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="write the results as JSON to this file (default: print only)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--report", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -118,19 +117,30 @@ def compare(case, *, script, ranks, repeats, run_peer, worker_argv, timeout=1800
     }
 
 
-def report(name, rows, config, *, peer="scikit-learn", extra_columns=()):
-    """Print the table, write ``benchmarks/results/<name>.json``, return its path."""
+def speed_phrase(mlmpi_s, peer_s):
+    """'2.50x faster' or '4.00x slower': mlmpi against the peer, never a ratio below 1."""
+    if mlmpi_s <= peer_s:
+        return f"{peer_s / mlmpi_s:.2f}x faster"
+    return f"{mlmpi_s / peer_s:.2f}x slower"
+
+
+def report(name, rows, config, *, out=None, peer="scikit-learn", extra_columns=()):
+    """Print the table; with ``out`` (``--out``), also write the results there as JSON.
+
+    Results are written only on request, so that a smoke run never
+    overwrites the committed ``benchmarks/results/*.json`` behind the README.
+    """
     cores = os.cpu_count()
     header = f"{'case':<28}{'mlmpi s':>10}{peer + ' s':>16}{'ratio':>8}"
     for column, _ in extra_columns:
         header += f"{column:>14}"
-    print(f"\n{name}: {json.dumps(config)}")
+    print(f"\n{name}: {json.dumps(config, default=str)}")
     print(f"machine: {platform.node()} {platform.machine()} {cores} cores, python {platform.python_version()}")
     print(header)
     print("-" * len(header))
     busy = False
     for row in rows:
-        line = f"{row['case']:<28}{row['mlmpi_s']:>10.4f}{row['peer_s']:>16.4f}{row['ratio']:>8.3f}"
+        line = f"{row['case']:<28}{row['mlmpi_s']:>10.4g}{row['peer_s']:>16.4g}{row['ratio']:>8.3f}"
         for _, key in extra_columns:
             value = row.get(key)
             line += f"{value:>14.4g}" if isinstance(value, (int, float)) else f"{'-':>14}"
@@ -140,8 +150,11 @@ def report(name, rows, config, *, peer="scikit-learn", extra_columns=()):
     if busy:
         print("WARNING: the machine was not idle (other processes kept more than a quarter "
               "of the cores busy just before or after a timing).")
-    RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / f"{name}.json"
+    if out is None:
+        print("results not written (pass --out PATH to save them as JSON)")
+        return None
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({
         "benchmark": name,
         "config": config,
@@ -150,6 +163,6 @@ def report(name, rows, config, *, peer="scikit-learn", extra_columns=()):
                     "platform": platform.platform()},
         "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "rows": rows,
-    }, indent=1))
+    }, indent=1, default=str))
     print(f"wrote {path}")
     return path

@@ -90,7 +90,7 @@ def driver(args):
         })
     config = {"ranks": args.ranks, "repeats": args.repeats, "calls": args.calls,
               "sizes": list(args.sizes)}
-    _driver.report("comms", rows, config, peer="mpi4py", extra_columns=(
+    _driver.report("comms", rows, config, out=args.out, peer="mpi4py", extra_columns=(
         ("mlmpi us", "mlmpi_us"), ("mpi4py us", "peer_us"), ("overhead us", "overhead_us"),
     ))
 

@@ -21,7 +21,7 @@ import sklearn.decomposition
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _driver import compare, report, run_main, worker_report  # noqa: E402
+from _driver import compare, report, run_main, speed_phrase, worker_report  # noqa: E402
 
 CASES = {
     "PCA covariance_eigh": ("PCA", dict(svd_solver="covariance_eigh")),
@@ -76,12 +76,12 @@ def _driver(args):
         rows = [_compare_case(args, case, X, data) for case in args.cases]
     config = {k: getattr(args, k) for k in ("n_samples", "n_features", "n_components", "centers",
                                              "dtype", "ranks", "repeats")}
-    report("decomposition", rows, config, extra_columns=[("comm frac", "mlmpi_comm_fraction")])
+    report("decomposition", rows, config, out=args.out, extra_columns=[("comm frac", "mlmpi_comm_fraction")])
     fastest = min(r["peer_s"] for r in rows if r["case"].startswith("PCA"))
     for row in rows:
         if row["case"] == "PCA covariance_eigh":
             print(f"PCA covariance_eigh vs scikit-learn's fastest PCA solver: "
-                  f"{fastest / row['mlmpi_s']:.2f}x faster")
+                  f"{speed_phrase(row['mlmpi_s'], fastest)}")
 
 
 def _compare_case(args, case, X, data):

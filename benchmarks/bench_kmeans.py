@@ -101,7 +101,7 @@ def driver(args):
         row["peer_runs"][0]["inertia"]
     )
     _driver.report(
-        "kmeans", [row], vars(args) | {"metric": "seconds per Lloyd iteration"},
+        "kmeans", [row], vars(args) | {"metric": "seconds per Lloyd iteration"}, out=args.out,
         extra_columns=[("comm frac", "mlmpi_comm_fraction"), ("n_iter", "mlmpi_n_iter"),
                        ("peer n_iter", "peer_n_iter"), ("inertia diff", "inertia_rel_diff")],
     )

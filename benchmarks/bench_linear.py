@@ -114,7 +114,7 @@ def driver(args):
         rows.append(row)
         del X, y
     _driver.report(
-        "linear", rows, vars(args) | {"metric": "fit seconds"},
+        "linear", rows, vars(args) | {"metric": "fit seconds"}, out=args.out,
         extra_columns=[("comm frac", "mlmpi_comm_fraction"), ("n_iter", "mlmpi_n_iter"),
                        ("peer n_iter", "peer_n_iter"), ("coef diff", "coef_max_diff")],
     )
