@@ -23,14 +23,37 @@ _PUBLIC = {
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
 
+# Subpackages reachable as attributes after a plain ``import mlmpi``
+# (``mlmpi.comms.profile()``), imported on first use.
+_SUBMODULES = {
+    "cluster", "comms", "datasets", "decomposition", "io", "linear_model", "random", "utils",
+}
+
 
 def __getattr__(name):
     if name in _PUBLIC:
         value = getattr(importlib.import_module(_PUBLIC[name]), name)
         globals()[name] = value
         return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'mlmpi' has no attribute {name!r}")
 
 
 def __dir__():
     return __all__
+
+
+def _abort_on_uncaught_exceptions():
+    """Under an MPI launcher, an uncaught exception on any rank ends the whole
+    job from here on, before any MPI call (``MLMPI_ABORT_ON_ERROR=0`` turns
+    it off). MPI itself is not initialised by this."""
+    from . import _config
+    from .comms import launched_by_mpi
+    from .comms._abort import install_abort_hook
+
+    if launched_by_mpi() and _config.abort_on_error():
+        install_abort_hook()
+
+
+_abort_on_uncaught_exceptions()

@@ -14,7 +14,8 @@ that a job can be reconfigured without a code change.
 ``MLMPI_TIMELINE``         path: record every collective and write a Chrome
                            trace (one file per rank) at exit.
 ``MLMPI_TIMEOUT``          seconds: abort the job when a collective does not
-                           complete in time.
+                           complete in time (default 1800, PyTorch's default
+                           process-group timeout; ``0`` turns it off).
 ``MLMPI_ABORT_ON_ERROR``   ``0``: do not install the hook that aborts the whole
                            MPI job on an uncaught exception.
 =========================  ==================================================
@@ -75,7 +76,21 @@ def timeline_path():
     return os.environ.get("MLMPI_TIMELINE") or None
 
 
+# Seconds a rank may wait in one collective before the watchdog aborts the
+# job: PyTorch's default process-group timeout (30 min). Long enough for the
+# slowest rank's legitimate work between two collectives (loading its shard
+# before the first fit included), short enough that a hung job does not burn
+# a whole allocation.
+DEFAULT_TIMEOUT = 1800.0
+
+
 def collective_timeout():
+    """``MLMPI_TIMEOUT`` in seconds; :data:`DEFAULT_TIMEOUT` when unset; None for ``0``."""
+    value = os.environ.get("MLMPI_TIMEOUT", "").strip()
+    if value == "":
+        return DEFAULT_TIMEOUT
+    if value in ("0", "0.0"):
+        return None
     return _env_positive("MLMPI_TIMEOUT", float)
 
 

@@ -50,3 +50,32 @@ def test_abort_hook_can_be_switched_off():
     assert "RuntimeError: rank 1 fails on purpose" in output
     assert "mlmpi: uncaught" not in output
     assert "collective 'allreduce' on rank 0 of 2" in output
+
+
+FAIL_BEFORE_FIT = HERE / "scripts" / "fail_before_fit.py"
+
+
+@pytest.mark.parametrize("others", [["fit", "0"], ["fit", "60"]], ids=["in-fit", "still-loading"])
+def test_failure_before_any_mpi_call_ends_the_job(others):
+    # Rank 1 dies after `import mlmpi`, before MPI is initialised anywhere;
+    # the others wait in MPI_Init (in-fit) or are busy for a minute (still-loading).
+    returncode, output, timed_out = run_mpi(
+        3, [sys.executable, FAIL_BEFORE_FIT, *others], timeout=WITHIN
+    )
+    assert not timed_out, f"the job hung for {WITHIN} s:\n{output}"
+    assert returncode != 0, output
+    assert "FileNotFoundError: [Errno 2] No such file or directory" in output
+    assert "mlmpi: uncaught FileNotFoundError on rank 1 of 3; aborting the MPI job" in output
+    assert "fit returned" not in output
+    if others[1] == "60":
+        assert "loaded" not in output
+
+
+def test_failure_before_any_mpi_call_can_be_left_alone():
+    returncode, output, timed_out = run_mpi(
+        2, [sys.executable, FAIL_BEFORE_FIT, "nompi", "2"], timeout=WITHIN,
+        env={"MLMPI_ABORT_ON_ERROR": "0"},
+    )
+    assert not timed_out, output
+    assert "FileNotFoundError" in output and "mlmpi: uncaught" not in output
+    assert "rank 0: loaded" in output  # nobody killed rank 0

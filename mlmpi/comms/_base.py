@@ -19,6 +19,7 @@ import numpy as np
 from .._array import get_namespace, is_device_array
 from . import profile as _profile
 from ._abort import FORWARD_SECONDS
+from ._method import current_method
 
 
 class ReduceOp(str, Enum):
@@ -83,7 +84,7 @@ def _nbytes(x):
 class _Watch:
     """The deadline of one comms' current collective (None: not in one)."""
 
-    __slots__ = ("timeout", "abort", "where", "deadline", "op", "__weakref__")
+    __slots__ = ("timeout", "abort", "where", "deadline", "op", "method", "start", "__weakref__")
 
     def __init__(self, timeout, abort, where):
         self.timeout = timeout
@@ -91,6 +92,22 @@ class _Watch:
         self.where = where
         self.deadline = None
         self.op = None
+        self.method = None
+        self.start = None
+
+    def message(self):
+        """What the watchdog prints when this collective outlives its timeout."""
+        waited = (
+            f"collective {self.op!r} on {self.where} did not complete within "
+            f"MLMPI_TIMEOUT={self.timeout:g} s"
+        )
+        if self.method is None:
+            return f"mlmpi: {waited} (another rank may have died or skipped it); aborting the job.\n"
+        return (
+            f"mlmpi: {self.method} is collective: every rank must call it, with the same "
+            f"parameters. Its {waited} (another rank may have skipped the call, died, or be "
+            "still busy: raise MLMPI_TIMEOUT for very imbalanced work); aborting the job.\n"
+        )
 
 
 class _Watchdog:
@@ -129,19 +146,23 @@ class _Watchdog:
             for watch in watches:
                 deadline = watch.deadline
                 if deadline is not None and now > deadline:
-                    sys.stderr.write(
-                        f"mlmpi: collective {watch.op!r} on {watch.where} did not complete "
-                        f"within MLMPI_TIMEOUT="
-                        f"{watch.timeout:g} s (another rank may have died or skipped it); "
-                        "aborting the job.\n"
-                    )
+                    sys.stderr.write(watch.message())
                     sys.stderr.flush()
+                    _profile.flush_timeline(
+                        unfinished=(_label(watch.method, watch.op), watch.start)
+                    )
                     time.sleep(FORWARD_SECONDS)  # let the launcher forward the message
                     watch.abort()
                     return
 
 
 _watchdog = _Watchdog()
+
+
+def _label(method, op):
+    """Name of a collective in the timeline and ``profile()``: the public
+    method it serves, if any (``KMeans.fit/allreduce``)."""
+    return op if method is None else f"{method}/{op}"
 
 
 class _Collective:
@@ -157,10 +178,12 @@ class _Collective:
     def __enter__(self):
         comms = self.comms
         watch = comms._watch
+        self.start = time.perf_counter()
         if watch is not None:
             watch.op = self.op
+            watch.method = current_method()
+            watch.start = self.start
             watch.deadline = time.monotonic() + watch.timeout
-        self.start = time.perf_counter()
 
     def __exit__(self, *exc):
         comms = self.comms
@@ -168,7 +191,7 @@ class _Collective:
             comms._watch.deadline = None
         if _profile.active():
             _profile.record(
-                self.op, _nbytes(self.payload), self.start, time.perf_counter() - self.start,
+                _label(current_method(), self.op), _nbytes(self.payload), self.start, time.perf_counter() - self.start,
                 comms.rank, comms.backend,
             )
         return False
@@ -209,7 +232,7 @@ class Comms(ABC):
             _profile.start_timeline(path)
         if timeout is None:
             timeout = _config.collective_timeout()
-        if timeout is not None and self.size > 1:
+        if timeout and self.size > 1:  # 0 or None: no watchdog
             where = f"rank {self.rank} of {self.size} ({self.backend})"
             world_rank, world_size = _profile.process_rank()
             if (world_rank, world_size) != (self.rank, self.size):

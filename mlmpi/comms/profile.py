@@ -67,11 +67,13 @@ class ProfileSummary:
 
     def table(self):
         """The summary as a fixed-width text table."""
-        lines = [f"{'op':<18}{'calls':>8}{'bytes':>14}{'seconds':>12}"]
-        for op, calls, size, secs in self.rows():
-            lines.append(f"{op:<18}{calls:>8}{size:>14}{secs:>12.6f}")
+        rows = self.rows()
+        w = max([18] + [len(op) + 2 for op, *_ in rows])  # "KMeans.fit/allreduce" and the like
+        lines = [f"{'op':<{w}}{'calls':>8}{'bytes':>14}{'seconds':>12}"]
+        for op, calls, size, secs in rows:
+            lines.append(f"{op:<{w}}{calls:>8}{size:>14}{secs:>12.6f}")
         lines.append(
-            f"{'total':<18}{len(self.events):>8}{self.total_bytes:>14}{self.total_seconds:>12.6f}"
+            f"{'total':<{w}}{len(self.events):>8}{self.total_bytes:>14}{self.total_seconds:>12.6f}"
         )
         return "\n".join(lines)
 
@@ -85,6 +87,8 @@ def profile():
 
     Yields a :class:`ProfileSummary`; print it (or call ``.table()``) for
     ``op, calls, bytes, seconds``. Only this rank's collectives are seen.
+    A collective run inside an estimator's collective method is named after
+    the method, e.g. ``KMeans.fit/allreduce``.
 
     Examples
     --------
@@ -124,7 +128,12 @@ class _Timeline:
             }
         )
 
-    def write(self):
+    def write(self, unfinished=None):
+        """Write the trace; ``unfinished=(name, start)`` adds the collective
+        this rank is stuck in (the job is being aborted)."""
+        if unfinished is not None and unfinished[1] is not None:
+            name, start = unfinished
+            self.add(name, 0, start, time.perf_counter() - start, None, "unfinished")
         directory = os.path.dirname(os.path.abspath(self.path))
         os.makedirs(directory, exist_ok=True)
         with open(self.path, "w") as f:
@@ -170,3 +179,14 @@ def start_timeline(path):
     _timeline = _Timeline(path, *process_rank())
     _recorders.append(_timeline)
     atexit.register(_timeline.write)
+
+
+def flush_timeline(unfinished=None):
+    """Write the timeline recorded so far, now: the job is about to be
+    aborted and ``atexit`` will not run. ``unfinished=(name, start)`` is the
+    collective this rank is stuck in. No-op without a timeline."""
+    if _timeline is not None:
+        try:
+            _timeline.write(unfinished)
+        except OSError as exc:  # never let a full disk hide the real error
+            sys.stderr.write(f"mlmpi: could not write the timeline {_timeline.path}: {exc}\n")
