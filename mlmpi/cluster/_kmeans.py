@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _is_arraylike_not_scalar, check_is_fitted
 
 from .._array import get_namespace, to_host, to_namespace
-from ..comms import Comms, resolve_comms
+from ..comms import Comms, collective_method, resolve_comms
 from ..random import shared_seed
 from ..utils.validation import _check_weights, agree, check_local, validate_fit_data
 from ._common import kernels_for, row_sq_norms, sq_distances
@@ -256,6 +256,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
             return self._call_init(X, rng.randint(np.iinfo(np.int32).max), comms, layout)
         return init
 
+    @collective_method
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         """Compute k-means clustering of the rows of every rank.
@@ -355,6 +356,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         variances = moments[:d] - moments[d:] ** 2
         return float(np.mean(variances) * self.tol)
 
+    @collective_method
     def fit_predict(self, X, y=None, sample_weight=None):
         """Compute cluster centers and predict the cluster index of this rank's rows.
 
@@ -373,6 +375,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         """
         return self.fit(X, sample_weight=sample_weight).labels_
 
+    @collective_method
     def fit_transform(self, X, y=None, sample_weight=None):
         """Compute clustering and transform this rank's rows to cluster-distance space.
 
@@ -424,6 +427,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         xp = get_namespace(X)
         return xp.sqrt(sq_distances(X, self._centers_like(X)))
 
+    @collective_method
     def score(self, X, y=None, sample_weight=None):
         """Opposite of the global value of X on the K-means objective.
 

@@ -9,6 +9,7 @@ import sys
 
 from .. import _config
 from ._base import Comms, ReduceOp, Request
+from ._method import collective_method, current_method
 from .profile import profile
 from .self import SelfComms
 
@@ -23,6 +24,8 @@ __all__ = [
     "resolve_comms",
     "launched_by_mpi",
     "profile",
+    "collective_method",
+    "current_method",
 ]
 
 # Environment variables set by the process managers that start MPI jobs

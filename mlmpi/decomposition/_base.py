@@ -7,7 +7,7 @@ from sklearn.utils.extmath import svd_flip
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._array import get_namespace, is_device_array, to_namespace
-from ..comms import Comms
+from ..comms import Comms, collective_method
 from ..random import shared_seed
 from ..utils.validation import _check_device_array, check_local
 from ._solvers import randomized_svd
@@ -36,6 +36,7 @@ class _BaseDecomposition(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
     _comms_constraint = {"comms": [None, Comms]}
 
+    @collective_method
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit the model on every rank's rows.
@@ -57,6 +58,7 @@ class _BaseDecomposition(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self._fit(X)
         return self
 
+    @collective_method
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_transform(self, X, y=None):
         """Fit the model on every rank's rows and reduce this rank's rows.

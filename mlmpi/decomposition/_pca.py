@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.metaestimators import available_if
 
 from .._array import get_namespace, to_namespace
-from ..comms import resolve_comms
+from ..comms import collective_method, resolve_comms
 from ..utils.validation import agree, validate_fit_data
 from ._base import FLOAT_DTYPES, _BaseDecomposition, flip_signs, replicated
 from ._solvers import (
@@ -190,6 +190,7 @@ class PCA(_BaseDecomposition):
         self.random_state = random_state
         self.comms = comms
 
+    @collective_method
     @available_if(_streams)
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
@@ -463,6 +464,7 @@ class PCA(_BaseDecomposition):
         log_like -= 0.5 * (X.shape[1] * log(2.0 * pi) - logdet)
         return log_like
 
+    @collective_method
     def score(self, X, y=None):
         """Average log-likelihood of every rank's rows (all ranks together).
 

@@ -8,7 +8,7 @@ from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from .._array import get_namespace, to_host, to_namespace
-from ..comms import resolve_comms
+from ..comms import collective_method, resolve_comms
 from ..utils.validation import agree, check_local, validate_fit_data
 
 
@@ -88,6 +88,7 @@ class RegressionMixin(LinearPredictMixin):
         """
         return self._decision_function(X)
 
+    @collective_method
     def score(self, X, y, sample_weight=None):
         """R² of ``predict(X)`` against ``y`` over the global data.
 

@@ -19,6 +19,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._array import to_host
+from ..comms import collective_method
 from ..random import shared_seed
 from ._base import RegressionMixin, regression_data, set_coefficients
 from ._stats import centred_moments
@@ -107,6 +108,7 @@ class ElasticNet(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimato
             return np.array(to_host(self.coef_), dtype=np.float64).reshape(n_targets, n_features)
         return np.zeros((n_targets, n_features))
 
+    @collective_method
     def fit(self, X, y, sample_weight=None, check_input=True):
         """Fit the model on the global data (every rank passes its rows).
 

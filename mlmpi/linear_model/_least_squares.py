@@ -29,6 +29,7 @@ from scipy import linalg, optimize
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..comms import collective_method
 from ._base import RegressionMixin, regression_data, set_coefficients
 from ._stats import centred_moments, reduced_qr
 
@@ -134,6 +135,7 @@ class LinearRegression(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEs
         self.positive = positive
         self.comms = comms
 
+    @collective_method
     def fit(self, X, y, sample_weight=None):
         """Fit the model on the global data (every rank passes its rows).
 
@@ -291,6 +293,7 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
             return "nnls"
         return "svd" if self.solver in ("svd", "qr") else "cholesky"
 
+    @collective_method
     def fit(self, X, y, sample_weight=None):
         """Fit the model on the global data (every rank passes its rows).
 

@@ -19,7 +19,7 @@ from sklearn.utils.optimize import _check_optimize_result
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, to_host
-from ..comms import resolve_comms
+from ..comms import collective_method, resolve_comms
 from ..utils.validation import agree, validate_fit_data
 from ._base import LinearPredictMixin
 
@@ -254,6 +254,7 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
                 params[:, d] = to_host(self.intercept_)
         return params
 
+    @collective_method
     def fit(self, X, y, sample_weight=None):
         """Fit the model on the global data (every rank passes its rows).
 
@@ -362,6 +363,7 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
         """
         return get_namespace(X).exp(self.predict_log_proba(X))
 
+    @collective_method
     def score(self, X, y, sample_weight=None):
         """Mean accuracy of :meth:`predict` over the global data.
 

@@ -1,0 +1,85 @@
+"""The rules of the collective model, enforced: a collective method called on
+some ranks only, or a rank that dies, ends the job with a message that names
+the public method, and the timeline recorded so far is kept."""
+
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from _mpi import HERE, run_mpi
+from mlmpi import KMeans, _config
+from mlmpi.comms import collective_method, current_method, profile
+
+SCRIPTS = HERE / "scripts"
+WITHIN = 40
+
+
+@pytest.mark.parametrize("estimator", ["KMeans", "PCA", "LogisticRegression"])
+def test_collective_method_on_one_rank_names_the_method(tmp_path, estimator):
+    env = {"MLMPI_TIMEOUT": "2", "MLMPI_TIMELINE": str(tmp_path / "trace.json")}
+    returncode, output, timed_out = run_mpi(
+        2, [sys.executable, SCRIPTS / "collective_on_one_rank.py", estimator],
+        timeout=WITHIN, env=env,
+    )
+    assert not timed_out, f"the job hung for {WITHIN} s:\n{output}"
+    assert returncode != 0, output
+    assert "rank 0: fitted" in output and "done" not in output
+    assert f"mlmpi: {estimator}.score is collective: every rank must call it" in output
+    assert "on rank 0 of 2 (mpi) did not complete within MLMPI_TIMEOUT=2 s" in output
+    # The timeline of rank 0 was written before the abort, the stuck call last.
+    events = json.loads((tmp_path / "trace.rank0.json").read_text())["traceEvents"]
+    names = [event["name"] for event in events]
+    assert names[-1].startswith(f"{estimator}.score/") and events[-1]["cat"] == "unfinished"
+    assert any(name.startswith(f"{estimator}.fit/") for name in names[:-1])
+
+
+def test_uncaught_exception_keeps_the_timeline(tmp_path):
+    # kmeans_raise.py: rank 1 raises inside its own code after a fit.
+    env = {"MLMPI_TIMELINE": str(tmp_path / "crash.json")}
+    returncode, output, timed_out = run_mpi(
+        2, [sys.executable, SCRIPTS / "kmeans_raise.py"], timeout=WITHIN, env=env
+    )
+    assert not timed_out and returncode != 0, output
+    events = json.loads((tmp_path / "crash.rank1.json").read_text())["traceEvents"]
+    assert any(event["name"].startswith("KMeans.fit/") for event in events), events
+
+
+def test_profile_names_the_public_method():
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with profile() as prof:
+        KMeans(2, random_state=0, n_init=1).fit_predict(X)
+        KMeans(2, random_state=0, n_init=1).fit(X).score(X)
+    ops = {op for op, *_ in prof.rows()}
+    assert "KMeans.fit_predict/allreduce" in ops  # the method called, not the inner fit
+    assert {"KMeans.fit/allreduce", "KMeans.score/allreduce"} <= ops
+    assert all("/" in op for op in ops)
+    assert "KMeans.fit_predict/allreduce" in prof.table()
+
+
+def test_collective_method_names_the_subclass_and_nests():
+    class Base:
+        @collective_method
+        def fit(self):
+            return current_method()
+
+        @collective_method
+        def fit_predict(self):
+            return self.fit()
+
+    class Child(Base):
+        pass
+
+    assert Child().fit() == "Child.fit"
+    assert Child().fit_predict() == "Child.fit_predict"
+    assert current_method() is None
+
+
+def test_default_timeout(monkeypatch):
+    monkeypatch.delenv("MLMPI_TIMEOUT", raising=False)
+    assert _config.collective_timeout() == _config.DEFAULT_TIMEOUT == 1800
+    monkeypatch.setenv("MLMPI_TIMEOUT", "0")
+    assert _config.collective_timeout() is None
+    monkeypatch.setenv("MLMPI_TIMEOUT", "2.5")
+    assert _config.collective_timeout() == 2.5
