@@ -42,7 +42,9 @@ def test_uncaught_exception_keeps_the_timeline(tmp_path):
         2, [sys.executable, SCRIPTS / "kmeans_raise.py"], timeout=WITHIN, env=env
     )
     assert not timed_out and returncode != 0, output
-    events = json.loads((tmp_path / "crash.rank1.json").read_text())["traceEvents"]
+    text = (tmp_path / "crash.rank1.json").read_text()
+    assert text, output
+    events = json.loads(text)["traceEvents"]
     assert any(event["name"].startswith("KMeans.fit/") for event in events), events
 
 
@@ -83,3 +85,14 @@ def test_default_timeout(monkeypatch):
     assert _config.collective_timeout() is None
     monkeypatch.setenv("MLMPI_TIMEOUT", "2.5")
     assert _config.collective_timeout() == 2.5
+
+
+def test_one_rank_never_warns_about_identical_shards():
+    import warnings
+
+    from mlmpi.utils.validation import IdenticalShardsWarning
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IdenticalShardsWarning)
+        KMeans(2, random_state=0, n_init=1).fit(X)

@@ -136,8 +136,12 @@ class _Timeline:
             self.add(name, 0, start, time.perf_counter() - start, None, "unfinished")
         directory = os.path.dirname(os.path.abspath(self.path))
         os.makedirs(directory, exist_ok=True)
-        with open(self.path, "w") as f:
+        # Write beside and rename: a rank killed while writing (its job being
+        # aborted) leaves the previous file, never an empty or truncated one.
+        partial = f"{self.path}.{os.getpid()}.tmp"
+        with open(partial, "w") as f:
             json.dump({"traceEvents": self.events, "displayTimeUnit": "ms"}, f)
+        os.replace(partial, self.path)
 
 
 def timeline_file(path, rank, size):
@@ -186,6 +190,9 @@ def flush_timeline(unfinished=None):
     aborted and ``atexit`` will not run. ``unfinished=(name, start)`` is the
     collective this rank is stuck in. No-op without a timeline."""
     if _timeline is not None:
+        # MPICH's MPI_Abort exits through Python's atexit handlers while the
+        # launcher kills the job: do not write again then.
+        atexit.unregister(_timeline.write)
         try:
             _timeline.write(unfinished)
         except OSError as exc:  # never let a full disk hide the real error

@@ -6,6 +6,8 @@ all ranks *agree* in one collective: if any rank failed, every rank raises
 the error of the lowest failing rank (same type, same message).
 """
 
+import warnings
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +19,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from .._array import get_namespace, is_device_array
+from .._array import get_namespace, is_device_array, to_host
 
 _FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -252,14 +254,15 @@ def validate_fit_data(
         y_tail = None if yv is None else tuple(yv.shape[1:])
         weight_sum = Xv.shape[0] if swv is None else float(swv.sum())
         return (Xv, yv, swv), (
-            Xv.shape[0], Xv.shape[1], Xv.dtype.str, on_device, y_tail, weight_sum
+            Xv.shape[0], Xv.shape[1], Xv.dtype.str, on_device, y_tail, weight_sum,
+            _shared_facts(estimator, Xv, yv, swv),
         )
 
     (Xv, yv, swv), facts = agree(comms, check)
     counts = tuple(f[0] for f in facts)
     described = "; ".join(
         f"rank {r}: {n} rows x {d} features, {np.dtype(t).name}{' (GPU)' if dev else ''}"
-        for r, (n, d, t, dev, _, _) in enumerate(facts)
+        for r, (n, d, t, dev, *_) in enumerate(facts)
     )
     if len({f[1] for f in facts}) > 1:
         raise ValueError(
@@ -292,9 +295,152 @@ def validate_fit_data(
         raise ValueError(
             "Sample weights must contain at least one non-zero number (all ranks together)."
         )
+    _check_shared_facts(estimator, [f[6] for f in facts], comms)
     common = next((np.dtype(f[2]) for f in facts if f[0] > 0), Xv.dtype)
     if Xv.dtype != common:  # an empty shard built with another dtype
         Xv = Xv.astype(common)
         if swv is not None:
             swv = swv.astype(common)
     return Xv, yv, swv, RowLayout(counts, comms.rank)
+
+
+# -- what every rank must share at fit, agreed in validate_fit_data's one collective --
+
+
+class IdenticalShardsWarning(UserWarning):
+    """Every rank passed the same rows to a collective ``fit``."""
+
+
+_SAMPLED_ROWS = 8  # rows of each shard fingerprinted to detect identical shards
+_SHORT = 80  # longer descriptions of a value are cut and fingerprinted
+
+
+def _crc(data):
+    return f"{zlib.crc32(data):08x}"
+
+
+def _describe(value):
+    """A short text that is equal on two ranks when ``value`` is (arrays by a
+    fingerprint of their bytes)."""
+    if hasattr(value, "shape") and hasattr(value, "dtype"):  # NumPy/CuPy arrays
+        host = np.ascontiguousarray(to_host(value))
+        return f"array{host.shape} {host.dtype} #{_crc(host.tobytes())}"
+    if isinstance(value, (np.random.RandomState, np.random.Generator)):
+        return f"a {type(value).__name__} instance"  # rank 0's draw is broadcast
+    if callable(value) and hasattr(value, "__qualname__"):
+        return f"{getattr(value, '__module__', '?')}.{value.__qualname__}"
+    text = repr(value)
+    if len(text) > _SHORT:
+        text = f"{text[:_SHORT - 20]}... #{_crc(text.encode())}"
+    return text
+
+
+def _parameter_facts(estimator):
+    params = estimator.get_params(deep=False)
+    params.pop("comms", None)
+    return {name: _describe(value) for name, value in sorted(params.items())}
+
+
+def _feature_names_fact(estimator):
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is None:
+        return None
+    names = [str(name) for name in names]
+    return _crc("\x00".join(names).encode()), names[:6], len(names)
+
+
+def _label_kind(y):
+    """'string', 'numeric' or 'mixed' for the labels of ``y``; None without labels."""
+    if y is None or y.size == 0:
+        return None
+    if is_device_array(y) or y.dtype.kind in "biufc":
+        return "numeric"
+    if y.dtype.kind in "USa":
+        return "string"
+    is_text = {isinstance(v, (str, bytes)) for v in y.ravel().tolist()}
+    return "mixed" if len(is_text) > 1 else ("string" if True in is_text else "numeric")
+
+
+def _data_fingerprint(X, y, sample_weight):
+    """``(rows, checksum of a few evenly spaced rows of X, y and the weights)``,
+    or None for an empty shard."""
+    n = X.shape[0]
+    if n == 0:
+        return None
+    rows = np.unique(np.linspace(0, n - 1, num=min(n, _SAMPLED_ROWS)).astype(np.intp))
+    checksum = 0
+    for part in (X, y, sample_weight):
+        if part is not None:
+            sample = part[rows] if not is_device_array(part) else part[get_namespace(part).asarray(rows)]
+            sample = sample.toarray() if hasattr(sample, "toarray") else to_host(sample)
+            checksum = zlib.crc32(np.ascontiguousarray(sample).tobytes(), checksum)
+    return n, checksum
+
+
+def _shared_facts(estimator, X, y, sample_weight):
+    """This rank's facts that must agree between ranks at ``fit``."""
+    return (
+        _parameter_facts(estimator),
+        _feature_names_fact(estimator),
+        _label_kind(y),
+        _data_fingerprint(X, y, sample_weight),
+    )
+
+
+def _by_rank(values):
+    return "; ".join(f"rank {rank}: {value}" for rank, value in values)
+
+
+def _check_shared_facts(estimator, facts, comms):
+    """Raise the same error on every rank when the ranks disagree on the
+    estimator's parameters, X's column names or the kind of y's labels; warn
+    on rank 0 when every rank passed the same rows. No communication: ``facts``
+    holds every rank's :func:`_shared_facts`."""
+    name = type(estimator).__name__
+    params = [f[0] for f in facts]
+    for param in params[0]:
+        values = [p.get(param) for p in params]
+        if len(set(values)) > 1:
+            raise ValueError(
+                f"{name} has a different {param!r} on different ranks "
+                f"({_by_rank(enumerate(values))}); every rank must create the estimator "
+                "with the same parameters."
+            )
+    has_rows = [f[3] is not None for f in facts]
+    named = [(r, f[1]) for r, f in enumerate(facts) if f[1] is not None]
+    if named:
+        unnamed = [r for r, f in enumerate(facts) if f[1] is None and has_rows[r]]
+        if len({fact[0] for _, fact in named}) > 1 or unnamed:
+            described = _by_rank(
+                (r, "no column names" if fact is None else
+                 f"{fact[2]} columns {fact[1]}{' ...' if fact[2] > len(fact[1]) else ''}")
+                for r, fact in enumerate(f[1] for f in facts)
+            )
+            raise ValueError(
+                "X has different column names or a different column order on different "
+                f"ranks ({described}); every shard must have the same columns in the same "
+                "order (e.g. df[columns] with one list of columns on every rank)."
+            )
+    kinds = {(f[2]) for f, rows in zip(facts, has_rows) if rows and f[2] is not None}
+    if len(kinds) > 1 or "mixed" in kinds:
+        described = _by_rank((r, f"{f[2]} labels") for r, f in enumerate(facts) if f[2])
+        raise ValueError(
+            f"y has labels of different types on different ranks ({described}); 'a' and "
+            "0 would be different classes. Encode the labels the same way on every rank."
+        )
+    fingerprints = [f[3] for f in facts]
+    if (
+        comms.size > 1
+        and comms.rank == 0
+        and fingerprints[0] is not None
+        and fingerprints[0][0] > 1
+        and all(fp == fingerprints[0] for fp in fingerprints)
+    ):
+        warnings.warn(
+            f"Every rank passed the same {fingerprints[0][0]} rows to {name}: the model "
+            f"fits each row {comms.size} times. Each rank must pass only its own rows; "
+            "take them with mlmpi.datasets.shard(X, comms) (or mlmpi.io.load_npy, "
+            "which reads only this rank's rows).",
+            IdenticalShardsWarning,
+            stacklevel=4,
+        )

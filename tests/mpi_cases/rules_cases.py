@@ -1,0 +1,141 @@
+"""The rules of the collective model at fit: the same parameters, the same
+columns and the same kind of labels on every rank (else the same clear error
+on every rank), and each rank its own rows (else a warning on rank 0).
+
+The cases need at least 2 ranks; the last rank is the odd one out.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from mlmpi import PCA, KMeans, LinearRegression, LogisticRegression, get_comms
+from mlmpi.datasets import shard
+from mlmpi.utils.validation import IdenticalShardsWarning
+from shards import each_layout
+
+COMMS = get_comms()
+LAST = COMMS.rank == COMMS.size - 1
+
+
+def _data(n=60, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    return X, X @ np.arange(1.0, d + 1) + 0.5
+
+
+def _same_error_everywhere(error, match, fit):
+    with pytest.raises(error, match=match) as info:
+        fit()
+    messages = COMMS.allgather_object(str(info.value))
+    assert len(set(messages)) == 1, messages
+
+
+def case_parameters_differ_between_ranks():
+    X, y = _data()
+    local = shard(X, COMMS)
+    n = 3 + LAST
+    _same_error_everywhere(
+        ValueError, rf"KMeans has a different 'n_clusters' on different ranks \(rank 0: 3;.* "
+        rf"rank {COMMS.size - 1}: 4\); every rank must create the estimator with the same",
+        lambda: KMeans(n_clusters=n, random_state=0).fit(local),
+    )
+    _same_error_everywhere(
+        ValueError, "PCA has a different 'n_components' on different ranks",
+        lambda: PCA(n_components=1 + LAST).fit_transform(local),
+    )
+    init = X[:3] + LAST  # an array parameter: compared by a fingerprint of its bytes
+    _same_error_everywhere(
+        ValueError, r"different 'init' on different ranks \(rank 0: array\(3, 3\) float64 #",
+        lambda: KMeans(3, init=init, n_init=1).fit(local),
+    )
+    seed = None if LAST else 0  # an int is used as is, None is broadcast: must agree
+    _same_error_everywhere(
+        ValueError, "different 'random_state'", lambda: KMeans(3, random_state=seed).fit(local)
+    )
+
+
+def case_same_parameters_fit():
+    X, y = _data()
+    local = shard(X, COMMS)
+    # RandomState instances: rank 0's draw is broadcast, their states may differ.
+    km = KMeans(3, random_state=np.random.RandomState(COMMS.rank), n_init=1).fit(local)
+    assert km.cluster_centers_.shape == (3, 3)
+    LinearRegression().fit(local, shard(y, COMMS))
+
+
+def case_column_order_differs_between_ranks():
+    pd = pytest.importorskip("pandas")
+    X, y = _data()
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    local, local_y = shard(frame, COMMS), shard(y, COMMS)
+    if LAST:
+        local = local[["b", "a", "c"]]
+    _same_error_everywhere(
+        ValueError, r"X has different column names or a different column order on different "
+        r"ranks \(rank 0: 3 columns \['a', 'b', 'c'\];.* 3 columns \['b', 'a', 'c'\]\)",
+        lambda: LinearRegression().fit(local, local_y),
+    )
+    if LAST:
+        local = pd.DataFrame(local.to_numpy())  # no names on one rank holding rows
+    _same_error_everywhere(
+        ValueError, r"different column order on different ranks \(.*no column names",
+        lambda: LinearRegression().fit(local, local_y),
+    )
+
+
+def case_same_columns_fit_with_an_empty_rank():
+    pd = pytest.importorskip("pandas")
+    X, y = _data()
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    for _, (local, local_y) in each_layout(frame, y, comms=COMMS):
+        model = LinearRegression().fit(local, local_y)
+        assert list(model.feature_names_in_) == ["a", "b", "c"]
+
+
+def case_label_types_differ_between_ranks():
+    X, _ = _data()
+    y = (X[:, 0] > 0).astype(int)
+    local, local_y = shard(X, COMMS), shard(y, COMMS)
+    if LAST:
+        local_y = np.where(local_y == 1, "yes", "no")
+    _same_error_everywhere(
+        ValueError, r"y has labels of different types on different ranks \(rank 0: numeric "
+        r"labels;.* string labels\); 'a' and 0 would be different classes",
+        lambda: LogisticRegression().fit(local, local_y),
+    )
+
+
+def _fit_warnings(X, y=None):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if y is None:
+            KMeans(3, random_state=0, n_init=1).fit(X)
+        else:
+            LinearRegression().fit(X, y)
+    return [w for w in caught if issubclass(w.category, IdenticalShardsWarning)]
+
+
+def case_every_rank_passing_the_full_data_warns_on_rank_0():
+    X, y = _data()
+    for caught in (_fit_warnings(X), _fit_warnings(X, y)):  # all fits first, then assert
+        if COMMS.rank == 0:
+            assert len(caught) == 1, caught
+            message = str(caught[0].message)
+            assert f"Every rank passed the same 60 rows to" in message
+            assert "mlmpi.datasets.shard(X, comms)" in message
+        else:
+            assert caught == []
+
+
+def case_genuine_shards_do_not_warn():
+    X, y = _data()
+    caught = []
+    for _, (local, local_y) in each_layout(X, y, comms=COMMS):
+        caught += _fit_warnings(local) + _fit_warnings(local, local_y)
+    # The same rows in another order on each rank.
+    caught += _fit_warnings(np.roll(X, COMMS.rank, axis=0), np.roll(y, COMMS.rank))
+    # One row per rank, the same everywhere: too little to tell a mistake.
+    caught += _fit_warnings(np.ones((1, 2)), np.ones(1))
+    assert caught == []
