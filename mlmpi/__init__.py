@@ -11,6 +11,9 @@ __version__ = "0.1.0"
 
 _PUBLIC = {
     "get_comms": "mlmpi.comms",
+    "MPIComms": "mlmpi.comms",
+    "SelfComms": "mlmpi.comms",
+    "NCCLComms": "mlmpi.comms",
     "KMeans": "mlmpi.cluster",
     "LinearRegression": "mlmpi.linear_model",
     "Ridge": "mlmpi.linear_model",

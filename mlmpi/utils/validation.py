@@ -219,7 +219,9 @@ def validate_fit_data(
     Notes
     -----
     This function is collective. It sets ``estimator.n_features_in_``.
+    A rank without rows may pass a plain empty list (``X=[]``, ``y=[]``).
     """
+    X, unknown_width = _empty_list_as_rows(X)
 
     def check():
         on_device = is_device_array(X)
@@ -254,7 +256,8 @@ def validate_fit_data(
         y_tail = None if yv is None else tuple(yv.shape[1:])
         weight_sum = Xv.shape[0] if swv is None else float(swv.sum())
         return (Xv, yv, swv), (
-            Xv.shape[0], Xv.shape[1], Xv.dtype.str, on_device, y_tail, weight_sum,
+            Xv.shape[0], None if unknown_width else Xv.shape[1], Xv.dtype.str, on_device,
+            y_tail, weight_sum,
             _shared_facts(estimator, Xv, yv, swv),
         )
 
@@ -264,7 +267,7 @@ def validate_fit_data(
         f"rank {r}: {n} rows x {d} features, {np.dtype(t).name}{' (GPU)' if dev else ''}"
         for r, (n, d, t, dev, *_) in enumerate(facts)
     )
-    if len({f[1] for f in facts}) > 1:
+    if len({f[1] for f in facts if f[1] is not None}) > 1:
         raise ValueError(
             "X has a different number of features on different ranks; every shard "
             f"must have the same columns ({described})."
@@ -296,6 +299,8 @@ def validate_fit_data(
             "Sample weights must contain at least one non-zero number (all ranks together)."
         )
     _check_shared_facts(estimator, [f[6] for f in facts], comms)
+    if unknown_width:
+        Xv = _empty_rows_like(estimator, Xv, facts)
     common = next((np.dtype(f[2]) for f in facts if f[0] > 0), Xv.dtype)
     if Xv.dtype != common:  # an empty shard built with another dtype
         Xv = Xv.astype(common)
@@ -444,3 +449,19 @@ def _check_shared_facts(estimator, facts, comms):
             IdenticalShardsWarning,
             stacklevel=4,
         )
+
+
+def _empty_list_as_rows(X):
+    """``(X, unknown_width)``: a plain empty list or tuple (a rank without rows)
+    becomes 0 rows (of a placeholder width) whose width is taken from the other
+    ranks."""
+    if isinstance(X, (list, tuple)) and len(X) == 0:
+        return np.empty((0, 1)), True
+    return X, False
+
+
+def _empty_rows_like(estimator, X, facts):
+    """0 rows with the width agreed by the ranks that passed arrays."""
+    n_features = next((f[1] for f in facts if f[1] is not None), 0)
+    estimator.n_features_in_ = n_features
+    return np.empty((0, n_features), dtype=X.dtype)

@@ -85,7 +85,7 @@ def case_init_array_of_wrong_shape():
         with pytest.raises(ValueError, match="The shape of the initial centers"):
             KMeans(2, init=init, n_init=1).fit(X)
     init = np.zeros((2, 4)) if LAST else np.zeros((2, 3))
-    with pytest.raises(ValueError, match="The shape of the initial centers"):
+    with pytest.raises(ValueError, match="KMeans has a different 'init' on different ranks"):
         KMeans(2, init=init, n_init=1).fit(X)
 
 

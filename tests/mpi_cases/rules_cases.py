@@ -139,3 +139,20 @@ def case_genuine_shards_do_not_warn():
     # One row per rank, the same everywhere: too little to tell a mistake.
     caught += _fit_warnings(np.ones((1, 2)), np.ones(1))
     assert caught == []
+
+
+def case_an_empty_list_is_an_empty_shard():
+    from sklearn.linear_model import LinearRegression as SKLinearRegression
+
+    X, y = _data()
+    counts = [0] + [len(X) // (COMMS.size - 1)] * (COMMS.size - 1)
+    counts[-1] += len(X) - sum(counts)
+    local, local_y = shard(X, COMMS, counts=counts), shard(y, COMMS, counts=counts)
+    if COMMS.rank == 0:
+        local, local_y = [], []
+    model = LinearRegression().fit(local, local_y)
+    expected = SKLinearRegression().fit(X, y)
+    np.testing.assert_allclose(model.coef_, expected.coef_, rtol=1e-10)
+    assert model.n_features_in_ == 3
+    km = KMeans(3, random_state=0, n_init=1).fit(local)
+    assert km.cluster_centers_.shape == (3, 3) and km.labels_.shape == (len(local),)
