@@ -190,8 +190,8 @@ class PCA(_BaseDecomposition):
         self.random_state = random_state
         self.comms = comms
 
-    @collective_method
     @available_if(_streams)
+    @collective_method
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
         """Add a chunk of rows per rank to the model (streaming ``'covariance_eigh'``).
