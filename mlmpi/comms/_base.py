@@ -102,7 +102,9 @@ class _Watch:
             f"MLMPI_TIMEOUT={self.timeout:g} s"
         )
         if self.method is None:
-            return f"mlmpi: {waited} (another rank may have died or skipped it); aborting the job.\n"
+            return (
+                f"mlmpi: {waited} (another rank may have died or skipped it); aborting the job.\n"
+            )
         return (
             f"mlmpi: {self.method} is collective: every rank must call it, with the same "
             f"parameters. Its {waited} (another rank may have skipped the call, died, or be "
@@ -191,8 +193,8 @@ class _Collective:
             comms._watch.deadline = None
         if _profile.active():
             _profile.record(
-                _label(current_method(), self.op), _nbytes(self.payload), self.start, time.perf_counter() - self.start,
-                comms.rank, comms.backend,
+                _label(current_method(), self.op), _nbytes(self.payload), self.start,
+                time.perf_counter() - self.start, comms.rank, comms.backend,
             )
         return False
 

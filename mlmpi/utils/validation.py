@@ -376,7 +376,8 @@ def _data_fingerprint(X, y, sample_weight):
     checksum = 0
     for part in (X, y, sample_weight):
         if part is not None:
-            sample = part[rows] if not is_device_array(part) else part[get_namespace(part).asarray(rows)]
+            index = get_namespace(part).asarray(rows) if is_device_array(part) else rows
+            sample = part[index]
             sample = sample.toarray() if hasattr(sample, "toarray") else to_host(sample)
             checksum = zlib.crc32(np.ascontiguousarray(sample).tobytes(), checksum)
     return n, checksum
@@ -412,26 +413,27 @@ def _check_shared_facts(estimator, facts, comms):
                 "with the same parameters."
             )
     has_rows = [f[3] is not None for f in facts]
-    named = [(r, f[1]) for r, f in enumerate(facts) if f[1] is not None]
-    if named:
-        unnamed = [r for r, f in enumerate(facts) if f[1] is None and has_rows[r]]
-        if len({fact[0] for _, fact in named}) > 1 or unnamed:
+    names = [f[1] for f in facts]
+    if any(fact is not None for fact in names):
+        checksums = {fact[0] for fact in names if fact is not None}
+        unnamed = any(fact is None and rows for fact, rows in zip(names, has_rows))
+        if len(checksums) > 1 or unnamed:
             described = _by_rank(
                 (r, "no column names" if fact is None else
                  f"{fact[2]} columns {fact[1]}{' ...' if fact[2] > len(fact[1]) else ''}")
-                for r, fact in enumerate(f[1] for f in facts)
+                for r, fact in enumerate(names)
             )
             raise ValueError(
                 "X has different column names or a different column order on different "
                 f"ranks ({described}); every shard must have the same columns in the same "
                 "order (e.g. df[columns] with one list of columns on every rank)."
             )
-    kinds = {(f[2]) for f, rows in zip(facts, has_rows) if rows and f[2] is not None}
+    kinds = {f[2] for f, rows in zip(facts, has_rows) if rows and f[2] is not None}
     if len(kinds) > 1 or "mixed" in kinds:
         described = _by_rank((r, f"{f[2]} labels") for r, f in enumerate(facts) if f[2])
         raise ValueError(
-            f"y has labels of different types on different ranks ({described}); 'a' and "
-            "0 would be different classes. Encode the labels the same way on every rank."
+            f"y mixes string and numeric labels ({described}); 'a' and 0 would be "
+            "different classes. Encode the labels the same way on every rank."
         )
     fingerprints = [f[3] for f in facts]
     if (

@@ -101,8 +101,8 @@ def case_label_types_differ_between_ranks():
     if LAST:
         local_y = np.where(local_y == 1, "yes", "no")
     _same_error_everywhere(
-        ValueError, r"y has labels of different types on different ranks \(rank 0: numeric "
-        r"labels;.* string labels\); 'a' and 0 would be different classes",
+        ValueError, r"y mixes string and numeric labels \(rank 0: numeric labels;.* string "
+        r"labels\); 'a' and 0 would be different classes",
         lambda: LogisticRegression().fit(local, local_y),
     )
 
