@@ -8,6 +8,8 @@ import pytest
 
 from _mpi import RANK_COUNTS, case_names
 
+pytestmark = pytest.mark.gpu
+
 cupy = pytest.importorskip("cupy")
 try:
     DEVICES = cupy.cuda.runtime.getDeviceCount()

@@ -1,0 +1,121 @@
+"""Every estimator on CuPy arrays equals the same estimator on NumPy arrays.
+
+Run by ``tests/test_estimators_gpu.py`` under mpiexec with ``MLMPI_COMMS``
+set to ``self`` (1 rank), ``mpi`` (host staging, 1-4 ranks sharing the
+GPUs there are) or ``nccl`` (one rank per GPU). Each case fits the NumPy and
+the CuPy version on the same shard of the same global data, for every
+layout (even, uneven, rank 0 empty), and checks that the CuPy one keeps its
+arrays on the device, keeps the dtype, and agrees within float64 rtol 1e-7
+or float32 rtol 1e-4.
+"""
+
+import cupy
+import numpy as np
+from numpy.testing import assert_allclose, assert_array_equal
+from shards import each_layout
+from sklearn.datasets import make_blobs, make_classification, make_regression
+
+import mlmpi.decomposition as dec
+import mlmpi.linear_model as lin
+from mlmpi import KMeans
+
+DTYPES = (np.float64, np.float32)
+
+
+def _rtol(dtype):
+    return 1e-7 if dtype == np.float64 else 1e-4
+
+
+def _same(device, host, dtype, what, scale=1.0):
+    """``device`` is a CuPy array (for an ndarray ``host``) equal to ``host``."""
+    if isinstance(host, np.ndarray):
+        assert isinstance(device, cupy.ndarray), (what, type(device))
+        assert device.shape == host.shape, (what, device.shape, host.shape)
+        if host.dtype.kind == "f":
+            assert device.dtype == host.dtype, (what, device.dtype, host.dtype)
+        device = cupy.asnumpy(device)
+    rtol = _rtol(dtype)
+    if np.asarray(host).dtype.kind in "iub":
+        assert_array_equal(device, host, err_msg=what)
+    else:
+        assert_allclose(device, host, rtol=rtol, atol=rtol * scale, err_msg=what)
+
+
+def _compare(make, X, y, dtype, attributes, methods, fit_kwargs=None):
+    """Fit ``make()`` on NumPy and CuPy shards of ``X`` (and ``y``) for every layout."""
+    X = X.astype(dtype)
+    arrays = (X,) if y is None else (X, y)
+    for layout, local in each_layout(*arrays):
+        fit_args = local
+        on_host = make().fit(*fit_args, **(fit_kwargs or {}))
+        on_device = make().fit(*(cupy.asarray(a) for a in fit_args), **(fit_kwargs or {}))
+        for name in attributes:
+            _same(getattr(on_device, name), getattr(on_host, name), dtype, f"{layout}: {name}")
+        Xl, Xd = local[0], cupy.asarray(local[0])
+        for method in methods:
+            host_out = getattr(on_host, method)(Xl)
+            values = np.asarray(host_out)
+            scale = float(np.abs(values).max()) if values.size and values.dtype.kind == "f" else 1.0
+            _same(getattr(on_device, method)(Xd), host_out, dtype, f"{layout}: {method}", scale)
+        if y is not None:
+            _same(on_device.score(Xd, cupy.asarray(local[1])), on_host.score(*local), dtype, "score")
+
+
+def case_kmeans():
+    X, _ = make_blobs(1200, n_features=6, centers=5, cluster_std=2.0, random_state=0)
+    for dtype in DTYPES:
+        for init in ("k-means++", "k-means||", "random", X[:5].astype(dtype)):
+            _compare(
+                lambda: KMeans(5, init=init, n_init=1, random_state=0), X, None, dtype,
+                ["cluster_centers_", "inertia_", "n_iter_", "labels_"],
+                ["predict", "transform", "score"],
+            )
+
+
+def case_linear_regression_and_ridge():
+    X, y = make_regression(900, 12, n_targets=2, noise=5.0, random_state=0)
+    for dtype in DTYPES:
+        for make in (
+            lambda: lin.LinearRegression(),
+            lambda: lin.Ridge(alpha=3.0),
+            lambda: lin.Ridge(alpha=3.0, solver="svd"),
+        ):
+            _compare(make, X, y.astype(dtype), dtype, ["coef_", "intercept_"], ["predict"])
+
+
+def case_logistic_regression():
+    X, y = make_classification(
+        900, 10, n_informative=6, n_classes=3, n_clusters_per_class=1, random_state=0
+    )
+    for dtype in DTYPES:
+        for labels in (y, (y > 0).astype(np.int64)):
+            _compare(
+                lambda: lin.LogisticRegression(C=0.5, tol=1e-10, max_iter=500), X, labels, dtype,
+                ["coef_", "intercept_", "classes_"],
+                ["predict", "predict_proba", "decision_function"],
+            )
+
+
+def case_lasso_and_elastic_net():
+    X, y = make_regression(900, 12, noise=5.0, random_state=1)
+    for dtype in DTYPES:
+        for make in (lambda: lin.Lasso(alpha=0.5), lambda: lin.ElasticNet(alpha=0.5)):
+            _compare(make, X, y.astype(dtype), dtype, ["coef_", "intercept_"], ["predict"])
+
+
+def case_pca_and_truncated_svd():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(900, 10)) @ rng.normal(size=(10, 10)) + 3.0
+    for dtype in DTYPES:
+        for solver in ("covariance_eigh", "full", "randomized"):
+            _compare(
+                lambda: dec.PCA(4, svd_solver=solver, random_state=0), X, None, dtype,
+                ["components_", "explained_variance_", "singular_values_", "mean_"],
+                ["transform"],
+            )
+        for algorithm in ("arpack", "randomized"):
+            _compare(
+                lambda: dec.TruncatedSVD(4, algorithm=algorithm, random_state=0), X, None, dtype,
+                ["components_", "explained_variance_", "singular_values_"],
+                ["transform"],
+            )
