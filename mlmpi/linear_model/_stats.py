@@ -75,14 +75,14 @@ def _centred_blocks(X, Y, x_mean, y_mean, sample_weight):
     """Yield ``(Xb, Yb)``: blocks of centred, ``sqrt(w)``-scaled rows in float64.
 
     NumPy blocks fit in cache, so the centring costs no extra pass over memory;
-    CuPy takes all rows at once.
+    CuPy blocks of 2**17 rows keep the float64 copies bounded on the device.
     """
     xp = get_namespace(X)
     n = X.shape[0]
     if xp is np:
         block = max(64, _CACHE_BYTES // (8 * (X.shape[1] + Y.shape[1])))
     else:
-        block = max(n, 1)
+        block = 1 << 17
     x_mean = xp.asarray(x_mean)
     y_mean = xp.asarray(y_mean)
     for start in range(0, n, block):
