@@ -12,6 +12,8 @@ and behave like CuPy's where it matters:
   ``cupy.concatenate([x, np_array])``, ``np.dot(x, np_array)``) raises
   TypeError; ``cupy.asarray``/``cupy.array`` take NumPy arrays;
 - reductions return 0-d device arrays, not Python scalars;
+- functions that take only CuPy arrays where NumPy takes scalars too
+  (``searchsorted``'s values) refuse anything else;
 - NumPy functions and ufuncs called on device arrays dispatch to "CuPy"
   (``__array_function__``/``__array_ufunc__``), as they do with CuPy.
 
@@ -115,6 +117,7 @@ class FakeDeviceArray:
             return attr
 
         def method(*args, **kwargs):
+            _check_device_only(name, (self,) + args)
             _check_no_host(args, name)
             return _wrap(attr(*_unwrap(args), **_unwrap(kwargs)))
 
@@ -188,6 +191,7 @@ FakeDeviceArray.__hash__ = None
 
 def _function(func, name, from_host=False):
     def wrapper(*args, **kwargs):
+        _check_device_only(name, args)
         if not from_host:
             _check_no_host(args, name)
             _check_no_host(list(kwargs.values()), name)
@@ -195,6 +199,16 @@ def _function(func, name, from_host=False):
 
     wrapper.__name__ = name
     return wrapper
+
+
+#: CuPy functions (and methods) whose first N arguments must be CuPy arrays.
+_DEVICE_ONLY = {"searchsorted": 2}
+
+
+def _check_device_only(name, args):
+    for position, value in enumerate(args[: _DEVICE_ONLY.get(name, 0)]):
+        if not isinstance(value, FakeDeviceArray):
+            raise NotImplementedError(f"cupy.{name}: argument {position} must be a cupy.ndarray, got {type(value)}")
 
 
 class _Namespace(types.ModuleType):

@@ -120,11 +120,23 @@ def case_pca_and_truncated_svd():
     X = rng.normal(size=(900, 10)) @ rng.normal(size=(10, 10)) + 3.0
     for dtype in DTYPES:
         for solver in ("covariance_eigh", "full", "randomized"):
-            _compare(
-                lambda: dec.PCA(4, svd_solver=solver, random_state=0), X, None, dtype,
-                ["components_", "explained_variance_", "singular_values_", "mean_"],
-                ["transform"],
-            )
+            for whiten in (False, True):
+                _compare(
+                    lambda: dec.PCA(4, svd_solver=solver, whiten=whiten, random_state=0), X, None, dtype,
+                    ["components_", "explained_variance_", "singular_values_", "mean_",
+                     "noise_variance_"],
+                    ["transform", "score_samples", "score"],
+                )
+        # Every rank passes all of X here (the global data is X repeated, alike for both).
+        X_local = cupy.asarray(X.astype(dtype))
+        on_host, on_device = (dec.PCA(4, whiten=True).fit(a) for a in (X.astype(dtype), X_local))
+        back = on_host.inverse_transform(on_host.transform(X.astype(dtype)))
+        for what, device, host in (
+            ("get_covariance", on_device.get_covariance(), on_host.get_covariance()),
+            ("get_precision", on_device.get_precision(), on_host.get_precision()),
+            ("inverse_transform", on_device.inverse_transform(on_device.transform(X_local)), back),
+        ):
+            _same(device, host, dtype, what, float(np.abs(host).max()))
         for algorithm in ("arpack", "randomized"):
             _compare(
                 lambda: dec.TruncatedSVD(4, algorithm=algorithm, random_state=0), X, None, dtype,
