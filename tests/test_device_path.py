@@ -1,21 +1,27 @@
 """The CuPy path of every estimator and of MPI host staging, run in CI without a GPU.
 
-``tests/_fake_cupy.py`` stands in for CuPy, as strict as CuPy about host and
-device (implicit conversions, NumPy arrays mixed with device arrays). The
-cases of ``tests/mpi_cases/gpu_estimator_cases.py`` (the ones the GPU tests
-run) run on it in this process and under mpiexec with host-staged MPI.
+``tests/mpi_cases/_fake_cupy.py`` stands in for CuPy, as strict as CuPy about
+host and device (implicit conversions, NumPy arrays mixed with device
+arrays). The cases the GPU tests run (``gpu_estimator_cases``,
+``comms_cases``) run on it in this process and under mpiexec with
+host-staged MPI.
 """
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-import _fake_cupy
-from mlmpi import _array
 from _mpi import case_names
+from mlmpi import _array
+
+CASES = Path(__file__).resolve().parent / "mpi_cases"
+sys.path.insert(0, str(CASES))
+import _fake_cupy  # noqa: E402
 
 MODULE = "gpu_estimator_cases"
+FAKE = {"MLMPI_TEST_FAKE_CUPY": "1"}
 
 
 @pytest.fixture
@@ -43,15 +49,18 @@ def test_the_stand_in_is_strict(fake_cupy):
 
 @pytest.mark.parametrize("case", case_names(MODULE))
 def test_estimators_on_the_stand_in(fake_cupy, case):
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent / "mpi_cases"))
-    try:
-        import gpu_estimator_cases
-    finally:
-        sys.path.pop(0)
+    import gpu_estimator_cases
+
     assert gpu_estimator_cases.cupy is fake_cupy
     getattr(gpu_estimator_cases, case)()
 
 
 @pytest.mark.parametrize("case", case_names(MODULE))
 def test_estimators_on_the_stand_in_host_staged(mpi_cases, case):
-    mpi_cases.check(MODULE, case, 2, env={"MLMPI_COMMS": "mpi", "MLMPI_TEST_FAKE_CUPY": "1"}, timeout=600)
+    mpi_cases.check(MODULE, case, 2, env={"MLMPI_COMMS": "mpi", **FAKE}, timeout=600)
+
+
+@pytest.mark.parametrize("case", [c for c in case_names("comms_cases") if "mpicomms" not in c])
+def test_collectives_on_the_stand_in_host_staged(mpi_cases, case):
+    env = {"MLMPI_COMMS": "mpi", "MLMPI_TEST_XP": "cupy", **FAKE}
+    mpi_cases.check("comms_cases", case, 3, env=env)

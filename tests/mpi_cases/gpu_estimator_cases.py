@@ -9,17 +9,12 @@ arrays on the device, keeps the dtype, and agrees within float64 rtol 1e-7
 or float32 rtol 1e-4.
 
 With ``MLMPI_TEST_FAKE_CUPY=1`` the CuPy here is the strict CPU stand-in of
-``tests/_fake_cupy.py`` (``tests/test_device_path.py``): no GPU needed.
+``_fake_cupy.py`` (``tests/test_device_path.py``): no GPU needed.
 """
 
-import os
-import sys
+from _fake_cupy import install_if_requested
 
-if os.environ.get("MLMPI_TEST_FAKE_CUPY") == "1":
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    import _fake_cupy
-
-    _fake_cupy.install()
+install_if_requested()
 
 import cupy  # noqa: E402
 import numpy as np  # noqa: E402

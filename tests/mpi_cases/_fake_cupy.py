@@ -273,3 +273,12 @@ def modules():
 def install():
     """Put the stand-in ``cupy`` and ``cupyx`` into ``sys.modules``."""
     sys.modules.update(modules())
+
+
+def install_if_requested():
+    """:func:`install` when ``MLMPI_TEST_FAKE_CUPY=1`` (set by the tests that run
+    ``tests/mpi_cases`` modules on the stand-in under mpiexec)."""
+    import os
+
+    if os.environ.get("MLMPI_TEST_FAKE_CUPY") == "1":
+        install()
