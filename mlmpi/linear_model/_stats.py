@@ -63,8 +63,12 @@ def weighted_means(X, Y, sample_weight, comms):
     else:
         w = sample_weight.astype(xp.float64, copy=False)
         packed[0] = w.sum()
-        packed[1 : 1 + d] = w @ X.astype(xp.float64, copy=False)
-        packed[1 + d :] = w @ Y.astype(xp.float64, copy=False)
+        packed[1:] = 0
+        # float64 products in row blocks: no float64 copy of the whole of X.
+        for start in range(0, X.shape[0], 1 << 17):
+            rows = slice(start, start + (1 << 17))
+            packed[1 : 1 + d] += w[rows] @ X[rows].astype(xp.float64, copy=False)
+            packed[1 + d :] += w[rows] @ Y[rows].astype(xp.float64, copy=False)
     total = to_host(comms.allreduce(packed))
     weight_sum = float(total[0])
     scale = 1.0 / weight_sum if weight_sum > 0 else 0.0

@@ -48,24 +48,32 @@ def _same(device, host, dtype, what, scale=1.0):
         assert_allclose(device, host, rtol=rtol, atol=rtol * scale, err_msg=what)
 
 
-def _compare(make, X, y, dtype, attributes, methods, fit_kwargs=None):
-    """Fit ``make()`` on NumPy and CuPy shards of ``X`` (and ``y``) for every layout."""
+def _compare(make, X, y, dtype, attributes, methods, sample_weight=None):
+    """Fit ``make()`` on NumPy and CuPy shards of ``X`` (and ``y``, ``sample_weight``)
+    for every layout."""
     X = X.astype(dtype)
-    arrays = (X,) if y is None else (X, y)
-    for layout, local in each_layout(*arrays):
-        fit_args = local
-        on_host = make().fit(*fit_args, **(fit_kwargs or {}))
-        on_device = make().fit(*(cupy.asarray(a) for a in fit_args), **(fit_kwargs or {}))
+    weight = None if sample_weight is None else sample_weight.astype(dtype)
+    for layout, (Xl, yl, wl) in each_layout(X, y, weight):
+        data = [Xl] if y is None else [Xl, yl]
+        weights = {} if wl is None else {"sample_weight": wl}
+        on_host = make().fit(*data, **weights)
+        on_device = make().fit(
+            *(cupy.asarray(a) for a in data), **{k: cupy.asarray(v) for k, v in weights.items()}
+        )
         for name in attributes:
             _same(getattr(on_device, name), getattr(on_host, name), dtype, f"{layout}: {name}")
-        Xl, Xd = local[0], cupy.asarray(local[0])
+        Xd = cupy.asarray(Xl)
         for method in methods:
             host_out = getattr(on_host, method)(Xl)
             values = np.asarray(host_out)
             scale = float(np.abs(values).max()) if values.size and values.dtype.kind == "f" else 1.0
             _same(getattr(on_device, method)(Xd), host_out, dtype, f"{layout}: {method}", scale)
         if y is not None:
-            _same(on_device.score(Xd, cupy.asarray(local[1])), on_host.score(*local), dtype, "score")
+            _same(on_device.score(Xd, cupy.asarray(yl)), on_host.score(Xl, yl), dtype, "score")
+
+
+def _weights(n):
+    return np.random.RandomState(7).uniform(0.5, 2.0, n)
 
 
 def case_kmeans():
@@ -75,7 +83,7 @@ def case_kmeans():
             _compare(
                 lambda: KMeans(5, init=init, n_init=1, random_state=0), X, None, dtype,
                 ["cluster_centers_", "inertia_", "n_iter_", "labels_"],
-                ["predict", "transform", "score"],
+                ["predict", "transform", "score"], sample_weight=_weights(len(X)),
             )
 
 
@@ -87,12 +95,13 @@ def case_linear_regression_and_ridge():
             lambda: lin.Ridge(alpha=3.0),
             lambda: lin.Ridge(alpha=3.0, solver="svd"),
         ):
-            _compare(make, X, y.astype(dtype), dtype, ["coef_", "intercept_"], ["predict"])
+            for weight in (None, _weights(len(X))):
+                _compare(make, X, y.astype(dtype), dtype, ["coef_", "intercept_"], ["predict"], weight)
 
 
 def case_logistic_regression():
     X, y = make_classification(
-        900, 10, n_informative=6, n_classes=3, n_clusters_per_class=1, random_state=0
+        600, 10, n_informative=6, n_classes=3, n_clusters_per_class=1, random_state=0
     )
     for dtype in DTYPES:
         for labels in (y, (y > 0).astype(np.int64)):
