@@ -20,3 +20,10 @@ def cupy():
     if devices == 0:
         pytest.skip("no CUDA device")
     return cp
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that use the ``cupy`` fixture are GPU tests: ``-m gpu`` selects them."""
+    for item in items:
+        if "cupy" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.gpu)
