@@ -6,6 +6,11 @@ CuPy is never imported unless a CuPy array is seen or asked for.
 
 import numpy as np
 
+from . import _config
+
+_device_math_set = False
+_device_bound = False
+
 
 def is_device_array(x):
     """True for CuPy arrays (found by type, without importing CuPy)."""
@@ -19,8 +24,57 @@ def get_namespace(*arrays):
         if x is not None and is_device_array(x):
             import cupy
 
+            if not _device_math_set:
+                set_device_math(cupy)
             return cupy
     return np
+
+
+def set_device_math(cupy, allow_tf32=None):
+    """Apply ``MLMPI_ALLOW_TF32`` to CuPy's float32 GEMMs (once, at the first CuPy input).
+
+    ``True``: cuBLAS may use TF32 tensor cores; ``False``: full float32.
+    None reads ``MLMPI_ALLOW_TF32``; unset, CuPy's own default stays (its
+    ``CUPY_TF32`` variable, off unless set). The setting is CuPy's
+    process-wide compute type for float32 (and complex64) matrix products.
+    """
+    global _device_math_set
+    _device_math_set = True
+    allow = _config.allow_tf32() if allow_tf32 is None else allow_tf32
+    if allow is None:
+        return
+    from cupy._core import _routines_linalg as linalg
+
+    kind = linalg.COMPUTE_TYPE_TF32 if allow else linalg.COMPUTE_TYPE_DEFAULT
+    for dtype in (np.float32, np.complex64):
+        linalg.set_compute_type(dtype, kind)
+
+
+def bind_local_device(local_rank):
+    """Make GPU ``local_rank % device count`` current, as NCCLComms does; return its id.
+
+    Acts once per process (the first MPIComms made calls it), so that ranks on a
+    node spread over its GPUs (Horovod's ``local_rank()`` rule). Does nothing
+    (returns None) unless the program has imported CuPy (a CPU-only job never
+    touches CUDA), without a GPU, or when this process already holds CuPy
+    device memory (its arrays live on the current device, which stays).
+    """
+    import sys
+
+    global _device_bound
+    cupy = sys.modules.get("cupy")
+    if cupy is None or _device_bound:
+        return None
+    _device_bound = True
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # CuPy without a usable CUDA driver or device
+        return None
+    if count == 0 or cupy.get_default_memory_pool().total_bytes() > 0:
+        return None
+    device = local_rank % count
+    cupy.cuda.Device(device).use()
+    return device
 
 
 def to_host(x):

@@ -72,6 +72,7 @@ def _gpu():
     return cupy
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize(
     "estimator",

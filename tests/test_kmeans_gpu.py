@@ -1,6 +1,6 @@
 """KMeans on CuPy arrays (single process): the same model as on NumPy arrays.
 
-Skipped without CuPy or without a GPU.
+Skipped without CuPy or without a GPU (the ``cupy`` fixture).
 """
 
 import numpy as np
@@ -10,17 +10,13 @@ from sklearn.datasets import make_blobs
 
 from mlmpi import KMeans
 
-cp = pytest.importorskip("cupy")
-try:
-    HAS_GPU = cp.cuda.runtime.getDeviceCount() > 0
-except cp.cuda.runtime.CUDARuntimeError:
-    HAS_GPU = False
-pytestmark = pytest.mark.skipif(not HAS_GPU, reason="no CUDA device")
+pytestmark = pytest.mark.gpu
 
 
 @pytest.mark.parametrize("init", ["array", "k-means++", "k-means||", "random"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_gpu_matches_cpu(init, dtype):
+def test_gpu_matches_cpu(cupy, init, dtype):
+    cp = cupy
     X, _ = make_blobs(3000, n_features=6, centers=5, cluster_std=2.0, random_state=0)
     X = X.astype(dtype)
     weights = np.random.default_rng(0).uniform(0.5, 2.0, len(X)).astype(dtype)

@@ -96,6 +96,7 @@ def test_logistic_without_penalty_and_warm_start():
     assert warm.fit(X, y).n_iter_[0] <= 2  # restarts at the optimum
 
 
+@pytest.mark.gpu
 def test_cupy_inputs_stay_on_the_device():
     cupy = pytest.importorskip("cupy")
     if cupy.cuda.runtime.getDeviceCount() == 0:

@@ -1,1 +1,2 @@
-"""CuPy kernels (raw kernels and numba.cuda); import only with a GPU."""
+"""Device kernels: written against the arrays' namespace (CuPy on a GPU; the CPU
+tests run them on NumPy arrays), same IN/OUT signatures as ``kernels/cpu``."""

@@ -67,7 +67,8 @@ def _sample_rows(X, weights, rank_totals, counts, draws, comms, *, side):
         if local_cumsum is None:
             local_cumsum = xp.cumsum(weights.astype(xp.float64))
             local_cumsum += ends[owner] - rank_totals[owner]
-        row = min(int(xp.searchsorted(local_cumsum, value, side=side)), X.shape[0] - 1)
+        # CuPy's searchsorted takes only arrays as values.
+        row = min(int(xp.searchsorted(local_cumsum, xp.asarray(value), side=side)), X.shape[0] - 1)
         picks.append((slot, row))
     return _share_rows(X, picks, len(draws), comms)
 

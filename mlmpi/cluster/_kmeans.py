@@ -349,10 +349,14 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         if self.tol == 0:
             return 0.0
         xp = get_namespace(X)
-        X64 = X.astype(xp.float64, copy=False)
-        moments = xp.concatenate([(X64 * X64).sum(axis=0), X64.sum(axis=0)])
-        moments = to_host(comms.allreduce(moments)) / layout.n_samples
         d = X.shape[1]
+        moments = xp.zeros(2 * d, dtype=xp.float64)
+        # float64 blocks: no float64 copy of the whole of X (float32 stays float32).
+        for start in range(0, X.shape[0], 1 << 16):
+            block = X[start : start + (1 << 16)].astype(xp.float64)
+            moments[:d] += (block * block).sum(axis=0)
+            moments[d:] += block.sum(axis=0)
+        moments = to_host(comms.allreduce(moments)) / layout.n_samples
         variances = moments[:d] - moments[d:] ** 2
         return float(np.mean(variances) * self.tol)
 

@@ -1,8 +1,10 @@
 """MPIComms: collectives over an mpi4py intracommunicator.
 
-CuPy arrays are staged through host memory unless CUDA-aware MPI is switched
-on (``cuda_aware=True`` or ``MLMPI_CUDA_AWARE_MPI=1``), in which case the
-device buffers go to MPI directly after the current stream is synchronized.
+CuPy arrays are staged through reused pinned host buffers unless CUDA-aware
+MPI is switched on (``cuda_aware=True`` or ``MLMPI_CUDA_AWARE_MPI=1``), in
+which case the device buffers go to MPI directly after the current stream is
+synchronized. When the program has imported CuPy, the first MPIComms binds
+the process to the GPU of its node-local rank.
 """
 
 import math
@@ -10,9 +12,10 @@ import math
 import numpy as np
 
 from .. import _config, _threads
-from .._array import is_device_array, synchronize
+from .._array import bind_local_device, is_device_array, synchronize
 from ._abort import install_abort_hook
 from ._base import Comms, ReduceOp
+from ._staging import HostStaging
 
 _MPI_OPS = {}
 
@@ -89,6 +92,8 @@ class MPIComms(Comms):
         self.local_size = node.Get_size()
         node.Free()
         _threads.configure(self.local_size)
+        bind_local_device(self.local_rank)
+        self._staging = HostStaging()
         if MPI.COMM_WORLD.Get_size() > 1 and _config.abort_on_error():
             install_abort_hook()
         self._start_observers(timeout)
@@ -99,8 +104,12 @@ class MPIComms(Comms):
         MPI.COMM_WORLD.Abort(1)
 
     # -- staging ------------------------------------------------------------
-    def _stage(self, x):
-        """Contiguous 1-d buffer that MPI may read now, and the namespace of results."""
+    def _stage(self, x, slot="send"):
+        """Contiguous 1-d buffer that MPI may read now, and the namespace of results.
+
+        A CuPy array goes to ``slot``'s reused pinned buffer (None: a new
+        host array, for requests still in flight when the next call comes).
+        """
         if is_device_array(x):
             import cupy
 
@@ -108,20 +117,23 @@ class MPIComms(Comms):
                 buf = cupy.ascontiguousarray(x).reshape(-1)
                 synchronize(buf)
                 return buf, cupy
-            return cupy.asnumpy(x).reshape(-1), cupy
+            if slot is None:
+                return cupy.asnumpy(x).reshape(-1), cupy
+            return self._staging.download(slot, x), cupy
         return np.ascontiguousarray(x).reshape(-1), np
 
-    def _empty(self, n, dtype, xp):
+    def _empty(self, n, dtype, xp, slot="recv"):
         if xp is not np and self.cuda_aware:
             return xp.empty(n, dtype=dtype)
+        if xp is not np and slot is not None:
+            return self._staging.buffer(slot, n, dtype)
         return np.empty(n, dtype=dtype)
 
     @staticmethod
     def _unstage(buf, xp, shape):
-        buf = buf.reshape(shape)
         if xp is np or is_device_array(buf):
-            return buf
-        return xp.asarray(buf)
+            return buf.reshape(shape)
+        return HostStaging.upload(buf, shape)
 
     # -- primitives ---------------------------------------------------------
     def _allreduce(self, x, op):
@@ -142,11 +154,12 @@ class MPIComms(Comms):
         elif self.cuda_aware:
             synchronize(buf)
             self.comm.Bcast(buf, root=root)
+        elif self.rank == root:
+            self.comm.Bcast(self._staging.download("send", buf), root=root)
         else:
-            host = buf.get() if self.rank == root else np.empty(buf.shape, buf.dtype)
+            host = self._staging.buffer("recv", buf.size, buf.dtype)
             self.comm.Bcast(host, root=root)
-            if self.rank != root:
-                buf.set(host)
+            buf[...] = HostStaging.upload(host, buf.shape)
 
     def _allgather(self, x):
         send, xp = self._stage(x)
@@ -164,8 +177,8 @@ class MPIComms(Comms):
         return self._unstage(recv, xp, (sum(rows),) + x.shape[1:])
 
     def _iallreduce(self, x, op):
-        send, xp = self._stage(x)
-        recv = self._empty(send.size, send.dtype, xp)
+        send, xp = self._stage(x, slot=None)
+        recv = self._empty(send.size, send.dtype, xp, slot=None)
         request = self.comm.Iallreduce(send, recv, op=_mpi_op(op))
 
         def wait(send=send):  # the default argument keeps the send buffer alive

@@ -48,6 +48,22 @@ def _nccl_tables():
     return dtypes, ops
 
 
+def communicator(nccl, size, unique_id, rank):
+    """``nccl.NcclCommunicator`` from NCCL's unique id in either of CuPy's forms.
+
+    CuPy 13 gives and takes a tuple of 128 signed chars, CuPy 14 bytes; an id
+    in the form this CuPy does not take is converted to the other one.
+    """
+    try:
+        return nccl.NcclCommunicator(size, unique_id, rank)
+    except TypeError:
+        if isinstance(unique_id, (bytes, bytearray)):
+            other = tuple(b - 256 if b > 127 else b for b in unique_id)
+        else:
+            other = bytes(int(b) & 0xFF for b in unique_id)
+        return nccl.NcclCommunicator(size, other, rank)
+
+
 class NCCLComms(Comms):
     """Comms whose CuPy collectives run on NCCL.
 
@@ -110,7 +126,7 @@ class NCCLComms(Comms):
         self.device_id = int(device)
         cupy.cuda.Device(self.device_id).use()
         unique_id = comms.bcast_object(nccl.get_unique_id() if comms.rank == 0 else None)
-        self._nccl = nccl.NcclCommunicator(self.size, unique_id, self.rank)
+        self._nccl = communicator(nccl, self.size, unique_id, self.rank)
         self._side = cupy.cuda.Stream(non_blocking=True)
         self._dtypes, self._ops = _nccl_tables()
         self._timeout = timeout

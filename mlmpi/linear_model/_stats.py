@@ -63,8 +63,12 @@ def weighted_means(X, Y, sample_weight, comms):
     else:
         w = sample_weight.astype(xp.float64, copy=False)
         packed[0] = w.sum()
-        packed[1 : 1 + d] = w @ X.astype(xp.float64, copy=False)
-        packed[1 + d :] = w @ Y.astype(xp.float64, copy=False)
+        packed[1:] = 0
+        # float64 products in row blocks: no float64 copy of the whole of X.
+        for start in range(0, X.shape[0], 1 << 17):
+            rows = slice(start, start + (1 << 17))
+            packed[1 : 1 + d] += w[rows] @ X[rows].astype(xp.float64, copy=False)
+            packed[1 + d :] += w[rows] @ Y[rows].astype(xp.float64, copy=False)
     total = to_host(comms.allreduce(packed))
     weight_sum = float(total[0])
     scale = 1.0 / weight_sum if weight_sum > 0 else 0.0
@@ -75,14 +79,14 @@ def _centred_blocks(X, Y, x_mean, y_mean, sample_weight):
     """Yield ``(Xb, Yb)``: blocks of centred, ``sqrt(w)``-scaled rows in float64.
 
     NumPy blocks fit in cache, so the centring costs no extra pass over memory;
-    CuPy takes all rows at once.
+    CuPy blocks of 2**17 rows keep the float64 copies bounded on the device.
     """
     xp = get_namespace(X)
     n = X.shape[0]
     if xp is np:
         block = max(64, _CACHE_BYTES // (8 * (X.shape[1] + Y.shape[1])))
     else:
-        block = max(n, 1)
+        block = 1 << 17
     x_mean = xp.asarray(x_mean)
     y_mean = xp.asarray(y_mean)
     for start in range(0, n, block):

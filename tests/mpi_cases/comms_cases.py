@@ -17,6 +17,9 @@ from shards import layouts
 DTYPES = (np.float32, np.float64, np.int64)
 
 if os.environ.get("MLMPI_TEST_XP") == "cupy":
+    from _fake_cupy import install_if_requested  # the CPU stand-in, for tests/test_device_path.py
+
+    install_if_requested()
     import cupy as xp
 else:
     xp = np

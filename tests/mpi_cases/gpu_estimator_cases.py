@@ -1,0 +1,149 @@
+"""Every estimator on CuPy arrays equals the same estimator on NumPy arrays.
+
+Run by ``tests/test_estimators_gpu.py`` under mpiexec with ``MLMPI_COMMS``
+set to ``self`` (1 rank), ``mpi`` (host staging, 1-4 ranks sharing the
+GPUs there are) or ``nccl`` (one rank per GPU). Each case fits the NumPy and
+the CuPy version on the same shard of the same global data, for every
+layout (even, uneven, rank 0 empty), and checks that the CuPy one keeps its
+arrays on the device, keeps the dtype, and agrees within float64 rtol 1e-7
+or float32 rtol 1e-4.
+
+With ``MLMPI_TEST_FAKE_CUPY=1`` the CuPy here is the strict CPU stand-in of
+``_fake_cupy.py`` (``tests/test_device_path.py``): no GPU needed.
+"""
+
+from _fake_cupy import install_if_requested
+
+install_if_requested()
+
+import cupy  # noqa: E402
+import numpy as np  # noqa: E402
+from numpy.testing import assert_allclose, assert_array_equal
+from shards import each_layout
+from sklearn.datasets import make_blobs, make_classification, make_regression
+
+import mlmpi.decomposition as dec
+import mlmpi.linear_model as lin
+from mlmpi import KMeans
+
+DTYPES = (np.float64, np.float32)
+
+
+def _rtol(dtype):
+    return 1e-7 if dtype == np.float64 else 1e-4
+
+
+def _same(device, host, dtype, what, scale=1.0):
+    """``device`` is a CuPy array (for an ndarray ``host``) equal to ``host``."""
+    if isinstance(host, np.ndarray):
+        assert isinstance(device, cupy.ndarray), (what, type(device))
+        assert device.shape == host.shape, (what, device.shape, host.shape)
+        if host.dtype.kind == "f":  # float32 stays float32, on the host and on the device
+            assert device.dtype == host.dtype == dtype, (what, device.dtype, host.dtype)
+        device = cupy.asnumpy(device)
+    rtol = _rtol(dtype)
+    if np.asarray(host).dtype.kind in "iub":
+        assert_array_equal(device, host, err_msg=what)
+    else:
+        assert_allclose(device, host, rtol=rtol, atol=rtol * scale, err_msg=what)
+
+
+def _compare(make, X, y, dtype, attributes, methods, sample_weight=None):
+    """Fit ``make()`` on NumPy and CuPy shards of ``X`` (and ``y``, ``sample_weight``)
+    for every layout."""
+    X = X.astype(dtype)
+    weight = None if sample_weight is None else sample_weight.astype(dtype)
+    for layout, (Xl, yl, wl) in each_layout(X, y, weight):
+        data = [Xl] if y is None else [Xl, yl]
+        weights = {} if wl is None else {"sample_weight": wl}
+        on_host = make().fit(*data, **weights)
+        on_device = make().fit(
+            *(cupy.asarray(a) for a in data), **{k: cupy.asarray(v) for k, v in weights.items()}
+        )
+        for name in attributes:
+            _same(getattr(on_device, name), getattr(on_host, name), dtype, f"{layout}: {name}")
+        Xd = cupy.asarray(Xl)
+        for method in methods:
+            host_out = getattr(on_host, method)(Xl)
+            values = np.asarray(host_out)
+            scale = float(np.abs(values).max()) if values.size and values.dtype.kind == "f" else 1.0
+            _same(getattr(on_device, method)(Xd), host_out, dtype, f"{layout}: {method}", scale)
+        if y is not None:
+            _same(on_device.score(Xd, cupy.asarray(yl)), on_host.score(Xl, yl), dtype, "score")
+
+
+def _weights(n):
+    return np.random.RandomState(7).uniform(0.5, 2.0, n)
+
+
+def case_kmeans():
+    X, _ = make_blobs(1200, n_features=6, centers=5, cluster_std=2.0, random_state=0)
+    for dtype in DTYPES:
+        for init in ("k-means++", "k-means||", "random", X[:5].astype(dtype)):
+            _compare(
+                lambda: KMeans(5, init=init, n_init=1, random_state=0), X, None, dtype,
+                ["cluster_centers_", "inertia_", "n_iter_", "labels_"],
+                ["predict", "transform", "score"], sample_weight=_weights(len(X)),
+            )
+
+
+def case_linear_regression_and_ridge():
+    X, y = make_regression(900, 12, n_targets=2, noise=5.0, random_state=0)
+    for dtype in DTYPES:
+        for make in (
+            lambda: lin.LinearRegression(),
+            lambda: lin.Ridge(alpha=3.0),
+            lambda: lin.Ridge(alpha=3.0, solver="svd"),
+        ):
+            for weight in (None, _weights(len(X))):
+                _compare(make, X, y.astype(dtype), dtype, ["coef_", "intercept_"], ["predict"], weight)
+
+
+def case_logistic_regression():
+    X, y = make_classification(
+        600, 10, n_informative=6, n_classes=3, n_clusters_per_class=1, random_state=0
+    )
+    for dtype in DTYPES:
+        for labels in (y, (y > 0).astype(np.int64)):
+            _compare(
+                lambda: lin.LogisticRegression(C=0.5, tol=1e-10, max_iter=500), X, labels, dtype,
+                ["coef_", "intercept_"],  # classes_ stays NumPy: labels may be strings
+                ["predict", "predict_proba", "decision_function"],
+            )
+
+
+def case_lasso_and_elastic_net():
+    X, y = make_regression(900, 12, noise=5.0, random_state=1)
+    for dtype in DTYPES:
+        for make in (lambda: lin.Lasso(alpha=0.5), lambda: lin.ElasticNet(alpha=0.5)):
+            _compare(make, X, y.astype(dtype), dtype, ["coef_", "intercept_"], ["predict"])
+
+
+def case_pca_and_truncated_svd():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(900, 10)) @ rng.normal(size=(10, 10)) + 3.0
+    for dtype in DTYPES:
+        for solver in ("covariance_eigh", "full", "randomized"):
+            for whiten in (False, True):
+                _compare(
+                    lambda: dec.PCA(4, svd_solver=solver, whiten=whiten, random_state=0), X, None, dtype,
+                    ["components_", "explained_variance_", "singular_values_", "mean_",
+                     "noise_variance_"],
+                    ["transform", "score_samples", "score"],
+                )
+        # Every rank passes all of X here (the global data is X repeated, alike for both).
+        X_local = cupy.asarray(X.astype(dtype))
+        on_host, on_device = (dec.PCA(4, whiten=True).fit(a) for a in (X.astype(dtype), X_local))
+        back = on_host.inverse_transform(on_host.transform(X.astype(dtype)))
+        for what, device, host in (
+            ("get_covariance", on_device.get_covariance(), on_host.get_covariance()),
+            ("get_precision", on_device.get_precision(), on_host.get_precision()),
+            ("inverse_transform", on_device.inverse_transform(on_device.transform(X_local)), back),
+        ):
+            _same(device, host, dtype, what, float(np.abs(host).max()))
+        for algorithm in ("arpack", "randomized"):
+            _compare(
+                lambda: dec.TruncatedSVD(4, algorithm=algorithm, random_state=0), X, None, dtype,
+                ["components_", "explained_variance_", "singular_values_"],
+                ["transform"],
+            )
