@@ -1,0 +1,61 @@
+"""K-means kernels for ``cupyx.scipy.sparse`` CSR rows; same functions and
+IN/OUT signatures as ``kernels/cpu/kmeans_sparse.py``. Pure local compute,
+nothing here communicates.
+
+Rows go in blocks: one cuSPARSE product per block for the dots with the
+centres, ``argmin``, and a scatter-add of the weighted stored entries into
+the per-centre sums (the rows are never densified).
+"""
+
+import cupy as cp
+import cupyx
+
+BLOCK_ROWS = 1 << 16
+
+
+def _entry_rows(block):
+    """Row (within ``block``) of each stored entry."""
+    entries = cp.arange(block.nnz, dtype=block.indptr.dtype)
+    return cp.searchsorted(block.indptr, entries, side="right") - 1
+
+
+def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_centers=True):
+    """Assign every row to its closest centre; add up the weighted sums per centre.
+
+    See ``mlmpi.kernels.cpu.kmeans_sparse.lloyd_step`` (CuPy arrays here;
+    ``sums``, ``weights``, ``stats`` are float64 CuPy arrays).
+    """
+    n = X.shape[0]
+    centers_sq = (centers * centers).sum(axis=1)
+    changed = cp.zeros((), dtype=cp.float64)
+    if update_centers:
+        sums.fill(0.0)
+        weights.fill(0.0)
+    for start in range(0, n, BLOCK_ROWS):
+        stop = min(start + BLOCK_ROWS, n)
+        block = X[start:stop]
+        dist = centers_sq[None, :] - 2 * (block @ centers.T)
+        best = dist.argmin(axis=1).astype(cp.int32)
+        changed += (labels[start:stop] != best).sum()
+        labels[start:stop] = best
+        if update_centers:
+            w = sample_weight[start:stop].astype(cp.float64)
+            rows = _entry_rows(block)
+            values = block.data.astype(cp.float64) * w[rows]
+            cupyx.scatter_add(sums, (best[rows], block.indices), values)
+            cupyx.scatter_add(weights, best, w)
+    stats[0] = changed
+
+
+def assigned_sq_distances(X, centers, labels, out):
+    """``out[i] = ||X[i] - centers[labels[i]]||²`` over the stored entries."""
+    centers_sq = (centers * centers).sum(axis=1)
+    for start in range(0, X.shape[0], BLOCK_ROWS):
+        stop = min(start + BLOCK_ROWS, X.shape[0])
+        block = X[start:stop]
+        rows = _entry_rows(block)
+        center = centers[labels[start:stop][rows], block.indices]
+        diff = block.data - center
+        per_entry = diff * diff - center * center
+        total = cp.bincount(rows, weights=per_entry, minlength=stop - start)
+        out[start:stop] = cp.maximum(total + centers_sq[labels[start:stop]], 0)
