@@ -1,5 +1,5 @@
 """Single-process sparse details: helpers, kernels against their dense twins,
-files, and the cupyx.scipy.sparse paths (skipped without a CUDA device).
+files (the cupyx.scipy.sparse paths are in ``test_sparse_gpu.py``).
 
 scikit-learn's sparse estimator checks run in ``test_decomposition.py`` and
 ``test_kmeans.py`` (the estimators' tags declare sparse support); the
@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 
-from mlmpi import PCA, KMeans, TruncatedSVD
+from mlmpi import PCA
 from mlmpi._array import is_sparse, sparse_namespace, to_csr
 from mlmpi.comms import SelfComms
 from mlmpi.datasets import make_sparse_text
@@ -108,63 +108,3 @@ def test_kmeans_sparse_kernels_equal_dense(dtype):
 def test_pca_sparse_partial_fit_is_dense_only():
     with pytest.raises(TypeError, match="dense data is required"):
         PCA(2).partial_fit(_text())
-
-
-def _gpu():
-    cupy = pytest.importorskip("cupy")
-    try:
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            pytest.skip("no CUDA device")
-    except cupy.cuda.runtime.CUDARuntimeError:
-        pytest.skip("no CUDA device")
-    return cupy
-
-
-@pytest.mark.parametrize(
-    "estimator",
-    [
-        TruncatedSVD(n_components=4, random_state=0),
-        TruncatedSVD(n_components=4, algorithm="arpack", random_state=0),
-        PCA(n_components=4, svd_solver="arpack", random_state=0),
-        PCA(n_components=4, svd_solver="covariance_eigh"),
-    ],
-)
-def test_cupyx_sparse_decomposition_matches_host(estimator):
-    cupy = _gpu()
-    import cupyx.scipy.sparse as cusp
-
-    X = _text()
-    host = estimator.fit(X)
-    host_values, host_out = np.array(host.singular_values_), host.transform(X)
-    device = estimator.fit(cusp.csr_matrix(X))
-    assert isinstance(device.components_, cupy.ndarray)
-    out = device.transform(cusp.csr_matrix(X))
-    assert isinstance(out, cupy.ndarray)
-    assert_allclose(cupy.asnumpy(device.singular_values_), host_values, rtol=1e-8)
-    assert_allclose(np.abs(cupy.asnumpy(out)), np.abs(host_out), atol=1e-8)
-
-
-def test_cupyx_sparse_kmeans_matches_host():
-    cupy = _gpu()
-    import cupyx.scipy.sparse as cusp
-
-    X = _text()
-    init = X[:4].toarray()
-    host = KMeans(4, init=init, n_init=1).fit(X)
-    device = KMeans(4, init=cupy.asarray(init), n_init=1).fit(cusp.csr_matrix(X))
-    assert isinstance(device.cluster_centers_, cupy.ndarray)
-    assert device.n_iter_ == host.n_iter_
-    assert_allclose(cupy.asnumpy(device.cluster_centers_), host.cluster_centers_, atol=1e-8)
-    assert_array_equal(cupy.asnumpy(device.labels_), host.labels_)
-    assert_array_equal(cupy.asnumpy(device.predict(cusp.csr_matrix(X))), host.labels_)
-
-
-def test_cupyx_sparse_validation_nan_and_formats():
-    cupy = _gpu()
-    import cupyx.scipy.sparse as cusp
-
-    X = cusp.csr_matrix(_text())
-    assert TruncatedSVD(2, random_state=0).fit(X.tocsc()).components_.shape == (2, X.shape[1])
-    X.data[0] = cupy.nan
-    with pytest.raises(ValueError, match="NaN or infinity"):
-        TruncatedSVD(2).fit(X)

@@ -19,32 +19,39 @@ def _entry_rows(block):
     return cp.searchsorted(block.indptr, entries, side="right") - 1
 
 
+def _closest(block, centers, centers_sq):
+    """Closest centre of each row of a CSR block (ties to the smaller centre), int32."""
+    dist = centers_sq[None, :] - 2 * (block @ centers.T)
+    return dist.argmin(axis=1).astype(cp.int32)
+
+
+def _add_block_sums(block, best, w, sums, weights):
+    """Scatter-add the weighted stored entries of ``block`` into ``sums[best]``."""
+    rows = _entry_rows(block)
+    cupyx.scatter_add(sums, (best[rows], block.indices), block.data.astype(cp.float64) * w[rows])
+    cupyx.scatter_add(weights, best, w)
+
+
 def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_centers=True):
     """Assign every row to its closest centre; add up the weighted sums per centre.
 
     See ``mlmpi.kernels.cpu.kmeans_sparse.lloyd_step`` (CuPy arrays here;
     ``sums``, ``weights``, ``stats`` are float64 CuPy arrays).
     """
-    n = X.shape[0]
     centers_sq = (centers * centers).sum(axis=1)
-    changed = cp.zeros((), dtype=cp.float64)
     if update_centers:
         sums.fill(0.0)
         weights.fill(0.0)
-    for start in range(0, n, BLOCK_ROWS):
-        stop = min(start + BLOCK_ROWS, n)
-        block = X[start:stop]
-        dist = centers_sq[None, :] - 2 * (block @ centers.T)
-        best = dist.argmin(axis=1).astype(cp.int32)
-        changed += (labels[start:stop] != best).sum()
-        labels[start:stop] = best
+    stats[0] = 0.0
+    for start in range(0, X.shape[0], BLOCK_ROWS):
+        block = X[start : start + BLOCK_ROWS]
+        previous = labels[start : start + block.shape[0]]
+        best = _closest(block, centers, centers_sq)
+        stats[0] += (previous != best).sum()
+        previous[...] = best
         if update_centers:
-            w = sample_weight[start:stop].astype(cp.float64)
-            rows = _entry_rows(block)
-            values = block.data.astype(cp.float64) * w[rows]
-            cupyx.scatter_add(sums, (best[rows], block.indices), values)
-            cupyx.scatter_add(weights, best, w)
-    stats[0] = changed
+            w = sample_weight[start : start + block.shape[0]].astype(cp.float64)
+            _add_block_sums(block, best, w, sums, weights)
 
 
 def assigned_sq_distances(X, centers, labels, out):

@@ -355,13 +355,14 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         if self.tol == 0:
             return 0.0
         xp = get_namespace(X)
-        X64 = X.astype(xp.float64, copy=False)
         if is_sparse(X):
+            data = X.data.astype(xp.float64)
             moments = xp.concatenate([
-                xp.bincount(X64.indices, weights=X64.data * X64.data, minlength=X.shape[1]),
-                xp.bincount(X64.indices, weights=X64.data, minlength=X.shape[1]),
+                xp.bincount(X.indices, weights=data * data, minlength=X.shape[1]),
+                xp.bincount(X.indices, weights=data, minlength=X.shape[1]),
             ])
         else:
+            X64 = X.astype(xp.float64, copy=False)
             moments = xp.concatenate([(X64 * X64).sum(axis=0), X64.sum(axis=0)])
         moments = to_host(comms.allreduce(moments)) / layout.n_samples
         d = X.shape[1]

@@ -116,7 +116,7 @@ def _check_device_array(X, *, dtype, ensure_2d, ensure_all_finite, n_features_in
     xp = get_namespace(X)
     if is_sparse(X):
         X = _check_device_sparse(X, accept_sparse)
-    if ensure_2d and X.ndim != 2:
+    if ensure_2d and len(X.shape) != 2:
         raise ValueError(
             f"Expected 2D array, got {X.ndim}D array instead. Reshape your data "
             "with X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one sample."
