@@ -65,7 +65,7 @@ def test_npz_slice_reads_a_range(tmp_path, compressed):
 @pytest.mark.parametrize("center", [False, True])
 def test_decomposition_kernels_sparse_equal_dense(monkeypatch, center):
     """Each kernel on CSR rows (implicit centring, several blocks) equals it on the dense rows."""
-    monkeypatch.setattr(decomposition_kernels, "_BLOCK_ROWS", 37)
+    monkeypatch.setattr(decomposition_kernels, "_SPARSE_BLOCK_ROWS", 37)
     X = _text()
     dense = X.toarray()
     c = dense.mean(axis=0) + 0.1 if center else None

@@ -16,14 +16,21 @@ Sparse rows are never densified: centring by ``center`` is implicit
 from ..._array import get_namespace, is_device_array, is_sparse
 
 # Host blocks stay in cache; device blocks are large enough to fill the GPU.
+# Sparse host blocks are larger: each block's Xᵀ-product is a dense
+# (n_features, k) result, whose cost must stay small against the block's
+# non-zeros when n_features is large (text).
 _BLOCK_ROWS = 4096
+_SPARSE_BLOCK_ROWS = 1 << 16
 _DEVICE_BLOCK_ROWS = 1 << 17
 
 
 def _blocks(X, center):
     """Row blocks of ``X``, minus ``center`` (an array in ``X``'s namespace and
     dtype) if given and ``X`` is dense; sparse blocks are left uncentred."""
-    rows = _DEVICE_BLOCK_ROWS if is_device_array(X) else _BLOCK_ROWS
+    if is_device_array(X):
+        rows = _DEVICE_BLOCK_ROWS
+    else:
+        rows = _SPARSE_BLOCK_ROWS if is_sparse(X) else _BLOCK_ROWS
     for start in range(0, X.shape[0], rows):
         block = X[start : start + rows]
         yield block if center is None or is_sparse(block) else block - center
