@@ -249,10 +249,14 @@ def case_kmeans_sparse_matches_sklearn():
         np.testing.assert_array_equal(ours, expected)
 
 
-def case_kmeans_sparse_parallel_init_independent_of_split():
+def case_kmeans_sparse_parallel_and_random_init_independent_of_split():
     X = _text(n=300, d=40, seed=3)
-    single = KMeans(5, init="k-means||", random_state=1, comms=SelfComms()).fit(X)
-    for layout, (Xl,) in each_layout(X):
-        ours = KMeans(5, init="k-means||", random_state=1).fit(Xl)
-        assert_allclose(ours.cluster_centers_, single.cluster_centers_, rtol=1e-10, err_msg=layout)
-        np.testing.assert_array_equal(COMMS.allgatherv(ours.labels_), single.labels_)
+    for init in ("k-means||", "random"):
+        single = KMeans(5, init=init, n_init=2, random_state=1, comms=SelfComms()).fit(X)
+        for layout, (Xl,) in each_layout(X):
+            ours = KMeans(5, init=init, n_init=2, random_state=1).fit(Xl)
+            msg = f"{init} {layout}"
+            assert_allclose(ours.cluster_centers_, single.cluster_centers_, rtol=1e-10,
+                            err_msg=msg)
+            assert_allclose(ours.inertia_, single.inertia_, rtol=1e-10, err_msg=msg)
+            np.testing.assert_array_equal(COMMS.allgatherv(ours.labels_), single.labels_)
