@@ -16,6 +16,9 @@ EXPECTED_FAILED_CHECKS = {
     "check_sample_weight_equivalence_on_dense_data": (
         "sample_weight is not equivalent to removing/repeating samples."
     ),
+    "check_sample_weight_equivalence_on_sparse_data": (
+        "sample_weight is not equivalent to removing/repeating samples."
+    ),
 }
 
 

@@ -1,10 +1,17 @@
 """Pieces shared by the k-means solvers: kernel dispatch and small distance helpers."""
 
-from .._array import get_namespace, is_device_array
+from .._array import get_namespace, is_device_array, is_sparse
 
 
 def kernels_for(X):
-    """The kernel module for ``X``'s namespace (numba for NumPy, CuPy for CuPy)."""
+    """The kernel module for ``X``'s namespace (numba for NumPy, CuPy for CuPy)
+    and kind (dense or CSR)."""
+    if is_sparse(X):
+        if is_device_array(X):
+            from ..kernels.gpu import kmeans_sparse as kernels
+        else:
+            from ..kernels.cpu import kmeans_sparse as kernels
+        return kernels
     if is_device_array(X):
         from ..kernels.gpu import kmeans
     else:
@@ -15,11 +22,20 @@ def kernels_for(X):
 def row_sq_norms(X):
     """``||x||²`` of every row, in ``X``'s dtype."""
     xp = get_namespace(X)
+    if is_sparse(X):
+        return xp.asarray(X.multiply(X).sum(axis=1), dtype=X.dtype).ravel()
     return xp.einsum("ij,ij->i", X, X)
 
 
+def dense_rows(X, rows):
+    """Rows ``rows`` (indices in ``X``'s namespace) of dense or sparse ``X``, as a dense array."""
+    picked = X[rows]
+    return picked.toarray() if is_sparse(picked) else picked
+
+
 def sq_distances(X, Y, X_sq_norms=None):
-    """Squared Euclidean distances ``(len(X), len(Y))``, clipped at zero.
+    """Squared Euclidean distances ``(X.shape[0], len(Y))``, clipped at zero
+    (``X`` dense or CSR, ``Y`` dense).
 
     ``||x||² - 2 x·y + ||y||²`` with one GEMM, like scikit-learn's
     ``_euclidean_distances`` for the same dtype.
@@ -27,8 +43,11 @@ def sq_distances(X, Y, X_sq_norms=None):
     xp = get_namespace(X)
     if X_sq_norms is None:
         X_sq_norms = row_sq_norms(X)
-    # (Y @ X.T).T: a wide GEMM, much faster in OpenBLAS than a tall one with few columns.
-    dist = (Y @ X.T).T
+    if is_sparse(X):
+        dist = xp.asarray(X @ Y.T)
+    else:
+        # (Y @ X.T).T: a wide GEMM, much faster in OpenBLAS than a tall one with few columns.
+        dist = (Y @ X.T).T
     dist *= -2
     dist += X_sq_norms[:, None]
     dist += row_sq_norms(Y)[None, :]

@@ -15,7 +15,7 @@ import numpy as np
 from .._array import get_namespace, to_host, to_namespace
 from ..comms import SelfComms
 from ..random import RowStream
-from ._common import kernels_for, row_sq_norms, sq_distances
+from ._common import dense_rows, kernels_for, row_sq_norms, sq_distances
 from ._lloyd import lloyd
 
 # RowStream stream ids of the initialisations (any distinct constants).
@@ -35,7 +35,7 @@ def _share_rows(X, picks, n_rows, comms):
     rows = xp.zeros((n_rows, X.shape[1]), dtype=X.dtype)
     if picks:
         slots, local = (to_namespace(np.asarray(a), xp) for a in zip(*picks))
-        rows[slots] = X[local]
+        rows[slots] = dense_rows(X, local)
     return comms.allreduce(rows)
 
 
@@ -183,7 +183,7 @@ def kmeans_parallel(X, n_clusters, x_sq_norms, sample_weight, rng, *, comms, off
         if cost == 0:
             break
         keep = uniforms[:, r] * cost < ell * sample_weight * closest
-        new = comms.allgatherv(xp.ascontiguousarray(X[keep]))
+        new = comms.allgatherv(xp.ascontiguousarray(dense_rows(X, xp.flatnonzero(keep))))
         if new.shape[0] == 0:
             continue
         candidates = xp.concatenate([candidates, new])

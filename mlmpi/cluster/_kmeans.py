@@ -16,7 +16,7 @@ from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _is_arraylike_not_scalar, check_is_fitted
 
-from .._array import get_namespace, to_host, to_namespace
+from .._array import get_namespace, is_sparse, to_host, to_namespace
 from ..comms import Comms, collective_method, resolve_comms
 from ..random import shared_seed
 from ..utils.validation import _check_weights, agree, check_local, validate_fit_data
@@ -265,8 +265,10 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
 
         Parameters
         ----------
-        X : array-like of shape (n_local, n_features)
-            This rank's training rows (NumPy or CuPy; may have zero rows).
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
+            This rank's training rows (NumPy, SciPy sparse, or their CuPy/cupyx
+            twins; may have zero rows). Sparse rows are converted to CSR and
+            not centred, as in scikit-learn.
         y : Ignored
             Not used, present here for API consistency by convention.
         sample_weight : array-like of shape (n_local,), default=None
@@ -281,6 +283,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         comms = resolve_comms(self.comms)
         X, _, sample_weight, layout = validate_fit_data(
             self, X, comms=comms, sample_weight=sample_weight, order="C",
+            accept_sparse="csr", accept_large_sparse=False,
         )
         if layout.n_samples < self.n_clusters:
             raise ValueError(
@@ -294,17 +297,20 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         if _is_arraylike_not_scalar(init):
             init = self._check_init_array(X, comms)
 
-        # Centre the data on the global mean for accurate distances, as scikit-learn does.
-        X_mean = to_namespace(
-            (to_host(comms.allreduce(X.sum(axis=0, dtype=xp.float64))) / layout.n_samples).astype(X.dtype),
-            xp,
-        )
-        if self.copy_x:
-            X = X - X_mean
-        else:
-            X -= X_mean
-        if _is_arraylike_not_scalar(init):
-            init -= X_mean
+        # Centre dense data on the global mean for accurate distances, as
+        # scikit-learn does (sparse rows stay uncentred, as there).
+        sparse = is_sparse(X)
+        if not sparse:
+            X_mean = to_namespace(
+                (to_host(comms.allreduce(X.sum(axis=0, dtype=xp.float64))) / layout.n_samples).astype(X.dtype),
+                xp,
+            )
+            if self.copy_x:
+                X = X - X_mean
+            else:
+                X -= X_mean
+            if _is_arraylike_not_scalar(init):
+                init -= X_mean
         tol = self._tolerance(X, comms, layout)
         x_sq_norms = row_sq_norms(X) if isinstance(init, str) and init != "random" else None
         rng = np.random.RandomState(shared_seed(self.random_state, comms))
@@ -327,9 +333,10 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
                 best_labels, best_centers, best_inertia = labels, centers, inertia
                 best_n_iter, best_distinct = n_iter, n_distinct
 
-        if not self.copy_x:
-            X += X_mean
-        best_centers += X_mean
+        if not sparse:
+            if not self.copy_x:
+                X += X_mean
+            best_centers += X_mean
         if best_distinct < self.n_clusters:
             warnings.warn(
                 f"Number of distinct clusters ({best_distinct}) found smaller than "
@@ -345,17 +352,24 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         return self
 
     def _tolerance(self, X, comms, layout):
-        """``tol`` times the mean of the global per-feature variances (X is centred)."""
+        """``tol`` times the mean of the global per-feature variances (dense X is centred)."""
         if self.tol == 0:
             return 0.0
         xp = get_namespace(X)
         d = X.shape[1]
-        moments = xp.zeros(2 * d, dtype=xp.float64)
-        # float64 blocks: no float64 copy of the whole of X (float32 stays float32).
-        for start in range(0, X.shape[0], 1 << 16):
-            block = X[start : start + (1 << 16)].astype(xp.float64)
-            moments[:d] += (block * block).sum(axis=0)
-            moments[d:] += block.sum(axis=0)
+        if is_sparse(X):
+            data = X.data.astype(xp.float64)
+            moments = xp.concatenate([
+                xp.bincount(X.indices, weights=data * data, minlength=d),
+                xp.bincount(X.indices, weights=data, minlength=d),
+            ])
+        else:
+            moments = xp.zeros(2 * d, dtype=xp.float64)
+            # float64 blocks: no float64 copy of the whole of X (float32 stays float32).
+            for start in range(0, X.shape[0], 1 << 16):
+                block = X[start : start + (1 << 16)].astype(xp.float64)
+                moments[:d] += (block * block).sum(axis=0)
+                moments[d:] += block.sum(axis=0)
         moments = to_host(comms.allreduce(moments)) / layout.n_samples
         variances = moments[:d] - moments[d:] ** 2
         return float(np.mean(variances) * self.tol)
@@ -399,7 +413,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
 
     def _check_test_data(self, X):
         check_is_fitted(self)
-        return check_local(self, X, order="C")
+        return check_local(self, X, order="C", accept_sparse="csr", accept_large_sparse=False)
 
     def predict(self, X):
         """Predict the closest cluster of each local row. No communication.
@@ -467,6 +481,11 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         """The centres in X's namespace and dtype."""
         centers = to_namespace(self.cluster_centers_, get_namespace(X))
         return centers.astype(X.dtype, copy=False)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
 
 def _check_center_shape(centers, n_clusters, n_features):

@@ -12,7 +12,7 @@ the returned centres. Each iteration makes ONE allreduce of the packed
 import numpy as np
 
 from .._array import get_namespace, to_host, to_namespace
-from ._common import kernels_for
+from ._common import dense_rows, kernels_for
 
 
 def _relocate_empty_clusters(X, sample_weight, centers_old, labels, sums, weights, *, comms, offset):
@@ -31,7 +31,7 @@ def _relocate_empty_clusters(X, sample_weight, centers_old, labels, sums, weight
     dist = to_host(dist)
     local_rows = np.arange(X.shape[0])
     nearest = np.lexsort((local_rows, -dist))[: empty.size]
-    rows = to_host(X[to_namespace(nearest, get_namespace(X))]) if nearest.size else None
+    rows = to_host(dense_rows(X, to_namespace(nearest, get_namespace(X)))) if nearest.size else None
     weight = to_host(sample_weight)
     label = to_host(labels)
     mine = [

@@ -45,8 +45,9 @@ class _BaseDecomposition(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
         Parameters
         ----------
-        X : array-like of shape (n_local, n_features)
-            This rank's training rows (NumPy or CuPy; may be empty).
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
+            This rank's training rows (NumPy, SciPy sparse or their CuPy/cupyx
+            twins; may be empty). Sparse rows where the estimator accepts them.
         y : Ignored
             Not used, present for API consistency.
 
@@ -67,8 +68,9 @@ class _BaseDecomposition(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
         Parameters
         ----------
-        X : array-like of shape (n_local, n_features)
-            This rank's training rows (NumPy or CuPy; may be empty).
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
+            This rank's training rows (NumPy, SciPy sparse or their CuPy/cupyx
+            twins; may be empty). Sparse rows where the estimator accepts them.
         y : Ignored
             Not used, present for API consistency.
 
@@ -86,15 +88,15 @@ class _BaseDecomposition(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
         Parameters
         ----------
-        X : array-like of shape (n_local, n_features)
-            Rows to transform (NumPy or CuPy).
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
+            Rows to transform (NumPy, SciPy sparse or their CuPy/cupyx twins).
 
         Returns
         -------
         X_new : array of shape (n_local, n_components)
             Same namespace as ``X``.
         """
-        return self._transform(self._check_transform_input(X))
+        return self._transform(self._check_transform_input(X, accept_sparse=("csr", "csc")))
 
     def inverse_transform(self, X):
         """Map reduced rows back to the feature space (undoing whitening, if any).
@@ -137,9 +139,9 @@ class _BaseDecomposition(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         """Fitted attribute ``name`` in the namespace of ``X`` (fit on GPU, transform on host...)."""
         return to_namespace(getattr(self, name), get_namespace(X))
 
-    def _check_transform_input(self, X):
+    def _check_transform_input(self, X, accept_sparse=False):
         check_is_fitted(self)
-        return check_local(self, X, reset=False, dtype=FLOAT_DTYPES)
+        return check_local(self, X, reset=False, dtype=FLOAT_DTYPES, accept_sparse=accept_sparse)
 
     @property
     def _n_features_out(self):

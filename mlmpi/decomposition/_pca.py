@@ -9,12 +9,14 @@ from sklearn.decomposition._pca import _infer_dimension
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.metaestimators import available_if
 
-from .._array import get_namespace, to_namespace
+from .._array import get_namespace, is_sparse, to_namespace
 from ..comms import collective_method, resolve_comms
+from ..random import shared_seed
 from ..utils.validation import agree, validate_fit_data
 from ._base import FLOAT_DTYPES, _BaseDecomposition, flip_signs, replicated
 from ._solvers import (
     allreduce_host,
+    arpack_svd,
     centered_squared_norms,
     covariance_eigh,
     exact_svd,
@@ -70,8 +72,16 @@ class PCA(_BaseDecomposition):
           iteration costs one allreduce, the final basis is factored by TSQR.
         - ``'auto'``: scikit-learn's rule on the global shape.
 
+        Sparse rows (CSR; other formats converted) follow scikit-learn's
+        rules: only ``'arpack'`` (``'auto'`` means it) and
+        ``'covariance_eigh'``, both centring implicitly (the rows are never
+        densified). Sparse ``'arpack'`` is ARPACK's Lanczos run by rank 0 on
+        the distributed products ``Xcᵀ Xc v`` (a broadcast and a reduction
+        each); the other solvers raise scikit-learn's ``TypeError``.
+
     tol : float, default=0.0
-        Accepted for compatibility ('arpack' is computed exactly).
+        Tolerance of ARPACK on sparse rows (0: machine precision); dense
+        'arpack' is computed exactly.
 
     iterated_power : int or 'auto', default='auto'
         Power iterations of ``'randomized'`` (``'auto'``: 7 if
@@ -85,7 +95,7 @@ class PCA(_BaseDecomposition):
         ``'none'`` if ``iterated_power <= 2``, else ``'LU'``).
 
     random_state : int, RandomState instance or None, default=None
-        Seeds ``'randomized'``. With an int the test matrix is the one
+        Seeds ``'randomized'`` and ARPACK's start vector. With an int the test matrix is the one
         scikit-learn draws; otherwise rank 0 draws a seed for every rank.
 
     comms : Comms, default=None
@@ -248,10 +258,21 @@ class PCA(_BaseDecomposition):
     def _fit(self, X):
         comms = resolve_comms(self.comms)
         X, _, _, layout = validate_fit_data(
-            self, X, comms=comms, dtype=FLOAT_DTYPES, ensure_min_samples=2
+            self, X, comms=comms, dtype=FLOAT_DTYPES, ensure_min_samples=2,
+            accept_sparse=("csr", "csc"),
         )
         n_samples, n_features = layout.n_samples, X.shape[1]
-        self._fit_svd_solver = self._resolve_solver(n_samples, n_features)
+        sparse = is_sparse(X)  # the same on every rank (validate_fit_data agrees)
+        if sparse and self.svd_solver not in ("auto", "arpack", "covariance_eigh"):
+            raise TypeError(
+                'PCA only support sparse inputs with the "arpack" and'
+                f' "covariance_eigh" solvers, while "{self.svd_solver}" was passed. See'
+                " TruncatedSVD for a possible alternative."
+            )
+        if sparse and self.svd_solver == "auto":
+            self._fit_svd_solver = "arpack"
+        else:
+            self._fit_svd_solver = self._resolve_solver(n_samples, n_features)
         n_components = self._checked_n_components(n_samples, n_features)
         xp = get_namespace(X)
         if self._fit_svd_solver == "covariance_eigh":
@@ -261,11 +282,11 @@ class PCA(_BaseDecomposition):
         if hasattr(self, "_moments"):
             del self._moments  # a later partial_fit must not continue a non-streaming fit
         mean = global_mean(X, n_samples, comms)
-        if self._fit_svd_solver in ("full", "arpack"):
+        if self._fit_svd_solver == "full" or (self._fit_svd_solver == "arpack" and not sparse):
             S, Vt = exact_svd(X, mean, comms)
             self._set_exact(mean, S**2 / (n_samples - 1), S, Vt, n_components, n_samples, xp, X.dtype)
         else:
-            self._fit_randomized(X, mean, n_components, n_samples, comms)
+            self._fit_truncated(X, mean, n_components, n_samples, comms)
         return X
 
     def _resolve_solver(self, n_samples, n_features):
@@ -340,14 +361,21 @@ class PCA(_BaseDecomposition):
         self._set(mean, flip_signs(Vt[:k].copy()), explained_variance[:k], ratio[:k], S[:k],
                   noise_variance, n_samples, xp, dtype)
 
-    def _fit_randomized(self, X, mean, n_components, n_samples, comms):
-        """Attributes from the distributed randomized SVD. This method is collective."""
+    def _fit_truncated(self, X, mean, n_components, n_samples, comms):
+        """Attributes from the distributed randomized SVD, or from ARPACK on
+        implicitly centred sparse rows. This method is collective."""
         n_features = X.shape[1]
         smallest = min(n_samples, n_features)
-        n_iter = self.iterated_power
-        if n_iter == "auto":
-            n_iter = 7 if n_components < 0.1 * smallest else 4
-        S, Vt = self._randomized_svd(X, mean, n_components, n_iter, comms)
+        if self._fit_svd_solver == "arpack":
+            S, Vt = arpack_svd(
+                X, mean, n_components, tol=self.tol,
+                seed=shared_seed(self.random_state, comms), comms=comms,
+            )
+        else:
+            n_iter = self.iterated_power
+            if n_iter == "auto":
+                n_iter = 7 if n_components < 0.1 * smallest else 4
+            S, Vt = self._randomized_svd(X, mean, n_components, n_iter, comms)
         _, squares = centered_squared_norms(X, mean, np.empty((n_features, 0)), comms)
         total_var = squares / (n_samples - 1)
         explained_variance = S**2 / (n_samples - 1)
@@ -489,3 +517,8 @@ class PCA(_BaseDecomposition):
         local = xp.stack([xp.sum(log_like, dtype=xp.float64), count])
         total, count = allreduce_host(local, comms)
         return float(total / count)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self.svd_solver in ("auto", "arpack", "covariance_eigh")
+        return tags

@@ -1,7 +1,7 @@
 """Single-run solvers of distributed PCA and truncated SVD.
 
 Each solver owns its collectives; local work goes through the kernels of
-:mod:`._local`. The small replicated matrices (covariance, sketches, R
+``mlmpi.kernels.{cpu,gpu}.decomposition`` (dense or CSR rows). The small replicated matrices (covariance, sketches, R
 factors) are factored on the host in float64, from identical inputs on
 every rank, so every rank gets the same factors, whatever the device of
 ``X``.
@@ -9,10 +9,20 @@ every rank, so every rank gets the same factors, whatever the device of
 
 import numpy as np
 from scipy import linalg
+from scipy.sparse.linalg import LinearOperator, eigsh
 
-from .._array import get_namespace, to_host
+from .._array import get_namespace, is_device_array, to_host
 from .._linalg import tsqr_r
-from ._local import add_moments, add_normal_product, add_squared_norms, project
+from ..utils.validation import _rebuild
+
+
+def _kernels(X):
+    """The decomposition kernel module for ``X``'s device."""
+    if is_device_array(X):
+        from ..kernels.gpu import decomposition
+    else:
+        from ..kernels.cpu import decomposition
+    return decomposition
 
 
 def _as_local(a, X):
@@ -25,7 +35,7 @@ def local_moments(X):
     """This rank's packed ``[n, Σx, XᵀX]`` (float64, ``X``'s namespace); no communication."""
     xp = get_namespace(X)
     d = X.shape[1]
-    return add_moments(X, xp.zeros(1 + d + d * d, dtype=xp.float64))
+    return _kernels(X).add_moments(X, xp.zeros(1 + d + d * d, dtype=xp.float64))
 
 
 def allreduce_host(local, comms):
@@ -36,7 +46,8 @@ def allreduce_host(local, comms):
 def global_mean(X, n_samples, comms):
     """Column means of the global rows (float64, host). This function is collective."""
     xp = get_namespace(X)
-    return allreduce_host(X.sum(axis=0, dtype=xp.float64), comms) / n_samples
+    sums = _kernels(X).column_sums(X, xp.zeros(X.shape[1], dtype=xp.float64))
+    return allreduce_host(sums, comms) / n_samples
 
 
 def centered_squared_norms(X, center, V, comms):
@@ -44,7 +55,9 @@ def centered_squared_norms(X, center, V, comms):
     in one allreduce (float64, host). This function is collective."""
     xp = get_namespace(X)
     out = xp.zeros(V.shape[1] + 1, dtype=xp.float64)
-    add_squared_norms(X, None if center is None else _as_local(center, X), _as_local(V, X), out)
+    _kernels(X).add_squared_norms(
+        X, None if center is None else _as_local(center, X), _as_local(V, X), out
+    )
     total = allreduce_host(out, comms)
     return total[:-1], float(total[-1])
 
@@ -143,9 +156,80 @@ def randomized_svd(
     Q = np.random.RandomState(seed).normal(size=(n_features, n_components + n_oversamples))
     normalize = _normalizer(power_iteration_normalizer, n_iter)
     for step in range(n_iter + 1):
-        Z = add_normal_product(X, center, _as_local(Q, X), xp.zeros(Q.shape, dtype=xp.float64))
+        Z = _kernels(X).add_normal_product(
+            X, center, _as_local(Q, X), xp.zeros(Q.shape, dtype=xp.float64)
+        )
         Z = allreduce_host(Z, comms)
         Q = normalize(Z) if step < n_iter else _orthonormal(Z)
-    Y = project(X, center, _as_local(Q, X), xp.empty((X.shape[0], Q.shape[1]), dtype=X.dtype))
+    Y = _kernels(X).project(
+        X, center, _as_local(Q, X), xp.empty((X.shape[0], Q.shape[1]), dtype=X.dtype)
+    )
     S, Wt = exact_svd(Y, None, comms)
     return S[:n_components], (Wt @ Q.T)[:n_components]
+
+
+def _local_normal_product(X, center, v):
+    """This rank's ``Xcᵀ (Xc v)`` for a host vector ``v`` (float64, ``X``'s namespace)."""
+    xp = get_namespace(X)
+    out = xp.zeros((X.shape[1], 1), dtype=xp.float64)
+    return _kernels(X).add_normal_product(X, center, _as_local(v[:, None], X), out)[:, 0]
+
+
+def _root_eigsh(X, center, n_components, *, tol, seed, comms):
+    """Rank 0's part of :func:`arpack_svd`: ARPACK drives, every product is collective."""
+    d = X.shape[1]
+
+    def matvec(v):
+        v = np.ravel(v).astype(np.float64)
+        comms.bcast(np.concatenate([[1.0], v]))
+        return to_host(comms.reduce(_local_normal_product(X, center, v), root=0))
+
+    operator = LinearOperator((d, d), matvec=matvec, dtype=np.float64)
+    v0 = np.random.RandomState(seed).uniform(-1, 1, d)
+    try:
+        eigenvalues, eigenvectors = eigsh(operator, k=n_components, tol=tol, v0=v0)
+    finally:
+        comms.bcast(np.zeros(d + 1))  # tells the other ranks that ARPACK is done
+    order = np.argsort(eigenvalues)[::-1]
+    S = np.sqrt(np.maximum(eigenvalues[order], 0.0))
+    return np.column_stack([S, eigenvectors[:, order].T])
+
+
+def arpack_svd(X, center, n_components, *, tol, seed, comms):
+    """Top singular triplets of the global ``X - center`` by ARPACK's Lanczos
+    on the distributed operator ``v ↦ Xcᵀ Xc v`` (sparse ``X`` stays sparse,
+    centring is implicit).
+
+    Rank 0 runs ``scipy.sparse.linalg.eigsh``; each product broadcasts ``v``,
+    every rank multiplies its own rows and the products are reduced to rank 0,
+    so the iteration is driven by one process and cannot diverge between
+    ranks. The result is broadcast. The start vector is drawn from ``seed``.
+
+    Returns
+    -------
+    S : ndarray of shape (n_components,), decreasing
+    Vt : ndarray of shape (n_components, n_features)
+        Signs not normalised.
+
+    Notes
+    -----
+    This function is collective.
+    """
+    center = None if center is None else _as_local(center, X)
+    packed, error = None, None
+    if comms.rank == 0:
+        try:
+            packed = _root_eigsh(X, center, n_components, tol=tol, seed=seed, comms=comms)
+        except (ArithmeticError, ValueError, RuntimeError) as exc:  # ARPACK's failures
+            error = exc
+    else:
+        while True:
+            packet = to_host(comms.bcast(None))
+            if packet[0] == 0:
+                break
+            comms.reduce(_local_normal_product(X, center, packet[1:]), root=0)
+    error = comms.bcast_object(None if error is None else (type(error), str(error)))
+    if error is not None:
+        raise _rebuild(error, 0, comms.size)
+    packed = to_host(comms.bcast(packed))
+    return packed[:, 0], packed[:, 1:]

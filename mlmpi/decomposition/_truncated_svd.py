@@ -4,18 +4,20 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._array import get_namespace
+from .._array import get_namespace, is_sparse
 from ..comms import resolve_comms
+from ..random import shared_seed
 from ..utils.validation import validate_fit_data
 from ._base import FLOAT_DTYPES, _BaseDecomposition, flip_signs, replicated
-from ._solvers import centered_squared_norms, exact_svd, global_mean
+from ._solvers import arpack_svd, centered_squared_norms, exact_svd, global_mean
 
 
 class TruncatedSVD(_BaseDecomposition):
     """Dimensionality reduction by truncated SVD of the rows of every rank together.
 
     scikit-learn's :class:`sklearn.decomposition.TruncatedSVD` for
-    row-sharded dense data: the data is not centred; ``fit`` is collective
+    row-sharded dense or sparse (CSR; other formats converted) data: the
+    data is not centred; ``fit`` is collective
     and the model is replicated; ``transform`` works on each rank's own rows.
     A rank may hold zero rows.
 
@@ -26,10 +28,13 @@ class TruncatedSVD(_BaseDecomposition):
         (strictly less with ``'arpack'``); ``n_samples`` counts all ranks' rows.
 
     algorithm : {'arpack', 'randomized'}, default='randomized'
-        ``'arpack'`` is computed exactly (no ARPACK): TSQR of the global data
-        and the SVD of its small R factor. ``'randomized'``: distributed
-        randomized SVD (Halko et al.), one allreduce per power iteration,
-        results independent of the number of ranks for a fixed seed.
+        ``'arpack'`` on dense data is computed exactly (no ARPACK): TSQR of
+        the global data and the SVD of its small R factor; on sparse data,
+        ARPACK's Lanczos (run by rank 0) on the distributed products
+        ``XᵀX v`` (each a broadcast and a reduction). ``'randomized'``:
+        distributed randomized SVD (Halko et al.), one allreduce per power
+        iteration (local sparse × dense products for sparse rows), results
+        independent of the number of ranks for a fixed seed.
 
     n_iter : int, default=5
         Power iterations of ``'randomized'``.
@@ -42,11 +47,12 @@ class TruncatedSVD(_BaseDecomposition):
         ``n_iter <= 2``, else ``'LU'``).
 
     random_state : int, RandomState instance or None, default=None
-        Seeds ``'randomized'``. With an int the test matrix is the one
+        Seeds ``'randomized'`` and ARPACK's start vector. With an int the test matrix is the one
         scikit-learn draws; otherwise rank 0 draws a seed for every rank.
 
     tol : float, default=0.0
-        Accepted for compatibility ('arpack' is computed exactly).
+        Tolerance of ARPACK (sparse data; 0 means machine precision); dense
+        'arpack' is computed exactly.
 
     comms : Comms, default=None
         The ranks that share the data; None means :func:`mlmpi.get_comms`.
@@ -125,7 +131,8 @@ class TruncatedSVD(_BaseDecomposition):
     def _fit(self, X):
         comms = resolve_comms(self.comms)
         X, _, _, layout = validate_fit_data(
-            self, X, comms=comms, dtype=FLOAT_DTYPES, ensure_min_samples=2, ensure_min_features=2
+            self, X, comms=comms, dtype=FLOAT_DTYPES, ensure_min_samples=2, ensure_min_features=2,
+            accept_sparse=("csr", "csc"),
         )
         n_samples, n_features = layout.n_samples, X.shape[1]
         k = self.n_components
@@ -136,7 +143,11 @@ class TruncatedSVD(_BaseDecomposition):
                 f"n_components={k} must be {bound} min(n_samples, n_features)="
                 f"{min(n_samples, n_features)} with algorithm='{self.algorithm}'."
             )
-        if self.algorithm == "arpack":
+        if self.algorithm == "arpack" and is_sparse(X):
+            S, Vt = arpack_svd(
+                X, None, k, tol=self.tol, seed=shared_seed(self.random_state, comms), comms=comms
+            )
+        elif self.algorithm == "arpack":
             S, Vt = exact_svd(X, None, comms)
             S, Vt = S[:k], Vt[:k]
         else:
@@ -159,3 +170,8 @@ class TruncatedSVD(_BaseDecomposition):
 
     def _inverse_transform(self, X):
         return X @ self._attribute("components_", X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

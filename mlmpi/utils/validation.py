@@ -19,7 +19,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from .._array import get_namespace, is_device_array, to_host
+from .._array import get_namespace, is_device_array, is_sparse, to_csr, to_host
 
 _FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -102,9 +102,23 @@ def agree_on_errors(comms, check):
     agree(comms, lambda: (check(), None))
 
 
-def _check_device_array(X, *, dtype, ensure_2d, ensure_all_finite, n_features_in=None):
+def _check_device_sparse(X, accept_sparse):
+    """scikit-learn's sparse rules for a ``cupyx.scipy.sparse`` matrix: rejected
+    unless the estimator accepts sparse input, converted to CSR otherwise."""
+    if not accept_sparse:
+        raise TypeError(
+            "Sparse data was passed for X, but dense data is required. Use '.toarray()' "
+            "to convert to a dense array."
+        )
+    return to_csr(X)
+
+
+def _check_device_array(X, *, dtype, ensure_2d, ensure_all_finite, n_features_in=None,
+                        accept_sparse=False):
     xp = get_namespace(X)
-    if ensure_2d and X.ndim != 2:
+    if is_sparse(X):
+        X = _check_device_sparse(X, accept_sparse)
+    if ensure_2d and len(X.shape) != 2:
         raise ValueError(
             f"Expected 2D array, got {X.ndim}D array instead. Reshape your data "
             "with X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one sample."
@@ -115,7 +129,10 @@ def _check_device_array(X, *, dtype, ensure_2d, ensure_all_finite, n_features_in
             if X.dtype.kind not in "biuf":
                 raise TypeError(f"Expected a numeric array, got dtype {X.dtype}.")
             X = X.astype(dtypes[0])
-    if ensure_all_finite and X.dtype.kind == "f" and X.size and not bool(xp.isfinite(X).all()):
+    values = X.data if is_sparse(X) else X
+    if ensure_all_finite and X.dtype.kind == "f" and values.size and not bool(
+        xp.isfinite(values).all()
+    ):
         raise ValueError("Input X contains NaN or infinity.")
     if n_features_in is not None and X.shape[1] != n_features_in:
         raise ValueError(
@@ -139,6 +156,7 @@ def check_local(estimator, X, *, reset=False, dtype=_FLOAT_DTYPES, ensure_all_fi
             ensure_2d=True,
             ensure_all_finite=ensure_all_finite,
             n_features_in=None if reset else estimator.n_features_in_,
+            accept_sparse=check_params.get("accept_sparse", False),
         )
     return validate_data(
         estimator,
@@ -220,6 +238,16 @@ def validate_fit_data(
     -----
     This function is collective. It sets ``estimator.n_features_in_``.
     A rank without rows may pass a plain empty list (``X=[]``, ``y=[]``).
+
+    Sparse input (``accept_sparse`` in ``check_params``, as scikit-learn's
+    ``validate_data``): SciPy sparse shards are checked by scikit-learn (other
+    formats converted to CSR, NaN/inf in ``.data`` caught), ``cupyx.scipy.sparse``
+    shards by the device check. Shards may mix dense and sparse and different
+    sparse formats: when any rank's ``X`` is sparse, every rank's shard is
+    returned as CSR (a dense shard is converted), so every rank takes the same
+    (sparse) path and the result is that of the stacked sparse matrix, as with
+    ``scipy.sparse.vstack``. An estimator without ``accept_sparse`` raises
+    scikit-learn's "dense data is required" error on every rank.
     """
     X, unknown_width = _empty_list_as_rows(X)
 
@@ -229,6 +257,7 @@ def validate_fit_data(
             Xv = _check_device_array(
                 X, dtype=dtype, ensure_2d=True,
                 ensure_all_finite=check_params.get("ensure_all_finite", True),
+                accept_sparse=check_params.get("accept_sparse", False),
             )
             yv = None
             if y is not None:
@@ -259,6 +288,7 @@ def validate_fit_data(
             Xv.shape[0], None if unknown_width else Xv.shape[1], Xv.dtype.str, on_device,
             y_tail, weight_sum,
             _shared_facts(estimator, Xv, yv, swv),
+            is_sparse(Xv),
         )
 
     (Xv, yv, swv), facts = agree(comms, check)
@@ -301,6 +331,8 @@ def validate_fit_data(
     _check_shared_facts(estimator, [f[6] for f in facts], comms)
     if unknown_width:
         Xv = _empty_rows_like(estimator, Xv, facts)
+    if any(f[7] for f in facts):  # sparse on some rank: CSR on every rank (see Notes)
+        Xv = to_csr(Xv)
     common = next((np.dtype(f[2]) for f in facts if f[0] > 0), Xv.dtype)
     if Xv.dtype != common:  # an empty shard built with another dtype
         Xv = Xv.astype(common)
@@ -378,7 +410,7 @@ def _data_fingerprint(X, y, sample_weight):
         if part is not None:
             index = get_namespace(part).asarray(rows) if is_device_array(part) else rows
             sample = part[index]
-            sample = sample.toarray() if hasattr(sample, "toarray") else to_host(sample)
+            sample = to_host(sample.toarray() if hasattr(sample, "toarray") else sample)
             checksum = zlib.crc32(np.ascontiguousarray(sample).tobytes(), checksum)
     return n, checksum
 
