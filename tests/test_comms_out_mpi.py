@@ -27,23 +27,15 @@ def test_self_comms_out():
         comms.allreduce(x, out=np.empty(6))
 
 
-def _gpu_backends():
-    cupy = pytest.importorskip("cupy")
-    try:
-        devices = cupy.cuda.runtime.getDeviceCount()
-    except cupy.cuda.runtime.CUDARuntimeError:
-        devices = 0
-    if devices == 0:
-        pytest.skip("no CUDA device")
-    return devices
-
-
 @pytest.mark.parametrize("backend, nranks", [("self", 1), ("mpi", 2), ("nccl", 1), ("nccl", 2)])
 @pytest.mark.parametrize("case", case_names(MODULE))
 def test_comms_out_on_cupy(mpi_cases, case, backend, nranks):
-    devices = _gpu_backends()
+    cupy = pytest.importorskip("cupy")
     from mlmpi.comms.nccl import unavailable_reason
 
-    if backend == "nccl" and (unavailable_reason() is not None or nranks > devices):
-        pytest.skip(unavailable_reason() or "fewer GPUs than ranks")
+    reason = unavailable_reason()  # also: no CUDA device
+    if reason is not None:
+        pytest.skip(reason)
+    if backend == "nccl" and nranks > cupy.cuda.runtime.getDeviceCount():
+        pytest.skip("NCCL needs one GPU per rank")
     mpi_cases.check(MODULE, case, nranks, env={"MLMPI_TEST_XP": "cupy", "MLMPI_COMMS": backend})
