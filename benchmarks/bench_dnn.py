@@ -128,8 +128,9 @@ def _run_ddp(args, ranks, model):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "MLMPI_COMMS"))}
         procs = [
             subprocess.Popen(
-                [sys.executable, __file__, "--ddp-worker", "--ddp-rank", str(r), "--ranks", str(ranks),
-                 "--port", str(port), "--threads", str(threads), "--report", str(report)]
+                [sys.executable, __file__, "--ddp-worker", "--ddp-rank", str(r),
+                 "--ranks", str(ranks), "--port", str(port), "--threads", str(threads),
+                 "--report", str(report)]
                 + _common_argv(args, model), env=env,
             )
             for r in range(ranks)

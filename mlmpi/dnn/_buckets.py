@@ -38,7 +38,8 @@ class Bucket:
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).tolist()
         self.flat = torch.zeros(self.offsets[-1], dtype=self.wire_dtype, device=first.device)
         self._views = [
-            self.flat[a:b].view(p.shape) for a, b, p in zip(self.offsets, self.offsets[1:], self.params)
+            self.flat[a:b].view(p.shape)
+            for a, b, p in zip(self.offsets, self.offsets[1:], self.params)
         ]
         self.packed = [False] * len(self.params)
         self.n_packed = 0

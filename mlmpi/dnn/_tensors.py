@@ -25,7 +25,10 @@ def as_array(tensor):
 
 def from_array(array, dtype):
     """Tensor view of a NumPy/CuPy ``array`` made by :func:`as_array` of a ``dtype`` tensor."""
-    tensor = torch.from_numpy(array) if type(array).__module__ == "numpy" else torch.from_dlpack(array)
+    if type(array).__module__ == "numpy":
+        tensor = torch.from_numpy(array)
+    else:
+        tensor = torch.from_dlpack(array)
     return tensor.view(dtype) if dtype in _WIRE_VIEWS else tensor
 
 

@@ -84,15 +84,16 @@ class DistributedOptimizer:
     def __init__(self, optimizer, named_parameters=None, *, comms=None, bucket_cap_mb=25,
                  compression=None, backward_passes_per_step=1, op="average"):
         if not isinstance(optimizer, torch.optim.Optimizer):
-            raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}.")
+            raise TypeError(
+                f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}."
+            )
         if compression not in COMPRESSIONS:
             raise ValueError(f"compression must be None, 'fp16' or 'bf16', got {compression!r}.")
         if op not in ("average", "sum"):
             raise ValueError(f"op must be 'average' or 'sum', got {op!r}.")
-        if int(backward_passes_per_step) != backward_passes_per_step or backward_passes_per_step < 1:
-            raise ValueError(
-                f"backward_passes_per_step must be a positive int, got {backward_passes_per_step!r}."
-            )
+        passes = backward_passes_per_step
+        if int(passes) != passes or passes < 1:
+            raise ValueError(f"backward_passes_per_step must be a positive int, got {passes!r}.")
         if not bucket_cap_mb > 0:
             raise ValueError(f"bucket_cap_mb must be positive, got {bucket_cap_mb!r}.")
         self.optimizer = optimizer
@@ -285,7 +286,7 @@ class DistributedOptimizer:
             self._joining = False
         steps = self.comms.allgather(np.asarray(self._steps_in_join, np.int64))
         root = int(np.argmax(steps))
-        named = [(name, p) for bucket in self.buckets for name, p in zip(bucket.names, bucket.params)]
+        named = [(name, p) for b in self.buckets for name, p in zip(b.names, b.params)]
         broadcast_parameters(named, root=root, comms=self.comms)
         broadcast_optimizer_state(self.optimizer, root=root, comms=self.comms)
 
@@ -300,7 +301,8 @@ class DistributedOptimizer:
             flat0 = [p for b in layouts[0] for p in b]
             flat = [p for b in layouts[rank] for p in b]
             where = next(
-                (i for i, (a, b) in enumerate(zip(flat0, flat)) if a != b), min(len(flat0), len(flat))
+                (i for i, (a, b) in enumerate(zip(flat0, flat)) if a != b),
+                min(len(flat0), len(flat)),
             )
             mine = flat[where] if where < len(flat) else "nothing"
             theirs = flat0[where] if where < len(flat0) else "nothing"

@@ -24,7 +24,8 @@ def _host(a):
 
 def _parts(size, dtype, shape=(5, 3)):
     """Every rank's input (each rank can compute all of them)."""
-    return [(np.arange(np.prod(shape)).reshape(shape) % 7 + 3 * r).astype(dtype) for r in range(size)]
+    base = np.arange(np.prod(shape)).reshape(shape) % 7
+    return [(base + 3 * r).astype(dtype) for r in range(size)]
 
 
 def case_allreduce_into_out():

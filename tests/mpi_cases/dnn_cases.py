@@ -72,7 +72,7 @@ def _assert_same_on_every_rank(model, comms):
     mine = _flat(model)
     gathered = comms.allgather(mine[None, :])
     for rank, other in enumerate(gathered):
-        np.testing.assert_array_equal(other, mine, err_msg=f"rank {rank} differs from rank {comms.rank}")
+        np.testing.assert_array_equal(other, mine, err_msg=f"rank {rank} vs rank {comms.rank}")
 
 
 def _reference(make_model, make_opt, X, y, steps=STEPS):
@@ -162,7 +162,8 @@ def case_backward_passes_per_step_and_no_sync_equal_the_doubled_batch():
                 (F.cross_entropy(model(Xl[second]), yl[second]) / 2).backward()
             opt.step()
         _assert_same_on_every_rank(model, comms)
-        np.testing.assert_allclose(_flat(model), _flat(expected), rtol=RTOL, atol=ATOL, err_msg=mode)
+        np.testing.assert_allclose(_flat(model), _flat(expected), rtol=RTOL, atol=ATOL,
+                                   err_msg=mode)
 
 
 class _Branchy(nn.Module):
@@ -195,7 +196,8 @@ def case_unused_parameters_never_hang():
         opt.step()
         _assert_same_on_every_rank(model, comms)
         assert torch.count_nonzero(model.never.weight.grad) == 0
-        averaged = comms.bcast(branch_grads[-1].cpu().numpy() if comms.rank == 0 else None) / comms.size
+        on_rank0 = comms.bcast(branch_grads[-1].cpu().numpy() if comms.rank == 0 else None)
+        averaged = on_rank0 / comms.size
         np.testing.assert_allclose(model.branch.weight.grad.cpu().numpy(), averaged, rtol=1e-6)
 
 
@@ -232,7 +234,8 @@ def case_join_with_uneven_batches():
 def case_different_model_raises_on_every_rank():
     comms = get_comms()
     odd = comms.size > 1 and comms.rank == comms.size - 1
-    for width, dtype in ((17 if odd else 16, torch.float32), (16, torch.float64 if odd else torch.float32)):
+    for width, dtype in ((17 if odd else 16, torch.float32),
+                         (16, torch.float64 if odd else torch.float32)):
         torch.manual_seed(0)
         model = nn.Sequential(nn.Linear(6, width), nn.Tanh(), nn.Linear(width, 3)).to(DEVICE, dtype)
         opt = DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
