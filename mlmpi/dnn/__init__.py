@@ -6,6 +6,13 @@ Gradients are averaged through the same ``MPIComms``/``NCCLComms``/
 (``pip install mlmpi[torch]``).
 """
 
+try:
+    import torch  # noqa: F401
+except ImportError as exc:  # pragma: no cover - torch is installed with the test extra
+    raise ImportError(
+        f"mlmpi.dnn needs PyTorch ({exc}); install it with `pip install mlmpi[torch]`."
+    ) from exc
+
 from ._broadcast import broadcast_optimizer_state, broadcast_parameters
 from ._checkpoint import load_checkpoint, save_checkpoint
 from ._data import DistributedSampler

@@ -44,6 +44,7 @@ class Bucket:
         self.packed = [False] * len(self.params)
         self.n_packed = 0
         self.request = None
+        self._sum = None  # bf16: the float32 sum, between start and finish
 
     @property
     def nbytes(self):
