@@ -260,13 +260,23 @@ class Comms(ABC):
         return np.asarray(x)
 
     # -- array collectives --------------------------------------------------
-    def allreduce(self, x, op="sum"):
+    def allreduce(self, x, op="sum", out=None):
         """Element-wise reduction of ``x`` over all ranks, result on every rank.
+
+        ``out`` (optional) is a caller-owned, C-contiguous array of ``x``'s
+        shape, dtype and array type that receives the result (and is
+        returned); ``out`` may be ``x`` itself (in place). Reusing one
+        ``out`` avoids allocating and faulting in a new result every call.
 
         This method is collective.
         """
         x = self._as_array(x)
         op = ReduceOp.parse(op)
+        if out is not None:
+            x = _check_out(x, out)
+            with self._collective("allreduce", x):
+                self._allreduce_into(x, out, op)
+            return out
         with self._collective("allreduce", x):
             return self._allreduce(x, op)
 
@@ -351,20 +361,27 @@ class Comms(ABC):
             )
         return list(rows)
 
-    def iallreduce(self, x, op="sum"):
+    def iallreduce(self, x, op="sum", out=None):
         """Start an allreduce and return a :class:`Request`; ``wait()`` gives the result.
 
-        ``x`` must not be modified until the request completes. The profile
-        records the start (``iallreduce``, with the bytes) and the wait
-        (``iallreduce.wait``) separately: their sum is the time this rank was
-        blocked.
+        ``x`` must not be modified until the request completes. With ``out``
+        (as in :meth:`allreduce`; ``x`` itself for in place) the result is
+        written there and ``wait()`` returns ``out``; ``out`` must not be
+        read before then. The profile records the start (``iallreduce``,
+        with the bytes) and the wait (``iallreduce.wait``) separately: their
+        sum is the time this rank was blocked.
 
         This method is collective.
         """
         x = self._as_array(x)
         op = ReduceOp.parse(op)
+        if out is not None:
+            x = _check_out(x, out)
         with self._collective("iallreduce", x):
-            wait, test = self._iallreduce(x, op)
+            if out is None:
+                wait, test = self._iallreduce(x, op)
+            else:
+                wait, test = self._iallreduce_into(x, out, op)
 
         def finish():
             with self._collective("iallreduce.wait"):
@@ -445,6 +462,15 @@ class Comms(ABC):
         returns the result, ``test()`` says whether it completed."""
 
     @abstractmethod
+    def _allreduce_into(self, x, out, op):
+        """Reduce ``x`` into the checked ``out`` (``out is x``: in place)."""
+
+    @abstractmethod
+    def _iallreduce_into(self, x, out, op):
+        """Start the reduction of ``x`` into ``out``; return ``(wait, test)``
+        as :meth:`_iallreduce`, ``wait()`` returning ``out``."""
+
+    @abstractmethod
     def _bcast_object(self, obj, root): ...
 
     @abstractmethod
@@ -465,6 +491,25 @@ class Comms(ABC):
 
     def __repr__(self):
         return f"{type(self).__name__}(rank={self.rank}, size={self.size})"
+
+
+def _check_out(x, out):
+    """``x`` (C-contiguous) after checking that ``out`` can receive its reduction."""
+    if is_device_array(out) != is_device_array(x) or not hasattr(out, "flags"):
+        raise TypeError(
+            f"out must be an array of the same type as x ({type(x).__name__}), "
+            f"got {type(out).__name__}."
+        )
+    if out.shape != x.shape or out.dtype != x.dtype:
+        raise ValueError(
+            f"out must have x's shape {x.shape} and dtype {x.dtype}, "
+            f"got shape {out.shape} and dtype {out.dtype}."
+        )
+    if not out.flags.c_contiguous or not getattr(out.flags, "writeable", True):
+        raise ValueError("out must be a writeable C-contiguous array.")
+    if x is out:
+        return x
+    return get_namespace(x).ascontiguousarray(x)
 
 
 def _device_namespace(on_device):

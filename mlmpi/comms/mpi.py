@@ -187,6 +187,39 @@ class MPIComms(Comms):
 
         return wait, request.Test
 
+    def _into_buffers(self, x, out):
+        """``(send, recv, finish)``: MPI buffers that reduce ``x`` into ``out``.
+
+        ``finish`` (or None) copies a host-staged result into a CuPy ``out``.
+        ``out is x`` reduces in place (``MPI.IN_PLACE``), without a copy.
+        """
+        from mpi4py import MPI
+
+        if is_device_array(out) and not self.cuda_aware:
+            recv = out.get() if x is out else np.empty(out.shape, out.dtype)
+            send = MPI.IN_PLACE if x is out else x.get()
+            return send, recv, lambda: out.set(recv)
+        synchronize(out)
+        return (MPI.IN_PLACE if x is out else x), out, None
+
+    def _allreduce_into(self, x, out, op):
+        send, recv, finish = self._into_buffers(x, out)
+        self.comm.Allreduce(send, recv, op=_mpi_op(op))
+        if finish is not None:
+            finish()
+
+    def _iallreduce_into(self, x, out, op):
+        send, recv, finish = self._into_buffers(x, out)
+        request = self.comm.Iallreduce(send, recv, op=_mpi_op(op))
+
+        def wait(send=send, recv=recv):  # the defaults keep the buffers alive
+            request.Wait()
+            if finish is not None:
+                finish()
+            return out
+
+        return wait, request.Test
+
     def _bcast_object(self, obj, root):
         return self.comm.bcast(obj, root=root)
 

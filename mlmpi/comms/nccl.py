@@ -171,12 +171,7 @@ class NCCLComms(Comms):
             return self.mpi._allreduce(x, op)
         x = self._contiguous(x)
         out = self._empty(x.shape, x.dtype)
-        if x.size:
-            stream = self._stream()
-            self._nccl.allReduce(
-                x.data.ptr, out.data.ptr, x.size, self._dtype(x), self._ops[op], stream.ptr
-            )
-            stream.synchronize()
+        self._allreduce_into(x, out, op)
         return out
 
     def _reduce(self, x, op, root):
@@ -237,11 +232,26 @@ class NCCLComms(Comms):
         stream.synchronize()
         return out
 
+    def _allreduce_into(self, x, out, op):
+        if not is_device_array(x):
+            return self.mpi._allreduce_into(x, out, op)
+        if x.size:
+            stream = self._stream()
+            self._nccl.allReduce(
+                x.data.ptr, out.data.ptr, x.size, self._dtype(x), self._ops[op], stream.ptr
+            )
+            stream.synchronize()
+
     def _iallreduce(self, x, op):
         if not is_device_array(x):
             return self.mpi._iallreduce(x, op)
         x = self._contiguous(x)
-        out = self._empty(x.shape, x.dtype)
+        return self._iallreduce_into(x, self._empty(x.shape, x.dtype), op)
+
+    def _iallreduce_into(self, x, out, op):
+        """On the side stream, after the work queued on the current stream."""
+        if not is_device_array(x):
+            return self.mpi._iallreduce_into(x, out, op)
         side = self._side
         if x.size:
             side.wait_event(self._stream().record())

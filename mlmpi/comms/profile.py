@@ -14,6 +14,7 @@ from collections import defaultdict
 from contextlib import contextmanager
 
 _recorders = []
+_labels = {}  # extra timeline args of the collectives recorded now (see label)
 
 
 def active():
@@ -82,6 +83,19 @@ class ProfileSummary:
 
 
 @contextmanager
+def label(**fields):
+    """Add ``fields`` (e.g. ``bucket=3, step=12``) to the timeline args of
+    every collective recorded inside the block."""
+    saved = dict(_labels)
+    _labels.update(fields)
+    try:
+        yield
+    finally:
+        _labels.clear()
+        _labels.update(saved)
+
+
+@contextmanager
 def profile():
     """Record the collectives run inside the block.
 
@@ -124,7 +138,7 @@ class _Timeline:
                 "dur": seconds * 1e6,
                 "pid": self.rank,
                 "tid": 0,
-                "args": {"bytes": nbytes, "comms_rank": rank},
+                "args": {"bytes": nbytes, "comms_rank": rank, **_labels},
             }
         )
 

@@ -1,0 +1,41 @@
+"""``out=`` for allreduce and iallreduce: SelfComms in process, MPI at 1-4 ranks, CuPy on a GPU."""
+
+import numpy as np
+import pytest
+
+from _mpi import RANK_COUNTS, case_names
+from mlmpi.comms import SelfComms
+
+MODULE = "comms_out_cases"
+
+
+@pytest.mark.parametrize("nranks", RANK_COUNTS)
+@pytest.mark.parametrize("case", case_names(MODULE))
+def test_comms_out(mpi_cases, case, nranks):
+    mpi_cases.check(MODULE, case, nranks)
+
+
+def test_self_comms_out():
+    comms = SelfComms()
+    x = np.arange(6.0).reshape(2, 3)
+    out = np.empty_like(x)
+    assert comms.allreduce(x, out=out) is out
+    np.testing.assert_array_equal(out, x)
+    assert comms.iallreduce(x, out=x).wait() is x
+    np.testing.assert_array_equal(x, np.arange(6.0).reshape(2, 3))
+    with pytest.raises(ValueError, match="shape"):
+        comms.allreduce(x, out=np.empty(6))
+
+
+@pytest.mark.parametrize("backend, nranks", [("self", 1), ("mpi", 2), ("nccl", 1), ("nccl", 2)])
+@pytest.mark.parametrize("case", case_names(MODULE))
+def test_comms_out_on_cupy(mpi_cases, case, backend, nranks):
+    cupy = pytest.importorskip("cupy")
+    from mlmpi.comms.nccl import unavailable_reason
+
+    reason = unavailable_reason()  # also: no CUDA device
+    if reason is not None:
+        pytest.skip(reason)
+    if backend == "nccl" and nranks > cupy.cuda.runtime.getDeviceCount():
+        pytest.skip("NCCL needs one GPU per rank")
+    mpi_cases.check(MODULE, case, nranks, env={"MLMPI_TEST_XP": "cupy", "MLMPI_COMMS": backend})
