@@ -4,6 +4,7 @@ fitted coefficients, local prediction and the global (collective) scores."""
 import warnings
 
 import numpy as np
+from scipy import sparse
 from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
@@ -33,7 +34,9 @@ def set_coefficients(estimator, coef, moments, *, single, like):
     """Set ``coef_``/``intercept_`` from host ``coef`` of shape (n_targets, n_features).
 
     The intercept follows from the global means (``ȳ - x̄ᵀ coef``) as in
-    scikit-learn; both go to ``like``'s namespace and dtype.
+    scikit-learn; both go to ``like``'s namespace and dtype. A single target's
+    intercept is a NumPy scalar of X's dtype (``numpy.float64`` is a ``float``),
+    as scikit-learn's; on the GPU a 0-d CuPy array.
     """
     xp = get_namespace(like)
     if estimator.fit_intercept:
@@ -44,9 +47,28 @@ def set_coefficients(estimator, coef, moments, *, single, like):
     if not estimator.fit_intercept:
         estimator.intercept_ = 0.0
     elif single:
-        estimator.intercept_ = to_namespace(intercept[0], xp).astype(like.dtype)
+        value = np.asarray(intercept[0], dtype=like.dtype)
+        estimator.intercept_ = value[()] if xp is np else to_namespace(value, xp)
     else:
         estimator.intercept_ = to_namespace(intercept, xp).astype(like.dtype)
+
+
+def is_sparse(x):
+    """True for SciPy sparse matrices/arrays and ``cupyx.scipy.sparse`` matrices."""
+    return sparse.issparse(x) or type(x).__module__.startswith("cupyx.scipy.sparse")
+
+
+def check_finite_parameters(estimator, message):
+    """Raise ``ValueError(message)`` if ``coef_`` or ``intercept_`` is not finite.
+
+    Both are replicated (computed identically on every rank from allreduced
+    statistics), so every rank raises the same error without communicating.
+    """
+    for name in ("coef_", "intercept_"):
+        value = getattr(estimator, name)
+        xp = get_namespace(value)
+        if not bool(xp.all(xp.isfinite(xp.asarray(value)))):
+            raise ValueError(message)
 
 
 class LinearPredictMixin:
@@ -62,11 +84,14 @@ class LinearPredictMixin:
         check_is_fitted(self)
         X = check_local(self, X)
         xp = get_namespace(X)
-        coef = to_namespace(self.coef_, xp)
         intercept = self.intercept_
         if not isinstance(intercept, float):
             intercept = to_namespace(intercept, xp)
-        return X @ coef.T + intercept
+        if is_sparse(self.coef_):  # after LogisticRegression.sparsify()
+            scores = self.coef_ @ X.T
+            scores = scores.toarray() if is_sparse(scores) else scores
+            return xp.asarray(scores).T + intercept
+        return X @ to_namespace(self.coef_, xp).T + intercept
 
 
 class RegressionMixin(LinearPredictMixin):
