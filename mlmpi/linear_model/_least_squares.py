@@ -19,6 +19,9 @@ centred Gram matrices ``XcᵀWXc``, ``XcᵀWYc``: two allreduces; Ridge's
   solution, the rank and the singular values scikit-learn reports.
 
 Every rank solves the same small system, so the model is replicated.
+
+Ridge's ``'lsqr'`` and ``'sparse_cg'`` never form the Gram matrix: they run
+matrix-free with distributed products (:mod:`mlmpi.linear_model._iterative`).
 """
 
 import warnings
@@ -30,6 +33,7 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import RegressionMixin, regression_data, set_coefficients
+from ._iterative import CentredRows, conjugate_gradient, lsqr
 from ._stats import centred_moments, reduced_qr
 
 _MAX_SCALED_CONDITION = 1e6  # of the Gram matrix, i.e. cond(X) <= 1e3
@@ -191,6 +195,25 @@ def _ridge_cholesky(moments, alphas):
     return coef
 
 
+def _ridge_iterative(solver, X, Y, sample_weight, moments, alphas, *, tol, max_iter, comms):
+    """Matrix-free LSQR or CG per target (scikit-learn's ``'lsqr'``/``'sparse_cg'``
+    options); returns ``(coef, n_iter)``. This function is collective."""
+    op = CentredRows(X, moments.x_mean, sample_weight)
+    coef = np.empty((Y.shape[1], X.shape[1]))
+    n_iter = np.empty(Y.shape[1], dtype=np.int32)
+    for target, alpha in enumerate(alphas):
+        y = op.xp.asarray(Y[:, target], dtype=op.xp.float64) - moments.y_mean[target]
+        if op.root is not None:
+            y = y * op.root
+        if solver == "lsqr":
+            coef[target], n_iter[target] = lsqr(op, y, comms, damp=np.sqrt(alpha), atol=tol,
+                                                btol=tol, iter_lim=max_iter)
+        else:
+            coef[target], n_iter[target] = conjugate_gradient(op, y, comms, alpha=alpha, tol=tol,
+                                                              max_iter=max_iter)
+    return coef, n_iter
+
+
 def _ridge_svd(R, Z, alphas):
     U, s, Vt = linalg.svd(R, full_matrices=False)
     nonzero = s > 1e-15  # scikit-learn's cut-off (scipy.linalg.pinv's)
@@ -212,20 +235,24 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
     copy_X : bool, default=True
         Accepted for compatibility; X is never modified.
     max_iter : int, default=None
-        Accepted for compatibility (no solver here iterates).
+        Iteration limit of ``'lsqr'`` and ``'sparse_cg'`` (scipy's defaults when None).
     tol : float, default=1e-4
-        Accepted for compatibility (no solver here iterates).
+        Tolerance of ``'lsqr'`` (its ``atol`` and ``btol``) and ``'sparse_cg'``
+        (CG's ``rtol``), as scikit-learn; the direct solvers are exact.
     solver : {'auto', 'svd', 'qr', 'cholesky', 'lsqr', 'sparse_cg', 'sag', 'saga', 'lbfgs'}, \
             default='auto'
         ``'auto'``/``'cholesky'``: the normal equations ``(XᵀWX + αI) w = XᵀWy``
         from one allreduce; if that system is not numerically positive
         definite, ``'svd'``. ``'svd'``: the SVD of the exact TSQR R factor of
         the centred X (safe for any conditioning). ``'qr'`` (mlmpi only, not
-        a scikit-learn solver) names the same TSQR path. scikit-learn's iterative
-        solvers (``'lsqr'``, ``'sparse_cg'``, ``'sag'``, ``'saga'``) are
-        accepted and solved exactly with ``'cholesky'``; their own result
-        approximates it to ``tol``. ``'lbfgs'`` (with ``positive=True`` only,
-        as in scikit-learn) is solved exactly by NNLS.
+        a scikit-learn solver) names the same TSQR path. ``'lsqr'``: LSQR
+        (scipy's algorithm and stopping rule, as scikit-learn) with distributed
+        products of the implicitly centred X, one allreduce per iteration.
+        ``'sparse_cg'``: conjugate gradients on the normal equations, one
+        allreduce per product. ``'sag'``/``'saga'`` (per-sample updates, not
+        distributable) are solved exactly with ``'cholesky'`` (their own result
+        approximates it to ``tol``). ``'lbfgs'`` (with ``positive=True`` only,
+        as in scikit-learn) is solved exactly by NNLS. ``solver_`` says what ran.
     positive : bool, default=False
         Non-negative coefficients: NNLS on the small reduced system
         ``[R; sqrt(alpha) I]`` (exact, where scikit-learn runs L-BFGS-B to ``tol``).
@@ -240,10 +267,12 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
         Replicated.
     intercept_ : float or array of shape (n_targets,)
         Replicated.
-    n_iter_ : None
-        No solver here iterates.
+    n_iter_ : None or ndarray of shape (n_targets,)
+        Iterations per target of ``'lsqr'``/``'sparse_cg'``; None for the
+        direct solvers. Replicated.
     solver_ : str
-        The solver used: ``'cholesky'``, ``'svd'`` or ``'nnls'``. Replicated.
+        The solver that ran: ``'cholesky'``, ``'svd'``, ``'nnls'``, ``'lsqr'``
+        or ``'sparse_cg'``. Replicated.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Only when X has string column names.
@@ -289,6 +318,8 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
             )
         if self.positive:
             return "nnls"
+        if self.solver in ("lsqr", "sparse_cg"):
+            return self.solver
         return "svd" if self.solver in ("svd", "qr") else "cholesky"
 
     def fit(self, X, y, sample_weight=None):
@@ -313,9 +344,12 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
         X, Y, sample_weight, single, comms, _ = regression_data(self, X, y, sample_weight)
         alphas = _alphas(self.alpha, Y.shape[1])
         moments = centred_moments(X, Y, sample_weight, comms, fit_intercept=self.fit_intercept,
-                                  products=solver != "svd")
-        coef = None
-        if solver == "cholesky":
+                                  products=solver not in ("svd", "lsqr", "sparse_cg"))
+        coef, n_iter = None, None
+        if solver in ("lsqr", "sparse_cg"):
+            coef, n_iter = _ridge_iterative(solver, X, Y, sample_weight, moments, alphas,
+                                            tol=self.tol, max_iter=self.max_iter, comms=comms)
+        elif solver == "cholesky":
             coef = _ridge_cholesky(moments, alphas)
             if coef is None:
                 solver = "svd"
@@ -330,6 +364,6 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
                 for target, alpha in enumerate(alphas)
             ])
         self.solver_ = solver
-        self.n_iter_ = None
+        self.n_iter_ = n_iter
         set_coefficients(self, coef, moments, single=single, like=X)
         return self

@@ -11,16 +11,18 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+from sklearn.utils._sparse import _align_api_if_sparse
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._array import get_namespace, to_host
+from .._array import get_namespace, is_device_array, to_host
 from ..comms import resolve_comms
 from ..utils.validation import agree, validate_fit_data
-from ._base import LinearPredictMixin
+from ._base import LinearPredictMixin, is_sparse
 from ._newton import _Gauge, lbfgs, newton_cg, newton_cholesky
 
 _SOLVERS = {"lbfgs", "newton-cg", "newton-cholesky", "sag", "saga", "liblinear"}
@@ -413,7 +415,8 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
         params = np.zeros(shape)
         if self.warm_start and hasattr(self, "coef_") and self.coef_.shape[0] == shape[0]:
             d = self.coef_.shape[1]
-            params[:, :d] = to_host(self.coef_)
+            coef = self.coef_.toarray() if is_sparse(self.coef_) else self.coef_
+            params[:, :d] = to_host(coef)
             if self.fit_intercept:
                 params[:, d] = to_host(self.intercept_)
         return params
@@ -475,6 +478,40 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
         self.coef_ = xp.asarray(params[:, :d], dtype=X.dtype)
         intercept = params[:, d] if self.fit_intercept else np.zeros(objective.shape[0])
         self.intercept_ = xp.asarray(intercept, dtype=X.dtype)
+        return self
+
+    def densify(self):
+        """Convert a sparse ``coef_`` (see :meth:`sparsify`) back to a dense array.
+
+        No communication: every rank converts its replicated copy.
+
+        Returns
+        -------
+        self : object
+        """
+        check_is_fitted(self, msg="Estimator, %(name)s, must be fitted before densifying.")
+        if is_sparse(self.coef_):
+            self.coef_ = self.coef_.toarray()
+        return self
+
+    def sparsify(self):
+        """Convert ``coef_`` to a sparse CSR matrix (SciPy, or ``cupyx`` on the GPU).
+
+        As scikit-learn's: worth it when most coefficients are zero; prediction
+        works with either. No communication: every rank converts its
+        replicated copy.
+
+        Returns
+        -------
+        self : object
+        """
+        check_is_fitted(self, msg="Estimator, %(name)s, must be fitted before sparsifying.")
+        if is_device_array(self.coef_):
+            from cupyx.scipy import sparse as device_sparse
+
+            self.coef_ = device_sparse.csr_matrix(self.coef_)
+        elif not is_sparse(self.coef_):
+            self.coef_ = _align_api_if_sparse(sparse.csr_array(self.coef_))
         return self
 
     def decision_function(self, X):
