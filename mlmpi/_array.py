@@ -43,3 +43,35 @@ def synchronize(x):
         import cupy
 
         cupy.cuda.get_current_stream().synchronize()
+
+
+def is_sparse(x):
+    """True for SciPy sparse matrices/arrays and ``cupyx.scipy.sparse`` matrices
+    (found by type, without importing CuPy)."""
+    import scipy.sparse
+
+    if scipy.sparse.issparse(x):
+        return True
+    return type(x).__module__.startswith("cupyx.scipy.sparse")
+
+
+def sparse_namespace(x):
+    """``scipy.sparse`` for a host sparse matrix, ``cupyx.scipy.sparse`` for a device one."""
+    if is_device_array(x):
+        import cupyx.scipy.sparse
+
+        return cupyx.scipy.sparse
+    import scipy.sparse
+
+    return scipy.sparse
+
+
+def to_csr(x):
+    """``x`` (dense or sparse, host or device) as a CSR matrix in the same place.
+
+    CSR input is returned as it is; other sparse formats and dense arrays are
+    converted (a dense array becomes a ``csr_matrix``).
+    """
+    if is_sparse(x):
+        return x if x.format == "csr" else x.tocsr()
+    return sparse_namespace(x).csr_matrix(x)

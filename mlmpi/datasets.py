@@ -3,6 +3,7 @@
 import numbers
 
 import numpy as np
+import scipy.sparse
 
 from .comms import resolve_comms
 from .random import RowStream, shared_seed
@@ -34,7 +35,7 @@ def shard(X, comms=None, *, counts=None):
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, ...)
+    X : array-like or sparse matrix of shape (n_samples, ...)
         The same global array on every rank.
     comms : Comms, default=None
         None means :func:`mlmpi.get_comms`.
@@ -47,7 +48,7 @@ def shard(X, comms=None, *, counts=None):
         A view of ``X``'s rows (same array type as ``X``).
     """
     comms = resolve_comms(comms)
-    start, stop = _row_range(len(X), comms, counts)
+    start, stop = _row_range(X.shape[0] if hasattr(X, "shape") else len(X), comms, counts)
     return X[start:stop]
 
 
@@ -129,3 +130,101 @@ def make_blobs(
     if return_centers:
         return X, y, centers
     return X, y
+
+
+_SPARSE_BLOCK_ROWS = 1 << 13
+
+
+def make_sparse_text(
+    n_samples=1000,
+    n_features=10000,
+    *,
+    nnz_per_row=50,
+    exponent=1.1,
+    n_classes=None,
+    noise=0.1,
+    random_state=None,
+    dtype=np.float64,
+    comms=None,
+):
+    """Bag-of-words-like sparse rows with a target, generated only for this rank's rows.
+
+    Row ``i`` is a "document": its length ``L_i`` is uniform on
+    ``1 .. 2 * nnz_per_row - 1`` (mean ``nnz_per_row``), its ``L_i`` words
+    are drawn from a Zipf law over the columns (column ``j`` has probability
+    proportional to ``(j + 1) ** -exponent``, so low columns are frequent, as
+    in a vocabulary sorted by frequency), and its values are the word counts
+    (repeated words merged, so a row has at most ``L_i`` non-zeros). Every
+    global row draws from counter-based streams addressed by its index, so the
+    global matrix is the same at any number of ranks and memory is
+    proportional to the local non-zeros.
+
+    Parameters
+    ----------
+    n_samples : int
+        Global number of rows.
+    n_features : int
+    nnz_per_row : int, default=50
+        Mean words per row (before merging repeated words).
+    exponent : float, default=1.1
+        Zipf exponent of the column frequencies.
+    n_classes : int or None, default=None
+        None: ``y`` is a regression target ``X @ coef + noise * N(0, 1)``;
+        an int: ``y`` is the class of largest ``X @ W + noise * N(0, 1)``
+        (``W`` of shape ``(n_features, n_classes)``). Both are centred by
+        the expected score of a row of the same length.
+    noise : float, default=0.1
+    random_state : int, RandomState or None
+    dtype : {np.float64, np.float32}
+    comms : Comms, default=None
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of shape (n_local, n_features)
+    y : ndarray of shape (n_local,)
+        float64 targets, or int64 classes.
+
+    Notes
+    -----
+    This function is collective unless ``random_state`` is an int.
+    """
+    comms = resolve_comms(comms)
+    seed = shared_seed(random_state, comms)
+    if nnz_per_row < 1 or n_features < 1:
+        raise ValueError(
+            f"nnz_per_row and n_features must be >= 1, got {nnz_per_row} and {n_features}."
+        )
+    max_words = 2 * int(nnz_per_row) - 1
+    shared = np.random.RandomState(seed)
+    n_targets = 1 if n_classes is None else int(n_classes)
+    coef = shared.standard_normal((n_features, n_targets))
+    cdf = np.cumsum(np.arange(1, n_features + 1, dtype=np.float64) ** -float(exponent))
+    cdf /= cdf[-1]
+    mean_word = np.diff(cdf, prepend=0.0) @ coef  # centres the scores: balanced classes
+
+    start, stop = _row_range(n_samples, comms, None)
+    lengths = RowStream(seed, stream=1, n_cols=1)
+    words = RowStream(seed, stream=2, n_cols=max_words)
+    target_noise = RowStream(seed, stream=3, n_cols=n_targets)
+    blocks, targets = [], []
+    for lo in range(start, stop, _SPARSE_BLOCK_ROWS):
+        hi = min(lo + _SPARSE_BLOCK_ROWS, stop)
+        n_words = 1 + (lengths.uniform(lo, hi - lo)[:, 0] * max_words).astype(np.int64)
+        n_words = np.minimum(n_words, max_words)
+        u = words.uniform(lo, hi - lo)
+        keep = np.arange(max_words) < n_words[:, None]
+        cols = np.minimum(np.searchsorted(cdf, u[keep]), n_features - 1)
+        rows = np.repeat(np.arange(hi - lo), n_words)
+        block = scipy.sparse.csr_matrix(
+            (np.ones(rows.size, dtype=dtype), (rows, cols)), shape=(hi - lo, n_features)
+        )
+        block.sum_duplicates()
+        blocks.append(block)
+        scores = block @ coef - n_words[:, None] * mean_word
+        scores += noise * target_noise.normal(lo, hi - lo)
+        targets.append(scores[:, 0] if n_classes is None else np.argmax(scores, axis=1))
+    if not blocks:
+        X = scipy.sparse.csr_matrix((0, n_features), dtype=dtype)
+        y = np.empty(0, dtype=np.float64 if n_classes is None else np.int64)
+        return X, y
+    return scipy.sparse.vstack(blocks, format="csr"), np.concatenate(targets)

@@ -1,6 +1,9 @@
 """Reading rank-local row ranges of files."""
 
+import zipfile
+
 import numpy as np
+import scipy.sparse
 
 from .comms import resolve_comms
 from .datasets import _row_range
@@ -39,3 +42,75 @@ def load_npy(path, comms=None, *, counts=None, device="cpu"):
 
         return cupy.asarray(local)
     return local
+
+
+def _npz_slice(archive, name, start, stop):
+    """Elements ``start:stop`` of the 1-D array ``name`` of an open ``.npz``
+    archive, reading (and, if compressed, decompressing) only up to ``stop``."""
+    with archive.open(name + ".npy") as f:
+        version = np.lib.format.read_magic(f)
+        read_header = (
+            np.lib.format.read_array_header_1_0 if version == (1, 0)
+            else np.lib.format.read_array_header_2_0
+        )
+        shape, _, dtype = read_header(f)
+        if len(shape) != 1 or dtype.hasobject:
+            raise ValueError(f"{name} must be a 1-D numeric array in a sparse .npz file.")
+        f.seek(f.tell() + start * dtype.itemsize)
+        count = stop - start
+        out = np.frombuffer(f.read(count * dtype.itemsize), dtype=dtype, count=count)
+        return out.copy()
+
+
+def load_npz(path, comms=None, *, counts=None, device="cpu"):
+    """This rank's contiguous block of rows of a sparse matrix saved by
+    ``scipy.sparse.save_npz``.
+
+    For a CSR file each rank reads the row pointers, then only its own
+    slice of ``indices`` and ``data`` (an uncompressed file is read from its
+    offsets; a compressed one is decompressed only up to the end of the
+    rank's rows). Other formats are loaded whole and converted to CSR.
+
+    Parameters
+    ----------
+    path : str or path-like
+    comms : Comms, default=None
+    counts : sequence of int, default=None
+        Rows for each rank; default: as even as possible.
+    device : {"cpu", "gpu"}
+        ``"gpu"`` returns a ``cupyx.scipy.sparse.csr_matrix`` on the current device.
+
+    Returns
+    -------
+    X_local : CSR matrix of shape (counts[rank], n_features)
+        ``csr_array`` if a sparse array was saved, else ``csr_matrix``.
+
+    Notes
+    -----
+    No communication (beyond resolving the default comms).
+    """
+    if device not in ("cpu", "gpu"):
+        raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}.")
+    comms = resolve_comms(comms)
+    with np.load(path) as loaded:
+        fmt = loaded["format"].item()
+        fmt = fmt.decode() if isinstance(fmt, bytes) else str(fmt)
+        shape = tuple(int(n) for n in loaded["shape"])
+        as_array = "_is_array" in loaded.files and bool(loaded["_is_array"])
+        start, stop = _row_range(shape[0], comms, counts)
+        if fmt == "csr":
+            with zipfile.ZipFile(path) as archive:
+                indptr = _npz_slice(archive, "indptr", start, stop + 1)
+                lo, hi = int(indptr[0]), int(indptr[-1])
+                indices = _npz_slice(archive, "indices", lo, hi)
+                data = _npz_slice(archive, "data", lo, hi)
+            local = scipy.sparse.csr_matrix(
+                (data, indices, indptr - lo), shape=(stop - start, shape[1])
+            )
+        else:
+            local = scipy.sparse.load_npz(path).tocsr()[start:stop]
+    if device == "gpu":
+        import cupyx.scipy.sparse
+
+        return cupyx.scipy.sparse.csr_matrix(local)
+    return scipy.sparse.csr_array(local) if as_array else scipy.sparse.csr_matrix(local)

@@ -17,7 +17,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from .._array import get_namespace, is_device_array
+from .._array import get_namespace, is_device_array, is_sparse, to_csr
 
 _FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -100,8 +100,22 @@ def agree_on_errors(comms, check):
     agree(comms, lambda: (check(), None))
 
 
-def _check_device_array(X, *, dtype, ensure_2d, ensure_all_finite, n_features_in=None):
+def _check_device_sparse(X, accept_sparse):
+    """scikit-learn's sparse rules for a ``cupyx.scipy.sparse`` matrix: rejected
+    unless the estimator accepts sparse input, converted to CSR otherwise."""
+    if not accept_sparse:
+        raise TypeError(
+            "Sparse data was passed for X, but dense data is required. Use '.toarray()' "
+            "to convert to a dense array."
+        )
+    return to_csr(X)
+
+
+def _check_device_array(X, *, dtype, ensure_2d, ensure_all_finite, n_features_in=None,
+                        accept_sparse=False):
     xp = get_namespace(X)
+    if is_sparse(X):
+        X = _check_device_sparse(X, accept_sparse)
     if ensure_2d and X.ndim != 2:
         raise ValueError(
             f"Expected 2D array, got {X.ndim}D array instead. Reshape your data "
@@ -113,7 +127,10 @@ def _check_device_array(X, *, dtype, ensure_2d, ensure_all_finite, n_features_in
             if X.dtype.kind not in "biuf":
                 raise TypeError(f"Expected a numeric array, got dtype {X.dtype}.")
             X = X.astype(dtypes[0])
-    if ensure_all_finite and X.dtype.kind == "f" and X.size and not bool(xp.isfinite(X).all()):
+    values = X.data if is_sparse(X) else X
+    if ensure_all_finite and X.dtype.kind == "f" and values.size and not bool(
+        xp.isfinite(values).all()
+    ):
         raise ValueError("Input X contains NaN or infinity.")
     if n_features_in is not None and X.shape[1] != n_features_in:
         raise ValueError(
@@ -137,6 +154,7 @@ def check_local(estimator, X, *, reset=False, dtype=_FLOAT_DTYPES, ensure_all_fi
             ensure_2d=True,
             ensure_all_finite=ensure_all_finite,
             n_features_in=None if reset else estimator.n_features_in_,
+            accept_sparse=check_params.get("accept_sparse", False),
         )
     return validate_data(
         estimator,
@@ -222,6 +240,16 @@ def validate_fit_data(
     Notes
     -----
     This function is collective. It sets ``estimator.n_features_in_``.
+
+    Sparse input (``accept_sparse`` in ``check_params``, as scikit-learn's
+    ``validate_data``): SciPy sparse shards are checked by scikit-learn (other
+    formats converted to CSR, NaN/inf in ``.data`` caught), ``cupyx.scipy.sparse``
+    shards by the device check. Shards may mix dense and sparse and different
+    sparse formats: when any rank's ``X`` is sparse, every rank's shard is
+    returned as CSR (a dense shard is converted), so every rank takes the same
+    (sparse) path and the result is that of the stacked sparse matrix, as with
+    ``scipy.sparse.vstack``. An estimator without ``accept_sparse`` raises
+    scikit-learn's "dense data is required" error on every rank.
     """
 
     def check():
@@ -230,6 +258,7 @@ def validate_fit_data(
             Xv = _check_device_array(
                 X, dtype=dtype, ensure_2d=True,
                 ensure_all_finite=check_params.get("ensure_all_finite", True),
+                accept_sparse=check_params.get("accept_sparse", False),
             )
             yv = None
             if y is not None:
@@ -257,14 +286,15 @@ def validate_fit_data(
         y_tail = None if yv is None else tuple(yv.shape[1:])
         weight_sum = Xv.shape[0] if swv is None else float(swv.sum())
         return (Xv, yv, swv), (
-            Xv.shape[0], Xv.shape[1], Xv.dtype.str, on_device, y_tail, weight_sum
+            Xv.shape[0], Xv.shape[1], Xv.dtype.str, on_device, y_tail, weight_sum,
+            is_sparse(Xv),
         )
 
     (Xv, yv, swv), facts = agree(comms, check)
     counts = tuple(f[0] for f in facts)
     described = "; ".join(
         f"rank {r}: {n} rows x {d} features, {np.dtype(t).name}{' (GPU)' if dev else ''}"
-        for r, (n, d, t, dev, _, _) in enumerate(facts)
+        for r, (n, d, t, dev, *_) in enumerate(facts)
     )
     if len({f[1] for f in facts}) > 1:
         raise ValueError(
@@ -297,6 +327,8 @@ def validate_fit_data(
         raise ValueError(
             "Sample weights must contain at least one non-zero number (all ranks together)."
         )
+    if any(f[6] for f in facts):  # sparse on some rank: CSR on every rank (see Notes)
+        Xv = to_csr(Xv)
     common = next((np.dtype(f[2]) for f in facts if f[0] > 0), Xv.dtype)
     if Xv.dtype != common:  # an empty shard built with another dtype
         Xv = Xv.astype(common)
