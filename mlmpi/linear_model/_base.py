@@ -4,26 +4,39 @@ fitted coefficients, local prediction and the global (collective) scores."""
 import warnings
 
 import numpy as np
-from scipy import sparse
 from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
-from .._array import get_namespace, to_host, to_namespace
+from .._array import get_namespace, is_sparse, to_host, to_namespace
 from ..comms import resolve_comms
 from ..utils.validation import agree, check_local, validate_fit_data
+
+
+# Sparse X with more features than this never forms a d x d Gram matrix (128 MiB
+# in float64 at this size): matrix-free solvers run instead.
+GRAM_MAX_FEATURES = 4096
+
+
+def gram_fits(X):
+    """Whether the solvers may form the d x d Gram matrix of ``X``: always for
+    dense X (as large as the data's own columns), for sparse X up to
+    ``GRAM_MAX_FEATURES`` features. ``X.shape[1]`` is global (agreed at fit), so
+    every rank decides the same."""
+    return not is_sparse(X) or X.shape[1] <= GRAM_MAX_FEATURES
 
 
 def regression_data(estimator, X, y, sample_weight):
     """Validate a regressor's shards: ``(X, Y, sample_weight, single_target, comms, layout)``.
 
-    ``Y`` is always 2-D (one column per target) in ``X``'s dtype.
+    ``Y`` is always 2-D (one column per target) in ``X``'s dtype. ``X`` may be
+    CSR (SciPy or ``cupyx``; other sparse formats are converted).
 
     This function is collective.
     """
     comms = resolve_comms(estimator.comms)
     X, y, sample_weight, layout = validate_fit_data(
         estimator, X, y, comms=comms, sample_weight=sample_weight,
-        multi_output=True, y_numeric=True,
+        multi_output=True, y_numeric=True, accept_sparse="csr",
     )
     single = y.ndim == 1
     Y = (y[:, None] if single else y).astype(X.dtype, copy=False)
@@ -53,11 +66,6 @@ def set_coefficients(estimator, coef, moments, *, single, like):
         estimator.intercept_ = to_namespace(intercept, xp).astype(like.dtype)
 
 
-def is_sparse(x):
-    """True for SciPy sparse matrices/arrays and ``cupyx.scipy.sparse`` matrices."""
-    return sparse.issparse(x) or type(x).__module__.startswith("cupyx.scipy.sparse")
-
-
 def check_finite_parameters(estimator, message):
     """Raise ``ValueError(message)`` if ``coef_`` or ``intercept_`` is not finite.
 
@@ -73,16 +81,16 @@ def check_finite_parameters(estimator, message):
 
 class LinearPredictMixin:
     """Local ``decision_function`` of the replicated ``coef_``/``intercept_``;
-    dense input only."""
+    dense or CSR rows."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True
         return tags
 
     def _decision_function(self, X):
         check_is_fitted(self)
-        X = check_local(self, X)
+        X = check_local(self, X, accept_sparse="csr")
         xp = get_namespace(X)
         intercept = self.intercept_
         if not isinstance(intercept, float):

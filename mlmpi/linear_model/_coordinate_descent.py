@@ -6,7 +6,13 @@ are exact sufficient statistics of the elastic-net objective, so every rank
 runs the same coordinate descent on them: scikit-learn's own Gram-matrix
 solver (the one its ``precompute=True`` uses), with the same stopping rule
 (duality gap), hence the same iterates as scikit-learn with
-``precompute=True``. No communication after the statistics.
+``precompute=True``. No communication after the statistics. CSR rows give
+their Gram matrix through the sparse kernels (implicit centring).
+
+Sparse X with more than ``GRAM_MAX_FEATURES`` features (text), where the
+Gram matrix is impossible, is solved matrix-free instead: FISTA
+(:mod:`mlmpi.linear_model._proximal`) on the same objective, with
+scikit-learn's duality-gap stopping rule; ``solver_`` says which ran.
 """
 
 import warnings
@@ -25,9 +31,12 @@ from ..random import shared_seed
 from ._base import (
     RegressionMixin,
     check_finite_parameters,
+    gram_fits,
     regression_data,
     set_coefficients,
 )
+from ._iterative import CentredRows
+from ._proximal import fista
 from ._stats import centred_moments
 
 _NON_FINITE = (
@@ -61,6 +70,61 @@ def _gram_path(gram, xty, yty, alphas, coef_init, *, l1_ratio, n_samples, dtype,
         gaps[i] = gap / n_samples
         n_iters.append(int(n_iter))
     return coefs, gaps, n_iters
+
+
+def _fista_path(op, b, alphas, coef_init, *, l1_ratio, n_samples, max_iter, tol, positive,
+                comms):
+    """:func:`_gram_path` without the Gram matrix: FISTA with distributed products
+    along ``alphas`` (warm starts). This function is collective."""
+    coefs = np.empty((op.x_mean.shape[0], len(alphas)))
+    gaps, n_iters = np.empty(len(alphas)), []
+    coef = np.asarray(coef_init, dtype=np.float64)
+    for i, alpha in enumerate(alphas):
+        coef, gap, n_iter = fista(
+            op, b, comms, l1=alpha * l1_ratio * n_samples, l2=alpha * (1.0 - l1_ratio) * n_samples,
+            coef_init=coef, max_iter=max_iter, tol=tol, positive=positive,
+        )
+        coefs[:, i] = coef
+        gaps[i] = gap / n_samples
+        n_iters.append(n_iter)
+    return coefs, gaps, n_iters
+
+
+class _TargetProblem:
+    """One target's elastic-net problem on the global data, solved along a path of
+    alphas: coordinate descent on the Gram matrix when ``moments`` has one,
+    else FISTA with matrix-free products (sparse X with many features).
+
+    ``scale`` rescales the weights to sum to ``n_samples`` (scikit-learn's rule).
+    """
+
+    def __init__(self, X, Y, target, sample_weight, moments, *, scale, n_samples, comms):
+        self.moments, self.target, self.scale = moments, target, scale
+        self.n_samples, self.comms, self.dtype = n_samples, comms, X.dtype.type
+        self.solver = "coordinate_descent" if moments.gram is not None else "fista"
+        if self.solver == "fista":
+            weight = None if sample_weight is None else sample_weight * scale
+            self.op = CentredRows(X, moments.x_mean, weight)
+            xp = self.op.xp
+            self.b = xp.asarray(Y[:, target], dtype=xp.float64) - moments.y_mean[target]
+            if self.op.root is not None:
+                self.b = self.b * self.op.root
+
+    def xty(self):
+        """``Xcᵀ W yc`` (host float64). Collective for the matrix-free problem."""
+        if self.solver == "coordinate_descent":
+            return self.moments.xty[:, self.target] * self.scale
+        return to_host(self.comms.allreduce(self.op.rmatvec(self.b)))
+
+    def path(self, alphas, coef_init, *, l1_ratio, max_iter, tol, rng, random, positive):
+        """``(coefs, dual_gaps, n_iters)`` along ``alphas``. This method is collective."""
+        options = {"l1_ratio": l1_ratio, "n_samples": self.n_samples, "max_iter": max_iter,
+                   "tol": tol, "positive": positive}
+        if self.solver == "fista":
+            return _fista_path(self.op, self.b, alphas, coef_init, comms=self.comms, **options)
+        m = self.moments
+        return _gram_path(m.gram * self.scale, self.xty(), m.yty[self.target] * self.scale,
+                          alphas, coef_init, dtype=self.dtype, rng=rng, random=random, **options)
 
 
 def _alpha_grid(xty, n_samples, *, l1_ratio, positive, eps, n_alphas):
@@ -144,18 +208,18 @@ def enet_path(X, y, *, l1_ratio=0.5, eps=1e-3, n_alphas="deprecated", alphas="wa
     X, Y, _, single, comms, layout = regression_data(model, X, y, None)
     if not single:
         raise ValueError("mlmpi's enet_path needs a 1-D y (the multi-task path is not provided).")
-    moments = centred_moments(X, Y, None, comms, fit_intercept=False)
-    n_samples = layout.n_samples
+    moments = centred_moments(X, Y, None, comms, fit_intercept=False, products=gram_fits(X))
+    problem = _TargetProblem(X, Y, 0, None, moments, scale=1.0, n_samples=layout.n_samples,
+                             comms=comms)
     if isinstance(grid_size, Integral):
-        grid = _alpha_grid(moments.xty[:, 0], n_samples, l1_ratio=l1_ratio, positive=positive,
-                           eps=eps, n_alphas=grid_size)
+        grid = _alpha_grid(problem.xty(), layout.n_samples, l1_ratio=l1_ratio,
+                           positive=positive, eps=eps, n_alphas=grid_size)
     else:
         grid = np.sort(np.asarray(grid_size, dtype=np.float64))[::-1]
     rng = check_random_state(shared_seed(random_state, comms) if selection == "random" else 0)
     start = np.zeros(X.shape[1]) if coef_init is None else to_host(coef_init)
-    coefs, gaps, n_iters = _gram_path(
-        moments.gram, moments.xty[:, 0], moments.yty[0], grid, start, l1_ratio=l1_ratio,
-        n_samples=n_samples, dtype=X.dtype.type, max_iter=max_iter, tol=tol, rng=rng,
+    coefs, gaps, n_iters = problem.path(
+        grid, start, l1_ratio=l1_ratio, max_iter=max_iter, tol=tol, rng=rng,
         random=selection == "random", positive=positive,
     )
     if return_n_iter:
@@ -202,7 +266,10 @@ class ElasticNet(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimato
     intercept_ : float or array of shape (n_targets,)
         Replicated.
     n_iter_ : int or list of int
-        Coordinate descent sweeps per target. Replicated.
+        Coordinate descent sweeps (or FISTA iterations) per target. Replicated.
+    solver_ : str
+        ``'coordinate_descent'`` (on the allreduced Gram matrix) or ``'fista'``
+        (matrix-free: sparse X with more than 4096 features). Replicated.
     dual_gap_ : float or ndarray of shape (n_targets,)
         Final duality gaps (divided by ``n_samples``). Replicated.
     n_features_in_ : int
@@ -274,7 +341,8 @@ class ElasticNet(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimato
                 stacklevel=2,
             )
         X, Y, sample_weight, single, comms, layout = regression_data(self, X, y, sample_weight)
-        moments = centred_moments(X, Y, sample_weight, comms, fit_intercept=self.fit_intercept)
+        moments = centred_moments(X, Y, sample_weight, comms, fit_intercept=self.fit_intercept,
+                                  products=gram_fits(X))
         n_samples = layout.n_samples
         # scikit-learn rescales the weights to sum to n_samples
         scale = 1.0 if sample_weight is None else n_samples / moments.weight_sum
@@ -283,15 +351,16 @@ class ElasticNet(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimato
         coef = self._initial_coef(Y.shape[1], X.shape[1])
         gaps, n_iters = np.zeros(Y.shape[1]), []
         for target in range(Y.shape[1]):
-            w, gap, n_iter = _gram_path(
-                moments.gram * scale, moments.xty[:, target] * scale, moments.yty[target] * scale,
-                [self.alpha], coef[target], l1_ratio=self.l1_ratio, n_samples=n_samples,
-                dtype=X.dtype.type, max_iter=self.max_iter, tol=self.tol, rng=rng,
-                random=random, positive=self.positive,
+            problem = _TargetProblem(X, Y, target, sample_weight, moments, scale=scale,
+                                     n_samples=n_samples, comms=comms)
+            w, gap, n_iter = problem.path(
+                [self.alpha], coef[target], l1_ratio=self.l1_ratio, max_iter=self.max_iter,
+                tol=self.tol, rng=rng, random=random, positive=self.positive,
             )
             coef[target] = w[:, 0]
             gaps[target] = gap[0]
             n_iters.append(n_iter[0])
+        self.solver_ = problem.solver
         set_coefficients(self, coef, moments, single=single, like=X)
         self.n_iter_ = n_iters[0] if single else n_iters
         self.dual_gap_ = gaps[0] if single else gaps

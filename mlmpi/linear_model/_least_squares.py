@@ -32,11 +32,17 @@ from scipy import linalg, optimize
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import RegressionMixin, regression_data, set_coefficients
+from .._array import is_sparse
+from ._base import GRAM_MAX_FEATURES, RegressionMixin, gram_fits, regression_data, set_coefficients
 from ._iterative import CentredRows, conjugate_gradient, lsqr
 from ._stats import centred_moments, reduced_qr
 
 _MAX_SCALED_CONDITION = 1e6  # of the Gram matrix, i.e. cond(X) <= 1e3
+
+_NO_GRAM = (
+    "Sparse X with {} features (more than %d): the d x d Gram matrix that {} needs is "
+    "not formed. Use the matrix-free solvers (positive=False)." % GRAM_MAX_FEATURES
+)
 
 
 def _gram_is_well_conditioned(gram, rcond):
@@ -56,17 +62,30 @@ def _gram_is_well_conditioned(gram, rcond):
 
 
 def reduced_problem(X, Y, sample_weight, comms, moments, rcond):
-    """``(R, Z)`` with ``||Xc b - Yc||² = ||R b - Z||² + const`` for the global data.
+    """``(R, Z, method)`` with ``||Xc b - Yc||² = ||R b - Z||² + const`` for the global data.
 
-    From the Cholesky factor of the Gram matrix when it is well conditioned,
-    else from TSQR (see the module docstring). Same on every rank.
+    From the Cholesky factor of the Gram matrix when it is well conditioned
+    (``method='cholesky'``), else from TSQR (``'tsqr'``, see the module
+    docstring). Same on every rank.
 
     This function is collective (TSQR only).
     """
     if _gram_is_well_conditioned(moments.gram, rcond):
         R = linalg.cholesky(moments.gram, lower=False)
-        return R, linalg.solve_triangular(R, moments.xty, trans="T")
-    return reduced_qr(X, Y, moments, sample_weight, comms)
+        return R, linalg.solve_triangular(R, moments.xty, trans="T"), "cholesky"
+    if is_sparse(X):  # TSQR would densify the rows: a square root of the Gram matrix
+        return *_gram_square_root(moments.gram, moments.xty), "gram_eigh"
+    return *reduced_qr(X, Y, moments, sample_weight, comms), "tsqr"
+
+
+def _gram_square_root(gram, xty):
+    """``(R, Z)`` with ``RᵀR = gram`` and ``RᵀZ = xty`` from the eigendecomposition of
+    the Gram matrix (eigenvalues below ``d * eps * max`` dropped): the reduced
+    problem of ill-conditioned sparse X, accurate to about ``eps * cond(X)²``."""
+    eig, V = linalg.eigh(gram)
+    keep = eig > gram.shape[0] * np.finfo(np.float64).eps * max(eig[-1], 0.0)
+    root = np.sqrt(eig[keep])
+    return root[:, None] * V[:, keep].T, (V[:, keep].T @ xty) / root[:, None]
 
 
 def _nnls(A, B):
@@ -157,13 +176,28 @@ class LinearRegression(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEs
         """
         self._validate_params()
         X, Y, sample_weight, single, comms, _ = regression_data(self, X, y, sample_weight)
-        moments = centred_moments(X, Y, sample_weight, comms, fit_intercept=self.fit_intercept)
-        R, Z = reduced_problem(X, Y, sample_weight, comms, moments, self.tol)
-        if self.positive:
-            coef = _nnls(R, Z)
+        gram = gram_fits(X)
+        moments = centred_moments(X, Y, sample_weight, comms, fit_intercept=self.fit_intercept,
+                                  products=gram)
+        for name in ("rank_", "singular_"):  # not set by every path
+            self.__dict__.pop(name, None)
+        if is_sparse(X) and not self.positive and not (
+            gram and _gram_is_well_conditioned(moments.gram, self.tol)
+        ):  # scikit-learn's sparse solver: LSQR on the implicitly centred X
+            coef, _ = _ridge_iterative("lsqr", X, Y, sample_weight, moments,
+                                       np.zeros(Y.shape[1]), tol=self.tol, max_iter=None,
+                                       comms=comms)
+            self.solver_ = "lsqr"
         else:
-            solution, _, self.rank_, self.singular_ = linalg.lstsq(R, Z, cond=self.tol)
-            coef = solution.T
+            if not gram:
+                raise ValueError(_NO_GRAM.format(X.shape[1], "positive=True"))
+            R, Z, self.solver_ = reduced_problem(X, Y, sample_weight, comms, moments, self.tol)
+            if self.positive:
+                coef = _nnls(R, Z)
+                self.solver_ = "nnls"
+            else:
+                solution, _, self.rank_, self.singular_ = linalg.lstsq(R, Z, cond=self.tol)
+                coef = solution.T
         set_coefficients(self, coef, moments, single=single, like=X)
         return self
 
@@ -322,12 +356,32 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
             return self.solver
         return "svd" if self.solver in ("svd", "qr") else "cholesky"
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self.solver not in ("svd", "qr")  # as scikit-learn's 'svd'
+        return tags
+
+    def _sparse_solver(self, solver, X):
+        """The solver for CSR ``X``: scikit-learn's error for ``'svd'``; matrix-free
+        ``'sparse_cg'`` (scikit-learn's choice for sparse X) instead of the Gram
+        matrix when ``X`` has more than ``GRAM_MAX_FEATURES`` features."""
+        if not is_sparse(X):
+            return solver
+        if solver == "svd":
+            raise TypeError("SVD solver does not support sparse inputs currently")
+        if not gram_fits(X):
+            if solver == "nnls":
+                raise ValueError(_NO_GRAM.format(X.shape[1], "positive=True"))
+            if solver == "cholesky":
+                return "sparse_cg"
+        return solver
+
     def fit(self, X, y, sample_weight=None):
         """Fit the model on the global data (every rank passes its rows).
 
         Parameters
         ----------
-        X : array-like of shape (n_local, n_features)
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
         y : array-like of shape (n_local,) or (n_local, n_targets)
         sample_weight : float or array-like of shape (n_local,), default=None
 
@@ -342,18 +396,19 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
         self._validate_params()
         solver = self._check_solver()
         X, Y, sample_weight, single, comms, _ = regression_data(self, X, y, sample_weight)
+        solver = self._sparse_solver(solver, X)
         alphas = _alphas(self.alpha, Y.shape[1])
         moments = centred_moments(X, Y, sample_weight, comms, fit_intercept=self.fit_intercept,
-                                  products=solver not in ("svd", "lsqr", "sparse_cg"))
+                                  products=solver in ("cholesky", "nnls"))
         coef, n_iter = None, None
+        if solver == "cholesky":
+            coef = _ridge_cholesky(moments, alphas)
+            if coef is None:  # not numerically positive definite
+                solver = "lsqr" if is_sparse(X) else "svd"
         if solver in ("lsqr", "sparse_cg"):
             coef, n_iter = _ridge_iterative(solver, X, Y, sample_weight, moments, alphas,
                                             tol=self.tol, max_iter=self.max_iter, comms=comms)
-        elif solver == "cholesky":
-            coef = _ridge_cholesky(moments, alphas)
-            if coef is None:
-                solver = "svd"
-        if solver == "svd":
+        elif solver == "svd":
             coef = _ridge_svd(*reduced_qr(X, Y, moments, sample_weight, comms), alphas)
         elif solver == "nnls":
             R, Z = reduced_problem(X, Y, sample_weight, comms, moments, 0.0)

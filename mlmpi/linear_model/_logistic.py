@@ -1,10 +1,11 @@
-"""LogisticRegression on row-sharded data: distributed L-BFGS.
+"""LogisticRegression on row-sharded data: distributed L-BFGS and Newton solvers.
 
-Every rank runs scipy's L-BFGS-B on the same objective; each evaluation of
-the loss and gradient is a local computation (:class:`LogisticObjective`)
-plus one allreduce of the packed ``[loss, gradient]``. MPI returns the same
-reduced values on every rank, so every rank takes the same optimizer steps
-and ends with the same (replicated) model.
+Every rank runs the same solver (:mod:`mlmpi.linear_model._newton`) on the
+same objective; each evaluation of the loss and gradient (and, for Newton,
+the Hessian or a Hessian-vector product) is a local computation
+(:class:`LogisticObjective`) plus one allreduce of the packed result. MPI
+returns the same reduced values on every rank, so every rank takes the same
+optimizer steps and ends with the same (replicated) model.
 """
 
 import warnings
@@ -19,11 +20,12 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._array import get_namespace, is_device_array, to_host
+from .._array import get_namespace, is_device_array, is_sparse, to_host
 from ..comms import resolve_comms
 from ..utils.validation import agree, validate_fit_data
-from ._base import LinearPredictMixin, is_sparse
+from ._base import LinearPredictMixin
 from ._newton import _Gauge, lbfgs, newton_cg, newton_cholesky
+from ._stats import sparse_kernels
 
 _SOLVERS = {"lbfgs", "newton-cg", "newton-cholesky", "sag", "saga", "liblinear"}
 
@@ -80,12 +82,14 @@ class LogisticObjective:
     loss); more classes: the multinomial (softmax) loss, as scikit-learn.
 
     Calling it with host float64 parameters does the local work, then one
-    allreduce; the result is the same on every rank.
+    allreduce; the result is the same on every rank. ``X`` may be CSR: its
+    products go through the sparse kernels, never densifying it.
     """
 
     def __init__(self, X, classes_idx, weight, *, n_classes, fit_intercept, C, weight_sum, comms):
         xp = get_namespace(X)
         self.X, self.xp, self.comms = X, xp, comms
+        self.kernels = sparse_kernels(X) if is_sparse(X) else None
         self.n_outputs = 1 if n_classes == 2 else n_classes
         self.fit_intercept = fit_intercept
         self.weight = weight
@@ -132,7 +136,11 @@ class LogisticObjective:
     def _products(self, residual, out):
         """Write this rank's ``residualᵀ [X, 1]`` into ``out`` (shape ``self.shape``)."""
         d = self.X.shape[1]
-        out[:, :d] = residual.T @ self.X
+        if self.kernels is None:
+            out[:, :d] = residual.T @ self.X
+        else:
+            out[:, :d] = 0.0
+            self.kernels.add_transpose_product(self.X, residual, out[:, :d].T)
         if self.fit_intercept:
             out[:, d] = residual.sum(axis=0)
 
@@ -189,10 +197,16 @@ class LogisticObjective:
         """``[X, 1]ᵀ diag(h) [X, 1]`` of this rank's rows (the 1 with ``fit_intercept``)."""
         xp, X, d = self.xp, self.X, self.X.shape[1]
         p = self.shape[1]
-        block = xp.empty((p, p), dtype=xp.float64)
-        block[:d, :d] = (X * h[:, None]).T @ X
+        block = xp.zeros((p, p), dtype=xp.float64)
+        if self.kernels is None:
+            block[:d, :d] = (X * h[:, None]).T @ X
+        else:
+            self.kernels.add_weighted_gram(X, h.astype(xp.float64), block[:d, :d])
         if self.fit_intercept:
-            block[:d, d] = h @ X
+            if self.kernels is None:
+                block[:d, d] = h @ X
+            else:
+                self.kernels.add_transpose_product(X, h, block[:d, d])
             block[d, :d] = block[:d, d]
             block[d, d] = h.sum()
         return block
@@ -245,9 +259,10 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
 
     Binary targets fit one logistic model, more classes the multinomial
     (softmax) model, as current scikit-learn. The classes are discovered
-    over all ranks (a rank may lack some). Fitted by distributed L-BFGS;
-    the model is replicated and minimises the same objective as
-    scikit-learn's ``lbfgs`` solver on the union of the shards.
+    over all ranks (a rank may lack some). Fitted by distributed L-BFGS or
+    Newton (see ``solver``); the model is replicated and minimises the same
+    objective as scikit-learn on the union of the shards. ``X`` may be
+    dense or CSR (sparse rows are never densified).
 
     Parameters
     ----------
@@ -442,7 +457,7 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
         C = self._inverse_penalty()
         comms = resolve_comms(self.comms)
         X, y, sample_weight, _ = validate_fit_data(
-            self, X, y, comms=comms, sample_weight=sample_weight, order="C"
+            self, X, y, comms=comms, sample_weight=sample_weight, order="C", accept_sparse="csr"
         )
         classes, counts, classes_idx = _global_classes(y, sample_weight, comms)
         if classes.shape[0] < 2:
