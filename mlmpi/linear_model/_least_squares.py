@@ -367,6 +367,12 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
         matrix when ``X`` has more than ``GRAM_MAX_FEATURES`` features."""
         if not is_sparse(X):
             return solver
+        if solver == "svd" and self.fit_intercept:
+            raise ValueError(
+                f"solver='{self.solver}' does not support fitting the intercept on sparse "
+                "data. Please set the solver to 'auto' or 'lsqr', 'sparse_cg', 'sag', "
+                "'lbfgs' or set `fit_intercept=False`"
+            )
         if solver == "svd":
             raise TypeError("SVD solver does not support sparse inputs currently")
         if not gram_fits(X):
