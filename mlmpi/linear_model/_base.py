@@ -66,14 +66,23 @@ def set_coefficients(estimator, coef, moments, *, single, like):
         estimator.intercept_ = to_namespace(intercept, xp).astype(like.dtype)
 
 
-def check_finite_parameters(estimator, message):
+def check_finite_parameters(estimator, message=None):
     """Raise ``ValueError(message)`` if ``coef_`` or ``intercept_`` is not finite.
+
+    The default message names the estimator and the solver that ran.
 
     Both are replicated (computed identically on every rank from allreduced
     statistics), so every rank raises the same error without communicating.
     """
+    if message is None:
+        message = (
+            f"{type(estimator).__name__} (solver {estimator.solver_!r}) resulted in "
+            "non-finite parameter values. The input data may contain large values and "
+            "need to be preprocessed."
+        )
     for name in ("coef_", "intercept_"):
         value = getattr(estimator, name)
+        value = value.toarray() if is_sparse(value) else value
         xp = get_namespace(value)
         if not bool(xp.all(xp.isfinite(xp.asarray(value)))):
             raise ValueError(message)

@@ -33,7 +33,14 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._array import is_sparse
-from ._base import GRAM_MAX_FEATURES, RegressionMixin, gram_fits, regression_data, set_coefficients
+from ._base import (
+    GRAM_MAX_FEATURES,
+    RegressionMixin,
+    check_finite_parameters,
+    gram_fits,
+    regression_data,
+    set_coefficients,
+)
 from ._iterative import CentredRows, conjugate_gradient, lsqr
 from ._stats import centred_moments, reduced_qr
 
@@ -199,6 +206,7 @@ class LinearRegression(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEs
                 solution, _, self.rank_, self.singular_ = linalg.lstsq(R, Z, cond=self.tol)
                 coef = solution.T
         set_coefficients(self, coef, moments, single=single, like=X)
+        check_finite_parameters(self)
         return self
 
 
@@ -417,7 +425,7 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
         elif solver == "svd":
             coef = _ridge_svd(*reduced_qr(X, Y, moments, sample_weight, comms), alphas)
         elif solver == "nnls":
-            R, Z = reduced_problem(X, Y, sample_weight, comms, moments, 0.0)
+            R, Z, _ = reduced_problem(X, Y, sample_weight, comms, moments, 0.0)
             d = R.shape[1]
             coef = np.vstack([
                 _nnls(np.vstack([R, np.sqrt(alpha) * np.eye(d)]),
@@ -427,4 +435,5 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
         self.solver_ = solver
         self.n_iter_ = n_iter
         set_coefficients(self, coef, moments, single=single, like=X)
+        check_finite_parameters(self)
         return self

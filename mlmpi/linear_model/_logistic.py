@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._array import get_namespace, is_device_array, is_sparse, to_host
 from ..comms import resolve_comms
 from ..utils.validation import agree, validate_fit_data
-from ._base import LinearPredictMixin
+from ._base import LinearPredictMixin, check_finite_parameters
 from ._newton import _Gauge, lbfgs, newton_cg, newton_cholesky
 from ._stats import sparse_kernels
 
@@ -493,6 +493,7 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
         self.coef_ = xp.asarray(params[:, :d], dtype=X.dtype)
         intercept = params[:, d] if self.fit_intercept else np.zeros(objective.shape[0])
         self.intercept_ = xp.asarray(intercept, dtype=X.dtype)
+        check_finite_parameters(self)
         return self
 
     def densify(self):

@@ -194,7 +194,8 @@ def case_enet_path_equals_sklearn():
 
 
 def case_lasso_non_finite_fit_raises_everywhere():
-    """Targets whose sum overflows: scikit-learn raises; so does every rank (not intercept_=nan)."""
+    """Targets whose sum overflows: scikit-learn's Lasso raises; so does every rank
+    (not intercept_=nan), and so do the iterative Ridge solvers."""
     rng = np.random.RandomState(0)
     X = rng.normal(size=(40, 3))
     y = 1e308 * rng.uniform(0.5, 1.0, size=40)
@@ -204,6 +205,9 @@ def case_lasso_non_finite_fit_raises_everywhere():
         for _, (Xl, yl) in each_layout(X, y):
             _raises_everywhere(ValueError, "non-finite parameter values",
                                lambda: make_ml().fit(Xl, yl))
+    for _, (Xl, yl) in each_layout(X, y):  # no silent NaN model from the other solvers
+        for model in (ml.Ridge(solver="sparse_cg"), ml.Ridge(solver="lsqr")):
+            _raises_everywhere(ValueError, "non-finite parameter values", lambda: model.fit(Xl, yl))
 
 
 def _check_classifier(make_ml, make_sk, X, y, weights, *, atol):
