@@ -129,8 +129,15 @@ class LinearRegression(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEs
         Replicated.
     intercept_ : float or array of shape (n_targets,)
         Replicated.
+    solver_ : str
+        What ran: ``'cholesky'`` (normal equations), ``'tsqr'``,
+        ``'gram_eigh'`` (ill-conditioned sparse X with ``positive``),
+        ``'nnls'`` or ``'lsqr'`` (sparse X that is ill-conditioned or has more
+        than 4096 features: scikit-learn's sparse solver, matrix-free).
+        Replicated.
     rank_ : int
-        Rank of the centred (weighted) X. Replicated. Not set with ``positive``.
+        Rank of the centred (weighted) X. Replicated. Not set with ``positive``
+        or by ``'lsqr'`` (as scikit-learn for sparse X).
     singular_ : ndarray of shape (n_features,)
         Singular values of the centred (weighted) X (host). Replicated. Not
         set with ``positive``. From the normal equations, values below
@@ -143,7 +150,8 @@ class LinearRegression(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEs
     -----
     The solver is described in :mod:`mlmpi.linear_model._least_squares`:
     normal equations when the centred X is well conditioned, TSQR otherwise
-    (exact minimum-norm solution for rank-deficient X).
+    (exact minimum-norm solution for rank-deficient X). CSR rows are never
+    densified: their Gram matrix is allreduced, or LSQR runs matrix-free.
     """
 
     _parameter_constraints: dict = {
@@ -169,7 +177,7 @@ class LinearRegression(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEs
 
         Parameters
         ----------
-        X : array-like of shape (n_local, n_features)
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
         y : array-like of shape (n_local,) or (n_local, n_targets)
         sample_weight : array-like of shape (n_local,), default=None
 
