@@ -356,22 +356,6 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.comms = comms
 
-    def _check_solver(self):
-        if self.solver == "lbfgs" and not self.positive:
-            raise ValueError(
-                "'lbfgs' solver can be used only when positive=True. Please use another solver."
-            )
-        if self.positive and self.solver not in ("auto", "lbfgs"):
-            raise ValueError(
-                f"solver='{self.solver}' does not support positive fitting. Please set "
-                "the solver to 'auto' or 'lbfgs', or set `positive=False`"
-            )
-        if self.positive:
-            return "nnls"
-        if self.solver in ("lsqr", "sparse_cg"):
-            return self.solver
-        return "svd" if self.solver in ("svd", "qr") else "cholesky"
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = self.solver not in ("svd", "qr")  # as scikit-learn's 'svd'
@@ -397,6 +381,22 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
             if solver == "cholesky":
                 return "sparse_cg"
         return solver
+
+    def _check_solver(self):
+        if self.solver == "lbfgs" and not self.positive:
+            raise ValueError(
+                "'lbfgs' solver can be used only when positive=True. Please use another solver."
+            )
+        if self.positive and self.solver not in ("auto", "lbfgs"):
+            raise ValueError(
+                f"solver='{self.solver}' does not support positive fitting. Please set "
+                "the solver to 'auto' or 'lbfgs', or set `positive=False`"
+            )
+        if self.positive:
+            return "nnls"
+        if self.solver in ("lsqr", "sparse_cg"):
+            return self.solver
+        return "svd" if self.solver in ("svd", "qr") else "cholesky"
 
     def fit(self, X, y, sample_weight=None):
         """Fit the model on the global data (every rank passes its rows).
