@@ -5,8 +5,9 @@
 
 Cases: ``linear`` (LinearRegression) and ``ridge`` (Ridge, solver 'auto') on
 ``--n-samples`` x ``--n-features`` float64; ``logistic`` (multinomial
-LogisticRegression, lbfgs) on ``--n-samples-logistic`` rows and
-``--n-classes`` classes. Both sides fit the same global data, generated per
+LogisticRegression, lbfgs) and ``logistic_newton`` (the same with
+``solver='newton-cholesky'``: allreduced Hessian) on ``--n-samples-logistic``
+rows and ``--n-classes`` classes. Both sides fit the same global data, generated per
 global row (``mlmpi.datasets.make_blobs``), so it does not depend on R.
 Reported: fit seconds, mlmpi's fraction of time in communication, and the
 largest coefficient difference to scikit-learn's.
@@ -23,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _driver  # noqa: E402
 
-CASES = ("linear", "ridge", "logistic")
+CASES = ("linear", "ridge", "logistic", "logistic_newton")
 
 
 def _data(case, args, comms):
@@ -31,7 +32,7 @@ def _data(case, args, comms):
     from mlmpi.datasets import make_blobs
 
     d = args.n_features
-    if case == "logistic":
+    if case.startswith("logistic"):
         # overlapping classes: L-BFGS needs a realistic number of iterations
         return make_blobs(args.n_samples_logistic, d, centers=args.n_classes, cluster_std=4.0,
                           center_box=(-1.0, 1.0), random_state=0, comms=comms)
@@ -46,6 +47,8 @@ def _estimator(module, case):
         return module.LinearRegression()
     if case == "ridge":
         return module.Ridge(alpha=1.0)
+    if case == "logistic_newton":
+        return module.LogisticRegression(solver="newton-cholesky", max_iter=100)
     return module.LogisticRegression(max_iter=100)
 
 
@@ -100,7 +103,7 @@ def driver(args):
         argv = ["--cases", case, "--n-samples", args.n_samples, "--n-samples-logistic",
                 args.n_samples_logistic, "--n-features", args.n_features, "--n-classes",
                 args.n_classes, "--fits", args.fits]
-        n = args.n_samples_logistic if case == "logistic" else args.n_samples
+        n = args.n_samples_logistic if case.startswith("logistic") else args.n_samples
         row = _driver.compare(
             f"{case} {n}x{args.n_features} R={args.ranks}", script=Path(__file__).resolve(),
             ranks=args.ranks, repeats=args.repeats, run_peer=run_peer,

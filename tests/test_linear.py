@@ -1,11 +1,15 @@
 """Single-process linear models: scikit-learn's estimator checks, API details
 and the GPU (CuPy) path."""
 
+import json
+import warnings
+
 import numpy as np
 import pytest
 import sklearn.linear_model as sk
 from numpy.testing import assert_allclose
 from sklearn.datasets import load_diabetes
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mlmpi import ElasticNet, Lasso, LinearRegression, LogisticRegression, Ridge
@@ -16,7 +20,11 @@ ESTIMATORS = [
     LinearRegression(positive=True),
     Ridge(),
     Ridge(solver="svd"),
+    Ridge(solver="lsqr"),
+    Ridge(solver="sparse_cg"),
     LogisticRegression(),
+    LogisticRegression(solver="newton-cholesky"),
+    LogisticRegression(solver="newton-cg"),
     Lasso(alpha=0.01),
     ElasticNet(alpha=0.01),
 ]
@@ -36,7 +44,10 @@ EXPECTED_FAILED_CHECKS = {
 
 @parametrize_with_checks(
     ESTIMATORS,
-    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS.get(type(est).__name__, {}),
+    expected_failed_checks=lambda est: (
+        {} if getattr(est, "solver", None) in ("lsqr", "sparse_cg")  # these iterate
+        else EXPECTED_FAILED_CHECKS.get(type(est).__name__, {})
+    ),
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
@@ -118,3 +129,84 @@ def test_cupy_inputs_stay_on_the_device():
     assert_allclose(
         classifier.coef_.get(), sk.LogisticRegression().fit(X * 10, y > 140).coef_, atol=1e-4
     )
+
+
+@pytest.mark.parametrize(
+    "make, make_sk",
+    [
+        (LinearRegression, sk.LinearRegression),
+        (Ridge, sk.Ridge),
+        (lambda: Lasso(alpha=0.1), lambda: sk.Lasso(alpha=0.1)),
+        (lambda: ElasticNet(alpha=0.1), lambda: sk.ElasticNet(alpha=0.1)),
+    ],
+)
+def test_single_target_intercept_is_a_numpy_scalar_as_sklearn(make, make_sk):
+    X, y = _diabetes()
+    for dtype in (np.float64, np.float32):
+        ours = make().fit(X.astype(dtype), y.astype(dtype)).intercept_
+        reference = make_sk().fit(X.astype(dtype), y.astype(dtype)).intercept_
+        assert type(ours) is type(reference)
+    assert isinstance(ours, np.float32)
+    assert isinstance(make().fit(X, y).intercept_, float)
+    json.dumps(make().fit(X, y).intercept_)
+
+
+def test_two_dimensional_sample_weight_gets_sklearns_message():
+    X, y = _diabetes()
+    weights = np.ones((len(y), 1))
+    with pytest.raises(ValueError) as reference:
+        sk.Ridge().fit(X, y, sample_weight=weights)
+    for model in (LinearRegression(), Ridge(), Lasso(), LogisticRegression()):
+        with pytest.raises(ValueError) as ours:
+            model.fit(X, y > 140 if isinstance(model, LogisticRegression) else y, weights)
+        assert str(ours.value) == str(reference.value)
+
+
+def _warnings_of(fit):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit()
+    return [(w.category, str(w.message)) for w in caught
+            if not issubclass(w.category, ConvergenceWarning)]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"penalty": "l2"},
+        {"penalty": None, "C": 2.0},
+        {"n_jobs": 1},
+        {"l1_ratio": None},
+        {"penalty": "l2", "l1_ratio": 0.5},
+        {},
+    ],
+)
+def test_logistic_warnings_as_sklearn(params):
+    X, y = _diabetes()
+    X, y = X * 10, y > 140
+    reference = _warnings_of(lambda: sk.LogisticRegression(**params).fit(X, y))
+    assert _warnings_of(lambda: LogisticRegression(**params).fit(X, y)) == reference
+    assert bool(reference) == bool(params)
+
+
+def test_logistic_sparsify_densify():
+    X, y = _diabetes()
+    X, y = X * 10, np.digitize(y, [100, 200])
+    model = LogisticRegression().fit(X, y)
+    reference = sk.LogisticRegression().fit(X, y)
+    proba = model.predict_proba(X)
+    assert type(model.sparsify().coef_) is type(reference.sparsify().coef_)
+    assert_allclose(model.predict_proba(X), proba, rtol=1e-12)
+    assert model.score(X, y) == pytest.approx(reference.score(X, y))
+    assert isinstance(model.densify().coef_, np.ndarray)
+    assert_allclose(model.predict_proba(X), proba, rtol=1e-12)
+    with pytest.raises(Exception, match="must be fitted before sparsifying"):
+        LogisticRegression().sparsify()
+
+
+def test_sparse_coef_as_sklearn():
+    X, y = _diabetes()
+    ours, reference = ElasticNet(alpha=0.5).fit(X, y), sk.ElasticNet(alpha=0.5).fit(X, y)
+    assert type(ours.sparse_coef_) is type(reference.sparse_coef_)
+    assert_allclose(ours.sparse_coef_.toarray(), reference.sparse_coef_.toarray(), atol=1e-6)
+    assert ours.sparse_coef_.nnz == reference.sparse_coef_.nnz

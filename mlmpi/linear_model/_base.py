@@ -7,22 +7,36 @@ import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
-from .._array import get_namespace, to_host, to_namespace
+from .._array import get_namespace, is_sparse, to_host, to_namespace
 from ..comms import collective_method, resolve_comms
 from ..utils.validation import agree, check_local, validate_fit_data
+
+
+# Sparse X with more features than this never forms a d x d Gram matrix (128 MiB
+# in float64 at this size): matrix-free solvers run instead.
+GRAM_MAX_FEATURES = 4096
+
+
+def gram_fits(X):
+    """Whether the solvers may form the d x d Gram matrix of ``X``: always for
+    dense X (as large as the data's own columns), for sparse X up to
+    ``GRAM_MAX_FEATURES`` features. ``X.shape[1]`` is global (agreed at fit), so
+    every rank decides the same."""
+    return not is_sparse(X) or X.shape[1] <= GRAM_MAX_FEATURES
 
 
 def regression_data(estimator, X, y, sample_weight):
     """Validate a regressor's shards: ``(X, Y, sample_weight, single_target, comms, layout)``.
 
-    ``Y`` is always 2-D (one column per target) in ``X``'s dtype.
+    ``Y`` is always 2-D (one column per target) in ``X``'s dtype. ``X`` may be
+    CSR (SciPy or ``cupyx``; other sparse formats are converted).
 
     This function is collective.
     """
     comms = resolve_comms(estimator.comms)
     X, y, sample_weight, layout = validate_fit_data(
         estimator, X, y, comms=comms, sample_weight=sample_weight,
-        multi_output=True, y_numeric=True,
+        multi_output=True, y_numeric=True, accept_sparse="csr",
     )
     single = y.ndim == 1
     Y = (y[:, None] if single else y).astype(X.dtype, copy=False)
@@ -33,7 +47,9 @@ def set_coefficients(estimator, coef, moments, *, single, like):
     """Set ``coef_``/``intercept_`` from host ``coef`` of shape (n_targets, n_features).
 
     The intercept follows from the global means (``ȳ - x̄ᵀ coef``) as in
-    scikit-learn; both go to ``like``'s namespace and dtype.
+    scikit-learn; both go to ``like``'s namespace and dtype. A single target's
+    intercept is a NumPy scalar of X's dtype (``numpy.float64`` is a ``float``),
+    as scikit-learn's; on the GPU a 0-d CuPy array.
     """
     xp = get_namespace(like)
     if estimator.fit_intercept:
@@ -44,29 +60,55 @@ def set_coefficients(estimator, coef, moments, *, single, like):
     if not estimator.fit_intercept:
         estimator.intercept_ = 0.0
     elif single:
-        estimator.intercept_ = to_namespace(intercept[0], xp).astype(like.dtype)
+        value = np.asarray(intercept[0], dtype=like.dtype)
+        estimator.intercept_ = value[()] if xp is np else to_namespace(value, xp)
     else:
         estimator.intercept_ = to_namespace(intercept, xp).astype(like.dtype)
 
 
+def check_finite_parameters(estimator, message=None):
+    """Raise ``ValueError(message)`` if ``coef_`` or ``intercept_`` is not finite.
+
+    The default message names the estimator and the solver that ran.
+
+    Both are replicated (computed identically on every rank from allreduced
+    statistics), so every rank raises the same error without communicating.
+    """
+    if message is None:
+        message = (
+            f"{type(estimator).__name__} (solver {estimator.solver_!r}) resulted in "
+            "non-finite parameter values. The input data may contain large values and "
+            "need to be preprocessed."
+        )
+    for name in ("coef_", "intercept_"):
+        value = getattr(estimator, name)
+        value = value.toarray() if is_sparse(value) else value
+        xp = get_namespace(value)
+        if not bool(xp.all(xp.isfinite(xp.asarray(value)))):
+            raise ValueError(message)
+
+
 class LinearPredictMixin:
     """Local ``decision_function`` of the replicated ``coef_``/``intercept_``;
-    dense input only."""
+    dense or CSR rows."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True
         return tags
 
     def _decision_function(self, X):
         check_is_fitted(self)
-        X = check_local(self, X)
+        X = check_local(self, X, accept_sparse="csr")
         xp = get_namespace(X)
-        coef = to_namespace(self.coef_, xp)
         intercept = self.intercept_
         if not isinstance(intercept, float):
             intercept = to_namespace(intercept, xp)
-        return X @ coef.T + intercept
+        if is_sparse(self.coef_):  # after LogisticRegression.sparsify()
+            scores = self.coef_ @ X.T
+            scores = scores.toarray() if is_sparse(scores) else scores
+            return xp.asarray(scores).T + intercept
+        return X @ to_namespace(self.coef_, xp).T + intercept
 
 
 class RegressionMixin(LinearPredictMixin):

@@ -6,23 +6,226 @@ are exact sufficient statistics of the elastic-net objective, so every rank
 runs the same coordinate descent on them: scikit-learn's own Gram-matrix
 solver (the one its ``precompute=True`` uses), with the same stopping rule
 (duality gap), hence the same iterates as scikit-learn with
-``precompute=True``. No communication after the statistics.
+``precompute=True``. No communication after the statistics. CSR rows give
+their Gram matrix through the sparse kernels (implicit centring).
+
+Sparse X with more than ``GRAM_MAX_FEATURES`` features (text), where the
+Gram matrix is impossible, is solved matrix-free instead: FISTA
+(:mod:`mlmpi.linear_model._proximal`) on the same objective, with
+scikit-learn's duality-gap stopping rule; ``solver_`` says which ran.
 """
 
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from scipy import sparse
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 from sklearn.linear_model._cd_fast import enet_coordinate_descent_gram
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._sparse import _align_api_if_sparse
 
 from .._array import to_host
 from ..comms import collective_method
 from ..random import shared_seed
-from ._base import RegressionMixin, regression_data, set_coefficients
+from ._base import (
+    RegressionMixin,
+    check_finite_parameters,
+    gram_fits,
+    regression_data,
+    set_coefficients,
+)
+from ._iterative import CentredRows
+from ._proximal import fista
 from ._stats import centred_moments
+
+_NON_FINITE = (
+    "Coordinate descent iterations resulted in non-finite parameter values. "
+    "The input data may contain large values and need to be preprocessed."
+)
+
+
+def _gram_path(gram, xty, yty, alphas, coef_init, *, l1_ratio, n_samples, dtype, max_iter,
+               tol, rng, random, positive):
+    """Coordinate descent on the replicated Gram matrix along ``alphas`` (warm starts).
+
+    scikit-learn's own Gram solver (``enet_coordinate_descent_gram``) on the
+    global statistics ``gram = XᵀX``, ``xty = Xᵀy``, ``yty = yᵀy``: no
+    communication. Returns ``(coefs, dual_gaps, n_iters)``, coefs of shape
+    (n_features, n_alphas), dual gaps divided by ``n_samples`` (scikit-learn's scale).
+    """
+    gram = np.ascontiguousarray(gram, dtype=dtype)
+    xty = np.ascontiguousarray(xty, dtype=dtype)
+    # the solver only reads ||y||² (its duality-gap scale) from y
+    y_norm = np.array([np.sqrt(yty)], dtype=dtype)
+    coef = np.ascontiguousarray(coef_init, dtype=dtype)
+    coefs = np.empty((gram.shape[0], len(alphas)), dtype=dtype)
+    gaps, n_iters = np.empty(len(alphas)), []
+    for i, alpha in enumerate(alphas):
+        coef, gap, _, n_iter = enet_coordinate_descent_gram(
+            coef, dtype(alpha * l1_ratio * n_samples), dtype(alpha * (1.0 - l1_ratio) * n_samples),
+            gram, xty, y_norm, max_iter, dtype(tol), rng, random, positive, True,
+        )
+        coefs[:, i] = coef
+        gaps[i] = gap / n_samples
+        n_iters.append(int(n_iter))
+    return coefs, gaps, n_iters
+
+
+def _fista_path(op, b, alphas, coef_init, *, l1_ratio, n_samples, max_iter, tol, positive,
+                comms):
+    """:func:`_gram_path` without the Gram matrix: FISTA with distributed products
+    along ``alphas`` (warm starts). This function is collective."""
+    coefs = np.empty((op.x_mean.shape[0], len(alphas)))
+    gaps, n_iters = np.empty(len(alphas)), []
+    coef = np.asarray(coef_init, dtype=np.float64)
+    for i, alpha in enumerate(alphas):
+        coef, gap, n_iter = fista(
+            op, b, comms, l1=alpha * l1_ratio * n_samples, l2=alpha * (1.0 - l1_ratio) * n_samples,
+            coef_init=coef, max_iter=max_iter, tol=tol, positive=positive,
+        )
+        coefs[:, i] = coef
+        gaps[i] = gap / n_samples
+        n_iters.append(n_iter)
+    return coefs, gaps, n_iters
+
+
+class _TargetProblem:
+    """One target's elastic-net problem on the global data, solved along a path of
+    alphas: coordinate descent on the Gram matrix when ``moments`` has one,
+    else FISTA with matrix-free products (sparse X with many features).
+
+    ``scale`` rescales the weights to sum to ``n_samples`` (scikit-learn's rule).
+    """
+
+    def __init__(self, X, Y, target, sample_weight, moments, *, scale, n_samples, comms):
+        self.moments, self.target, self.scale = moments, target, scale
+        self.n_samples, self.comms, self.dtype = n_samples, comms, X.dtype.type
+        self.solver = "coordinate_descent" if moments.gram is not None else "fista"
+        if self.solver == "fista":
+            weight = None if sample_weight is None else sample_weight * scale
+            self.op = CentredRows(X, moments.x_mean, weight)
+            xp = self.op.xp
+            self.b = xp.asarray(Y[:, target], dtype=xp.float64) - moments.y_mean[target]
+            if self.op.root is not None:
+                self.b = self.b * self.op.root
+
+    def xty(self):
+        """``Xcᵀ W yc`` (host float64). Collective for the matrix-free problem."""
+        if self.solver == "coordinate_descent":
+            return self.moments.xty[:, self.target] * self.scale
+        return to_host(self.comms.allreduce(self.op.rmatvec(self.b)))
+
+    def path(self, alphas, coef_init, *, l1_ratio, max_iter, tol, rng, random, positive):
+        """``(coefs, dual_gaps, n_iters)`` along ``alphas``. This method is collective."""
+        options = {"l1_ratio": l1_ratio, "n_samples": self.n_samples, "max_iter": max_iter,
+                   "tol": tol, "positive": positive}
+        if self.solver == "fista":
+            return _fista_path(self.op, self.b, alphas, coef_init, comms=self.comms, **options)
+        m = self.moments
+        return _gram_path(m.gram * self.scale, self.xty(), m.yty[self.target] * self.scale,
+                          alphas, coef_init, dtype=self.dtype, rng=rng, random=random, **options)
+
+
+def _alpha_grid(xty, n_samples, *, l1_ratio, positive, eps, n_alphas):
+    """scikit-learn's grid: ``n_alphas`` log-spaced from the smallest alpha with an all-zero fit."""
+    if l1_ratio == 0:
+        raise ValueError(
+            "Automatic alpha grid generation is not supported for l1_ratio=0. Please "
+            "supply a grid by providing your estimator with the appropriate `alphas=` argument."
+        )
+    top = max(0.0, np.max(xty)) if positive else np.max(np.abs(xty))
+    alpha_max = top / (n_samples * l1_ratio)
+    if alpha_max <= np.finfo(np.float64).resolution:
+        return np.full(n_alphas, np.finfo(np.float64).resolution)
+    return np.geomspace(alpha_max, alpha_max * eps, num=n_alphas)
+
+
+def enet_path(X, y, *, l1_ratio=0.5, eps=1e-3, n_alphas="deprecated", alphas="warn",
+              precompute="auto", Xy=None, copy_X=True, coef_init=None, verbose=False,
+              return_n_iter=False, positive=False, check_input=True, comms=None, **params):
+    """Elastic-net path of the global row-sharded data (scikit-learn's ``enet_path``).
+
+    As scikit-learn's, no intercept is fitted (X and y are used as given).
+    Coordinate descent runs on the allreduced Gram matrix ``XᵀX`` (two
+    allreduces in all), so the path is replicated. ``precompute``, ``Xy``,
+    ``copy_X``, ``check_input`` and ``verbose`` are accepted for compatibility
+    (the Gram matrix and ``Xᵀy`` always come from the shards). ``y`` must be
+    1-D (scikit-learn's multi-task path is not provided).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_local, n_features)
+    y : array-like of shape (n_local,)
+    l1_ratio, eps, n_alphas, alphas, coef_init, return_n_iter, positive
+        As scikit-learn's ``enet_path``.
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
+    **params
+        ``tol``, ``max_iter``, ``random_state``, ``selection``.
+
+    Returns
+    -------
+    alphas : ndarray of shape (n_alphas,)
+    coefs : ndarray of shape (n_features, n_alphas)
+    dual_gaps : ndarray of shape (n_alphas,)
+    n_iters : list of int
+        Only with ``return_n_iter``.
+
+    Notes
+    -----
+    This function is collective.
+    """
+    if n_alphas == "deprecated":
+        grid_size = 100
+    else:
+        warnings.warn(
+            "'n_alphas' was deprecated in 1.9 and will be removed in 1.11. 'alphas' now "
+            "accepts an integer value which removes the need to pass 'n_alphas'. The "
+            "default value of 'alphas' will change from None to 100 in 1.11. Pass an "
+            "explicit value to 'alphas' and leave 'n_alphas' to its default value to "
+            "silence this warning.",
+            FutureWarning,
+        )
+        grid_size = n_alphas
+    if alphas is None:
+        warnings.warn(
+            "'alphas=None' is deprecated and will be removed in 1.11, at which point the "
+            "default value will be set to 100. Set 'alphas=100' to silence this warning.",
+            FutureWarning,
+        )
+    elif not (isinstance(alphas, str) and alphas == "warn"):
+        grid_size = alphas
+    tol = params.pop("tol", 1e-4)
+    max_iter = params.pop("max_iter", 1000)
+    random_state = params.pop("random_state", None)
+    selection = params.pop("selection", "cyclic")
+    if params:
+        raise ValueError("Unexpected parameters in params", params.keys())
+    if selection not in ("random", "cyclic"):
+        raise ValueError("selection should be either random or cyclic.")
+    model = ElasticNet(l1_ratio=l1_ratio, fit_intercept=False, comms=comms)
+    X, Y, _, single, comms, layout = regression_data(model, X, y, None)
+    if not single:
+        raise ValueError("mlmpi's enet_path needs a 1-D y (the multi-task path is not provided).")
+    moments = centred_moments(X, Y, None, comms, fit_intercept=False, products=gram_fits(X))
+    problem = _TargetProblem(X, Y, 0, None, moments, scale=1.0, n_samples=layout.n_samples,
+                             comms=comms)
+    if isinstance(grid_size, Integral):
+        grid = _alpha_grid(problem.xty(), layout.n_samples, l1_ratio=l1_ratio,
+                           positive=positive, eps=eps, n_alphas=grid_size)
+    else:
+        grid = np.sort(np.asarray(grid_size, dtype=np.float64))[::-1]
+    rng = check_random_state(shared_seed(random_state, comms) if selection == "random" else 0)
+    start = np.zeros(X.shape[1]) if coef_init is None else to_host(coef_init)
+    coefs, gaps, n_iters = problem.path(
+        grid, start, l1_ratio=l1_ratio, max_iter=max_iter, tol=tol, rng=rng,
+        random=selection == "random", positive=positive,
+    )
+    if return_n_iter:
+        return grid, coefs, gaps, n_iters
+    return grid, coefs, gaps
 
 
 class ElasticNet(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
@@ -64,7 +267,10 @@ class ElasticNet(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimato
     intercept_ : float or array of shape (n_targets,)
         Replicated.
     n_iter_ : int or list of int
-        Coordinate descent sweeps per target. Replicated.
+        Coordinate descent sweeps (or FISTA iterations) per target. Replicated.
+    solver_ : str
+        ``'coordinate_descent'`` (on the allreduced Gram matrix) or ``'fista'``
+        (matrix-free: sparse X with more than 4096 features). Replicated.
     dual_gap_ : float or ndarray of shape (n_targets,)
         Final duality gaps (divided by ``n_samples``). Replicated.
     n_features_in_ : int
@@ -137,41 +343,41 @@ class ElasticNet(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimato
                 stacklevel=2,
             )
         X, Y, sample_weight, single, comms, layout = regression_data(self, X, y, sample_weight)
-        moments = centred_moments(X, Y, sample_weight, comms, fit_intercept=self.fit_intercept)
+        moments = centred_moments(X, Y, sample_weight, comms, fit_intercept=self.fit_intercept,
+                                  products=gram_fits(X))
         n_samples = layout.n_samples
         # scikit-learn rescales the weights to sum to n_samples
         scale = 1.0 if sample_weight is None else n_samples / moments.weight_sum
-        dtype = X.dtype.type
-        gram = np.ascontiguousarray(moments.gram * scale, dtype=dtype)
-        xty = np.asarray(moments.xty * scale, dtype=dtype)
-        y_norms = np.sqrt(moments.yty * scale)
         random = self.selection == "random"
         rng = check_random_state(shared_seed(self.random_state, comms) if random else 0)
-        l1_reg = self.alpha * self.l1_ratio * n_samples
-        l2_reg = self.alpha * (1.0 - self.l1_ratio) * n_samples
-
         coef = self._initial_coef(Y.shape[1], X.shape[1])
         gaps, n_iters = np.zeros(Y.shape[1]), []
         for target in range(Y.shape[1]):
-            w, gap, _, n_iter = enet_coordinate_descent_gram(
-                np.ascontiguousarray(coef[target], dtype=dtype), dtype(l1_reg), dtype(l2_reg),
-                gram, np.ascontiguousarray(xty[:, target]),
-                # the solver only reads ||y||² (its duality-gap scale) from y
-                np.array([y_norms[target]], dtype=dtype),
-                self.max_iter, dtype(self.tol), rng, random, self.positive, True,
+            problem = _TargetProblem(X, Y, target, sample_weight, moments, scale=scale,
+                                     n_samples=n_samples, comms=comms)
+            w, gap, n_iter = problem.path(
+                [self.alpha], coef[target], l1_ratio=self.l1_ratio, max_iter=self.max_iter,
+                tol=self.tol, rng=rng, random=random, positive=self.positive,
             )
-            coef[target] = w
-            gaps[target] = gap / n_samples
-            n_iters.append(int(n_iter))
-        if not np.all(np.isfinite(coef)):
-            raise ValueError(
-                "Coordinate descent iterations resulted in non-finite parameter values. "
-                "The input data may contain large values and need to be preprocessed."
-            )
+            coef[target] = w[:, 0]
+            gaps[target] = gap[0]
+            n_iters.append(n_iter[0])
+        self.solver_ = problem.solver
         set_coefficients(self, coef, moments, single=single, like=X)
         self.n_iter_ = n_iters[0] if single else n_iters
         self.dual_gap_ = gaps[0] if single else gaps
+        check_finite_parameters(self, _NON_FINITE)
         return self
+
+    @property
+    def sparse_coef_(self):
+        """Sparse representation of the fitted ``coef_`` (SciPy CSR, host), as scikit-learn's.
+
+        Replicated.
+        """
+        return _align_api_if_sparse(sparse.csr_array(np.atleast_2d(to_host(self.coef_))))
+
+    path = staticmethod(enet_path)
 
 
 class Lasso(ElasticNet):

@@ -19,6 +19,9 @@ centred Gram matrices ``XcᵀWXc``, ``XcᵀWYc``: two allreduces; Ridge's
   solution, the rank and the singular values scikit-learn reports.
 
 Every rank solves the same small system, so the model is replicated.
+
+Ridge's ``'lsqr'`` and ``'sparse_cg'`` never form the Gram matrix: they run
+matrix-free with distributed products (:mod:`mlmpi.linear_model._iterative`).
 """
 
 import warnings
@@ -30,10 +33,24 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..comms import collective_method
-from ._base import RegressionMixin, regression_data, set_coefficients
+from .._array import is_sparse
+from ._base import (
+    GRAM_MAX_FEATURES,
+    RegressionMixin,
+    check_finite_parameters,
+    gram_fits,
+    regression_data,
+    set_coefficients,
+)
+from ._iterative import CentredRows, conjugate_gradient, lsqr
 from ._stats import centred_moments, reduced_qr
 
 _MAX_SCALED_CONDITION = 1e6  # of the Gram matrix, i.e. cond(X) <= 1e3
+
+_NO_GRAM = (
+    "Sparse X with {} features (more than %d): the d x d Gram matrix that {} needs is "
+    "not formed. Use the matrix-free solvers (positive=False)." % GRAM_MAX_FEATURES
+)
 
 
 def _gram_is_well_conditioned(gram, rcond):
@@ -53,17 +70,30 @@ def _gram_is_well_conditioned(gram, rcond):
 
 
 def reduced_problem(X, Y, sample_weight, comms, moments, rcond):
-    """``(R, Z)`` with ``||Xc b - Yc||² = ||R b - Z||² + const`` for the global data.
+    """``(R, Z, method)`` with ``||Xc b - Yc||² = ||R b - Z||² + const`` for the global data.
 
-    From the Cholesky factor of the Gram matrix when it is well conditioned,
-    else from TSQR (see the module docstring). Same on every rank.
+    From the Cholesky factor of the Gram matrix when it is well conditioned
+    (``method='cholesky'``), else from TSQR (``'tsqr'``, see the module
+    docstring). Same on every rank.
 
     This function is collective (TSQR only).
     """
     if _gram_is_well_conditioned(moments.gram, rcond):
         R = linalg.cholesky(moments.gram, lower=False)
-        return R, linalg.solve_triangular(R, moments.xty, trans="T")
-    return reduced_qr(X, Y, moments, sample_weight, comms)
+        return R, linalg.solve_triangular(R, moments.xty, trans="T"), "cholesky"
+    if is_sparse(X):  # TSQR would densify the rows: a square root of the Gram matrix
+        return *_gram_square_root(moments.gram, moments.xty), "gram_eigh"
+    return *reduced_qr(X, Y, moments, sample_weight, comms), "tsqr"
+
+
+def _gram_square_root(gram, xty):
+    """``(R, Z)`` with ``RᵀR = gram`` and ``RᵀZ = xty`` from the eigendecomposition of
+    the Gram matrix (eigenvalues below ``d * eps * max`` dropped): the reduced
+    problem of ill-conditioned sparse X, accurate to about ``eps * cond(X)²``."""
+    eig, V = linalg.eigh(gram)
+    keep = eig > gram.shape[0] * np.finfo(np.float64).eps * max(eig[-1], 0.0)
+    root = np.sqrt(eig[keep])
+    return root[:, None] * V[:, keep].T, (V[:, keep].T @ xty) / root[:, None]
 
 
 def _nnls(A, B):
@@ -100,8 +130,15 @@ class LinearRegression(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEs
         Replicated.
     intercept_ : float or array of shape (n_targets,)
         Replicated.
+    solver_ : str
+        What ran: ``'cholesky'`` (normal equations), ``'tsqr'``,
+        ``'gram_eigh'`` (ill-conditioned sparse X with ``positive``),
+        ``'nnls'`` or ``'lsqr'`` (sparse X that is ill-conditioned or has more
+        than 4096 features: scikit-learn's sparse solver, matrix-free).
+        Replicated.
     rank_ : int
-        Rank of the centred (weighted) X. Replicated. Not set with ``positive``.
+        Rank of the centred (weighted) X. Replicated. Not set with ``positive``
+        or by ``'lsqr'`` (as scikit-learn for sparse X).
     singular_ : ndarray of shape (n_features,)
         Singular values of the centred (weighted) X (host). Replicated. Not
         set with ``positive``. From the normal equations, values below
@@ -114,7 +151,8 @@ class LinearRegression(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEs
     -----
     The solver is described in :mod:`mlmpi.linear_model._least_squares`:
     normal equations when the centred X is well conditioned, TSQR otherwise
-    (exact minimum-norm solution for rank-deficient X).
+    (exact minimum-norm solution for rank-deficient X). CSR rows are never
+    densified: their Gram matrix is allreduced, or LSQR runs matrix-free.
     """
 
     _parameter_constraints: dict = {
@@ -141,7 +179,7 @@ class LinearRegression(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEs
 
         Parameters
         ----------
-        X : array-like of shape (n_local, n_features)
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
         y : array-like of shape (n_local,) or (n_local, n_targets)
         sample_weight : array-like of shape (n_local,), default=None
 
@@ -155,14 +193,30 @@ class LinearRegression(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEs
         """
         self._validate_params()
         X, Y, sample_weight, single, comms, _ = regression_data(self, X, y, sample_weight)
-        moments = centred_moments(X, Y, sample_weight, comms, fit_intercept=self.fit_intercept)
-        R, Z = reduced_problem(X, Y, sample_weight, comms, moments, self.tol)
-        if self.positive:
-            coef = _nnls(R, Z)
+        gram = gram_fits(X)
+        moments = centred_moments(X, Y, sample_weight, comms, fit_intercept=self.fit_intercept,
+                                  products=gram)
+        for name in ("rank_", "singular_"):  # not set by every path
+            self.__dict__.pop(name, None)
+        if is_sparse(X) and not self.positive and not (
+            gram and _gram_is_well_conditioned(moments.gram, self.tol)
+        ):  # scikit-learn's sparse solver: LSQR on the implicitly centred X
+            coef, _ = _ridge_iterative("lsqr", X, Y, sample_weight, moments,
+                                       np.zeros(Y.shape[1]), tol=self.tol, max_iter=None,
+                                       comms=comms)
+            self.solver_ = "lsqr"
         else:
-            solution, _, self.rank_, self.singular_ = linalg.lstsq(R, Z, cond=self.tol)
-            coef = solution.T
+            if not gram:
+                raise ValueError(_NO_GRAM.format(X.shape[1], "positive=True"))
+            R, Z, self.solver_ = reduced_problem(X, Y, sample_weight, comms, moments, self.tol)
+            if self.positive:
+                coef = _nnls(R, Z)
+                self.solver_ = "nnls"
+            else:
+                solution, _, self.rank_, self.singular_ = linalg.lstsq(R, Z, cond=self.tol)
+                coef = solution.T
         set_coefficients(self, coef, moments, single=single, like=X)
+        check_finite_parameters(self)
         return self
 
 
@@ -193,6 +247,25 @@ def _ridge_cholesky(moments, alphas):
     return coef
 
 
+def _ridge_iterative(solver, X, Y, sample_weight, moments, alphas, *, tol, max_iter, comms):
+    """Matrix-free LSQR or CG per target (scikit-learn's ``'lsqr'``/``'sparse_cg'``
+    options); returns ``(coef, n_iter)``. This function is collective."""
+    op = CentredRows(X, moments.x_mean, sample_weight)
+    coef = np.empty((Y.shape[1], X.shape[1]))
+    n_iter = np.empty(Y.shape[1], dtype=np.int32)
+    for target, alpha in enumerate(alphas):
+        y = op.xp.asarray(Y[:, target], dtype=op.xp.float64) - moments.y_mean[target]
+        if op.root is not None:
+            y = y * op.root
+        if solver == "lsqr":
+            coef[target], n_iter[target] = lsqr(op, y, comms, damp=np.sqrt(alpha), atol=tol,
+                                                btol=tol, iter_lim=max_iter)
+        else:
+            coef[target], n_iter[target] = conjugate_gradient(op, y, comms, alpha=alpha, tol=tol,
+                                                              max_iter=max_iter)
+    return coef, n_iter
+
+
 def _ridge_svd(R, Z, alphas):
     U, s, Vt = linalg.svd(R, full_matrices=False)
     nonzero = s > 1e-15  # scikit-learn's cut-off (scipy.linalg.pinv's)
@@ -214,20 +287,24 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
     copy_X : bool, default=True
         Accepted for compatibility; X is never modified.
     max_iter : int, default=None
-        Accepted for compatibility (no solver here iterates).
+        Iteration limit of ``'lsqr'`` and ``'sparse_cg'`` (scipy's defaults when None).
     tol : float, default=1e-4
-        Accepted for compatibility (no solver here iterates).
+        Tolerance of ``'lsqr'`` (its ``atol`` and ``btol``) and ``'sparse_cg'``
+        (CG's ``rtol``), as scikit-learn; the direct solvers are exact.
     solver : {'auto', 'svd', 'qr', 'cholesky', 'lsqr', 'sparse_cg', 'sag', 'saga', 'lbfgs'}, \
             default='auto'
         ``'auto'``/``'cholesky'``: the normal equations ``(XᵀWX + αI) w = XᵀWy``
         from one allreduce; if that system is not numerically positive
         definite, ``'svd'``. ``'svd'``: the SVD of the exact TSQR R factor of
         the centred X (safe for any conditioning). ``'qr'`` (mlmpi only, not
-        a scikit-learn solver) names the same TSQR path. scikit-learn's iterative
-        solvers (``'lsqr'``, ``'sparse_cg'``, ``'sag'``, ``'saga'``) are
-        accepted and solved exactly with ``'cholesky'``; their own result
-        approximates it to ``tol``. ``'lbfgs'`` (with ``positive=True`` only,
-        as in scikit-learn) is solved exactly by NNLS.
+        a scikit-learn solver) names the same TSQR path. ``'lsqr'``: LSQR
+        (scipy's algorithm and stopping rule, as scikit-learn) with distributed
+        products of the implicitly centred X, one allreduce per iteration.
+        ``'sparse_cg'``: conjugate gradients on the normal equations, one
+        allreduce per product. ``'sag'``/``'saga'`` (per-sample updates, not
+        distributable) are solved exactly with ``'cholesky'`` (their own result
+        approximates it to ``tol``). ``'lbfgs'`` (with ``positive=True`` only,
+        as in scikit-learn) is solved exactly by NNLS. ``solver_`` says what ran.
     positive : bool, default=False
         Non-negative coefficients: NNLS on the small reduced system
         ``[R; sqrt(alpha) I]`` (exact, where scikit-learn runs L-BFGS-B to ``tol``).
@@ -242,10 +319,12 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
         Replicated.
     intercept_ : float or array of shape (n_targets,)
         Replicated.
-    n_iter_ : None
-        No solver here iterates.
+    n_iter_ : None or ndarray of shape (n_targets,)
+        Iterations per target of ``'lsqr'``/``'sparse_cg'``; None for the
+        direct solvers. Replicated.
     solver_ : str
-        The solver used: ``'cholesky'``, ``'svd'`` or ``'nnls'``. Replicated.
+        The solver that ran: ``'cholesky'``, ``'svd'``, ``'nnls'``, ``'lsqr'``
+        or ``'sparse_cg'``. Replicated.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Only when X has string column names.
@@ -279,6 +358,32 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.comms = comms
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self.solver not in ("svd", "qr")  # as scikit-learn's 'svd'
+        return tags
+
+    def _sparse_solver(self, solver, X):
+        """The solver for CSR ``X``: scikit-learn's error for ``'svd'``; matrix-free
+        ``'sparse_cg'`` (scikit-learn's choice for sparse X) instead of the Gram
+        matrix when ``X`` has more than ``GRAM_MAX_FEATURES`` features."""
+        if not is_sparse(X):
+            return solver
+        if solver == "svd" and self.fit_intercept:
+            raise ValueError(
+                f"solver='{self.solver}' does not support fitting the intercept on sparse "
+                "data. Please set the solver to 'auto' or 'lsqr', 'sparse_cg', 'sag', "
+                "'lbfgs' or set `fit_intercept=False`"
+            )
+        if solver == "svd":
+            raise TypeError("SVD solver does not support sparse inputs currently")
+        if not gram_fits(X):
+            if solver == "nnls":
+                raise ValueError(_NO_GRAM.format(X.shape[1], "positive=True"))
+            if solver == "cholesky":
+                return "sparse_cg"
+        return solver
+
     def _check_solver(self):
         if self.solver == "lbfgs" and not self.positive:
             raise ValueError(
@@ -291,6 +396,8 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
             )
         if self.positive:
             return "nnls"
+        if self.solver in ("lsqr", "sparse_cg"):
+            return self.solver
         return "svd" if self.solver in ("svd", "qr") else "cholesky"
 
     @collective_method
@@ -299,7 +406,7 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_local, n_features)
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
         y : array-like of shape (n_local,) or (n_local, n_targets)
         sample_weight : float or array-like of shape (n_local,), default=None
 
@@ -314,18 +421,22 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
         self._validate_params()
         solver = self._check_solver()
         X, Y, sample_weight, single, comms, _ = regression_data(self, X, y, sample_weight)
+        solver = self._sparse_solver(solver, X)
         alphas = _alphas(self.alpha, Y.shape[1])
         moments = centred_moments(X, Y, sample_weight, comms, fit_intercept=self.fit_intercept,
-                                  products=solver != "svd")
-        coef = None
+                                  products=solver in ("cholesky", "nnls"))
+        coef, n_iter = None, None
         if solver == "cholesky":
             coef = _ridge_cholesky(moments, alphas)
-            if coef is None:
-                solver = "svd"
-        if solver == "svd":
+            if coef is None:  # not numerically positive definite
+                solver = "lsqr" if is_sparse(X) else "svd"
+        if solver in ("lsqr", "sparse_cg"):
+            coef, n_iter = _ridge_iterative(solver, X, Y, sample_weight, moments, alphas,
+                                            tol=self.tol, max_iter=self.max_iter, comms=comms)
+        elif solver == "svd":
             coef = _ridge_svd(*reduced_qr(X, Y, moments, sample_weight, comms), alphas)
         elif solver == "nnls":
-            R, Z = reduced_problem(X, Y, sample_weight, comms, moments, 0.0)
+            R, Z, _ = reduced_problem(X, Y, sample_weight, comms, moments, 0.0)
             d = R.shape[1]
             coef = np.vstack([
                 _nnls(np.vstack([R, np.sqrt(alpha) * np.eye(d)]),
@@ -333,6 +444,7 @@ class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
                 for target, alpha in enumerate(alphas)
             ])
         self.solver_ = solver
-        self.n_iter_ = None
+        self.n_iter_ = n_iter
         set_coefficients(self, coef, moments, single=single, like=X)
+        check_finite_parameters(self)
         return self

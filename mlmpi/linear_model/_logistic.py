@@ -1,29 +1,44 @@
-"""LogisticRegression on row-sharded data: distributed L-BFGS.
+"""LogisticRegression on row-sharded data: distributed L-BFGS and Newton solvers.
 
-Every rank runs scipy's L-BFGS-B on the same objective; each evaluation of
-the loss and gradient is a local computation (:class:`LogisticObjective`)
-plus one allreduce of the packed ``[loss, gradient]``. MPI returns the same
-reduced values on every rank, so every rank takes the same optimizer steps
-and ends with the same (replicated) model.
+Every rank runs the same solver (:mod:`mlmpi.linear_model._newton`) on the
+same objective; each evaluation of the loss and gradient (and, for Newton,
+the Hessian or a Hessian-vector product) is a local computation
+(:class:`LogisticObjective`) plus one allreduce of the packed result. MPI
+returns the same reduced values on every rank, so every rank takes the same
+optimizer steps and ends with the same (replicated) model.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy import optimize
+from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+from sklearn.utils._sparse import _align_api_if_sparse
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.optimize import _check_optimize_result
 from sklearn.utils.validation import check_is_fitted
 
-from .._array import get_namespace, to_host
+from .._array import get_namespace, is_device_array, is_sparse, to_host
 from ..comms import collective_method, resolve_comms
 from ..utils.validation import agree, validate_fit_data
-from ._base import LinearPredictMixin
+from ._base import LinearPredictMixin, check_finite_parameters
+from ._newton import _Gauge, lbfgs, newton_cg, newton_cholesky
+from ._stats import sparse_kernels
 
 _SOLVERS = {"lbfgs", "newton-cg", "newton-cholesky", "sag", "saga", "liblinear"}
+
+# A dense Hessian of more parameters (8 * 4096² bytes = 128 MiB) is not formed.
+_MAX_HESSIAN_PARAMS = 4096
+
+_PENALTY_DEPRECATED = (
+    "'penalty' was deprecated in version 1.8 and will be removed in 1.10. To avoid this "
+    "warning, leave 'penalty' set to its default value and use 'l1_ratio' or 'C' instead. "
+    "Use l1_ratio=0 instead of penalty='l2', l1_ratio=1 instead of penalty='l1', l1_ratio "
+    "set to a float between 0 and 1 instead of penalty='elasticnet', and C=np.inf instead "
+    "of penalty=None."
+)
 
 
 def _global_classes(y, sample_weight, comms):
@@ -67,12 +82,14 @@ class LogisticObjective:
     loss); more classes: the multinomial (softmax) loss, as scikit-learn.
 
     Calling it with host float64 parameters does the local work, then one
-    allreduce; the result is the same on every rank.
+    allreduce; the result is the same on every rank. ``X`` may be CSR: its
+    products go through the sparse kernels, never densifying it.
     """
 
     def __init__(self, X, classes_idx, weight, *, n_classes, fit_intercept, C, weight_sum, comms):
         xp = get_namespace(X)
         self.X, self.xp, self.comms = X, xp, comms
+        self.kernels = sparse_kernels(X) if is_sparse(X) else None
         self.n_outputs = 1 if n_classes == 2 else n_classes
         self.fit_intercept = fit_intercept
         self.weight = weight
@@ -93,45 +110,148 @@ class LogisticObjective:
         return raw
 
     def _local(self, W):
-        """``(Σ s_i loss_i, residual)``: the residual's products with X give the gradient."""
+        """``(Σ s_i loss_i, proba, residual)``: the residual ``s (p - y)``'s products
+        with X give the gradient; ``proba`` (the predicted probabilities, one
+        column for binary) gives the Hessian."""
         xp = self.xp
         raw = self._logits(W)
         if self.n_outputs == 1:
             raw = raw[:, 0]
             softplus = xp.logaddexp(0, raw)
             loss = self.weight @ (softplus - self.target * raw).astype(xp.float64)
-            residual = (xp.exp(raw - softplus) - self.target)[:, None]
+            proba = xp.exp(raw - softplus)[:, None]
+            residual = proba - self.target[:, None]
         else:
             top = raw.max(axis=1, keepdims=True)
             exp = xp.exp(raw - top)
             total = exp.sum(axis=1, keepdims=True)
             log_norm = (top + xp.log(total))[:, 0]
             loss = self.weight @ (log_norm - raw[self.rows, self.classes_idx]).astype(xp.float64)
-            residual = exp / total
+            proba = exp / total
+            residual = proba.copy()
             residual[self.rows, self.classes_idx] -= 1
         residual *= self.weight.astype(residual.dtype)[:, None]
-        return loss, residual
+        return loss, proba, residual
+
+    def _products(self, residual, out):
+        """Write this rank's ``residualᵀ [X, 1]`` into ``out`` (shape ``self.shape``)."""
+        d = self.X.shape[1]
+        if self.kernels is None:
+            out[:, :d] = residual.T @ self.X
+        else:
+            out[:, :d] = 0.0
+            self.kernels.add_transpose_product(self.X, residual, out[:, :d].T)
+        if self.fit_intercept:
+            out[:, d] = residual.sum(axis=0)
+
+    def _allreduce(self, loss, residual, extra=None):
+        """One allreduce of ``[loss, gradient, *extra]`` (host float64); ``extra`` is
+        a flat float64 array of X's namespace added to the message."""
+        xp, size = self.xp, self.shape[0] * self.shape[1]
+        n_extra = 0 if extra is None else extra.size
+        packed = xp.empty(1 + size + n_extra, dtype=xp.float64)
+        packed[0] = loss
+        self._products(residual, packed[1 : 1 + size].reshape(self.shape))
+        if n_extra:
+            packed[1 + size :] = extra
+        total = to_host(self.comms.allreduce(packed))
+        return total[0], total[1 : 1 + size].reshape(self.shape), total[1 + size :]
+
+    def _penalised(self, params, loss, grad):
+        """Add the L2 penalty to the global sums and normalise by the weight sum."""
+        d = self.X.shape[1]
+        coef = params.reshape(self.shape)[:, :d]
+        loss = loss + 0.5 * self.l2 * float((coef * coef).sum())
+        grad[:, :d] += self.l2 * coef
+        return loss / self.weight_sum, grad.ravel() / self.weight_sum
+
+    def _params(self, params):
+        return self.xp.asarray(params.reshape(self.shape), dtype=self.X.dtype)
 
     def __call__(self, params):
         """``(loss, gradient)`` at the flat host ``params``, both host float64.
 
         This method is collective.
         """
-        xp, d = self.xp, self.X.shape[1]
-        W = xp.asarray(params.reshape(self.shape), dtype=self.X.dtype)
-        loss, residual = self._local(W)
-        packed = xp.empty(1 + W.size, dtype=xp.float64)
-        packed[0] = loss
-        grad = packed[1:].reshape(self.shape)
-        grad[:, :d] = residual.T @ self.X
+        loss, _, residual = self._local(self._params(params))
+        loss, grad, _ = self._allreduce(loss, residual)
+        return self._penalised(params, loss, grad)
+
+    def _hessian_local(self, proba):
+        """This rank's unpenalised Hessian ``Σ s_i ∂²loss_i`` (flat, float64)."""
+        xp, k, p = self.xp, self.shape[0], self.shape[1]
+        hessian = xp.zeros((k * p, k * p), dtype=xp.float64)
+        weight = self.weight.astype(xp.float64)
+        for a in range(k):
+            for b in range(a, k):
+                if k == 1:
+                    h = weight * proba[:, 0] * (1 - proba[:, 0])
+                else:
+                    h = weight * proba[:, a] * ((a == b) - proba[:, b])
+                block = self._weighted_gram(h.astype(self.X.dtype))
+                hessian[a * p : (a + 1) * p, b * p : (b + 1) * p] = block
+                hessian[b * p : (b + 1) * p, a * p : (a + 1) * p] = block.T
+        return hessian.ravel()
+
+    def _weighted_gram(self, h):
+        """``[X, 1]ᵀ diag(h) [X, 1]`` of this rank's rows (the 1 with ``fit_intercept``)."""
+        xp, X, d = self.xp, self.X, self.X.shape[1]
+        p = self.shape[1]
+        block = xp.zeros((p, p), dtype=xp.float64)
+        if self.kernels is None:
+            block[:d, :d] = (X * h[:, None]).T @ X
+        else:
+            self.kernels.add_weighted_gram(X, h.astype(xp.float64), block[:d, :d])
         if self.fit_intercept:
-            grad[:, d] = residual.sum(axis=0)
-        total = to_host(self.comms.allreduce(packed))
-        grad = total[1:].reshape(self.shape)
-        coef = params.reshape(self.shape)[:, :d]
-        loss = total[0] + 0.5 * self.l2 * float((coef * coef).sum())
-        grad[:, :d] += self.l2 * coef
-        return loss / self.weight_sum, grad.ravel() / self.weight_sum
+            if self.kernels is None:
+                block[:d, d] = h @ X
+            else:
+                self.kernels.add_transpose_product(X, h, block[:d, d])
+            block[d, :d] = block[:d, d]
+            block[d, d] = h.sum()
+        return block
+
+    def gradient_hessian(self, params):
+        """``(gradient, Hessian)`` at ``params`` (host float64, normalised as the loss).
+
+        The Hessian is ``(n_params, n_params)``, parameters ordered as the flat
+        ``params`` (class-major); one allreduce packs both.
+
+        This method is collective.
+        """
+        W = self._params(params)
+        loss, proba, residual = self._local(W)
+        loss, grad, hessian = self._allreduce(loss, residual, self._hessian_local(proba))
+        _, grad = self._penalised(params, loss, grad)
+        n = grad.shape[0]
+        hessian = hessian.reshape(n, n)
+        d, p = self.X.shape[1], self.shape[1]
+        penalised = (np.arange(n) % p) < d
+        hessian[penalised, penalised] += self.l2
+        return grad, hessian / self.weight_sum
+
+    def gradient_hessian_product(self, params):
+        """``(gradient, hessp)``: ``hessp(v)`` is the Hessian times ``v`` (host float64).
+
+        This method and every call of ``hessp`` are collective.
+        """
+        xp, d = self.xp, self.X.shape[1]
+        loss, proba, residual = self._local(self._params(params))
+        loss, grad, _ = self._allreduce(loss, residual)
+        _, grad = self._penalised(params, loss, grad)
+        weight = self.weight.astype(proba.dtype)[:, None]
+
+        def hessp(v):
+            direction = self._logits(self._params(v))
+            if self.n_outputs == 1:
+                q = weight * proba * (1 - proba) * direction
+            else:
+                q = weight * proba * (direction - (proba * direction).sum(axis=1, keepdims=True))
+            _, product, _ = self._allreduce(0.0, q)
+            product[:, :d] += self.l2 * v.reshape(self.shape)[:, :d]
+            return product.ravel() / self.weight_sum
+
+        return grad, hessp
 
 
 class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
@@ -139,9 +259,10 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
 
     Binary targets fit one logistic model, more classes the multinomial
     (softmax) model, as current scikit-learn. The classes are discovered
-    over all ranks (a rank may lack some). Fitted by distributed L-BFGS;
-    the model is replicated and minimises the same objective as
-    scikit-learn's ``lbfgs`` solver on the union of the shards.
+    over all ranks (a rank may lack some). Fitted by distributed L-BFGS or
+    Newton (see ``solver``); the model is replicated and minimises the same
+    objective as scikit-learn on the union of the shards. ``X`` may be
+    dense or CSR (sparse rows are never densified).
 
     Parameters
     ----------
@@ -155,7 +276,7 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
     dual : bool, default=False
         Must be False.
     tol : float, default=1e-4
-        L-BFGS-B's ``gtol``, as in scikit-learn.
+        Stopping tolerance of the solver, as in scikit-learn.
     fit_intercept : bool, default=True
     intercept_scaling : float, default=1
         Accepted for compatibility (only liblinear uses it).
@@ -164,8 +285,16 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Accepted for compatibility (L-BFGS is deterministic).
     solver : {'lbfgs', 'newton-cg', 'newton-cholesky', 'sag', 'saga'}, default='lbfgs'
-        Every solver is run as distributed L-BFGS (they minimise the same
-        objective); ``'liblinear'`` (a different objective) is not supported.
+        ``'lbfgs'``: distributed L-BFGS (one allreduce of ``[loss, gradient]``
+        per evaluation). ``'newton-cholesky'``: Newton's method with the
+        allreduced Hessian, solved on every rank (scikit-learn's algorithm,
+        line search and stopping rule); with more than 4096 parameters
+        (``n_classes * (n_features + 1)``) the dense Hessian is not formed
+        and Newton-CG runs instead. ``'newton-cg'``: scikit-learn's truncated
+        Newton with distributed Hessian-vector products (one allreduce each).
+        ``'sag'``/``'saga'`` (per-sample updates, not distributable) run
+        L-BFGS on the same objective. ``solver_`` says what ran.
+        ``'liblinear'`` (a different objective) is not supported.
     max_iter : int, default=100
     verbose : int, default=0
         Accepted for compatibility.
@@ -185,14 +314,18 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
     intercept_ : array of shape (1,) or (n_classes,)
         Replicated.
     n_iter_ : ndarray of shape (1,)
-        L-BFGS iterations. Replicated.
+        Iterations of the solver that ran. Replicated.
+    solver_ : str
+        The solver that ran (see ``solver``). Replicated.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Only when X has string column names.
     """
 
     _parameter_constraints: dict = {
-        "penalty": [StrOptions({"l1", "l2", "elasticnet", "deprecated"}), None],
+        "penalty": [
+            StrOptions({"l1", "l2", "elasticnet"}), None, Hidden(StrOptions({"deprecated"}))
+        ],
         "C": [Interval(Real, 0, None, closed="right")],
         "l1_ratio": [Interval(Real, 0, 1, closed="both"), None],
         "dual": ["boolean"],
@@ -230,8 +363,37 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
         self.comms = comms
 
     def _inverse_penalty(self):
-        """``C`` of the L2 penalty (``inf``: none); rejects what is not supported."""
-        if self.penalty in ("l1", "elasticnet") or self.l1_ratio not in (0, None):
+        """``C`` of the L2 penalty (``inf``: none), with scikit-learn 1.9's
+        warnings; rejects what is not supported."""
+        if self.penalty == "deprecated":
+            if self.l1_ratio is None:
+                warnings.warn(
+                    "'l1_ratio=None' was deprecated in version 1.8 and will trigger an "
+                    "error in 1.10. Use 0<=l1_ratio<=1 instead.",
+                    FutureWarning,
+                )
+            if self.l1_ratio in (0, None):
+                penalty = "l2"
+            else:
+                penalty = "l1" if self.l1_ratio == 1 else "elasticnet"
+            if self.C == np.inf:
+                penalty = None
+        else:
+            penalty = self.penalty
+            warnings.warn(_PENALTY_DEPRECATED, FutureWarning)
+        if penalty != "elasticnet" and self.l1_ratio is not None and 0 < self.l1_ratio < 1:
+            warnings.warn(
+                "l1_ratio parameter is only used when penalty is 'elasticnet'. Got "
+                f"(penalty={penalty})"
+            )
+        if (self.penalty == "l2" and self.l1_ratio != 0) or (
+            self.penalty == "l1" and self.l1_ratio != 1
+        ):
+            warnings.warn(
+                f"Inconsistent values: penalty={self.penalty} with l1_ratio={self.l1_ratio}. "
+                "penalty is deprecated. Please use l1_ratio only."
+            )
+        if penalty in ("l1", "elasticnet"):
             raise ValueError(
                 "mlmpi's LogisticRegression supports only the L2 penalty (l1_ratio=0) "
                 "or no penalty (C=np.inf)."
@@ -243,13 +405,33 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
                 "solver='liblinear' is not supported (its objective penalises the "
                 "intercept); use solver='lbfgs'."
             )
+        if self.penalty is None and self.C != 1.0:
+            warnings.warn("Setting penalty=None will ignore the C and l1_ratio parameters")
+        if self.n_jobs is not None:
+            warnings.warn(
+                "'n_jobs' has no effect since 1.8 and will be removed in 1.10. "
+                f"You provided 'n_jobs={self.n_jobs}', please leave it unspecified.",
+                FutureWarning,
+            )
         return np.inf if self.penalty is None else float(self.C)
+
+    def _solver_to_run(self, shape):
+        """The solver that runs: the one asked for, except ``'sag'``/``'saga'``
+        (per-sample updates, not distributed) which run L-BFGS, and
+        ``'newton-cholesky'`` with too many parameters for a dense Hessian,
+        which runs Newton-CG."""
+        if self.solver in ("sag", "saga"):
+            return "lbfgs"
+        if self.solver == "newton-cholesky" and shape[0] * shape[1] > _MAX_HESSIAN_PARAMS:
+            return "newton-cg"
+        return self.solver
 
     def _initial_params(self, shape):
         params = np.zeros(shape)
         if self.warm_start and hasattr(self, "coef_") and self.coef_.shape[0] == shape[0]:
             d = self.coef_.shape[1]
-            params[:, :d] = to_host(self.coef_)
+            coef = self.coef_.toarray() if is_sparse(self.coef_) else self.coef_
+            params[:, :d] = to_host(coef)
             if self.fit_intercept:
                 params[:, d] = to_host(self.intercept_)
         return params
@@ -276,7 +458,7 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
         C = self._inverse_penalty()
         comms = resolve_comms(self.comms)
         X, y, sample_weight, _ = validate_fit_data(
-            self, X, y, comms=comms, sample_weight=sample_weight, order="C"
+            self, X, y, comms=comms, sample_weight=sample_weight, order="C", accept_sparse="csr"
         )
         classes, counts, classes_idx = _global_classes(y, sample_weight, comms)
         if classes.shape[0] < 2:
@@ -294,22 +476,59 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
             X, classes_idx, weight, n_classes=classes.shape[0], fit_intercept=self.fit_intercept,
             C=C, weight_sum=float(class_weight @ counts), comms=comms,
         )
-        result = optimize.minimize(
-            objective,
-            self._initial_params(objective.shape).ravel(),
-            method="L-BFGS-B",
-            jac=True,
-            options={"maxiter": self.max_iter, "maxls": 50, "gtol": self.tol,
-                     "ftol": 64 * np.finfo(float).eps},
-        )
-        n_iter = _check_optimize_result("lbfgs", result, self.max_iter)
-        params = result.x.reshape(objective.shape)
+        self.solver_ = self._solver_to_run(objective.shape)
+        start = self._initial_params(objective.shape).ravel()
+        options = {"tol": self.tol, "max_iter": self.max_iter}
+        if self.solver_ == "newton-cholesky":
+            gauge = _Gauge(objective.shape, multinomial=objective.n_outputs > 1,
+                           fit_intercept=self.fit_intercept, penalised=objective.l2 > 0)
+            params, n_iter = newton_cholesky(objective, start, gauge=gauge, **options)
+        elif self.solver_ == "newton-cg":
+            params, n_iter = newton_cg(objective, start, **options)
+        else:
+            params, n_iter = lbfgs(objective, start, **options)
+        params = params.reshape(objective.shape)
         d = X.shape[1]
         self.classes_ = classes
         self.n_iter_ = np.asarray([n_iter], dtype=np.int32)
         self.coef_ = xp.asarray(params[:, :d], dtype=X.dtype)
         intercept = params[:, d] if self.fit_intercept else np.zeros(objective.shape[0])
         self.intercept_ = xp.asarray(intercept, dtype=X.dtype)
+        check_finite_parameters(self)
+        return self
+
+    def densify(self):
+        """Convert a sparse ``coef_`` (see :meth:`sparsify`) back to a dense array.
+
+        No communication: every rank converts its replicated copy.
+
+        Returns
+        -------
+        self : object
+        """
+        check_is_fitted(self, msg="Estimator, %(name)s, must be fitted before densifying.")
+        if is_sparse(self.coef_):
+            self.coef_ = self.coef_.toarray()
+        return self
+
+    def sparsify(self):
+        """Convert ``coef_`` to a sparse CSR matrix (SciPy, or ``cupyx`` on the GPU).
+
+        As scikit-learn's: worth it when most coefficients are zero; prediction
+        works with either. No communication: every rank converts its
+        replicated copy.
+
+        Returns
+        -------
+        self : object
+        """
+        check_is_fitted(self, msg="Estimator, %(name)s, must be fitted before sparsifying.")
+        if is_device_array(self.coef_):
+            from cupyx.scipy import sparse as device_sparse
+
+            self.coef_ = device_sparse.csr_matrix(self.coef_)
+        elif not is_sparse(self.coef_):
+            self.coef_ = _align_api_if_sparse(sparse.csr_array(self.coef_))
         return self
 
     def decision_function(self, X):

@@ -1,7 +1,8 @@
 """Global sufficient statistics of a row-sharded least-squares problem.
 
 Every linear regressor here reduces the global data to small replicated
-matrices, then solves on every rank identically:
+matrices, then solves on every rank identically (CSR rows too: their Gram
+matrices come from the sparse kernels, centred implicitly):
 
 * :func:`centred_moments` -- the weighted means and the Gram matrices of the
   centred, ``sqrt(w)``-scaled data (the normal equations), in two allreduces;
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._array import get_namespace, to_host
+from .._array import get_namespace, is_device_array, is_sparse, to_host
 from .._linalg import tsqr_r
 
 _CACHE_BYTES = 1 << 19
@@ -48,6 +49,15 @@ class Moments:
     yty: np.ndarray
 
 
+def sparse_kernels(X):
+    """The linear-model kernels for ``X``'s device (CSR on the host or the GPU)."""
+    if is_device_array(X):
+        from ..kernels.gpu import linear
+    else:
+        from ..kernels.cpu import linear
+    return linear
+
+
 def weighted_means(X, Y, sample_weight, comms):
     """``(Σw, x̄, ȳ)`` of the global data in one allreduce (host, float64).
 
@@ -56,7 +66,13 @@ def weighted_means(X, Y, sample_weight, comms):
     xp = get_namespace(X)
     d, t = X.shape[1], Y.shape[1]
     packed = xp.empty(1 + d + t, dtype=xp.float64)
-    if sample_weight is None:
+    if is_sparse(X):
+        w = xp.ones(X.shape[0]) if sample_weight is None else sample_weight.astype(xp.float64)
+        packed[0] = w.sum()
+        packed[1 : 1 + d] = 0.0
+        sparse_kernels(X).add_transpose_product(X, w, packed[1 : 1 + d])
+        packed[1 + d :] = w @ Y.astype(xp.float64, copy=False)
+    elif sample_weight is None:
         packed[0] = X.shape[0]
         packed[1 : 1 + d] = X.sum(axis=0, dtype=xp.float64)
         packed[1 + d :] = Y.sum(axis=0, dtype=xp.float64)
@@ -114,10 +130,26 @@ def centred_products(X, Y, x_mean, y_mean, sample_weight, out):
     gram = out[: d * d].reshape(d, d)
     xty = out[d * d : d * d + d * t].reshape(d, t)
     yty = out[d * d + d * t :]
+    if is_sparse(X):
+        _sparse_products(X, Y, y_mean, sample_weight, gram, xty, yty)
+        return
     for Xb, Yb in _centred_blocks(X, Y, x_mean, y_mean, sample_weight):
         gram += Xb.T @ Xb
         xty += Xb.T @ Yb
         yty += (Yb * Yb).sum(axis=0)
+
+
+def _sparse_products(X, Y, y_mean, sample_weight, gram, xty, yty):
+    """The products of :func:`centred_products` for CSR rows, X uncentred (its
+    centring is applied to the global sums by :func:`centred_moments`)."""
+    xp = get_namespace(Y)
+    kernels = sparse_kernels(X)
+    w = None if sample_weight is None else sample_weight.astype(xp.float64)
+    kernels.add_weighted_gram(X, w, gram)
+    Yc = Y.astype(xp.float64) - xp.asarray(y_mean)
+    weighted = Yc if w is None else Yc * w[:, None]
+    kernels.add_transpose_product(X, weighted, xty)
+    yty += (weighted * Yc).sum(axis=0)
 
 
 def centred_moments(X, Y, sample_weight, comms, *, fit_intercept, products=True):
@@ -159,6 +191,8 @@ def centred_moments(X, Y, sample_weight, comms, *, fit_intercept, products=True)
     centred_products(X, Y, x_mean, y_mean, sample_weight, packed)
     total = to_host(comms.allreduce(packed))
     gram = total[: d * d].reshape(d, d)
+    if is_sparse(X):  # implicit centring: XcᵀWXc = XᵀWX - Σw x̄x̄ᵀ (Σ w(y - ȳ) = 0)
+        gram -= weight_sum * np.outer(x_mean, x_mean)
     return Moments(
         weight_sum=weight_sum,
         x_mean=x_mean,

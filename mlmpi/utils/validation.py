@@ -182,6 +182,11 @@ def _check_weights(sample_weight, X):
     sample_weight = xp.asarray(sample_weight, dtype=X.dtype)
     if sample_weight.ndim == 0:
         sample_weight = xp.full(X.shape[0], sample_weight, dtype=X.dtype)
+    if sample_weight.ndim != 1:  # scikit-learn's message
+        raise ValueError(
+            f"Sample weights must be 1D array or scalar, got {sample_weight.ndim}D array. "
+            f"Expected either a scalar value or a 1D array of length {X.shape[0]}."
+        )
     if sample_weight.shape != (X.shape[0],):
         raise ValueError(
             f"sample_weight.shape == {sample_weight.shape}, expected {(X.shape[0],)}!"

@@ -47,6 +47,8 @@ def _check_regressor(make_ml, make_sk, X, Y, weights, *, rtol, atol=0.0, fit_sk=
             for _, (Xl, yl, swl) in each_layout(X, y, sw):
                 fitted = make_ml().fit(Xl, yl, sample_weight=swl)
                 _assert_coefficients(fitted, reference, rtol, atol)
+                # a single target's intercept is a float (NumPy scalar), as scikit-learn's
+                assert type(fitted.intercept_) is type(reference.intercept_)
                 if hasattr(reference, "rank_"):
                     assert fitted.rank_ == reference.rank_
                     np.testing.assert_allclose(
@@ -119,6 +121,26 @@ def _centred_nnls(X, y, sw, alpha):
     return optimize.nnls(np.vstack([Xc, np.sqrt(alpha) * np.eye(d)]), np.r_[yc, np.zeros(d)])[0]
 
 
+def case_ridge_iterative_solvers():
+    """lsqr and sparse_cg run (matrix-free, distributed) and converge as scikit-learn's."""
+    X, _, Y, weights = _diabetes()
+    for solver in ("lsqr", "sparse_cg"):
+        _check_regressor(
+            lambda: ml.Ridge(alpha=0.1, solver=solver, tol=1e-10),
+            lambda: sk.Ridge(alpha=0.1, solver=solver, tol=1e-10), X, Y, weights, rtol=1e-7,
+        )
+    reference = sk.Ridge(alpha=0.1, solver="lsqr").fit(X, Y, weights)  # default tol=1e-4
+    for _, (Xl, Yl, swl) in each_layout(X, Y, weights):
+        fitted = ml.Ridge(alpha=0.1, solver="lsqr").fit(Xl, Yl, swl)
+        assert fitted.solver_ == "lsqr"
+        # same algorithm and stopping rule: same iterations (up to rounding at the test)
+        assert np.all(np.abs(fitted.n_iter_ - reference.n_iter_) <= 1)
+        _assert_coefficients(fitted, reference, 1e-6)
+        cg_fit = ml.Ridge(alpha=0.1, solver="sparse_cg").fit(Xl, Yl, swl)
+        assert cg_fit.solver_ == "sparse_cg" and np.all(cg_fit.n_iter_ > 0)
+        assert ml.Ridge(alpha=0.1, solver="sag").fit(Xl, Yl, swl).solver_ == "cholesky"
+
+
 def case_ridge_positive():
     X, y, _, weights = _diabetes()
     expected = _centred_nnls(X, y, weights, 0.1)
@@ -152,6 +174,40 @@ def case_lasso_and_elastic_net():
         lambda: sk.ElasticNet(alpha=0.05, positive=True), Xw, Yw, weights_w,
         rtol=0, atol=1e-6, fit_sk=_fit_enet_tight,
     )
+
+
+def case_enet_path_equals_sklearn():
+    X, y, _, _ = _diabetes()
+    for make, make_sk, options in (
+        (ml.ElasticNet, sk.ElasticNet, {"l1_ratio": 0.7}),
+        (ml.Lasso, sk.Lasso, {"alphas": 20, "positive": True}),
+        (ml.Lasso, sk.Lasso, {"alphas": [0.1, 1.0, 0.01]}),
+    ):
+        alphas, coefs, gaps, n_iter = make_sk.path(
+            X, y, precompute=True, return_n_iter=True, tol=1e-10, max_iter=10_000, **options
+        )
+        for _, (Xl, yl) in each_layout(X, y):
+            ours = make.path(Xl, yl, return_n_iter=True, tol=1e-10, max_iter=10_000, **options)
+            np.testing.assert_allclose(ours[0], alphas, rtol=1e-12)
+            np.testing.assert_allclose(ours[1], coefs, rtol=0, atol=1e-6 * np.abs(coefs).max())
+            assert ours[1].shape == coefs.shape and len(ours[3]) == len(n_iter)
+
+
+def case_lasso_non_finite_fit_raises_everywhere():
+    """Targets whose sum overflows: scikit-learn's Lasso raises; so does every rank
+    (not intercept_=nan), and so do the iterative Ridge solvers."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(40, 3))
+    y = 1e308 * rng.uniform(0.5, 1.0, size=40)
+    for make_ml, make_sk in ((ml.Lasso, sk.Lasso), (ml.ElasticNet, sk.ElasticNet)):
+        with pytest.raises(ValueError, match="non-finite parameter values"):
+            make_sk().fit(X, y)
+        for _, (Xl, yl) in each_layout(X, y):
+            _raises_everywhere(ValueError, "non-finite parameter values",
+                               lambda: make_ml().fit(Xl, yl))
+    for _, (Xl, yl) in each_layout(X, y):  # no silent NaN model from the other solvers
+        for model in (ml.Ridge(solver="sparse_cg"), ml.Ridge(solver="lsqr")):
+            _raises_everywhere(ValueError, "non-finite parameter values", lambda: model.fit(Xl, yl))
 
 
 def _check_classifier(make_ml, make_sk, X, y, weights, *, atol):
@@ -195,6 +251,35 @@ def case_logistic_multinomial_iris():
             lambda: sk.LogisticRegression(max_iter=1000, **options),
             X, labels, weights, atol=1e-4,
         )
+
+
+def case_logistic_newton_solvers():
+    """newton-cholesky (allreduced Hessian) takes scikit-learn's iterations;
+    newton-cg (distributed Hessian-vector products) converges as scikit-learn's."""
+    X, y = load_iris(return_X_y=True)
+    labels = np.array(["setosa", "versicolor", "virginica"])[y]
+    Xb, yb = load_breast_cancer(return_X_y=True)
+    Xb = StandardScaler().fit_transform(Xb)
+    weights = np.random.RandomState(4).uniform(0.2, 2.0, size=len(y))
+    for solver in ("newton-cholesky", "newton-cg"):
+        _check_classifier(
+            lambda: ml.LogisticRegression(solver=solver, tol=1e-8),
+            lambda: sk.LogisticRegression(solver=solver, tol=1e-8), X, labels, weights, atol=1e-5,
+        )
+    for (features, target), options, solvers in (
+        ((X, labels), {"C": np.inf}, ("newton-cholesky",)),
+        ((X, labels), {"fit_intercept": False}, ("newton-cholesky", "newton-cg")),
+        ((Xb, yb), {}, ("newton-cholesky", "newton-cg")),
+    ):
+        for solver in solvers:
+            reference = sk.LogisticRegression(solver=solver, tol=1e-8, **options).fit(
+                features, target)
+            for _, (Xl, yl) in each_layout(features, target):
+                fitted = ml.LogisticRegression(solver=solver, tol=1e-8, **options).fit(Xl, yl)
+                assert fitted.solver_ == solver
+                _assert_coefficients(fitted, reference, 0, 1e-5 * np.abs(reference.coef_).max())
+                if solver == "newton-cholesky":
+                    assert fitted.n_iter_[0] == reference.n_iter_[0]
 
 
 def case_empty_rank_predicts_empty_arrays():
