@@ -1,0 +1,237 @@
+"""KNeighborsClassifier over a sharded index."""
+
+import warnings
+
+import numpy as np
+from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._array import to_host, to_namespace
+from ..comms import resolve_comms
+from ..linear_model._logistic import _global_classes
+from ..utils.validation import agree
+from ._base import DISTRIBUTED_DOC, NeighborsBase, SupervisedNeighborsMixin
+
+
+class KNeighborsClassifier(SupervisedNeighborsMixin, ClassifierMixin, NeighborsBase):
+    """Classifier implementing the k-nearest neighbours vote over rows spread across ranks.
+
+    scikit-learn's :class:`sklearn.neighbors.KNeighborsClassifier` (brute
+    force). The classes are discovered over all ranks (a rank may hold no
+    example of some class, or no rows at all); the labels of the neighbours
+    come from the ranks that own them (two ``alltoallv`` per prediction).
+    {shared}
+    Parameters
+    ----------
+    n_neighbors : int, default=5
+        Number of neighbours.
+    weights : {{'uniform', 'distance'}}, callable or None, default='uniform'
+        'uniform': equal weights; 'distance': inverse distance (a query with
+        neighbours at distance zero gets those only); a callable maps the
+        distances to weights.
+    algorithm : {{'auto', 'ball_tree', 'kd_tree', 'brute'}}, default='auto'
+        Accepted for compatibility; exact brute force runs whatever the value.
+    leaf_size : int, default=30
+        Accepted for compatibility; unused.
+    p : float, default=2
+        Power of the Minkowski metric (> 0).
+    metric : {{'minkowski', 'euclidean', 'sqeuclidean', 'cosine', 'manhattan', \
+'chebyshev'}}, default='minkowski'
+        Distance metric.
+    metric_params : dict, default=None
+        Only ``{{'p': value}}`` is supported.
+    n_jobs : int, default=None
+        Accepted for compatibility; unused.
+    batch_size : int, default=None
+        Rows of a query batch and of an index block; None: 2048 on the host,
+        8192 on a GPU.
+    comms : Comms, default=None
+        The ranks that hold the data; None means :func:`mlmpi.get_comms`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,) or list of such arrays
+        Class labels (one array per output). Replicated.
+    effective_metric_, effective_metric_params_ : str, dict
+        The metric used and its parameters. Replicated.
+    n_features_in_ : int
+        Number of features seen during fit. Replicated.
+    n_samples_fit_ : int
+        Rows in the global index. Replicated.
+    shard_counts_ : tuple of int
+        Rows of the index held by each rank. Replicated.
+    outputs_2d_ : bool
+        Whether ``y`` had several outputs at fit. Replicated.
+
+    Notes
+    -----
+    :meth:`fit`, :meth:`predict`, :meth:`predict_proba`, :meth:`score` and
+    the neighbour searches are collective. A rank may hold zero rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi import KNeighborsClassifier
+    >>> clf = KNeighborsClassifier(n_neighbors=1).fit(np.array([[0.0], [1.0]]), [0, 1])
+    >>> clf.predict(np.array([[0.9]]))
+    array([1])
+    """
+
+    _parameter_constraints: dict = {
+        **{k: v for k, v in NeighborsBase._parameter_constraints.items() if k != "radius"},
+        "weights": [StrOptions({"uniform", "distance"}), callable, None],
+    }
+    _zero_weights_error = True
+
+    def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto", leaf_size=30, p=2,
+                 metric="minkowski", metric_params=None, n_jobs=None, batch_size=None, comms=None):
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.algorithm = algorithm
+        self.leaf_size = leaf_size
+        self.p = p
+        self.metric = metric
+        self.metric_params = metric_params
+        self.n_jobs = n_jobs
+        self.batch_size = batch_size
+        self.comms = comms
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Keep this rank's rows and labels as its shard of the index.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features)
+            This rank's training rows (may have zero rows).
+        y : array-like of shape (n_local,) or (n_local, n_outputs)
+            Their labels.
+
+        Returns
+        -------
+        self : KNeighborsClassifier
+            The fitted classifier.
+        """
+        y, _ = self._fit_index(X, y, multi_output=True)
+        y = to_host(y)
+        if y.ndim == 1 or (y.ndim == 2 and y.shape[1] == 1):
+            if y.ndim != 1:
+                warnings.warn(
+                    "A column-vector y was passed when a 1d array was expected. Please change "
+                    "the shape of y to (n_samples,), for example using ravel().",
+                    DataConversionWarning, stacklevel=2,
+                )
+            self.outputs_2d_ = False
+            y = y.reshape(-1, 1)
+        else:
+            self.outputs_2d_ = True
+        comms = resolve_comms(self.comms)
+        classes, self._y = [], np.empty(y.shape, dtype=np.int64)
+        for j in range(y.shape[1]):
+            found, _, self._y[:, j] = _global_classes(y[:, j], None, comms)
+            classes.append(found)
+        self.classes_ = classes if self.outputs_2d_ else classes[0]
+        return self
+
+    def _probabilities(self, X):
+        """Per output, the normalised weighted votes (host) and the queries' namespace."""
+        check_is_fitted(self, "_fit_X")
+        weights, labels, xp = self._neighbour_targets(X)
+        n_queries, k = labels.shape[:2]
+        if weights is None:
+            weights = np.ones((n_queries, k))
+        classes = self.classes_ if self.outputs_2d_ else [self.classes_]
+        rows = np.arange(n_queries)
+        probabilities = []
+        for j, classes_j in enumerate(classes):
+            proba = np.zeros((n_queries, classes_j.size))
+            for i in range(k):
+                proba[rows, labels[:, i, j]] += weights[:, i]
+            normalizer = proba.sum(axis=1)[:, None]
+            normalizer[normalizer == 0.0] = 1.0
+            probabilities.append(proba / normalizer)
+        return probabilities, xp
+
+    def predict_proba(self, X):
+        """Probability estimates of the classes for this rank's query rows.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local_queries, n_features) or None
+            This rank's queries; None: the fitted rows, each excluding itself.
+
+        Returns
+        -------
+        p : ndarray of shape (n_local_queries, n_classes), or a list of such arrays
+            Local; columns follow ``classes_``.
+        """
+        probabilities, xp = self._probabilities(X)
+        probabilities = [to_namespace(proba, xp) for proba in probabilities]
+        return probabilities if self.outputs_2d_ else probabilities[0]
+
+    def predict(self, X):
+        """Predict the class labels of this rank's query rows.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local_queries, n_features) or None
+            This rank's queries; None: the fitted rows, each excluding itself.
+
+        Returns
+        -------
+        y : ndarray of shape (n_local_queries,) or (n_local_queries, n_outputs)
+            Local; in the queries' namespace for numeric labels.
+        """
+        probabilities, xp = self._probabilities(X)
+        classes = self.classes_ if self.outputs_2d_ else [self.classes_]
+        predicted = np.stack(
+            [classes_j[np.argmax(proba, axis=1)] if proba.shape[0] else classes_j[:0]
+             for classes_j, proba in zip(classes, probabilities)], axis=1,
+        )
+        if not self.outputs_2d_:
+            predicted = predicted.ravel()
+        return predicted if predicted.dtype.kind not in "biuf" else to_namespace(predicted, xp)
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy over the global data (all outputs right, for several outputs).
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local_queries, n_features)
+        y : array-like of shape (n_local_queries,) or (n_local_queries, n_outputs)
+        sample_weight : array-like of shape (n_local_queries,), default=None
+
+        Returns
+        -------
+        score : float
+            Replicated.
+        """
+        comms = resolve_comms(self.comms)
+        predicted = to_host(self.predict(X))
+
+        def check():
+            truth = np.asarray(to_host(y))
+            if truth.shape != predicted.shape:
+                raise ValueError(f"y has shape {truth.shape}, expected {predicted.shape}.")
+            correct = truth == predicted
+            if correct.ndim == 2:
+                correct = correct.all(axis=1)
+            weight = np.ones(truth.shape[0]) if sample_weight is None else to_host(sample_weight)
+            return np.array([weight @ correct, weight.sum()], dtype=np.float64), None
+
+        local, _ = agree(comms, check)
+        correct, total = comms.allreduce(local)
+        return float(correct / total)
+
+
+KNeighborsClassifier.__doc__ = KNeighborsClassifier.__doc__.format(shared=DISTRIBUTED_DOC)

@@ -1,0 +1,168 @@
+"""KNeighborsRegressor over a sharded index."""
+
+import numpy as np
+from sklearn.base import RegressorMixin, _fit_context
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_consistent_length, check_is_fitted
+
+from .._array import to_host, to_namespace
+from ..comms import resolve_comms
+from ..linear_model._base import _global_r2
+from ..utils.validation import agree
+from ._base import DISTRIBUTED_DOC, NeighborsBase, SupervisedNeighborsMixin
+
+
+class KNeighborsRegressor(SupervisedNeighborsMixin, RegressorMixin, NeighborsBase):
+    """Regression by the k nearest neighbours over rows spread across ranks.
+
+    scikit-learn's :class:`sklearn.neighbors.KNeighborsRegressor` (brute
+    force): the (weighted) mean of the neighbours' targets, fetched from the
+    ranks that own them (two ``alltoallv`` per prediction).
+    {shared}
+    Parameters
+    ----------
+    n_neighbors : int, default=5
+        Number of neighbours.
+    weights : {{'uniform', 'distance'}}, callable or None, default='uniform'
+        As for :class:`KNeighborsClassifier`.
+    algorithm : {{'auto', 'ball_tree', 'kd_tree', 'brute'}}, default='auto'
+        Accepted for compatibility; exact brute force runs whatever the value.
+    leaf_size : int, default=30
+        Accepted for compatibility; unused.
+    p : float, default=2
+        Power of the Minkowski metric (> 0).
+    metric : {{'minkowski', 'euclidean', 'sqeuclidean', 'cosine', 'manhattan', \
+'chebyshev'}}, default='minkowski'
+        Distance metric.
+    metric_params : dict, default=None
+        Only ``{{'p': value}}`` is supported.
+    n_jobs : int, default=None
+        Accepted for compatibility; unused.
+    batch_size : int, default=None
+        Rows of a query batch and of an index block; None: 2048 on the host,
+        8192 on a GPU.
+    comms : Comms, default=None
+        The ranks that hold the data; None means :func:`mlmpi.get_comms`.
+
+    Attributes
+    ----------
+    effective_metric_, effective_metric_params_ : str, dict
+        The metric used and its parameters. Replicated.
+    n_features_in_ : int
+        Number of features seen during fit. Replicated.
+    n_samples_fit_ : int
+        Rows in the global index. Replicated.
+    shard_counts_ : tuple of int
+        Rows of the index held by each rank. Replicated.
+
+    Notes
+    -----
+    :meth:`fit`, :meth:`predict`, :meth:`score` and the neighbour searches
+    are collective. A rank may hold zero rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi import KNeighborsRegressor
+    >>> reg = KNeighborsRegressor(n_neighbors=2).fit(np.array([[0.0], [1.0], [3.0]]), [0, 1, 3])
+    >>> reg.predict(np.array([[0.9]]))
+    array([0.5])
+    """
+
+    _parameter_constraints: dict = {
+        **{k: v for k, v in NeighborsBase._parameter_constraints.items() if k != "radius"},
+        "weights": [StrOptions({"uniform", "distance"}), callable, None],
+    }
+
+    def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto", leaf_size=30, p=2,
+                 metric="minkowski", metric_params=None, n_jobs=None, batch_size=None, comms=None):
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.algorithm = algorithm
+        self.leaf_size = leaf_size
+        self.p = p
+        self.metric = metric
+        self.metric_params = metric_params
+        self.n_jobs = n_jobs
+        self.batch_size = batch_size
+        self.comms = comms
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Keep this rank's rows and targets as its shard of the index.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features)
+            This rank's training rows (may have zero rows).
+        y : array-like of shape (n_local,) or (n_local, n_outputs)
+            Their targets.
+
+        Returns
+        -------
+        self : KNeighborsRegressor
+            The fitted regressor.
+        """
+        y, _ = self._fit_index(X, y, multi_output=True, y_numeric=True)
+        y = to_host(y).astype(np.float64)
+        self._y_ndim = y.ndim
+        self._y = y.reshape(-1, 1) if y.ndim == 1 else y
+        return self
+
+    def predict(self, X):
+        """Predict the targets of this rank's query rows.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local_queries, n_features) or None
+            This rank's queries; None: the fitted rows, each excluding itself.
+
+        Returns
+        -------
+        y : ndarray of shape (n_local_queries,) or (n_local_queries, n_outputs)
+            Local, float64, in the queries' namespace.
+        """
+        check_is_fitted(self, "_fit_X")
+        weights, targets, xp = self._neighbour_targets(X)
+        if weights is None:
+            predicted = targets.mean(axis=1)
+        else:
+            predicted = (targets * weights[:, :, None]).sum(axis=1) / weights.sum(axis=1)[:, None]
+        if self._y_ndim == 1:
+            predicted = predicted.ravel()
+        return to_namespace(predicted, xp)
+
+    def score(self, X, y, sample_weight=None):
+        """R² of :meth:`predict` over the global data (scikit-learn's ``r2_score``).
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local_queries, n_features)
+        y : array-like of shape (n_local_queries,) or (n_local_queries, n_outputs)
+        sample_weight : array-like of shape (n_local_queries,), default=None
+
+        Returns
+        -------
+        score : float
+            Replicated.
+        """
+        comms = resolve_comms(self.comms)
+        y_pred = to_host(self.predict(X))
+
+        def check():
+            y_true = np.asarray(to_host(y), dtype=np.float64)
+            check_consistent_length(y_true, y_pred, sample_weight)
+            weight = None if sample_weight is None else np.asarray(to_host(sample_weight), dtype=np.float64)
+            return (y_true.reshape(y_pred.shape), weight), None
+
+        (y_true, weight), _ = agree(comms, check)
+        return _global_r2(y_true, y_pred, weight, comms)
+
+
+KNeighborsRegressor.__doc__ = KNeighborsRegressor.__doc__.format(shared=DISTRIBUTED_DOC)
