@@ -52,7 +52,7 @@ def effective_metric(metric, p, metric_params):
         return "euclidean", params
     if np.isinf(p):
         return "chebyshev", params
-    return "minkowski", {"p": p}
+    return "minkowski", {"p": p, "w": None}
 
 
 def neighbour_weights(dist, weights):

@@ -3,7 +3,7 @@
 import warnings
 
 import numpy as np
-from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.base import ClassifierMixin, MultiOutputMixin, _fit_context
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -15,7 +15,7 @@ from ..utils.validation import agree
 from ._base import DISTRIBUTED_DOC, NeighborsBase, SupervisedNeighborsMixin
 
 
-class KNeighborsClassifier(SupervisedNeighborsMixin, ClassifierMixin, NeighborsBase):
+class KNeighborsClassifier(SupervisedNeighborsMixin, MultiOutputMixin, ClassifierMixin, NeighborsBase):
     """Classifier implementing the k-nearest neighbours vote over rows spread across ranks.
 
     scikit-learn's :class:`sklearn.neighbors.KNeighborsClassifier` (brute

@@ -1,7 +1,7 @@
 """KNeighborsRegressor over a sharded index."""
 
 import numpy as np
-from sklearn.base import RegressorMixin, _fit_context
+from sklearn.base import MultiOutputMixin, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
@@ -12,7 +12,7 @@ from ..utils.validation import agree
 from ._base import DISTRIBUTED_DOC, NeighborsBase, SupervisedNeighborsMixin
 
 
-class KNeighborsRegressor(SupervisedNeighborsMixin, RegressorMixin, NeighborsBase):
+class KNeighborsRegressor(SupervisedNeighborsMixin, MultiOutputMixin, RegressorMixin, NeighborsBase):
     """Regression by the k nearest neighbours over rows spread across ranks.
 
     scikit-learn's :class:`sklearn.neighbors.KNeighborsRegressor` (brute
