@@ -24,23 +24,24 @@ def namespace(x):
     return numpy
 
 
-def gemm_distances(Q, X, q_sq, x_sq, metric, out):
-    """Approximate reduced distances from one GEMM into ``out`` (len(Q), len(X)).
+def gemm_distances(Q, X, metric, out):
+    """The GEMM part of the approximate reduced distances, into ``out`` (len(Q), len(X)).
 
-    sqeuclidean: ``||q||² - 2 q·x + ||x||²`` clamped at 0 (``q_sq``/``x_sq`` the
-    squared row norms); cosine: ``1 - q·x`` of normalised rows (norms unused).
+    ``out = -2 Q·Xᵀ`` for sqeuclidean and ``-Q·Xᵀ`` for cosine (unit rows): the
+    approximate reduced distance is ``out[i, j] + q_term[i] + x_term[j]``
+    (:func:`row_terms`), which the selection adds on the fly.
     """
     xp = namespace(Q)
-    xp.matmul(Q, X.T, out=out)
+    return xp.matmul(Q, (X * (-2 if metric == "sqeuclidean" else -1)).T, out=out)
+
+
+def row_terms(X, metric):
+    """Per-row terms of the approximate reduced distances (see :func:`gemm_distances`):
+    ``||x||²`` for sqeuclidean, ``1/2`` for cosine (each side), 0 otherwise."""
+    xp = namespace(X)
     if metric == "sqeuclidean":
-        out *= -2
-        out += q_sq[:, None]
-        out += x_sq[None, :]
-        xp.maximum(out, 0, out=out)
-    else:
-        out *= -1
-        out += 1
-    return out
+        return (X * X).sum(axis=1)
+    return xp.full(X.shape[0], 0.5 if metric == "cosine" else 0.0, dtype=X.dtype)
 
 
 def reduce_differences(diff, metric, p):
@@ -71,16 +72,16 @@ def pair_distances(Q, X, rows, cols, metric, p):
     return out
 
 
-def radius_pairs(Q, X, D, tol, bound, metric, p):
+def radius_pairs(Q, X, D, q_term, x_term, tol, bound, metric, p):
     """Pairs within ``bound`` (reduced units) of the block: ``(rows, cols, reduced)``.
 
-    ``D`` holds the block's reduced distances (approximate for the GEMM
-    metrics, with per-row error at most ``tol``); candidates within
-    ``bound + tol`` are recomputed exactly, so no pair is lost to rounding.
-    The caller keeps those whose final distance is within the radius.
+    ``D + q_term + x_term`` are the block's reduced distances (approximate
+    for the GEMM metrics, with per-row error at most ``tol``); candidates
+    within ``bound + tol`` are recomputed exactly, so no pair is lost to
+    rounding. The caller keeps those whose final distance is within the radius.
     """
     xp = namespace(D)
-    rows, cols = xp.nonzero(D <= bound + tol[:, None])
+    rows, cols = xp.nonzero(D + x_term[None, :] <= (bound + tol - q_term)[:, None])
     if metric in GEMM_METRICS:
         reduced = pair_distances(Q, X, rows, cols, metric, p)
     else:

@@ -74,12 +74,12 @@ def test_gpu_kernels_on_numpy_equal_cpu_kernels(metric):
         start = 0
         pairs = []
         for X in blocks:
-            q_sq, x_sq = (Q * Q).sum(axis=1), (X * X).sum(axis=1)
+            q_term, x_term = kernels.row_terms(Q, metric), kernels.row_terms(X, metric)
             D = np.empty((len(Q), len(X)))
-            kernels.block_distances(Q, X, q_sq, x_sq, metric, p, D)
+            kernels.block_distances(Q, X, metric, p, D)
             tol = np.full(len(Q), 1e-9 if metric in _knn.GEMM_METRICS else 0.0)
-            kernels.update_topk(Q, X, D, tol, start, metric, p, best_d, best_i)
-            rows, cols, values = kernels.radius_pairs(Q, X, D, tol, 2.0, metric, p)
+            kernels.update_topk(Q, X, D, q_term, x_term, tol, start, metric, p, best_d, best_i)
+            rows, cols, values = kernels.radius_pairs(Q, X, D, q_term, x_term, tol, 2.0, metric, p)
             pairs.append(sorted(zip(rows.tolist(), (cols + start).tolist(), values.round(9).tolist())))
             start += len(X)
         results.append((best_d, best_i, pairs))

@@ -20,7 +20,7 @@ signatures for CuPy arrays.
 import numpy as np
 from numba import njit, prange
 
-from .._knn import gemm_distances, radius_pairs  # noqa: F401 (re-exported kernel)
+from .._knn import gemm_distances, radius_pairs, row_terms  # noqa: F401 (re-exported kernels)
 
 _CODES = {"sqeuclidean": 0, "cosine": 1, "manhattan": 2, "chebyshev": 3, "minkowski": 4}
 
@@ -53,12 +53,12 @@ def _direct(Q, X, code, p, out):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _update(Q, X, D, tol, start, code, p, exact_again, best_dist, best_index):
+def _update(Q, X, D, q_term, x_term, tol, start, code, p, exact_again, best_dist, best_index):
     k = best_dist.shape[1]
     for i in prange(D.shape[0]):
-        threshold = best_dist[i, k - 1] + tol[i]
+        limit = best_dist[i, k - 1] + tol[i] - q_term[i]
         for j in range(D.shape[1]):
-            if D[i, j] > threshold:
+            if D[i, j] + x_term[j] > limit:
                 continue
             e = _reduced(Q[i], X[j], code, p) if exact_again else D[i, j]
             g = start + j
@@ -74,32 +74,33 @@ def _update(Q, X, D, tol, start, code, p, exact_again, best_dist, best_index):
                 pos -= 1
             best_dist[i, pos] = e
             best_index[i, pos] = g
-            threshold = best_dist[i, k - 1] + tol[i]
+            limit = best_dist[i, k - 1] + tol[i] - q_term[i]
 
 
-def block_distances(Q, X, q_sq, x_sq, metric, p, out):
-    """Reduced distances of the rows of ``Q`` to the rows of ``X`` into ``out``.
+def block_distances(Q, X, metric, p, out):
+    """Distances of the rows of ``Q`` to the rows of ``X`` into ``out``.
 
     Parameters
     ----------
     Q : ndarray of shape (n_queries, n_features)
     X : ndarray of shape (n_rows, n_features), same dtype
-    q_sq, x_sq : ndarray of shape (n_queries,), (n_rows,)
-        Squared row norms (sqeuclidean only; otherwise ignored, may be None).
     metric : {'sqeuclidean', 'cosine', 'manhattan', 'chebyshev', 'minkowski'}
         Rows are normalised by the caller for 'cosine'.
     p : float
         Minkowski power (minkowski only).
     out : ndarray of shape (n_queries, n_rows), Q's dtype
-        Overwritten; approximate for the GEMM metrics (see :func:`update_topk`).
+        Overwritten. For the GEMM metrics (sqeuclidean, cosine), the GEMM
+        part only: the approximate reduced distance is ``out[i, j] +
+        q_term[i] + x_term[j]`` (:func:`row_terms`); for the other metrics,
+        the exact reduced distance (``row_terms`` are zero).
     """
     if metric in ("sqeuclidean", "cosine"):
-        return gemm_distances(Q, X, q_sq, x_sq, metric, out)
+        return gemm_distances(Q, X, metric, out)
     _direct(Q, X, _CODES[metric], float(p), out)
     return out
 
 
-def update_topk(Q, X, D, tol, start, metric, p, best_dist, best_index):
+def update_topk(Q, X, D, q_term, x_term, tol, start, metric, p, best_dist, best_index):
     """Merge the block ``X`` (global rows ``start, start + 1, ...``) into the
     running top-k of every query.
 
@@ -109,8 +110,11 @@ def update_topk(Q, X, D, tol, start, metric, p, best_dist, best_index):
         Query rows and index rows of the block (as for :func:`block_distances`).
     D : ndarray of shape (n_queries, n_rows)
         Output of :func:`block_distances`.
+    q_term, x_term : ndarray of shape (n_queries,), (n_rows,)
+        :func:`row_terms` of ``Q`` and ``X``.
     tol : ndarray of shape (n_queries,)
-        Bound on the rounding error of ``D`` per query (0 for the direct metrics).
+        Bound on the rounding error of the approximate distances per query
+        (0 for the direct metrics).
     start : int
         Global index of ``X[0]``.
     metric, p
@@ -123,5 +127,5 @@ def update_topk(Q, X, D, tol, start, metric, p, best_dist, best_index):
     if D.size == 0:
         return
     exact_again = metric in ("sqeuclidean", "cosine")
-    _update(Q, X, D, tol.astype(D.dtype, copy=False), int(start), _CODES[metric], float(p),
-            exact_again, best_dist, best_index)
+    _update(Q, X, D, q_term, x_term, tol.astype(D.dtype, copy=False), int(start), _CODES[metric],
+            float(p), exact_again, best_dist, best_index)

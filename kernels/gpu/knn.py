@@ -15,16 +15,16 @@ arrays too.
   index) over the few candidates.
 """
 
-from .._knn import GEMM_METRICS, gemm_distances, namespace, pair_distances, radius_pairs  # noqa: F401
-from .._knn import reduce_differences
+from .._knn import GEMM_METRICS, gemm_distances, namespace, pair_distances, reduce_differences
+from .._knn import radius_pairs, row_terms  # noqa: F401 (re-exported kernels)
 
 _CHUNK = 1 << 24  # elements of a (queries, rows, n_features) temporary
 
 
-def block_distances(Q, X, q_sq, x_sq, metric, p, out):
+def block_distances(Q, X, metric, p, out):
     """See ``mlmpi.kernels.cpu.knn.block_distances`` (CuPy arrays here)."""
     if metric in GEMM_METRICS:
-        return gemm_distances(Q, X, q_sq, x_sq, metric, out)
+        return gemm_distances(Q, X, metric, out)
     rows = max(1, _CHUNK // max(X.shape[0] * Q.shape[1], 1))
     for start in range(0, Q.shape[0], rows):
         block = Q[start:start + rows]
@@ -32,12 +32,13 @@ def block_distances(Q, X, q_sq, x_sq, metric, p, out):
     return out
 
 
-def update_topk(Q, X, D, tol, start, metric, p, best_dist, best_index):
+def update_topk(Q, X, D, q_term, x_term, tol, start, metric, p, best_dist, best_index):
     """See ``mlmpi.kernels.cpu.knn.update_topk`` (CuPy arrays here)."""
     xp = namespace(D)
     n_queries, n_rows = D.shape
     if D.size == 0:
         return
+    D = D + q_term[:, None] + x_term[None, :]
     k = best_dist.shape[1]
     kk = min(k, n_rows)
     block_kth = xp.partition(D, kk - 1, axis=1)[:, kk - 1]

@@ -34,7 +34,7 @@ DISTRIBUTED_DOC = """
     ``comms.allgatherv(model._fit_X)`` (row ``g`` of the result is global
     index ``g``).
 """
-DEFAULT_BATCH = {False: 2048, True: 8192}  # rows per block: host, device
+DEFAULT_BATCH = {False: 1024, True: 8192}  # rows per block: host, device
 
 
 def effective_metric(metric, p, metric_params):

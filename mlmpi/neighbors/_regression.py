@@ -39,7 +39,7 @@ class KNeighborsRegressor(SupervisedNeighborsMixin, MultiOutputMixin, RegressorM
     n_jobs : int, default=None
         Accepted for compatibility; unused.
     batch_size : int, default=None
-        Rows of a query batch and of an index block; None: 2048 on the host,
+        Rows of a query batch and of an index block; None: 1024 on the host,
         8192 on a GPU.
     comms : Comms, default=None
         The ranks that hold the data; None means :func:`mlmpi.get_comms`.

@@ -74,34 +74,33 @@ def _ring_blocks(X, comms, counts, rows, metric):
                 block = request.wait()
 
 
-def _tolerance(X, q_sq, x_sq, metric):
+def _tolerance(X, q_term, x_term, metric):
     """Per-query bound on the rounding error of the GEMM distances against the
     direct ones (worst case of both, ~2·d·eps relative to ``||q||² + ||x||²``)."""
     xp = get_namespace(X)
+    if metric not in ("sqeuclidean", "cosine"):
+        return xp.zeros(q_term.shape[0], dtype=X.dtype)
     eps = float(xp.finfo(X.dtype).eps) * (2 * X.shape[1] + 8)
-    if metric == "sqeuclidean":
-        return eps * (q_sq + (float(x_sq.max()) if x_sq.size else 0.0))
-    if metric == "cosine":
-        return xp.full(q_sq.shape[0], 2 * eps, dtype=X.dtype)
-    return xp.zeros(q_sq.shape[0], dtype=X.dtype)
+    return eps * (2 * q_term + 2 * (float(x_term.max()) if x_term.size else 0.0))
 
 
 def _search(Q, X, comms, counts, metric, p, batch_size, visit):
-    """Run ``visit(batch, Qb, block, D, tol, start)`` for every query batch
-    and every index block of the ring (``D``: their reduced distances)."""
+    """Run ``visit(batch, Qb, block, D, q_term, x_term, tol, start)`` for every
+    query batch and every index block of the ring (``D``: their distances, see
+    ``block_distances``)."""
     kernels = kernels_for(X)
     xp = get_namespace(X)
     reduced = REDUCED[metric]
-    q_sq = (Q * Q).sum(axis=1)
+    q_terms = kernels.row_terms(Q, reduced)
     buffer = xp.empty(batch_size * batch_size, dtype=X.dtype)
     for block, start in _ring_blocks(X, comms, counts, batch_size, metric):
-        x_sq = (block * block).sum(axis=1) if reduced == "sqeuclidean" else q_sq[:0]
+        x_term = kernels.row_terms(block, reduced)
         for lo in range(0, Q.shape[0], batch_size):
             batch = slice(lo, min(lo + batch_size, Q.shape[0]))
-            Qb = Q[batch]
+            Qb, q_term = Q[batch], q_terms[batch]
             D = buffer[: Qb.shape[0] * block.shape[0]].reshape(Qb.shape[0], block.shape[0])
-            kernels.block_distances(Qb, block, q_sq[batch], x_sq, reduced, p, D)
-            visit(batch, Qb, block, D, _tolerance(Qb, q_sq[batch], x_sq, reduced), start)
+            kernels.block_distances(Qb, block, reduced, p, D)
+            visit(batch, Qb, block, D, q_term, x_term, _tolerance(Qb, q_term, x_term, reduced), start)
 
 
 def kneighbors(Q, X, *, n_neighbors, metric, p, comms, counts, batch_size):
@@ -119,8 +118,9 @@ def kneighbors(Q, X, *, n_neighbors, metric, p, comms, counts, batch_size):
     best_index = xp.full((Q.shape[0], n_neighbors), xp.iinfo(xp.int64).max, dtype=xp.int64)
     reduced = REDUCED[metric]
 
-    def visit(batch, Qb, block, D, tol, start):
-        kernels.update_topk(Qb, block, D, tol, start, reduced, p, best_dist[batch], best_index[batch])
+    def visit(batch, Qb, block, D, q_term, x_term, tol, start):
+        kernels.update_topk(Qb, block, D, q_term, x_term, tol, start, reduced, p,
+                            best_dist[batch], best_index[batch])
 
     _search(Q, X, comms, counts, metric, p, batch_size, visit)
     return best_dist, best_index
@@ -141,8 +141,8 @@ def radius_neighbors(Q, X, *, radius, metric, p, comms, counts, batch_size):
     bound *= 1 + 8 * float(xp.finfo(X.dtype).eps)  # the final distance decides at the edge
     found = []
 
-    def visit(batch, Qb, block, D, tol, start):
-        rows, cols, values = kernels.radius_pairs(Qb, block, D, tol, bound, reduced, p)
+    def visit(batch, Qb, block, D, q_term, x_term, tol, start):
+        rows, cols, values = kernels.radius_pairs(Qb, block, D, q_term, x_term, tol, bound, reduced, p)
         distances = to_distance(values, metric, p)
         keep = distances <= radius
         found.append((rows[keep] + batch.start, cols[keep] + start, distances[keep]))

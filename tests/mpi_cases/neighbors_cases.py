@@ -187,20 +187,19 @@ def case_classifier_matches_sklearn():
     for name, counts in layouts(len(X), COMMS.size).items():
         labels = names[_classes_on_one_rank(y, counts)]
         X_local, y_local = shard(X, COMMS, counts=counts), shard(labels, COMMS, counts=counts)
-        for weights in ("uniform", "distance"):
-            for metric in ("euclidean", "manhattan"):
-                ref = sk.KNeighborsClassifier(7, weights=weights, metric=metric,
-                                              algorithm="brute").fit(X, labels)
-                clf = KNeighborsClassifier(7, weights=weights, metric=metric,
-                                           batch_size=200).fit(X_local, y_local)
-                where = f"{name} {weights} {metric}"
-                np.testing.assert_array_equal(clf.classes_, ref.classes_, err_msg=where)
-                np.testing.assert_array_equal(clf.predict(Q[q0:q0 + nq]), ref.predict(Q)[q0:q0 + nq],
-                                              err_msg=where)
-                np.testing.assert_allclose(clf.predict_proba(Q[q0:q0 + nq]),
-                                           ref.predict_proba(Q)[q0:q0 + nq], atol=1e-12, err_msg=where)
-                assert clf.score(Q[q0:q0 + nq], names[yq[q0:q0 + nq]]) == pytest.approx(
-                    ref.score(Q, names[yq]))
+        for weights, metric in (("uniform", "euclidean"), ("distance", "manhattan")):
+            ref = sk.KNeighborsClassifier(7, weights=weights, metric=metric,
+                                          algorithm="brute").fit(X, labels)
+            clf = KNeighborsClassifier(7, weights=weights, metric=metric,
+                                       batch_size=200).fit(X_local, y_local)
+            where = f"{name} {weights} {metric}"
+            np.testing.assert_array_equal(clf.classes_, ref.classes_, err_msg=where)
+            np.testing.assert_array_equal(clf.predict(Q[q0:q0 + nq]), ref.predict(Q)[q0:q0 + nq],
+                                          err_msg=where)
+            np.testing.assert_allclose(clf.predict_proba(Q[q0:q0 + nq]),
+                                       ref.predict_proba(Q)[q0:q0 + nq], atol=1e-12, err_msg=where)
+            assert clf.score(Q[q0:q0 + nq], names[yq[q0:q0 + nq]]) == pytest.approx(
+                ref.score(Q, names[yq]))
         # X=None: the fitted rows, each excluding itself
         ref = sk.KNeighborsClassifier(5, algorithm="brute").fit(X, labels)
         clf = KNeighborsClassifier(5).fit(X_local, y_local)
@@ -230,16 +229,15 @@ def case_regressor_matches_sklearn():
     q0, nq = sum(counts_q[: COMMS.rank]), counts_q[COMMS.rank]
     for name, counts in layouts(len(X), COMMS.size).items():
         X_local = shard(X, COMMS, counts=counts)
-        for weights in ("uniform", "distance"):
-            for targets in (Y[:, 0], Y):
-                y_local = shard(targets, COMMS, counts=counts)
-                ref = sk.KNeighborsRegressor(6, weights=weights, algorithm="brute").fit(X, targets)
-                reg = KNeighborsRegressor(6, weights=weights, batch_size=128).fit(X_local, y_local)
-                where = f"{name} {weights} {targets.ndim}"
-                np.testing.assert_allclose(reg.predict(Q[q0:q0 + nq]), ref.predict(Q)[q0:q0 + nq],
-                                           rtol=1e-10, err_msg=where)
-                truth = Yq[:, 0] if targets.ndim == 1 else Yq
-                assert reg.score(Q[q0:q0 + nq], truth[q0:q0 + nq]) == pytest.approx(ref.score(Q, truth), rel=1e-10)
+        for weights, targets in (("uniform", Y[:, 0]), ("distance", Y), ("uniform", Y)):
+            y_local = shard(targets, COMMS, counts=counts)
+            ref = sk.KNeighborsRegressor(6, weights=weights, algorithm="brute").fit(X, targets)
+            reg = KNeighborsRegressor(6, weights=weights, batch_size=128).fit(X_local, y_local)
+            where = f"{name} {weights} {targets.ndim}"
+            np.testing.assert_allclose(reg.predict(Q[q0:q0 + nq]), ref.predict(Q)[q0:q0 + nq],
+                                       rtol=1e-10, err_msg=where)
+            truth = Yq[:, 0] if targets.ndim == 1 else Yq
+            assert reg.score(Q[q0:q0 + nq], truth[q0:q0 + nq]) == pytest.approx(ref.score(Q, truth), rel=1e-10)
 
 
 def case_float32_index():
