@@ -267,10 +267,7 @@ class NeighborsBase(BaseEstimator):
             CSR, local rows, **global** column indices (SciPy, or
             ``cupyx.scipy.sparse`` for CuPy input).
         """
-        if mode not in ("connectivity", "distance"):
-            raise ValueError(
-                f'Unsupported mode, must be one of "connectivity", or "distance" but got "{mode}" instead'
-            )
+        _check_mode(mode)
         dist, ind = self.kneighbors(X, n_neighbors, return_distance=True)
         xp = get_namespace(ind)
         n_queries, k = ind.shape
@@ -345,10 +342,7 @@ class NeighborsBase(BaseEstimator):
         A : sparse matrix of shape (n_local_queries, n_samples_fit_)
             CSR, local rows, **global** column indices.
         """
-        if mode not in ("connectivity", "distance"):
-            raise ValueError(
-                f'Unsupported mode, must be one of "connectivity", or "distance" but got "{mode}" instead'
-            )
+        _check_mode(mode)
         dist, ind = self.radius_neighbors(X, radius, return_distance=True, sort_results=sort_results)
         xp = get_namespace(*ind) if ind.shape[0] else np
         lengths = [len(i) for i in ind]
@@ -360,6 +354,13 @@ class NeighborsBase(BaseEstimator):
             data = xp.concatenate(list(dist)) if lengths else xp.empty(0)
         return _sparse_module(xp).csr_matrix(
             (data, columns, indptr), shape=(len(lengths), self.n_samples_fit_)
+        )
+
+
+def _check_mode(mode):
+    if mode not in ("connectivity", "distance"):
+        raise ValueError(
+            f'Unsupported mode, must be one of "connectivity", or "distance" but got "{mode}" instead'
         )
 
 
@@ -394,10 +395,28 @@ def _group_by_row(rows, indices, dist, n_queries, sort_results):
     return neigh_dist, neigh_ind
 
 
-class SupervisedNeighborsMixin:
-    """The targets of the neighbours, fetched from the ranks that own them."""
+class SupervisedNeighborsBase(NeighborsBase):
+    """Parameters of the k-neighbours classifier and regressor, and the
+    targets of the neighbours, fetched from the ranks that own them."""
 
+    _parameter_constraints: dict = {
+        **{k: v for k, v in NeighborsBase._parameter_constraints.items() if k != "radius"},
+        "weights": [StrOptions({"uniform", "distance"}), callable, None],
+    }
     _zero_weights_error = False
+
+    def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto", leaf_size=30, p=2,
+                 metric="minkowski", metric_params=None, n_jobs=None, batch_size=None, comms=None):
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.algorithm = algorithm
+        self.leaf_size = leaf_size
+        self.p = p
+        self.metric = metric
+        self.metric_params = metric_params
+        self.n_jobs = n_jobs
+        self.batch_size = batch_size
+        self.comms = comms
 
     def _neighbour_targets(self, X):
         """``(weights, targets)`` of this rank's queries' neighbours: weights of

@@ -5,17 +5,16 @@ import warnings
 import numpy as np
 from sklearn.base import ClassifierMixin, MultiOutputMixin, _fit_context
 from sklearn.exceptions import DataConversionWarning
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import to_host, to_namespace
 from ..comms import resolve_comms
 from ..linear_model._logistic import _global_classes
 from ..utils.validation import agree
-from ._base import DISTRIBUTED_DOC, NeighborsBase, SupervisedNeighborsMixin
+from ._base import DISTRIBUTED_DOC, SupervisedNeighborsBase
 
 
-class KNeighborsClassifier(SupervisedNeighborsMixin, MultiOutputMixin, ClassifierMixin, NeighborsBase):
+class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighborsBase):
     """Classifier implementing the k-nearest neighbours vote over rows spread across ranks.
 
     scikit-learn's :class:`sklearn.neighbors.KNeighborsClassifier` (brute
@@ -79,24 +78,7 @@ class KNeighborsClassifier(SupervisedNeighborsMixin, MultiOutputMixin, Classifie
     array([1])
     """
 
-    _parameter_constraints: dict = {
-        **{k: v for k, v in NeighborsBase._parameter_constraints.items() if k != "radius"},
-        "weights": [StrOptions({"uniform", "distance"}), callable, None],
-    }
     _zero_weights_error = True
-
-    def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto", leaf_size=30, p=2,
-                 metric="minkowski", metric_params=None, n_jobs=None, batch_size=None, comms=None):
-        self.n_neighbors = n_neighbors
-        self.weights = weights
-        self.algorithm = algorithm
-        self.leaf_size = leaf_size
-        self.p = p
-        self.metric = metric
-        self.metric_params = metric_params
-        self.n_jobs = n_jobs
-        self.batch_size = batch_size
-        self.comms = comms
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):

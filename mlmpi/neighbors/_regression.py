@@ -2,17 +2,16 @@
 
 import numpy as np
 from sklearn.base import MultiOutputMixin, RegressorMixin, _fit_context
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from .._array import to_host, to_namespace
 from ..comms import resolve_comms
 from ..linear_model._base import _global_r2
 from ..utils.validation import agree
-from ._base import DISTRIBUTED_DOC, NeighborsBase, SupervisedNeighborsMixin
+from ._base import DISTRIBUTED_DOC, SupervisedNeighborsBase
 
 
-class KNeighborsRegressor(SupervisedNeighborsMixin, MultiOutputMixin, RegressorMixin, NeighborsBase):
+class KNeighborsRegressor(MultiOutputMixin, RegressorMixin, SupervisedNeighborsBase):
     """Regression by the k nearest neighbours over rows spread across ranks.
 
     scikit-learn's :class:`sklearn.neighbors.KNeighborsRegressor` (brute
@@ -68,24 +67,6 @@ class KNeighborsRegressor(SupervisedNeighborsMixin, MultiOutputMixin, RegressorM
     >>> reg.predict(np.array([[0.9]]))
     array([0.5])
     """
-
-    _parameter_constraints: dict = {
-        **{k: v for k, v in NeighborsBase._parameter_constraints.items() if k != "radius"},
-        "weights": [StrOptions({"uniform", "distance"}), callable, None],
-    }
-
-    def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto", leaf_size=30, p=2,
-                 metric="minkowski", metric_params=None, n_jobs=None, batch_size=None, comms=None):
-        self.n_neighbors = n_neighbors
-        self.weights = weights
-        self.algorithm = algorithm
-        self.leaf_size = leaf_size
-        self.p = p
-        self.metric = metric
-        self.metric_params = metric_params
-        self.n_jobs = n_jobs
-        self.batch_size = batch_size
-        self.comms = comms
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
