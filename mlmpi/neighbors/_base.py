@@ -34,6 +34,32 @@ DISTRIBUTED_DOC = """
     ``comms.allgatherv(model._fit_X)`` (row ``g`` of the result is global
     index ``g``).
 """
+SUPERVISED_PARAMETERS_DOC = """\
+    n_neighbors : int, default=5
+        Number of neighbours.
+    weights : {'uniform', 'distance'}, callable or None, default='uniform'
+        'uniform': equal weights; 'distance': inverse distance (a query with
+        neighbours at distance zero gets those only); a callable maps the
+        distances to weights.
+    algorithm : {'auto', 'ball_tree', 'kd_tree', 'brute'}, default='auto'
+        Accepted for compatibility; exact brute force runs whatever the value.
+    leaf_size : int, default=30
+        Accepted for compatibility; unused.
+    p : float, default=2
+        Power of the Minkowski metric (> 0).
+    metric : {'minkowski', 'euclidean', 'sqeuclidean', 'cosine', 'manhattan', \
+'chebyshev'}, default='minkowski'
+        Distance metric.
+    metric_params : dict, default=None
+        Only ``{'p': value}`` is supported.
+    n_jobs : int, default=None
+        Accepted for compatibility; unused.
+    batch_size : int, default=None
+        Rows of a query batch and of an index block; None: 1024 on the host,
+        8192 on a GPU.
+    comms : Comms, default=None
+        The ranks that hold the data; None means :func:`mlmpi.get_comms`.
+"""
 DEFAULT_BATCH = {False: 1024, True: 8192}  # rows per block: host, device
 
 

@@ -11,7 +11,7 @@ from .._array import to_host, to_namespace
 from ..comms import resolve_comms
 from ..linear_model._logistic import _global_classes
 from ..utils.validation import agree
-from ._base import DISTRIBUTED_DOC, SupervisedNeighborsBase
+from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighborsBase
 
 
 class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighborsBase):
@@ -24,31 +24,7 @@ class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighbor
     {shared}
     Parameters
     ----------
-    n_neighbors : int, default=5
-        Number of neighbours.
-    weights : {{'uniform', 'distance'}}, callable or None, default='uniform'
-        'uniform': equal weights; 'distance': inverse distance (a query with
-        neighbours at distance zero gets those only); a callable maps the
-        distances to weights.
-    algorithm : {{'auto', 'ball_tree', 'kd_tree', 'brute'}}, default='auto'
-        Accepted for compatibility; exact brute force runs whatever the value.
-    leaf_size : int, default=30
-        Accepted for compatibility; unused.
-    p : float, default=2
-        Power of the Minkowski metric (> 0).
-    metric : {{'minkowski', 'euclidean', 'sqeuclidean', 'cosine', 'manhattan', \
-'chebyshev'}}, default='minkowski'
-        Distance metric.
-    metric_params : dict, default=None
-        Only ``{{'p': value}}`` is supported.
-    n_jobs : int, default=None
-        Accepted for compatibility; unused.
-    batch_size : int, default=None
-        Rows of a query batch and of an index block; None: 1024 on the host,
-        8192 on a GPU.
-    comms : Comms, default=None
-        The ranks that hold the data; None means :func:`mlmpi.get_comms`.
-
+{parameters}
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,) or list of such arrays
@@ -216,4 +192,6 @@ class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighbor
         return float(correct / total)
 
 
-KNeighborsClassifier.__doc__ = KNeighborsClassifier.__doc__.format(shared=DISTRIBUTED_DOC)
+KNeighborsClassifier.__doc__ = KNeighborsClassifier.__doc__.format(
+    shared=DISTRIBUTED_DOC, parameters=SUPERVISED_PARAMETERS_DOC
+)

@@ -8,7 +8,7 @@ from .._array import to_host, to_namespace
 from ..comms import resolve_comms
 from ..linear_model._base import _global_r2
 from ..utils.validation import agree
-from ._base import DISTRIBUTED_DOC, SupervisedNeighborsBase
+from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighborsBase
 
 
 class KNeighborsRegressor(MultiOutputMixin, RegressorMixin, SupervisedNeighborsBase):
@@ -20,29 +20,7 @@ class KNeighborsRegressor(MultiOutputMixin, RegressorMixin, SupervisedNeighborsB
     {shared}
     Parameters
     ----------
-    n_neighbors : int, default=5
-        Number of neighbours.
-    weights : {{'uniform', 'distance'}}, callable or None, default='uniform'
-        As for :class:`KNeighborsClassifier`.
-    algorithm : {{'auto', 'ball_tree', 'kd_tree', 'brute'}}, default='auto'
-        Accepted for compatibility; exact brute force runs whatever the value.
-    leaf_size : int, default=30
-        Accepted for compatibility; unused.
-    p : float, default=2
-        Power of the Minkowski metric (> 0).
-    metric : {{'minkowski', 'euclidean', 'sqeuclidean', 'cosine', 'manhattan', \
-'chebyshev'}}, default='minkowski'
-        Distance metric.
-    metric_params : dict, default=None
-        Only ``{{'p': value}}`` is supported.
-    n_jobs : int, default=None
-        Accepted for compatibility; unused.
-    batch_size : int, default=None
-        Rows of a query batch and of an index block; None: 1024 on the host,
-        8192 on a GPU.
-    comms : Comms, default=None
-        The ranks that hold the data; None means :func:`mlmpi.get_comms`.
-
+{parameters}
     Attributes
     ----------
     effective_metric_, effective_metric_params_ : str, dict
@@ -146,4 +124,6 @@ class KNeighborsRegressor(MultiOutputMixin, RegressorMixin, SupervisedNeighborsB
         return _global_r2(y_true, y_pred, weight, comms)
 
 
-KNeighborsRegressor.__doc__ = KNeighborsRegressor.__doc__.format(shared=DISTRIBUTED_DOC)
+KNeighborsRegressor.__doc__ = KNeighborsRegressor.__doc__.format(
+    shared=DISTRIBUTED_DOC, parameters=SUPERVISED_PARAMETERS_DOC
+)
