@@ -57,9 +57,10 @@ def to_distance(reduced, metric, p):
 
 
 def _ring_blocks(X, comms, counts, rows, metric):
-    """Yield ``(block, start)``: every block of every rank's shard once
-    (prepared for ``metric`` by its owner), with ``start`` its global index;
-    the next block is already in flight."""
+    """Yield ``(block, start, request)``: every block of every rank's shard
+    once (prepared for ``metric`` by its owner), with ``start`` its global
+    index; ``request`` (None on the last hop) brings the next block, already
+    in flight."""
     offsets = [sum(counts[:r]) for r in range(len(counts))]
     rounds = max(math.ceil(c / rows) for c in counts)
     rank, size = comms.rank, comms.size
@@ -69,7 +70,7 @@ def _ring_blocks(X, comms, counts, rows, metric):
             request = None
             if hop < size - 1:
                 request = comms.isendrecv(block, dest=(rank + 1) % size, source=(rank - 1) % size)
-            yield block, offsets[(rank - hop) % size] + j * rows
+            yield block, offsets[(rank - hop) % size] + j * rows, request
             if request is not None:
                 block = request.wait()
 
@@ -93,7 +94,7 @@ def _search(Q, X, comms, counts, metric, p, batch_size, visit):
     reduced = REDUCED[metric]
     q_terms = kernels.row_terms(Q, reduced)
     buffer = xp.empty(batch_size * batch_size, dtype=X.dtype)
-    for block, start in _ring_blocks(X, comms, counts, batch_size, metric):
+    for block, start, request in _ring_blocks(X, comms, counts, batch_size, metric):
         x_term = kernels.row_terms(block, reduced)
         for lo in range(0, Q.shape[0], batch_size):
             batch = slice(lo, min(lo + batch_size, Q.shape[0]))
@@ -101,6 +102,8 @@ def _search(Q, X, comms, counts, metric, p, batch_size, visit):
             D = buffer[: Qb.shape[0] * block.shape[0]].reshape(Qb.shape[0], block.shape[0])
             kernels.block_distances(Qb, block, reduced, p, D)
             visit(batch, Qb, block, D, q_term, x_term, _tolerance(Qb, q_term, x_term, reduced), start)
+            if request is not None:
+                request.test()  # lets MPI progress the transfer between batches
 
 
 def kneighbors(Q, X, *, n_neighbors, metric, p, comms, counts, batch_size):
