@@ -188,23 +188,35 @@ class NeighborsBase(BaseEstimator):
             )
         return comms
 
-    def _queries(self, X, comms):
-        """This rank's validated queries (index dtype, prepared for the metric)
-        and the global number of query rows; the same error on every rank.
+    def _queries(self, X, comms, setting, check_setting):
+        """This rank's validated queries in the index dtype (the fitted rows
+        for ``X=None``) and the global number of query rows, after agreeing
+        that every rank passed ``X=None`` or none did and the same ``setting``
+        (``n_neighbors`` or ``radius``, checked by ``check_setting()``); the
+        same error on every rank.
 
         This method is collective.
         """
         def check():
+            check_setting()
+            if X is None:
+                return self._fit_X, (self._fit_X.shape[0], True, setting)
             Xq = check_local(self, X, order="C")
             if is_device_array(Xq) != is_device_array(self._fit_X):
                 raise TypeError(
                     "The queries and the fitted index must be on the same kind of device "
                     "(both NumPy or both CuPy)."
                 )
-            return Xq.astype(self._fit_X.dtype, copy=False), Xq.shape[0]
+            return Xq.astype(self._fit_X.dtype, copy=False), (Xq.shape[0], False, setting)
 
-        Xq, rows = agree(comms, check)
-        return Xq, int(sum(rows))
+        Xq, facts = agree(comms, check)
+        if len({f[1] for f in facts}) > 1:
+            raise ValueError("X=None (the fitted rows) was passed on some ranks only; pass it on "
+                             "every rank or on none.")
+        if len({f[2] for f in facts}) > 1:
+            described = ", ".join(f"rank {r}: {f[2]!r}" for r, f in enumerate(facts))
+            raise ValueError(f"Every rank must ask for the same neighbours ({described}).")
+        return Xq, int(sum(f[0] for f in facts))
 
     def _batch_size(self):
         return self.batch_size or DEFAULT_BATCH[is_device_array(self._fit_X)]
@@ -242,18 +254,19 @@ class NeighborsBase(BaseEstimator):
         comms = self._fitted_comms()
         if n_neighbors is None:
             n_neighbors = self.n_neighbors
-        elif not isinstance(n_neighbors, Integral):
-            raise TypeError(
-                f"n_neighbors does not take {type(n_neighbors)} value, enter integer value"
-            )
-        if n_neighbors <= 0:
-            raise ValueError(f"Expected n_neighbors > 0. Got {n_neighbors}")
+
+        def check_setting():
+            if not isinstance(n_neighbors, Integral):
+                raise TypeError(
+                    f"n_neighbors does not take {type(n_neighbors)} value, enter integer value"
+                )
+            if n_neighbors <= 0:
+                raise ValueError(f"Expected n_neighbors > 0. Got {n_neighbors}")
+
         query_is_train = X is None
+        Q, n_queries = self._queries(X, comms, ("n_neighbors", repr(n_neighbors)), check_setting)
         if query_is_train:
-            Q, n_queries = self._fit_X, self.n_samples_fit_
             n_neighbors += 1
-        else:
-            Q, n_queries = self._queries(X, comms)
         if n_neighbors > self.n_samples_fit_:
             shown = n_neighbors - 1 if query_is_train else n_neighbors
             inequality = "n_neighbors < n_samples_fit" if query_is_train else "n_neighbors <= n_samples_fit"
@@ -332,15 +345,15 @@ class NeighborsBase(BaseEstimator):
         """
         comms = self._fitted_comms()
         radius = self.radius if radius is None else radius
-        if sort_results and not return_distance:
-            raise ValueError("return_distance must be True if sort_results is True.")
-        if not isinstance(radius, Real) or not radius > 0 or not math.isfinite(radius):
-            raise ValueError(f"radius must be a positive finite number, got {radius!r}.")
+
+        def check_setting():
+            if sort_results and not return_distance:
+                raise ValueError("return_distance must be True if sort_results is True.")
+            if not isinstance(radius, Real) or not radius > 0 or not math.isfinite(radius):
+                raise ValueError(f"radius must be a positive finite number, got {radius!r}.")
+
         query_is_train = X is None
-        if query_is_train:
-            Q = self._fit_X
-        else:
-            Q, _ = self._queries(X, comms)
+        Q, _ = self._queries(X, comms, ("radius", repr(radius)), check_setting)
         rows, indices, dist = _ring.radius_neighbors(
             _ring.prepare_rows(Q, self.effective_metric_), self._fit_X,
             radius=float(radius), **self._search_args(comms),

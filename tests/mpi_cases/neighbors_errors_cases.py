@@ -103,3 +103,19 @@ def case_rank_without_queries():
     Q = _rows(0) if LAST else _rows(2)
     dist, ind = nn.kneighbors(Q)
     assert dist.shape == (len(Q), 2) and ind.shape == (len(Q), 2)
+
+
+def case_ranks_disagree_on_the_search():
+    if COMMS.size == 1:
+        return
+    nn = _fitted()
+    with pytest.raises(ValueError, match="X=None .* on some ranks only"):
+        nn.kneighbors(None if LAST else _rows(2), n_neighbors=2)
+    with pytest.raises(ValueError, match="Every rank must ask for the same neighbours"):
+        nn.kneighbors(_rows(2), n_neighbors=3 if LAST else 2)
+    with pytest.raises(ValueError, match="Every rank must ask for the same neighbours"):
+        nn.radius_neighbors(_rows(2), radius=2.0 if LAST else 1.0)
+    with pytest.raises(ValueError, match="radius must be a positive finite number"):
+        nn.radius_neighbors(_rows(2), radius=-1.0 if LAST else 1.0)
+    with pytest.raises(ValueError, match="Expected n_neighbors > 0"):
+        nn.kneighbors(_rows(2), n_neighbors=0 if LAST else 2)
