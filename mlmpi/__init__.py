@@ -22,6 +22,9 @@ _PUBLIC = {
     "ElasticNet": "mlmpi.linear_model",
     "PCA": "mlmpi.decomposition",
     "TruncatedSVD": "mlmpi.decomposition",
+    "NearestNeighbors": "mlmpi.neighbors",
+    "KNeighborsClassifier": "mlmpi.neighbors",
+    "KNeighborsRegressor": "mlmpi.neighbors",
 }
 
 __all__ = sorted(_PUBLIC) + ["__version__"]

@@ -6,6 +6,7 @@ checks, the optional profile/timeline record and the optional collective
 timeout (watchdog).
 """
 
+import operator
 import sys
 import threading
 import time
@@ -389,6 +390,121 @@ class Comms(ABC):
 
         return Request(finish, test)
 
+    # -- point-to-point exchanges (every rank takes part) -----------------------
+    def sendrecv(self, x, dest, source):
+        """Send ``x`` to rank ``dest`` and return the array received from rank ``source``.
+
+        Every rank calls it at the same time with its own ``dest`` and
+        ``source`` (a ring: ``dest=(rank + 1) % size``, ``source=(rank - 1) % size``);
+        the rank that sends to ``r`` must be the one ``r`` receives from.
+        The number of rows may differ between ranks (including zero); the
+        trailing shape and the dtype may not. Mismatched pairs or layouts
+        raise the same ValueError on every rank.
+
+        This method is collective.
+        """
+        x = self._as_array(x)
+        with self._collective("sendrecv", x):
+            rows = self._agreed_pairs(x, dest, source)
+            wait, _ = self._isendrecv(x, int(dest), int(source), rows)
+            return wait()
+
+    def isendrecv(self, x, dest, source):
+        """Start a :meth:`sendrecv` and return a :class:`Request`; ``wait()``
+        gives the received array.
+
+        The ranks first agree on the layout (one small allgather), then the
+        transfer runs in the background. ``x`` must not be modified until
+        the request completes. The profile records the start
+        (``isendrecv``) and the wait (``isendrecv.wait``).
+
+        This method is collective.
+        """
+        x = self._as_array(x)
+        with self._collective("isendrecv", x):
+            rows = self._agreed_pairs(x, dest, source)
+            wait, test = self._isendrecv(x, int(dest), int(source), rows)
+
+        def finish():
+            with self._collective("isendrecv.wait"):
+                return wait()
+
+        return Request(finish, test)
+
+    def alltoallv(self, x, counts):
+        """Send ``counts[r]`` consecutive rows of ``x`` to rank ``r`` (in rank
+        order); return the rows received, concatenated in source-rank order.
+
+        ``counts`` has one non-negative entry per rank and sums to
+        ``len(x)``. Every rank must pass arrays with the same trailing shape
+        and dtype. Bad counts or mismatched layouts raise the same ValueError
+        on every rank.
+
+        This method is collective.
+        """
+        x = self._as_array(x)
+        with self._collective("alltoallv", x):
+            matrix = self._agreed_exchange(
+                x, "alltoallv", [x.shape[0] if x.ndim else -1] + [int(c) for c in counts],
+            )
+            bad = [
+                r for r, row in enumerate(matrix)
+                if len(row) != self.size + 1 or min(row[1:], default=0) < 0 or sum(row[1:]) != row[0]
+            ]
+            if bad:
+                raise ValueError(
+                    f"alltoallv needs one non-negative count per rank ({self.size}) adding up to "
+                    f"the rows of x; rank {bad[0]} passed counts {matrix[bad[0]][1:]} for "
+                    f"{matrix[bad[0]][0]} rows."
+                )
+            send = [int(c) for c in matrix[self.rank][1:]]
+            recv = [int(row[1 + self.rank]) for row in matrix]
+            return self._alltoallv(x, send, recv)
+
+    def _agreed_pairs(self, x, dest, source):
+        """Rows that ``source`` sends to this rank, after checking on every rank
+        that the (dest, source) pairs match and the layouts agree."""
+        matrix = self._agreed_exchange(x, "sendrecv", [x.shape[0] if x.ndim else -1, dest, source])
+        size = self.size
+        for r, (_, d, s) in enumerate(matrix):
+            if not (0 <= d < size and 0 <= s < size) or matrix[d][2] != r:
+                raise ValueError(
+                    f"sendrecv pairs do not match: rank {r} sends to {d} and receives from {s}, "
+                    + (f"but rank {d} receives from {matrix[d][2]}." if 0 <= d < size
+                       else f"but the comms has {size} ranks.")
+                )
+        return int(matrix[int(source)][0])
+
+    def _agreed_exchange(self, x, op, ints):
+        """Every rank's ``ints`` (one list per rank), after checking on every
+        rank that all ``x`` have at least one dimension and the same trailing
+        shape and dtype, and that all ``ints`` are integers.
+
+        One allgather; only on a mismatch do the ranks exchange their layouts
+        to say which rank differs.
+        """
+        layout = (x.shape[1:], x.dtype.str)
+        try:
+            ints = [operator.index(i) for i in ints]
+        except TypeError:
+            ints = None
+        mine = (x.ndim, zlib.crc32(repr(layout).encode()), ints)
+        gathered = self._allgather_object(mine)
+        if any(ndim == 0 for ndim, _, _ in gathered) or len({key for _, key, _ in gathered}) > 1:
+            layouts = self._allgather_object((x.shape, x.dtype.str))
+            described = ", ".join(
+                f"rank {r}: shape {shape} dtype {np.dtype(dtype)}"
+                for r, (shape, dtype) in enumerate(layouts)
+            )
+            raise ValueError(
+                f"{op} needs arrays with at least one dimension and the same trailing "
+                "shape and dtype on every rank; got " + described
+            )
+        wrong = [r for r, (_, _, values) in enumerate(gathered) if values is None]
+        if wrong:
+            raise ValueError(f"{op} needs integer ranks and counts (rank {wrong[0]} passed others).")
+        return [values for _, _, values in gathered]
+
     # -- object collectives -------------------------------------------------
     def bcast_object(self, obj, root=0):
         """Picklable ``obj`` from ``root`` on every rank.
@@ -469,6 +585,16 @@ class Comms(ABC):
     def _iallreduce_into(self, x, out, op):
         """Start the reduction of ``x`` into ``out``; return ``(wait, test)``
         as :meth:`_iallreduce`, ``wait()`` returning ``out``."""
+
+    @abstractmethod
+    def _isendrecv(self, x, dest, source, rows):
+        """Start sending ``x`` to ``dest`` and receiving ``rows`` rows (same
+        trailing shape and dtype) from ``source``; return ``(wait, test)``."""
+
+    @abstractmethod
+    def _alltoallv(self, x, send_rows, recv_rows):
+        """Rows ``send_rows[r]`` of ``x`` (consecutive, in rank order) to rank ``r``;
+        ``recv_rows[r]`` rows from rank ``r``, concatenated in rank order."""
 
     @abstractmethod
     def _bcast_object(self, obj, root): ...

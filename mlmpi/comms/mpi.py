@@ -220,6 +220,29 @@ class MPIComms(Comms):
 
         return wait, request.Test
 
+    def _isendrecv(self, x, dest, source, rows):
+        from mpi4py import MPI
+
+        send, xp = self._stage(x, slot=None)  # in flight across calls: no reused buffer
+        shape = (rows,) + x.shape[1:]
+        recv = self._empty(math.prod(shape), send.dtype, xp, slot=None)
+        requests = [self.comm.Irecv(recv, source=source), self.comm.Isend(send, dest=dest)]
+
+        def wait(send=send):  # the default argument keeps the send buffer alive
+            MPI.Request.Waitall(requests)
+            return self._unstage(recv, xp, shape)
+
+        return wait, lambda: MPI.Request.Testall(requests)
+
+    def _alltoallv(self, x, send_rows, recv_rows):
+        send, xp = self._stage(x)
+        row = math.prod(x.shape[1:])
+        send_counts = [n * row for n in send_rows]
+        recv_counts = [n * row for n in recv_rows]
+        recv = self._empty(sum(recv_counts), send.dtype, xp)
+        self.comm.Alltoallv([send, send_counts], [recv, recv_counts])
+        return self._unstage(recv, xp, (sum(recv_rows),) + x.shape[1:])
+
     def _bcast_object(self, obj, root):
         return self.comm.bcast(obj, root=root)
 

@@ -266,6 +266,56 @@ class NCCLComms(Comms):
 
         return wait, lambda: done.done
 
+    def _isendrecv(self, x, dest, source, rows):
+        if not is_device_array(x):
+            return self.mpi._isendrecv(x, dest, source, rows)
+        from cupy.cuda import nccl
+
+        x = self._contiguous(x)
+        out = self._empty((rows,) + x.shape[1:], x.dtype)
+        side = self._side
+        side.wait_event(self._stream().record())
+        dtype = self._dtype(x)
+        nccl.groupStart()
+        if x.size:
+            self._nccl.send(x.data.ptr, x.size, dtype, dest, side.ptr)
+        if out.size:
+            self._nccl.recv(out.data.ptr, out.size, dtype, source, side.ptr)
+        nccl.groupEnd()
+        done = side.record()
+        self._stream().wait_event(done)  # later work on the current stream sees the result
+
+        def wait(x=x):  # the default argument keeps the send buffer alive
+            done.synchronize()
+            return out
+
+        return wait, lambda: done.done
+
+    def _alltoallv(self, x, send_rows, recv_rows):
+        if not is_device_array(x):
+            return self.mpi._alltoallv(x, send_rows, recv_rows)
+        from cupy.cuda import nccl
+
+        x = self._contiguous(x)
+        row = math.prod(x.shape[1:])
+        out = self._empty((sum(recv_rows),) + x.shape[1:], x.dtype)
+        dtype = self._dtype(x)
+        stream = self._stream()
+        nccl.groupStart()
+        sent = received = 0
+        for peer in range(self.size):
+            if send_rows[peer] * row:
+                ptr = x.data.ptr + sent * row * x.itemsize
+                self._nccl.send(ptr, send_rows[peer] * row, dtype, peer, stream.ptr)
+            if recv_rows[peer] * row:
+                ptr = out.data.ptr + received * row * x.itemsize
+                self._nccl.recv(ptr, recv_rows[peer] * row, dtype, peer, stream.ptr)
+            sent += send_rows[peer]
+            received += recv_rows[peer]
+        nccl.groupEnd()
+        stream.synchronize()
+        return out
+
     def _bcast_object(self, obj, root):
         return self.mpi._bcast_object(obj, root)
 

@@ -1,0 +1,89 @@
+"""Nearest-neighbour pieces written once for NumPy and CuPy (array namespace
+of the inputs), used by ``kernels/cpu/knn.py`` and ``kernels/gpu/knn.py``.
+
+Pure local compute; nothing here communicates.
+
+"Reduced" distances rank like the metric and are cheaper: ``||q - x||²``
+for euclidean and sqeuclidean, ``1 - qn·xn`` (rows normalised by the
+caller) for cosine, ``Σ|q - x|`` (manhattan), ``max|q - x|`` (chebyshev),
+``Σ|q - x|^p`` (minkowski).
+"""
+
+GEMM_METRICS = ("sqeuclidean", "cosine")
+_PAIR_CHUNK = 1 << 20  # elements of a (pairs, n_features) temporary
+
+
+def namespace(x):
+    module = type(x).__module__.split(".")[0]
+    if module in ("cupy", "cupyx"):
+        import cupy
+
+        return cupy
+    import numpy
+
+    return numpy
+
+
+def gemm_distances(Q, X, metric, out):
+    """The GEMM part of the approximate reduced distances, into ``out`` (len(Q), len(X)).
+
+    ``out = -2 Q·Xᵀ`` for sqeuclidean and ``-Q·Xᵀ`` for cosine (unit rows): the
+    approximate reduced distance is ``out[i, j] + q_term[i] + x_term[j]``
+    (:func:`row_terms`), which the selection adds on the fly.
+    """
+    xp = namespace(Q)
+    return xp.matmul(Q, (X * (-2 if metric == "sqeuclidean" else -1)).T, out=out)
+
+
+def row_terms(X, metric):
+    """Per-row terms of the approximate reduced distances (see :func:`gemm_distances`):
+    ``||x||²`` for sqeuclidean, ``1/2`` for cosine (each side), 0 otherwise."""
+    xp = namespace(X)
+    if metric == "sqeuclidean":
+        return (X * X).sum(axis=1)
+    return xp.full(X.shape[0], 0.5 if metric == "cosine" else 0.0, dtype=X.dtype)
+
+
+def reduce_differences(diff, metric, p):
+    """Reduced distances of the rows of ``diff`` (``q - x``, last axis summed)."""
+    xp = namespace(diff)
+    if metric == "sqeuclidean":
+        return (diff * diff).sum(axis=-1)
+    absolute = xp.abs(diff)
+    if metric == "manhattan":
+        return absolute.sum(axis=-1)
+    if metric == "chebyshev":
+        return absolute.max(axis=-1)
+    return (absolute ** p).sum(axis=-1)
+
+
+def pair_distances(Q, X, rows, cols, metric, p):
+    """Exact reduced distances of the pairs ``(Q[rows[i]], X[cols[i]])``,
+    computed directly (never through a GEMM), in chunks of bounded memory."""
+    xp = namespace(Q)
+    out = xp.empty(rows.shape[0], dtype=Q.dtype)
+    step = max(1, _PAIR_CHUNK // max(Q.shape[1], 1))
+    for start in range(0, rows.shape[0], step):
+        r, c = rows[start:start + step], cols[start:start + step]
+        if metric == "cosine":
+            out[start:start + step] = 1 - (Q[r] * X[c]).sum(axis=-1)
+        else:
+            out[start:start + step] = reduce_differences(Q[r] - X[c], metric, p)
+    return out
+
+
+def radius_pairs(Q, X, D, q_term, x_term, tol, bound, metric, p):
+    """Pairs within ``bound`` (reduced units) of the block: ``(rows, cols, reduced)``.
+
+    ``D + q_term + x_term`` are the block's reduced distances (approximate
+    for the GEMM metrics, with per-row error at most ``tol``); candidates
+    within ``bound + tol`` are recomputed exactly, so no pair is lost to
+    rounding. The caller keeps those whose final distance is within the radius.
+    """
+    xp = namespace(D)
+    rows, cols = xp.nonzero(D + x_term[None, :] <= (bound + tol - q_term)[:, None])
+    if metric in GEMM_METRICS:
+        reduced = pair_distances(Q, X, rows, cols, metric, p)
+    else:
+        reduced = D[rows, cols]
+    return rows, cols, reduced

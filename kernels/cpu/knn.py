@@ -1,0 +1,131 @@
+"""Nearest-neighbour kernels for NumPy arrays (BLAS + numba).
+
+Pure local compute into caller-owned buffers; nothing here communicates.
+``kernels/gpu/knn.py`` has the same functions with the same IN/OUT
+signatures for CuPy arrays.
+
+- :func:`block_distances`: reduced distances of a block of queries to a
+  block of index rows: one BLAS GEMM for sqeuclidean/cosine, a compiled
+  loop for manhattan, chebyshev and minkowski.
+- :func:`update_topk`: merges a block into every query's running top-k,
+  kept sorted by (exact distance, global index). One compiled pass per
+  query row over the block is a partial selection: a column is looked at
+  again only when its approximate distance is within the rounding bound of
+  the current k-th (exact) distance, and it is then recomputed directly
+  from the rows, so rounding in the GEMM can neither lose a neighbour nor
+  reorder ties; equal distances go to the smaller global index.
+- :func:`radius_pairs`: every pair of the block within a radius.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .._knn import gemm_distances, radius_pairs, row_terms  # noqa: F401 (re-exported kernels)
+
+_CODES = {"sqeuclidean": 0, "cosine": 1, "manhattan": 2, "chebyshev": 3, "minkowski": 4}
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _reduced(q, x, code, p):
+    total = 0.0
+    for f in range(q.shape[0]):
+        if code == 0:
+            diff = q[f] - x[f]
+            total += diff * diff
+        elif code == 1:
+            total += q[f] * x[f]
+        elif code == 2:
+            total += abs(q[f] - x[f])
+        elif code == 3:
+            total = max(total, abs(q[f] - x[f]))
+        else:
+            total += abs(q[f] - x[f]) ** p
+    if code == 1:
+        return 1.0 - total
+    return total
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _direct(Q, X, code, p, out):
+    for i in prange(Q.shape[0]):
+        for j in range(X.shape[0]):
+            out[i, j] = _reduced(Q[i], X[j], code, p)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _update(Q, X, D, q_term, x_term, tol, start, code, p, exact_again, best_dist, best_index):
+    k = best_dist.shape[1]
+    for i in prange(D.shape[0]):
+        limit = best_dist[i, k - 1] + tol[i] - q_term[i]
+        for j in range(D.shape[1]):
+            if D[i, j] + x_term[j] > limit:
+                continue
+            e = _reduced(Q[i], X[j], code, p) if exact_again else D[i, j]
+            g = start + j
+            worst, worst_index = best_dist[i, k - 1], best_index[i, k - 1]
+            if e > worst or (e == worst and g > worst_index):
+                continue
+            pos = k - 1
+            while pos > 0 and (
+                best_dist[i, pos - 1] > e or (best_dist[i, pos - 1] == e and best_index[i, pos - 1] > g)
+            ):
+                best_dist[i, pos] = best_dist[i, pos - 1]
+                best_index[i, pos] = best_index[i, pos - 1]
+                pos -= 1
+            best_dist[i, pos] = e
+            best_index[i, pos] = g
+            limit = best_dist[i, k - 1] + tol[i] - q_term[i]
+
+
+def block_distances(Q, X, metric, p, out):
+    """Distances of the rows of ``Q`` to the rows of ``X`` into ``out``.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (n_queries, n_features)
+    X : ndarray of shape (n_rows, n_features), same dtype
+    metric : {'sqeuclidean', 'cosine', 'manhattan', 'chebyshev', 'minkowski'}
+        Rows are normalised by the caller for 'cosine'.
+    p : float
+        Minkowski power (minkowski only).
+    out : ndarray of shape (n_queries, n_rows), Q's dtype
+        Overwritten. For the GEMM metrics (sqeuclidean, cosine), the GEMM
+        part only: the approximate reduced distance is ``out[i, j] +
+        q_term[i] + x_term[j]`` (:func:`row_terms`); for the other metrics,
+        the exact reduced distance (``row_terms`` are zero).
+    """
+    if metric in ("sqeuclidean", "cosine"):
+        return gemm_distances(Q, X, metric, out)
+    _direct(Q, X, _CODES[metric], float(p), out)
+    return out
+
+
+def update_topk(Q, X, D, q_term, x_term, tol, start, metric, p, best_dist, best_index):
+    """Merge the block ``X`` (global rows ``start, start + 1, ...``) into the
+    running top-k of every query.
+
+    Parameters
+    ----------
+    Q, X : ndarray
+        Query rows and index rows of the block (as for :func:`block_distances`).
+    D : ndarray of shape (n_queries, n_rows)
+        Output of :func:`block_distances`.
+    q_term, x_term : ndarray of shape (n_queries,), (n_rows,)
+        :func:`row_terms` of ``Q`` and ``X``.
+    tol : ndarray of shape (n_queries,)
+        Bound on the rounding error of the approximate distances per query
+        (0 for the direct metrics).
+    start : int
+        Global index of ``X[0]``.
+    metric, p
+        As for :func:`block_distances`.
+    best_dist : ndarray of shape (n_queries, k), Q's dtype
+        Running exact reduced distances, sorted (``inf`` where empty). Updated.
+    best_index : ndarray of shape (n_queries, k), int64
+        Their global indices (ties sorted by index; ``iinfo.max`` where empty). Updated.
+    """
+    if D.size == 0:
+        return
+    exact_again = metric in ("sqeuclidean", "cosine")
+    _update(Q, X, D, q_term, x_term, tol.astype(D.dtype, copy=False), int(start), _CODES[metric],
+            float(p), exact_again, best_dist, best_index)

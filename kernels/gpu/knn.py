@@ -1,0 +1,62 @@
+"""Nearest-neighbour kernels for CuPy arrays; same functions and IN/OUT
+signatures as ``kernels/cpu/knn.py``. Pure local compute, nothing here
+communicates.
+
+Written against the NumPy-compatible API of the inputs' namespace (CuPy
+is never imported here), so the CPU test suite runs this code on NumPy
+arrays too.
+
+- :func:`block_distances`: one cuBLAS GEMM for sqeuclidean/cosine;
+  broadcast differences in chunks of bounded memory for the other metrics.
+- :func:`update_topk`: partial selection (``partition``) of the block's
+  k-th reduced distance, then every column within the rounding bound of
+  min(block k-th, running k-th) is recomputed exactly and merged with the
+  running top-k by one lexicographic sort of (query, distance, global
+  index) over the few candidates.
+"""
+
+from .._knn import GEMM_METRICS, gemm_distances, namespace, pair_distances, reduce_differences
+from .._knn import radius_pairs, row_terms  # noqa: F401 (re-exported kernels)
+
+_CHUNK = 1 << 24  # elements of a (queries, rows, n_features) temporary
+
+
+def block_distances(Q, X, metric, p, out):
+    """See ``mlmpi.kernels.cpu.knn.block_distances`` (CuPy arrays here)."""
+    if metric in GEMM_METRICS:
+        return gemm_distances(Q, X, metric, out)
+    rows = max(1, _CHUNK // max(X.shape[0] * Q.shape[1], 1))
+    for start in range(0, Q.shape[0], rows):
+        block = Q[start:start + rows]
+        out[start:start + rows] = reduce_differences(block[:, None, :] - X[None, :, :], metric, p)
+    return out
+
+
+def update_topk(Q, X, D, q_term, x_term, tol, start, metric, p, best_dist, best_index):
+    """See ``mlmpi.kernels.cpu.knn.update_topk`` (CuPy arrays here)."""
+    xp = namespace(D)
+    n_queries, n_rows = D.shape
+    if D.size == 0:
+        return
+    D = D + q_term[:, None] + x_term[None, :]
+    k = best_dist.shape[1]
+    kk = min(k, n_rows)
+    block_kth = xp.partition(D, kk - 1, axis=1)[:, kk - 1]
+    threshold = xp.minimum(best_dist[:, k - 1], block_kth + tol) + tol
+    rows, cols = xp.nonzero(D <= threshold[:, None])
+    if metric in GEMM_METRICS:
+        reduced = pair_distances(Q, X, rows, cols, metric, p)
+    else:
+        reduced = D[rows, cols]
+    all_rows = xp.concatenate([rows, xp.repeat(xp.arange(n_queries), k)])
+    all_dist = xp.concatenate([reduced.astype(best_dist.dtype), best_dist.ravel()])
+    all_index = xp.concatenate([cols.astype(best_index.dtype) + start, best_index.ravel()])
+    keys = xp.stack([all_index.astype(xp.float64), all_dist.astype(xp.float64),
+                     all_rows.astype(xp.float64)])
+    order = xp.lexsort(keys)
+    sorted_rows = all_rows[order]
+    first = xp.searchsorted(sorted_rows, xp.arange(n_queries))
+    position = xp.arange(order.shape[0]) - first[sorted_rows]
+    keep = position < k
+    best_dist[sorted_rows[keep], position[keep]] = all_dist[order[keep]]
+    best_index[sorted_rows[keep], position[keep]] = all_index[order[keep]]

@@ -1,0 +1,481 @@
+"""What the distributed neighbour estimators share: parameters, ``fit`` of
+the sharded index, validation of the queries, and the collective searches
+(``kneighbors``, ``radius_neighbors`` and their graphs)."""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._array import get_namespace, is_device_array, to_host
+from ..comms import Comms, resolve_comms
+from ..utils.validation import agree, check_local, validate_fit_data
+from . import _ring
+
+METRICS = ("euclidean", "sqeuclidean", "cosine", "manhattan", "chebyshev", "minkowski")
+
+DISTRIBUTED_DOC = """
+    The index is **distributed**: each rank keeps the rows it passed to
+    :meth:`fit` and nothing is gathered onto one rank. Queries stay on their
+    rank; the index blocks travel round a ring of ranks (``sendrecv``), each
+    block meeting each query batch once: one GEMM per (query batch, index
+    block) for euclidean/sqeuclidean/cosine, a compiled loop for the other
+    metrics, a running top-k per query. The k-th neighbours are recomputed
+    exactly from the rows wherever the GEMM's rounding could reorder them,
+    and equal distances go to the smaller global index, so the result does
+    not depend on the number of ranks or the shards.
+
+    Pickling a fitted model keeps this rank's shard (``_fit_X``) and the
+    global layout (``shard_counts_``); it must be searched on the same number
+    of ranks. To gather the whole index on every rank:
+    ``comms.allgatherv(model._fit_X)`` (row ``g`` of the result is global
+    index ``g``).
+"""
+SUPERVISED_PARAMETERS_DOC = """\
+    n_neighbors : int, default=5
+        Number of neighbours.
+    weights : {'uniform', 'distance'}, callable or None, default='uniform'
+        'uniform': equal weights; 'distance': inverse distance (a query with
+        neighbours at distance zero gets those only); a callable maps the
+        distances to weights.
+    algorithm : {'auto', 'ball_tree', 'kd_tree', 'brute'}, default='auto'
+        Accepted for compatibility; exact brute force runs whatever the value.
+    leaf_size : int, default=30
+        Accepted for compatibility; unused.
+    p : float, default=2
+        Power of the Minkowski metric (> 0).
+    metric : {'minkowski', 'euclidean', 'sqeuclidean', 'cosine', 'manhattan', \
+'chebyshev'}, default='minkowski'
+        Distance metric.
+    metric_params : dict, default=None
+        Only ``{'p': value}`` is supported.
+    n_jobs : int, default=None
+        Accepted for compatibility; unused.
+    batch_size : int, default=None
+        Rows of a query batch and of an index block; None: 1024 on the host,
+        8192 on a GPU.
+    comms : Comms, default=None
+        The ranks that hold the data; None means :func:`mlmpi.get_comms`.
+"""
+DEFAULT_BATCH = {False: 1024, True: 8192}  # rows per block: host, device
+
+
+def effective_metric(metric, p, metric_params):
+    """scikit-learn's ``effective_metric_`` and ``effective_metric_params_``."""
+    params = dict(metric_params or {})
+    unknown = set(params) - {"p"}
+    if unknown:
+        raise ValueError(f"metric_params {sorted(unknown)} are not supported (only 'p').")
+    if metric != "minkowski":
+        return metric, params
+    p = params.pop("p", p if p is not None else 2)
+    if p == 1:
+        return "manhattan", params
+    if p == 2:
+        return "euclidean", params
+    if np.isinf(p):
+        return "chebyshev", params
+    return "minkowski", {"p": p, "w": None}
+
+
+def neighbour_weights(dist, weights):
+    """scikit-learn's neighbour weights: None (uniform), 1/distance (a row with
+    a zero distance weights its zero-distance neighbours only), or a callable."""
+    if weights in (None, "uniform"):
+        return None
+    if weights == "distance":
+        with np.errstate(divide="ignore"):
+            inverse = 1.0 / dist
+        inf_mask = np.isinf(inverse)
+        inf_row = np.any(inf_mask, axis=1)
+        inverse[inf_row] = inf_mask[inf_row]
+        return inverse
+    return weights(dist)
+
+
+def fetch_rows(values, indices, comms, counts):
+    """Rows ``values[g - offset]`` of their owners for every global index ``g``
+    of ``indices`` (any shape); the result has shape ``indices.shape +
+    values.shape[1:]``. Two alltoallv: the indices to their owners, the rows back.
+
+    This function is collective.
+    """
+    flat = to_host(indices).ravel().astype(np.int64)
+    ends = np.cumsum(counts)
+    owner = np.searchsorted(ends, flat, side="right")
+    order = np.argsort(owner, kind="stable")
+    send = np.bincount(owner, minlength=comms.size).astype(np.int64)
+    requested = comms.alltoallv(flat[order], send)
+    offset = int(ends[comms.rank] - counts[comms.rank])
+    replies = comms.alltoallv(np.ascontiguousarray(values[requested - offset]), _received(send, comms))
+    out = np.empty_like(replies)
+    out[order] = replies
+    return out.reshape(indices.shape + values.shape[1:])
+
+
+def _received(send, comms):
+    """Rows this rank sent to each rank, as seen from each receiver: the
+    column of the count matrix (one allgather)."""
+    matrix = to_host(comms.allgather(send)).reshape(comms.size, comms.size)
+    return matrix[:, comms.rank]
+
+
+def _sparse_module(xp):
+    if xp is np:
+        import scipy.sparse
+
+        return scipy.sparse
+    import cupyx.scipy.sparse
+
+    return cupyx.scipy.sparse
+
+
+class NeighborsBase(BaseEstimator):
+    """Parameters, ``fit`` and the collective searches of the neighbour estimators.
+
+    The fitted index is *distributed*: each rank keeps the rows it passed to
+    ``fit`` (``_fit_X``, local) and every rank knows the global layout
+    (``n_samples_fit_``, ``shard_counts_``, replicated). Global row indices
+    count rows in the concatenation of all shards, rank 0 first.
+    """
+
+    _parameter_constraints: dict = {
+        "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
+        "radius": [Interval(Real, 0, None, closed="neither"), None],
+        "algorithm": [StrOptions({"auto", "ball_tree", "kd_tree", "brute"})],
+        "leaf_size": [Interval(Integral, 1, None, closed="left")],
+        "p": [Interval(Real, 0, None, closed="right"), None],
+        "metric": [StrOptions(set(METRICS))],
+        "metric_params": [dict, None],
+        "n_jobs": [Integral, None],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
+        "comms": [None, Comms],
+    }
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        return tags
+
+    # -- fit ------------------------------------------------------------------
+    def _fit_index(self, X, y=None, **y_params):
+        """Validate the shards, keep this rank's rows; returns ``(y, layout)``.
+
+        This method is collective.
+        """
+        comms = resolve_comms(self.comms)
+        X, y, _, layout = validate_fit_data(self, X, y, comms=comms, order="C", **y_params)
+        self.effective_metric_, self.effective_metric_params_ = effective_metric(
+            self.metric, self.p, self.metric_params
+        )
+        self._fit_method = "brute"
+        self._fit_X = X
+        self.n_samples_fit_ = layout.n_samples
+        self.shard_counts_ = tuple(int(c) for c in layout.counts)
+        return y, layout
+
+    # -- helpers ----------------------------------------------------------------
+    def _fitted_comms(self):
+        check_is_fitted(self, "_fit_X")
+        comms = resolve_comms(self.comms)
+        if comms.size != len(self.shard_counts_):
+            raise ValueError(
+                f"This model was fitted on {len(self.shard_counts_)} ranks; it needs the same "
+                f"number of ranks to search its index (this comms has {comms.size})."
+            )
+        return comms
+
+    def _queries(self, X, comms, setting, check_setting):
+        """This rank's validated queries in the index dtype (the fitted rows
+        for ``X=None``) and the global number of query rows, after agreeing
+        that every rank passed ``X=None`` or none did and the same ``setting``
+        (``n_neighbors`` or ``radius``, checked by ``check_setting()``); the
+        same error on every rank.
+
+        This method is collective.
+        """
+        def check():
+            check_setting()
+            if X is None:
+                return self._fit_X, (self._fit_X.shape[0], True, setting)
+            Xq = check_local(self, X, order="C")
+            if is_device_array(Xq) != is_device_array(self._fit_X):
+                raise TypeError(
+                    "The queries and the fitted index must be on the same kind of device "
+                    "(both NumPy or both CuPy)."
+                )
+            return Xq.astype(self._fit_X.dtype, copy=False), (Xq.shape[0], False, setting)
+
+        Xq, facts = agree(comms, check)
+        if len({f[1] for f in facts}) > 1:
+            raise ValueError("X=None (the fitted rows) was passed on some ranks only; pass it on "
+                             "every rank or on none.")
+        if len({f[2] for f in facts}) > 1:
+            described = ", ".join(f"rank {r}: {f[2]!r}" for r, f in enumerate(facts))
+            raise ValueError(f"Every rank must ask for the same neighbours ({described}).")
+        return Xq, int(sum(f[0] for f in facts))
+
+    def _batch_size(self):
+        return self.batch_size or DEFAULT_BATCH[is_device_array(self._fit_X)]
+
+    def _search_args(self, comms):
+        return dict(metric=self.effective_metric_, p=self.effective_metric_params_.get("p", 2),
+                    comms=comms, counts=self.shard_counts_, batch_size=self._batch_size())
+
+    # -- searches ---------------------------------------------------------------
+    def kneighbors(self, X=None, n_neighbors=None, return_distance=True):
+        """Find the k nearest neighbours of this rank's query rows in the global index.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local_queries, n_features), default=None
+            This rank's query rows (may have zero rows). None: the rows this
+            rank fitted, each of which is then not its own neighbour.
+        n_neighbors : int, default=None
+            Number of neighbours per query; default ``self.n_neighbors``.
+            At most ``n_samples_fit_`` (all ranks' rows together).
+        return_distance : bool, default=True
+            Whether to return the distances.
+
+        Returns
+        -------
+        neigh_dist : array of shape (n_local_queries, n_neighbors)
+            Distances, ascending. Local. Only with ``return_distance=True``.
+        neigh_ind : array of shape (n_local_queries, n_neighbors)
+            **Global** row indices of the neighbours (position in the
+            concatenation of every rank's fitted rows, rank 0 first). Equal
+            distances are ordered by global index, whatever the number of ranks.
+        """
+        comms = self._fitted_comms()
+        if n_neighbors is None:
+            n_neighbors = self.n_neighbors
+
+        def check_setting():
+            if not isinstance(n_neighbors, Integral):
+                raise TypeError(
+                    f"n_neighbors does not take {type(n_neighbors)} value, enter integer value"
+                )
+            if n_neighbors <= 0:
+                raise ValueError(f"Expected n_neighbors > 0. Got {n_neighbors}")
+
+        query_is_train = X is None
+        Q, n_queries = self._queries(X, comms, ("n_neighbors", repr(n_neighbors)), check_setting)
+        if query_is_train:
+            n_neighbors += 1
+        if n_neighbors > self.n_samples_fit_:
+            shown = n_neighbors - 1 if query_is_train else n_neighbors
+            inequality = "n_neighbors < n_samples_fit" if query_is_train else "n_neighbors <= n_samples_fit"
+            raise ValueError(
+                f"Expected {inequality}, but n_neighbors = {shown}, "
+                f"n_samples_fit = {self.n_samples_fit_}, n_samples = {n_queries}"
+            )
+        reduced, indices = _ring.kneighbors(
+            _ring.prepare_rows(Q, self.effective_metric_), self._fit_X,
+            n_neighbors=n_neighbors, **self._search_args(comms),
+        )
+        dist = _ring.to_distance(reduced, self.effective_metric_, self.effective_metric_params_.get("p", 2))
+        if query_is_train:
+            dist, indices = _drop_self(dist, indices, self._fit_offset())
+        return (dist, indices) if return_distance else indices
+
+    def _fit_offset(self):
+        return int(sum(self.shard_counts_[: resolve_comms(self.comms).rank]))
+
+    def kneighbors_graph(self, X=None, n_neighbors=None, mode="connectivity"):
+        """Graph of the k nearest neighbours of this rank's query rows.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local_queries, n_features), default=None
+            As for :meth:`kneighbors`.
+        n_neighbors : int, default=None
+            As for :meth:`kneighbors`.
+        mode : {'connectivity', 'distance'}, default='connectivity'
+            Ones, or the distances, as the values.
+
+        Returns
+        -------
+        A : sparse matrix of shape (n_local_queries, n_samples_fit_)
+            CSR, local rows, **global** column indices (SciPy, or
+            ``cupyx.scipy.sparse`` for CuPy input).
+        """
+        _check_mode(mode)
+        dist, ind = self.kneighbors(X, n_neighbors, return_distance=True)
+        xp = get_namespace(ind)
+        n_queries, k = ind.shape
+        data = xp.ones(n_queries * k) if mode == "connectivity" else dist.ravel()
+        indptr = xp.arange(0, n_queries * k + 1, k)
+        return _sparse_module(xp).csr_matrix(
+            (data, ind.ravel(), indptr), shape=(n_queries, self.n_samples_fit_)
+        )
+
+    def radius_neighbors(self, X=None, radius=None, return_distance=True, sort_results=False):
+        """Find every neighbour within ``radius`` of this rank's query rows.
+
+        Exact. The output size depends on the data; the working memory of
+        the search stays bounded by ``batch_size``.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local_queries, n_features), default=None
+            This rank's query rows; None: the fitted rows, each excluding itself.
+        radius : float, default=None
+            Limiting distance (> 0); default ``self.radius``.
+        return_distance : bool, default=True
+            Whether to return the distances.
+        sort_results : bool, default=False
+            Sort each query's neighbours by distance (then global index);
+            otherwise they come in ascending global index.
+
+        Returns
+        -------
+        neigh_dist : ndarray of shape (n_local_queries,) of arrays
+            Distances of each query's neighbours. Local.
+        neigh_ind : ndarray of shape (n_local_queries,) of arrays
+            Their **global** row indices.
+        """
+        comms = self._fitted_comms()
+        radius = self.radius if radius is None else radius
+
+        def check_setting():
+            if sort_results and not return_distance:
+                raise ValueError("return_distance must be True if sort_results is True.")
+            if not isinstance(radius, Real) or not radius > 0 or not math.isfinite(radius):
+                raise ValueError(f"radius must be a positive finite number, got {radius!r}.")
+
+        query_is_train = X is None
+        Q, _ = self._queries(X, comms, ("radius", repr(radius)), check_setting)
+        rows, indices, dist = _ring.radius_neighbors(
+            _ring.prepare_rows(Q, self.effective_metric_), self._fit_X,
+            radius=float(radius), **self._search_args(comms),
+        )
+        if query_is_train:
+            keep = indices != rows + self._fit_offset()
+            rows, indices, dist = rows[keep], indices[keep], dist[keep]
+        neigh_dist, neigh_ind = _group_by_row(rows, indices, dist, Q.shape[0], sort_results)
+        return (neigh_dist, neigh_ind) if return_distance else neigh_ind
+
+    def radius_neighbors_graph(self, X=None, radius=None, mode="connectivity", sort_results=False):
+        """Graph of the neighbours within ``radius`` of this rank's query rows.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X, radius, sort_results
+            As for :meth:`radius_neighbors`.
+        mode : {'connectivity', 'distance'}, default='connectivity'
+            Ones, or the distances, as the values.
+
+        Returns
+        -------
+        A : sparse matrix of shape (n_local_queries, n_samples_fit_)
+            CSR, local rows, **global** column indices.
+        """
+        _check_mode(mode)
+        dist, ind = self.radius_neighbors(X, radius, return_distance=True, sort_results=sort_results)
+        xp = get_namespace(*ind) if ind.shape[0] else np
+        lengths = [len(i) for i in ind]
+        indptr = xp.asarray(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
+        columns = xp.concatenate(list(ind)) if lengths else xp.empty(0, dtype=xp.int64)
+        if mode == "connectivity":
+            data = xp.ones(columns.shape[0])
+        else:
+            data = xp.concatenate(list(dist)) if lengths else xp.empty(0)
+        return _sparse_module(xp).csr_matrix(
+            (data, columns, indptr), shape=(len(lengths), self.n_samples_fit_)
+        )
+
+
+def _check_mode(mode):
+    if mode not in ("connectivity", "distance"):
+        raise ValueError(
+            f'Unsupported mode, must be one of "connectivity", or "distance" but got "{mode}" instead'
+        )
+
+
+def _drop_self(dist, indices, offset):
+    """scikit-learn's self-exclusion for ``X=None``: drop each row's own global
+    index, or its first neighbour when its own index is not among them."""
+    xp = get_namespace(indices)
+    n_queries, k = indices.shape
+    own = xp.arange(offset, offset + n_queries)[:, None]
+    mask = indices != own
+    mask[:, 0][mask.all(axis=1)] = False
+    return dist[mask].reshape(n_queries, k - 1), indices[mask].reshape(n_queries, k - 1)
+
+
+def _group_by_row(rows, indices, dist, n_queries, sort_results):
+    """Object arrays of each query's distances and indices (ascending global
+    index, or by (distance, index) with ``sort_results``)."""
+    xp = get_namespace(indices)
+    keys = [indices.astype(xp.float64)]
+    if sort_results:
+        keys.append(dist.astype(xp.float64))
+    keys.append(rows.astype(xp.float64))
+    order = xp.lexsort(xp.stack(keys))
+    counts = to_host(xp.bincount(rows, minlength=n_queries)) if rows.shape[0] else np.zeros(n_queries, int)
+    cuts = np.cumsum(counts)[:-1].tolist()
+    neigh_dist = np.empty(n_queries, dtype=object)
+    neigh_ind = np.empty(n_queries, dtype=object)
+    if n_queries == 0:
+        return neigh_dist, neigh_ind
+    for i, (d, g) in enumerate(zip(xp.split(dist[order], cuts), xp.split(indices[order], cuts))):
+        neigh_dist[i], neigh_ind[i] = d, g
+    return neigh_dist, neigh_ind
+
+
+class SupervisedNeighborsBase(NeighborsBase):
+    """Parameters of the k-neighbours classifier and regressor, and the
+    targets of the neighbours, fetched from the ranks that own them."""
+
+    _parameter_constraints: dict = {
+        **{k: v for k, v in NeighborsBase._parameter_constraints.items() if k != "radius"},
+        "weights": [StrOptions({"uniform", "distance"}), callable, None],
+    }
+    _zero_weights_error = False
+
+    def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto", leaf_size=30, p=2,
+                 metric="minkowski", metric_params=None, n_jobs=None, batch_size=None, comms=None):
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.algorithm = algorithm
+        self.leaf_size = leaf_size
+        self.p = p
+        self.metric = metric
+        self.metric_params = metric_params
+        self.n_jobs = n_jobs
+        self.batch_size = batch_size
+        self.comms = comms
+
+    def _neighbour_targets(self, X):
+        """``(weights, targets)`` of this rank's queries' neighbours: weights of
+        shape (n_local_queries, k) or None (uniform), targets of shape
+        (n_local_queries, k, n_outputs) on the host.
+
+        This method is collective.
+        """
+        comms = self._fitted_comms()
+        dist, ind = self.kneighbors(X)
+
+        def check():
+            weights = neighbour_weights(to_host(dist).astype(np.float64), self.weights)
+            if (self._zero_weights_error and weights is not None and weights.shape[1]
+                    and bool(np.any(np.all(weights == 0, axis=1)))):
+                raise ValueError(
+                    "All neighbors of some sample is getting zero weights. Please modify "
+                    "'weights' to avoid this case if you are using a user-defined function."
+                )
+            return weights, None
+
+        weights, _ = agree(comms, check)
+        return weights, fetch_rows(self._y, ind, comms, self.shard_counts_), get_namespace(ind)

@@ -1,0 +1,158 @@
+"""The ring solver of the distributed brute-force neighbour searches.
+
+Queries stay on their rank; the index travels. Each rank cuts its shard
+into blocks of ``batch_size`` rows; in round ``j`` every rank's ``j``-th
+block (empty when its shard is shorter) goes once round the ring with
+:meth:`~mlmpi.comms.Comms.isendrecv`. The next exchange is posted before
+the current block is searched, so the transfer overlaps the GEMM. Every
+query batch of ``batch_size`` rows meets every index block exactly once;
+working memory is two index blocks plus one ``batch_size × batch_size``
+distance block, whatever the number of queries (the results themselves
+are ``n_queries × k``).
+
+The kernels (``mlmpi.kernels.cpu|gpu.knn``) keep each query's running
+top-k sorted by (exact distance, global index), which makes the result
+independent of the number of ranks, of the shards and of the order in
+which the blocks arrive.
+"""
+
+import math
+
+from .._array import get_namespace, is_device_array
+
+#: Reduced metric used for the search, per effective metric.
+REDUCED = {"euclidean": "sqeuclidean", "sqeuclidean": "sqeuclidean", "cosine": "cosine",
+           "manhattan": "manhattan", "chebyshev": "chebyshev", "minkowski": "minkowski"}
+
+
+def kernels_for(X):
+    """The kNN kernel module for ``X``'s namespace."""
+    if is_device_array(X):
+        from ..kernels.gpu import knn
+    else:
+        from ..kernels.cpu import knn
+    return knn
+
+
+def prepare_rows(X, metric):
+    """Rows as the kernels want them: unit rows for cosine (zero rows stay zero)."""
+    if REDUCED[metric] != "cosine":
+        return X
+    xp = get_namespace(X)
+    norms = xp.sqrt((X * X).sum(axis=1))
+    norms[norms == 0] = 1
+    return X / norms[:, None]
+
+
+def to_distance(reduced, metric, p):
+    """Final distances from reduced ones (in place where possible)."""
+    xp = get_namespace(reduced)
+    if metric == "euclidean":
+        return xp.sqrt(reduced, out=reduced)
+    if metric == "minkowski":
+        return reduced ** (1.0 / p)
+    if metric == "cosine":
+        return xp.clip(reduced, 0, 2, out=reduced)
+    return reduced
+
+
+def _ring_blocks(X, comms, counts, rows, metric):
+    """Yield ``(block, start, request)``: every block of every rank's shard
+    once (prepared for ``metric`` by its owner), with ``start`` its global
+    index; ``request`` (None on the last hop) brings the next block, already
+    in flight."""
+    offsets = [sum(counts[:r]) for r in range(len(counts))]
+    rounds = max(math.ceil(c / rows) for c in counts)
+    rank, size = comms.rank, comms.size
+    for j in range(rounds):
+        block = prepare_rows(X[j * rows:(j + 1) * rows], metric)
+        for hop in range(size):
+            request = None
+            if hop < size - 1:
+                request = comms.isendrecv(block, dest=(rank + 1) % size, source=(rank - 1) % size)
+            yield block, offsets[(rank - hop) % size] + j * rows, request
+            if request is not None:
+                block = request.wait()
+
+
+def _tolerance(X, q_term, x_term, metric):
+    """Per-query bound on the rounding error of the GEMM distances against the
+    direct ones (worst case of both, ~2·d·eps relative to ``||q||² + ||x||²``)."""
+    xp = get_namespace(X)
+    if metric not in ("sqeuclidean", "cosine"):
+        return xp.zeros(q_term.shape[0], dtype=X.dtype)
+    eps = float(xp.finfo(X.dtype).eps) * (2 * X.shape[1] + 8)
+    return eps * (2 * q_term + 2 * (float(x_term.max()) if x_term.size else 0.0))
+
+
+def _search(Q, X, comms, counts, metric, p, batch_size, visit):
+    """Run ``visit(batch, Qb, block, D, q_term, x_term, tol, start)`` for every
+    query batch and every index block of the ring (``D``: their distances, see
+    ``block_distances``)."""
+    kernels = kernels_for(X)
+    xp = get_namespace(X)
+    reduced = REDUCED[metric]
+    q_terms = kernels.row_terms(Q, reduced)
+    buffer = xp.empty(batch_size * batch_size, dtype=X.dtype)
+    for block, start, request in _ring_blocks(X, comms, counts, batch_size, metric):
+        x_term = kernels.row_terms(block, reduced)
+        for lo in range(0, Q.shape[0], batch_size):
+            batch = slice(lo, min(lo + batch_size, Q.shape[0]))
+            Qb, q_term = Q[batch], q_terms[batch]
+            D = buffer[: Qb.shape[0] * block.shape[0]].reshape(Qb.shape[0], block.shape[0])
+            kernels.block_distances(Qb, block, reduced, p, D)
+            visit(batch, Qb, block, D, q_term, x_term, _tolerance(Qb, q_term, x_term, reduced), start)
+            if request is not None:
+                request.test()  # lets MPI progress the transfer between batches
+
+
+def kneighbors(Q, X, *, n_neighbors, metric, p, comms, counts, batch_size):
+    """Global k nearest neighbours of this rank's queries.
+
+    ``Q`` is prepared (:func:`prepare_rows`); ``X`` is this rank's shard, of
+    the same dtype and namespace. Returns ``(reduced distances, global indices)`` of shape
+    ``(len(Q), n_neighbors)``, sorted by (distance, index).
+
+    This function is collective.
+    """
+    xp = get_namespace(X)
+    kernels = kernels_for(X)
+    best_dist = xp.full((Q.shape[0], n_neighbors), xp.inf, dtype=X.dtype)
+    best_index = xp.full((Q.shape[0], n_neighbors), xp.iinfo(xp.int64).max, dtype=xp.int64)
+    reduced = REDUCED[metric]
+
+    def visit(batch, Qb, block, D, q_term, x_term, tol, start):
+        kernels.update_topk(Qb, block, D, q_term, x_term, tol, start, reduced, p,
+                            best_dist[batch], best_index[batch])
+
+    _search(Q, X, comms, counts, metric, p, batch_size, visit)
+    return best_dist, best_index
+
+
+def radius_neighbors(Q, X, *, radius, metric, p, comms, counts, batch_size):
+    """Every global neighbour within ``radius`` of this rank's queries.
+
+    Returns ``(rows, indices, distances)``: flat arrays of the pairs (query
+    row, global index, final distance), in no particular order.
+
+    This function is collective.
+    """
+    xp = get_namespace(X)
+    kernels = kernels_for(X)
+    reduced = REDUCED[metric]
+    bound = {"euclidean": radius ** 2, "minkowski": radius ** p}.get(metric, radius)
+    bound *= 1 + 8 * float(xp.finfo(X.dtype).eps)  # the final distance decides at the edge
+    found = []
+
+    def visit(batch, Qb, block, D, q_term, x_term, tol, start):
+        rows, cols, values = kernels.radius_pairs(Qb, block, D, q_term, x_term, tol, bound, reduced, p)
+        distances = to_distance(values, metric, p)
+        keep = distances <= radius
+        found.append((rows[keep] + batch.start, cols[keep] + start, distances[keep]))
+
+    _search(Q, X, comms, counts, metric, p, batch_size, visit)
+    if not found:
+        empty = xp.empty(0, dtype=xp.int64)
+        return empty, empty, xp.empty(0, dtype=X.dtype)
+    rows, indices, distances = (xp.concatenate(parts) for parts in zip(*found))
+    return rows, indices.astype(xp.int64), distances

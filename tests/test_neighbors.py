@@ -1,0 +1,155 @@
+"""Single-process tests of the neighbour estimators and their kernels
+(the multi-rank ones are in ``tests/mpi_cases/neighbors_cases.py``)."""
+
+import numpy as np
+import pytest
+import sklearn.neighbors as sk
+from scipy.spatial.distance import cdist
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import mlmpi
+from mlmpi import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
+from mlmpi.kernels import _knn
+from mlmpi.kernels.cpu import knn as cpu_knn
+from mlmpi.kernels.gpu import knn as gpu_knn
+
+
+@parametrize_with_checks([NearestNeighbors(), KNeighborsClassifier(), KNeighborsRegressor()])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_public_names():
+    assert mlmpi.NearestNeighbors is NearestNeighbors
+    assert mlmpi.KNeighborsClassifier is mlmpi.neighbors.KNeighborsClassifier
+    assert mlmpi.KNeighborsRegressor is mlmpi.neighbors.KNeighborsRegressor
+
+
+@pytest.mark.parametrize("algorithm", ["auto", "ball_tree", "kd_tree", "brute"])
+@pytest.mark.parametrize("p, effective", [(1, "manhattan"), (2, "euclidean"), (np.inf, "chebyshev"),
+                                          (3, "minkowski")])
+def test_algorithm_accepted_and_effective_metric(algorithm, p, effective):
+    X = np.random.RandomState(0).standard_normal((40, 3))
+    ours = NearestNeighbors(n_neighbors=4, algorithm=algorithm, p=p).fit(X)
+    theirs = sk.NearestNeighbors(n_neighbors=4, algorithm="brute", p=p).fit(X)
+    assert ours.effective_metric_ == theirs.effective_metric_ == effective
+    assert ours.effective_metric_params_ == theirs.effective_metric_params_
+    # scikit-learn's GEMM gives ~1e-8 instead of 0 for a row and itself; ours is exact
+    np.testing.assert_allclose(ours.kneighbors(X[:7])[0], theirs.kneighbors(X[:7])[0], rtol=1e-10, atol=1e-7)
+
+
+def test_gemm_rounding_cannot_reorder_neighbours():
+    """Far from the origin, ||q||² - 2q·x + ||x||² in float32 loses every digit of
+    the distances; the recomputed top-k still equals the exact order."""
+    rng = np.random.RandomState(0)
+    X = (1000.0 + rng.randint(0, 4, size=(400, 3)) * 0.25).astype(np.float32)
+    Q = X[:30] + np.float32(0.125)
+    dist, ind = NearestNeighbors(n_neighbors=8, batch_size=64).fit(X).kneighbors(Q)
+    exact = cdist(Q.astype(np.float64), X.astype(np.float64))
+    order = np.lexsort((np.broadcast_to(np.arange(len(X)), exact.shape), exact), axis=1)[:, :8]
+    np.testing.assert_array_equal(ind, order)
+    np.testing.assert_allclose(dist, np.take_along_axis(exact, order, axis=1), rtol=1e-6)
+
+
+def _random_blocks(metric, seed=0):
+    rng = np.random.RandomState(seed)
+    Q = rng.randint(0, 3, size=(20, 4)).astype(np.float64) + (metric == "cosine")
+    blocks = [rng.randint(0, 3, size=(n, 4)).astype(np.float64) + (metric == "cosine")
+              for n in (7, 1, 12, 0, 30)]
+    if metric == "cosine":  # the kernels take unit rows for cosine
+        Q = Q / np.linalg.norm(Q, axis=1)[:, None]
+        blocks = [X / np.linalg.norm(X, axis=1)[:, None] for X in blocks]
+    return Q, blocks
+
+
+@pytest.mark.parametrize("metric", ["sqeuclidean", "cosine", "manhattan", "chebyshev", "minkowski"])
+def test_gpu_kernels_on_numpy_equal_cpu_kernels(metric):
+    """The CuPy kernels are written against the array API: run them on NumPy."""
+    Q, blocks = _random_blocks(metric)
+    k, p = 9, 3.0
+    results = []
+    for kernels in (cpu_knn, gpu_knn):
+        best_d = np.full((len(Q), k), np.inf)
+        best_i = np.full((len(Q), k), np.iinfo(np.int64).max, dtype=np.int64)
+        start = 0
+        pairs = []
+        for X in blocks:
+            q_term, x_term = kernels.row_terms(Q, metric), kernels.row_terms(X, metric)
+            D = np.empty((len(Q), len(X)))
+            kernels.block_distances(Q, X, metric, p, D)
+            tol = np.full(len(Q), 1e-9 if metric in _knn.GEMM_METRICS else 0.0)
+            kernels.update_topk(Q, X, D, q_term, x_term, tol, start, metric, p, best_d, best_i)
+            rows, cols, values = kernels.radius_pairs(Q, X, D, q_term, x_term, tol, 2.0, metric, p)
+            pairs.append(sorted(zip(rows.tolist(), (cols + start).tolist(), values.round(9).tolist())))
+            start += len(X)
+        results.append((best_d, best_i, pairs))
+    (cpu_d, cpu_i, cpu_pairs), (gpu_d, gpu_i, gpu_pairs) = results
+    np.testing.assert_allclose(gpu_d, cpu_d, rtol=1e-12)
+    np.testing.assert_array_equal(gpu_i, cpu_i)
+    assert gpu_pairs == cpu_pairs
+    if metric == "cosine":
+        return  # cosines equal in exact arithmetic differ in their last bits here
+    # the (distance, index) order against an independent computation
+    X = np.concatenate(blocks)
+    name = {"manhattan": "cityblock"}.get(metric, metric)
+    reference = cdist(Q, X, name, **({"p": p} if metric == "minkowski" else {}))
+    if metric == "minkowski":
+        reference = reference ** p
+    order = np.lexsort((np.broadcast_to(np.arange(len(X)), reference.shape), reference.round(9)), axis=1)
+    np.testing.assert_array_equal(cpu_i, order[:, :k])
+
+
+def test_kneighbors_graph_matches_sklearn():
+    rng = np.random.RandomState(0)
+    X, Q = rng.standard_normal((60, 3)), rng.standard_normal((10, 3))
+    for mode in ("connectivity", "distance"):
+        ours = NearestNeighbors(n_neighbors=3).fit(X).kneighbors_graph(Q, mode=mode)
+        theirs = sk.NearestNeighbors(n_neighbors=3).fit(X).kneighbors_graph(Q, mode=mode)
+        assert ours.format == "csr" and ours.shape == theirs.shape
+        np.testing.assert_allclose(ours.toarray(), theirs.toarray(), rtol=1e-10)
+        ours = NearestNeighbors(radius=1.0).fit(X).radius_neighbors_graph(Q, mode=mode)
+        theirs = sk.NearestNeighbors(radius=1.0).fit(X).radius_neighbors_graph(Q, mode=mode)
+        np.testing.assert_allclose(ours.toarray(), theirs.toarray(), rtol=1e-10)
+
+
+def test_zero_queries():
+    X = np.random.RandomState(0).standard_normal((20, 3))
+    nn = NearestNeighbors(n_neighbors=2).fit(X)
+    dist, ind = nn.kneighbors(np.empty((0, 3)))
+    assert dist.shape == ind.shape == (0, 2)
+    dist, ind = nn.radius_neighbors(np.empty((0, 3)))
+    assert dist.shape == ind.shape == (0,)
+    assert KNeighborsRegressor(2).fit(X, X[:, 0]).predict(np.empty((0, 3))).shape == (0,)
+    assert KNeighborsClassifier(2).fit(X, X[:, 0] > 0).predict_proba(np.empty((0, 3))).shape == (0, 2)
+
+
+def _cupy():
+    cupy = pytest.importorskip("cupy")
+    try:
+        if cupy.cuda.runtime.getDeviceCount() == 0:
+            pytest.skip("no CUDA device")
+    except cupy.cuda.runtime.CUDARuntimeError:
+        pytest.skip("no CUDA device")
+    return cupy
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cosine", "manhattan", "chebyshev", "minkowski"])
+def test_cupy_in_cupy_out_equals_numpy(metric):
+    cupy = _cupy()
+    rng = np.random.RandomState(0)
+    X, Q = rng.randint(0, 3, size=(300, 5)).astype(float), rng.randint(0, 3, size=(40, 5)).astype(float)
+    y = rng.randint(0, 3, size=300)
+    params = dict(metric=metric, p=3, batch_size=64)
+    dist, ind = NearestNeighbors(n_neighbors=6, **params).fit(X).kneighbors(Q)
+    gdist, gind = NearestNeighbors(n_neighbors=6, **params).fit(cupy.asarray(X)).kneighbors(cupy.asarray(Q))
+    assert isinstance(gdist, cupy.ndarray) and isinstance(gind, cupy.ndarray)
+    np.testing.assert_allclose(gdist.get(), dist, rtol=1e-10, atol=1e-12)
+    if metric != "cosine":
+        np.testing.assert_array_equal(gind.get(), ind)
+    clf = KNeighborsClassifier(5, **params).fit(cupy.asarray(X), cupy.asarray(y))
+    np.testing.assert_array_equal(clf.predict(cupy.asarray(Q)).get(),
+                                  KNeighborsClassifier(5, **params).fit(X, y).predict(Q))
+    gd, gi = NearestNeighbors(radius=1.5, **params).fit(cupy.asarray(X)).radius_neighbors(cupy.asarray(Q))
+    d, i = NearestNeighbors(radius=1.5, **params).fit(X).radius_neighbors(Q)
+    for a, b in zip(gi, i):
+        np.testing.assert_array_equal(a.get(), b)
