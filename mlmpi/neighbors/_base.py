@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, to_host
-from ..comms import Comms, resolve_comms
+from ..comms import Comms, collective_method, resolve_comms
 from ..utils.validation import agree, check_local, validate_fit_data
 from . import _ring
 
@@ -226,6 +226,7 @@ class NeighborsBase(BaseEstimator):
                     comms=comms, counts=self.shard_counts_, batch_size=self._batch_size())
 
     # -- searches ---------------------------------------------------------------
+    @collective_method
     def kneighbors(self, X=None, n_neighbors=None, return_distance=True):
         """Find the k nearest neighbours of this rank's query rows in the global index.
 
@@ -286,6 +287,7 @@ class NeighborsBase(BaseEstimator):
     def _fit_offset(self):
         return int(sum(self.shard_counts_[: resolve_comms(self.comms).rank]))
 
+    @collective_method
     def kneighbors_graph(self, X=None, n_neighbors=None, mode="connectivity"):
         """Graph of the k nearest neighbours of this rank's query rows.
 
@@ -316,6 +318,7 @@ class NeighborsBase(BaseEstimator):
             (data, ind.ravel(), indptr), shape=(n_queries, self.n_samples_fit_)
         )
 
+    @collective_method
     def radius_neighbors(self, X=None, radius=None, return_distance=True, sort_results=False):
         """Find every neighbour within ``radius`` of this rank's query rows.
 
@@ -364,6 +367,7 @@ class NeighborsBase(BaseEstimator):
         neigh_dist, neigh_ind = _group_by_row(rows, indices, dist, Q.shape[0], sort_results)
         return (neigh_dist, neigh_ind) if return_distance else neigh_ind
 
+    @collective_method
     def radius_neighbors_graph(self, X=None, radius=None, mode="connectivity", sort_results=False):
         """Graph of the neighbours within ``radius`` of this rank's query rows.
 

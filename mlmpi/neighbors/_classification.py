@@ -8,7 +8,7 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import to_host, to_namespace
-from ..comms import resolve_comms
+from ..comms import collective_method, resolve_comms
 from ..linear_model._logistic import _global_classes
 from ..utils.validation import agree
 from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighborsBase
@@ -56,6 +56,7 @@ class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighbor
 
     _zero_weights_error = True
 
+    @collective_method
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Keep this rank's rows and labels as its shard of the index.
@@ -114,6 +115,7 @@ class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighbor
             probabilities.append(proba / normalizer)
         return probabilities, xp
 
+    @collective_method
     def predict_proba(self, X):
         """Probability estimates of the classes for this rank's query rows.
 
@@ -133,6 +135,7 @@ class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighbor
         probabilities = [to_namespace(proba, xp) for proba in probabilities]
         return probabilities if self.outputs_2d_ else probabilities[0]
 
+    @collective_method
     def predict(self, X):
         """Predict the class labels of this rank's query rows.
 
@@ -158,6 +161,7 @@ class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighbor
             predicted = predicted.ravel()
         return predicted if predicted.dtype.kind not in "biuf" else to_namespace(predicted, xp)
 
+    @collective_method
     def score(self, X, y, sample_weight=None):
         """Mean accuracy over the global data (all outputs right, for several outputs).
 

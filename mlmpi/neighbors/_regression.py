@@ -5,7 +5,7 @@ from sklearn.base import MultiOutputMixin, RegressorMixin, _fit_context
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from .._array import to_host, to_namespace
-from ..comms import resolve_comms
+from ..comms import collective_method, resolve_comms
 from ..linear_model._base import _global_r2
 from ..utils.validation import agree
 from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighborsBase
@@ -46,6 +46,7 @@ class KNeighborsRegressor(MultiOutputMixin, RegressorMixin, SupervisedNeighborsB
     array([0.5])
     """
 
+    @collective_method
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Keep this rank's rows and targets as its shard of the index.
@@ -70,6 +71,7 @@ class KNeighborsRegressor(MultiOutputMixin, RegressorMixin, SupervisedNeighborsB
         self._y = y.reshape(-1, 1) if y.ndim == 1 else y
         return self
 
+    @collective_method
     def predict(self, X):
         """Predict the targets of this rank's query rows.
 
@@ -95,6 +97,7 @@ class KNeighborsRegressor(MultiOutputMixin, RegressorMixin, SupervisedNeighborsB
             predicted = predicted.ravel()
         return to_namespace(predicted, xp)
 
+    @collective_method
     def score(self, X, y, sample_weight=None):
         """R² of :meth:`predict` over the global data (scikit-learn's ``r2_score``).
 

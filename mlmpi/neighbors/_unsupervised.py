@@ -2,6 +2,7 @@
 
 from sklearn.base import _fit_context
 
+from ..comms import collective_method
 from ._base import DISTRIBUTED_DOC, NeighborsBase
 
 
@@ -87,6 +88,7 @@ class NearestNeighbors(NeighborsBase):
         self.batch_size = batch_size
         self.comms = comms
 
+    @collective_method
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Keep this rank's rows as its shard of the index.

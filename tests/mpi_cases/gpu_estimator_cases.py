@@ -40,6 +40,7 @@ def _same(device, host, dtype, what, scale=1.0):
         assert device.shape == host.shape, (what, device.shape, host.shape)
         if host.dtype.kind == "f":  # float32 stays float32, on the host and on the device
             assert device.dtype == host.dtype == dtype, (what, device.dtype, host.dtype)
+    if isinstance(device, cupy.ndarray):  # also a 0-d array beside a host scalar (intercept_)
         device = cupy.asnumpy(device)
     rtol = _rtol(dtype)
     if np.asarray(host).dtype.kind in "iub":
