@@ -65,6 +65,10 @@ def _train_loop(model, opt, shape, args, torch):
     return (time.perf_counter() - start) / args.steps
 
 
+def _threads_per_rank(ranks):
+    return max(1, (os.cpu_count() or 1) // ranks)
+
+
 def worker(args):
     """mlmpi under mpiexec."""
     import torch
@@ -74,6 +78,7 @@ def worker(args):
     from mlmpi.dnn import DistributedOptimizer
 
     comms = get_comms()
+    torch.set_num_threads(_threads_per_rank(comms.size))  # the DDP peer's rule, also at 1 rank
     model, shape = _model(args.model, torch)
     opt = DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
                                model.named_parameters(), comms=comms)
@@ -121,7 +126,7 @@ def _common_argv(args, model):
 
 
 def _run_ddp(args, ranks, model):
-    threads = max(1, (os.cpu_count() or 1) // ranks)
+    threads = _threads_per_rank(ranks)
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "ddp.json"
         port = _free_port()

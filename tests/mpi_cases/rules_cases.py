@@ -10,7 +10,15 @@ import warnings
 import numpy as np
 import pytest
 
-from mlmpi import PCA, KMeans, LinearRegression, LogisticRegression, get_comms
+from mlmpi import (
+    PCA,
+    KMeans,
+    KNeighborsRegressor,
+    LinearRegression,
+    LogisticRegression,
+    NearestNeighbors,
+    get_comms,
+)
 from mlmpi.datasets import shard
 from mlmpi.utils.validation import IdenticalShardsWarning
 from shards import each_layout
@@ -139,6 +147,19 @@ def case_genuine_shards_do_not_warn():
     # One row per rank, the same everywhere: too little to tell a mistake.
     caught += _fit_warnings(np.ones((1, 2)), np.ones(1))
     assert caught == []
+
+
+def case_neighbors_follow_the_same_rules():
+    X, y = _data()
+    _same_error_everywhere(
+        ValueError, "KNeighborsRegressor has a different 'n_neighbors' on different ranks",
+        lambda: KNeighborsRegressor(n_neighbors=2 + LAST).fit(shard(X, COMMS), shard(y, COMMS)),
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        NearestNeighbors(n_neighbors=2).fit(X)
+    caught = [w for w in caught if issubclass(w.category, IdenticalShardsWarning)]
+    assert len(caught) == (1 if COMMS.rank == 0 else 0), caught
 
 
 def case_an_empty_list_is_an_empty_shard():
