@@ -4,8 +4,9 @@ rows into caller-owned float64 buffers, never any communication.
 Written against the API that SciPy sparse and ``cupyx.scipy.sparse`` (and
 NumPy/CuPy) share, so one implementation serves both devices
 (``kernels/gpu/linear.py`` exports these functions) and the CPU tests run the
-GPU's code. Rows are processed in blocks, so the temporaries of a product
-stay proportional to a block's non-zeros; results accumulate in float64.
+GPU's code. The Gram products run over row blocks, so their sparse
+temporaries stay proportional to a block's non-zeros; results accumulate in
+float64.
 """
 
 from ..._array import get_namespace, is_device_array
@@ -62,6 +63,7 @@ def add_transpose_product(X, U, out):
     U : array of shape (n_local,) or (n_local, k), X's namespace
     out : float64 array of shape (n_features,) or (n_features, k); updated in place.
     """
-    for block, (u,) in _row_blocks(X, U):
-        out += _dense(block.T @ u.astype(block.dtype))
+    # One product, not row blocks: the only temporary is the (n_features, k)
+    # result, and SciPy's CSC product reads X once (blocks cost 2x here).
+    out += _dense(X.T @ U.astype(X.dtype, copy=False))
     return out
