@@ -9,6 +9,11 @@ from .comms import resolve_comms
 from .datasets import _row_range
 
 
+def _check_device(device):
+    if device not in ("cpu", "gpu"):
+        raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}.")
+
+
 def load_npy(path, comms=None, *, counts=None, device="cpu"):
     """This rank's contiguous block of rows of a ``.npy`` file (not ``.npz``).
 
@@ -31,8 +36,7 @@ def load_npy(path, comms=None, *, counts=None, device="cpu"):
     -----
     No communication (beyond resolving the default comms).
     """
-    if device not in ("cpu", "gpu"):
-        raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}.")
+    _check_device(device)
     comms = resolve_comms(comms)
     mapped = np.load(path, mmap_mode="r")
     if not isinstance(mapped, np.ndarray) or mapped.ndim == 0:
@@ -100,8 +104,7 @@ def load_npz(path, comms=None, *, counts=None, device="cpu"):
     -----
     No communication (beyond resolving the default comms).
     """
-    if device not in ("cpu", "gpu"):
-        raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}.")
+    _check_device(device)
     comms = resolve_comms(comms)
     with np.load(path) as loaded:
         fmt = loaded["format"].item()
