@@ -1,18 +1,12 @@
-"""``out=`` for allreduce and iallreduce: SelfComms in process, MPI at 1-4 ranks, CuPy on a GPU."""
+"""``out=`` for allreduce and iallreduce: SelfComms in process, CuPy on a GPU (the MPI runs at 1-4 ranks are in test_mpi_cases.py)."""
 
 import numpy as np
 import pytest
 
-from _mpi import RANK_COUNTS, case_names
+from _mpi import case_names
 from mlmpi.comms import SelfComms
 
 MODULE = "comms_out_cases"
-
-
-@pytest.mark.parametrize("nranks", RANK_COUNTS)
-@pytest.mark.parametrize("case", case_names(MODULE))
-def test_comms_out(mpi_cases, case, nranks):
-    mpi_cases.check(MODULE, case, nranks)
 
 
 def test_self_comms_out():

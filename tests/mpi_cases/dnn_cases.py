@@ -24,6 +24,9 @@ from mlmpi.dnn import (
     save_checkpoint,
 )
 
+RANKS = (1, 2, 3)
+REQUIRES = ("torch",)
+
 DEVICE = torch.device(os.environ.get("MLMPI_TEST_DEVICE", "cpu"))
 GLOBAL_BATCH = 12  # divisible by 1, 2, 3 and 4 ranks
 STEPS = 4

@@ -23,6 +23,8 @@ from mlmpi.datasets import shard
 from mlmpi.utils.validation import IdenticalShardsWarning
 from shards import each_layout
 
+RANKS = (2, 3)
+
 COMMS = get_comms()
 LAST = COMMS.rank == COMMS.size - 1
 
