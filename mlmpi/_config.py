@@ -14,8 +14,7 @@ that a job can be reconfigured without a code change.
 ``MLMPI_TIMELINE``         path: record every collective and write a Chrome
                            trace (one file per rank) at exit.
 ``MLMPI_TIMEOUT``          seconds: abort the job when a collective does not
-                           complete in time (default 1800, PyTorch's default
-                           process-group timeout; ``0`` turns it off).
+                           complete in time (default 300; ``0`` turns it off).
 ``MLMPI_ABORT_ON_ERROR``   ``0``: do not install the hook that aborts the whole
                            MPI job on an uncaught exception.
 ``MLMPI_ALLOW_TF32``       ``1``: let cuBLAS use TF32 tensor cores for float32
@@ -81,11 +80,13 @@ def timeline_path():
 
 
 # Seconds a rank may wait in one collective before the watchdog aborts the
-# job: PyTorch's default process-group timeout (30 min). Long enough for the
-# slowest rank's legitimate work between two collectives (loading its shard
-# before the first fit included), short enough that a hung job does not burn
-# a whole allocation.
-DEFAULT_TIMEOUT = 1800.0
+# job. The collective contract (mlmpi._contract) catches ranks that call
+# different methods, a different number of chunks, or end the program early,
+# at once; this is only the backstop for a rank that never arrives (stuck,
+# deadlocked, or busy far longer than the others). Five minutes covers the
+# slowest rank's legitimate work between two collectives in ordinary jobs
+# (raise it for very imbalanced work, e.g. one rank loading a huge shard).
+DEFAULT_TIMEOUT = 300.0
 
 
 def collective_timeout():

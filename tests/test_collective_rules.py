@@ -80,7 +80,7 @@ def test_collective_method_names_the_subclass_and_nests():
 
 def test_default_timeout(monkeypatch):
     monkeypatch.delenv("MLMPI_TIMEOUT", raising=False)
-    assert _config.collective_timeout() == _config.DEFAULT_TIMEOUT == 1800
+    assert _config.collective_timeout() == _config.DEFAULT_TIMEOUT == 300
     monkeypatch.setenv("MLMPI_TIMEOUT", "0")
     assert _config.collective_timeout() is None
     monkeypatch.setenv("MLMPI_TIMEOUT", "2.5")

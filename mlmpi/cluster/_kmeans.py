@@ -17,7 +17,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _is_arraylike_not_scalar, check_is_fitted
 
 from .._array import get_namespace, is_sparse, to_host, to_namespace
-from ..comms import Comms, collective_method, resolve_comms
+from ..base import DistributedEstimatorMixin
+from ..comms import Comms, collective_method
 from ..random import shared_seed
 from ..utils.validation import _check_weights, agree, check_local, validate_fit_data
 from ._common import kernels_for, row_sq_norms, sq_distances
@@ -58,7 +59,9 @@ def _same_clustering(labels1, labels2, n_clusters, comms):
     return True
 
 
-class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator):
+class KMeans(
+    DistributedEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator
+):
     """K-Means clustering of data whose rows are spread over MPI ranks.
 
     scikit-learn's :class:`sklearn.cluster.KMeans` (Lloyd's algorithm),
@@ -280,7 +283,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         self : object
             Fitted estimator.
         """
-        comms = resolve_comms(self.comms)
+        comms = self._get_comms()
         X, _, sample_weight, layout = validate_fit_data(
             self, X, comms=comms, sample_weight=sample_weight, order="C",
             accept_sparse="csr", accept_large_sparse=False,
@@ -463,7 +466,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         score : float
             Minus the global weighted inertia of X.
         """
-        comms = resolve_comms(self.comms)
+        comms = self._get_comms()
 
         def check():
             X_checked = self._check_test_data(X)

@@ -44,7 +44,7 @@ class MPIComms(Comms):
         Hand CuPy buffers to MPI directly. None reads ``MLMPI_CUDA_AWARE_MPI``.
     timeout : float, default=None
         Abort the job when a collective takes longer than this many seconds.
-        None reads ``MLMPI_TIMEOUT`` (unset: 1800 s; ``0``: no timeout).
+        None reads ``MLMPI_TIMEOUT`` (unset: 300 s; ``0``: no timeout).
 
     Attributes
     ----------

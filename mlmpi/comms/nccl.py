@@ -77,7 +77,7 @@ class NCCLComms(Comms):
         the number of visible devices (one rank per GPU, as Horovod does).
     timeout : float, default=None
         Abort the job when a collective takes longer than this many seconds.
-        None reads ``MLMPI_TIMEOUT`` (unset: 1800 s; ``0``: no timeout).
+        None reads ``MLMPI_TIMEOUT`` (unset: 300 s; ``0``: no timeout).
 
     Attributes
     ----------

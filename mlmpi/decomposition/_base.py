@@ -6,6 +6,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.extmath import svd_flip
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from ..base import DistributedEstimatorMixin
 from .._array import get_namespace, is_device_array, to_namespace
 from ..comms import Comms, collective_method
 from ..random import shared_seed
@@ -26,7 +27,9 @@ def replicated(a, xp, dtype):
     return xp.asarray(np.array(a, dtype=dtype))
 
 
-class _BaseDecomposition(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class _BaseDecomposition(
+    DistributedEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     """Rows are sharded over the ranks; ``components_`` is replicated.
 
     Subclasses implement ``_fit(X)`` (collective; sets the attributes and

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.metaestimators import available_if
 
 from .._array import get_namespace, is_sparse, to_namespace
-from ..comms import collective_method, resolve_comms
+from ..comms import collective_method
 from ..random import shared_seed
 from ..utils.validation import agree, validate_fit_data
 from ._base import FLOAT_DTYPES, _BaseDecomposition, flip_signs, replicated
@@ -230,7 +230,7 @@ class PCA(_BaseDecomposition):
         self : object
             The updated estimator.
         """
-        comms = resolve_comms(self.comms)
+        comms = self._get_comms()
         previous = getattr(self, "_moments", None)
         expected = self.n_features_in_ if previous is not None else None
         X, _, _, _ = validate_fit_data(self, X, comms=comms, dtype=FLOAT_DTYPES)
@@ -256,7 +256,7 @@ class PCA(_BaseDecomposition):
         return self
 
     def _fit(self, X):
-        comms = resolve_comms(self.comms)
+        comms = self._get_comms()
         X, _, _, layout = validate_fit_data(
             self, X, comms=comms, dtype=FLOAT_DTYPES, ensure_min_samples=2,
             accept_sparse=("csr", "csc"),
@@ -510,7 +510,7 @@ class PCA(_BaseDecomposition):
         ll : float
             The same on every rank.
         """
-        comms = resolve_comms(self.comms)
+        comms = self._get_comms()
         log_like, _ = agree(comms, lambda: (self.score_samples(X), None))
         xp = get_namespace(log_like)
         count = xp.asarray(log_like.shape[0], dtype=xp.float64)

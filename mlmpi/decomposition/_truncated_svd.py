@@ -5,7 +5,6 @@ from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._array import get_namespace, is_sparse
-from ..comms import resolve_comms
 from ..random import shared_seed
 from ..utils.validation import validate_fit_data
 from ._base import FLOAT_DTYPES, _BaseDecomposition, flip_signs, replicated
@@ -129,7 +128,7 @@ class TruncatedSVD(_BaseDecomposition):
         self.comms = comms
 
     def _fit(self, X):
-        comms = resolve_comms(self.comms)
+        comms = self._get_comms()
         X, _, _, layout = validate_fit_data(
             self, X, comms=comms, dtype=FLOAT_DTYPES, ensure_min_samples=2, ensure_min_features=2,
             accept_sparse=("csr", "csc"),

@@ -4,6 +4,7 @@ from typing import NamedTuple
 
 import torch
 
+from .._contract import collective_function
 from ..comms import resolve_comms
 from ..utils.validation import agree_on_errors
 from ._tensors import as_array, describe, from_array
@@ -45,6 +46,7 @@ def bcast_tensors(named, root, comms):
                 offset += tensor.numel()
 
 
+@collective_function
 def broadcast_parameters(params, root=0, comms=None):
     """Copy ``root``'s parameters (or any tensors) to every rank, in place.
 
@@ -89,6 +91,7 @@ def broadcast_parameters(params, root=0, comms=None):
     bcast_tensors(named, root, comms)
 
 
+@collective_function
 def broadcast_optimizer_state(optimizer, root=0, comms=None):
     """Copy ``root``'s optimizer state (tensors and scalars: step counts, lr,
     momentum buffers...) to every rank.

@@ -3,9 +3,11 @@
 import numpy as np
 import torch
 
+from .._contract import collective_function
 from ..comms import resolve_comms
 
 
+@collective_function
 def allreduce_metrics(metrics, weight=1.0, comms=None):
     """Average a dict of scalar metrics over ranks (one allreduce).
 

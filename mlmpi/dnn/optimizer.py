@@ -7,6 +7,7 @@ import numpy as np
 import torch
 
 from .. import _config, _threads
+from .._contract import Call, agree_on_call
 from ..comms.profile import label as _timeline_label
 from ..comms import resolve_comms
 from ._broadcast import broadcast_optimizer_state, broadcast_parameters
@@ -197,6 +198,8 @@ class DistributedOptimizer:
     def _start_ready(self):
         """Start every full bucket whose predecessors have started (bucket order)."""
         while self._next < len(self.buckets) and self.buckets[self._next].full:
+            if self._next == 0:  # every rank at the same step before its first reduction
+                agree_on_call(self.comms, Call("DistributedOptimizer.step", self.step_count + 1))
             if not self._checked:
                 self._check_layout()
             bucket = self.buckets[self._next]

@@ -8,7 +8,7 @@ from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from .._array import get_namespace, is_sparse, to_host, to_namespace
-from ..comms import collective_method, resolve_comms
+from ..comms import collective_method
 from ..utils.validation import agree, check_local, validate_fit_data
 
 
@@ -33,7 +33,7 @@ def regression_data(estimator, X, y, sample_weight):
 
     This function is collective.
     """
-    comms = resolve_comms(estimator.comms)
+    comms = estimator._get_comms()
     X, y, sample_weight, layout = validate_fit_data(
         estimator, X, y, comms=comms, sample_weight=sample_weight,
         multi_output=True, y_numeric=True, accept_sparse="csr",
@@ -152,7 +152,7 @@ class RegressionMixin(LinearPredictMixin):
         -----
         This method is collective.
         """
-        comms = resolve_comms(self.comms)
+        comms = self._get_comms()
 
         def check():
             y_pred = self.predict(X)

@@ -27,6 +27,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils._sparse import _align_api_if_sparse
 
 from .._array import to_host
+from ..base import DistributedEstimatorMixin
 from ..comms import collective_method
 from ..random import shared_seed
 from ._base import (
@@ -228,7 +229,9 @@ def enet_path(X, y, *, l1_ratio=0.5, eps=1e-3, n_alphas="deprecated", alphas="wa
     return grid, coefs, gaps
 
 
-class ElasticNet(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
+class ElasticNet(
+    DistributedEstimatorMixin, MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator
+):
     """Linear regression with combined L1 and L2 priors on row-sharded data.
 
     Minimises, over the union of the shards (scikit-learn's objective)::

@@ -32,6 +32,7 @@ from scipy import linalg, optimize
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..base import DistributedEstimatorMixin
 from ..comms import collective_method
 from .._array import is_sparse
 from ._base import (
@@ -101,7 +102,9 @@ def _nnls(A, B):
     return np.vstack([optimize.nnls(A, b)[0] for b in B.T])
 
 
-class LinearRegression(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
+class LinearRegression(
+    DistributedEstimatorMixin, MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator
+):
     """Ordinary least squares on row-sharded data (scikit-learn's API).
 
     Each rank passes its own rows; the fitted model is the one
@@ -274,7 +277,9 @@ def _ridge_svd(R, Z, alphas):
     return (Vt.T @ (shrink * (U.T @ Z))).T
 
 
-class Ridge(MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator):
+class Ridge(
+    DistributedEstimatorMixin, MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator
+):
     """Linear least squares with L2 regularisation on row-sharded data.
 
     Minimises ``||y - Xw||² + alpha ||w||²`` over the union of the shards

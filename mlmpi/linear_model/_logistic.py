@@ -21,7 +21,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, is_sparse, to_host
-from ..comms import collective_method, resolve_comms
+from ..base import DistributedEstimatorMixin
+from ..comms import collective_method
 from ..utils.validation import agree, validate_fit_data
 from ._base import LinearPredictMixin, check_finite_parameters
 from ._newton import _Gauge, lbfgs, newton_cg, newton_cholesky
@@ -254,7 +255,9 @@ class LogisticObjective:
         return grad, hessp
 
 
-class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
+class LogisticRegression(
+    DistributedEstimatorMixin, LinearPredictMixin, ClassifierMixin, BaseEstimator
+):
     """L2-regularised logistic regression on row-sharded data (scikit-learn's API).
 
     Binary targets fit one logistic model, more classes the multinomial
@@ -456,7 +459,7 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         C = self._inverse_penalty()
-        comms = resolve_comms(self.comms)
+        comms = self._get_comms()
         X, y, sample_weight, _ = validate_fit_data(
             self, X, y, comms=comms, sample_weight=sample_weight, order="C", accept_sparse="csr"
         )
@@ -601,7 +604,7 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
         -----
         This method is collective.
         """
-        comms = resolve_comms(self.comms)
+        comms = self._get_comms()
         check_is_fitted(self)
 
         def check():

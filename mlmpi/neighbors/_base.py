@@ -11,7 +11,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, to_host
-from ..comms import Comms, collective_method, resolve_comms
+from ..base import DistributedEstimatorMixin
+from ..comms import Comms, collective_method
 from ..utils.validation import agree, check_local, validate_fit_data
 from . import _ring
 
@@ -133,7 +134,7 @@ def _sparse_module(xp):
     return cupyx.scipy.sparse
 
 
-class NeighborsBase(BaseEstimator):
+class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
     """Parameters, ``fit`` and the collective searches of the neighbour estimators.
 
     The fitted index is *distributed*: each rank keeps the rows it passed to
@@ -166,7 +167,7 @@ class NeighborsBase(BaseEstimator):
 
         This method is collective.
         """
-        comms = resolve_comms(self.comms)
+        comms = self._get_comms()
         X, y, _, layout = validate_fit_data(self, X, y, comms=comms, order="C", **y_params)
         self.effective_metric_, self.effective_metric_params_ = effective_metric(
             self.metric, self.p, self.metric_params
@@ -180,7 +181,7 @@ class NeighborsBase(BaseEstimator):
     # -- helpers ----------------------------------------------------------------
     def _fitted_comms(self):
         check_is_fitted(self, "_fit_X")
-        comms = resolve_comms(self.comms)
+        comms = self._get_comms()
         if comms.size != len(self.shard_counts_):
             raise ValueError(
                 f"This model was fitted on {len(self.shard_counts_)} ranks; it needs the same "
@@ -285,7 +286,7 @@ class NeighborsBase(BaseEstimator):
         return (dist, indices) if return_distance else indices
 
     def _fit_offset(self):
-        return int(sum(self.shard_counts_[: resolve_comms(self.comms).rank]))
+        return int(sum(self.shard_counts_[: self._get_comms().rank]))
 
     @collective_method
     def kneighbors_graph(self, X=None, n_neighbors=None, mode="connectivity"):

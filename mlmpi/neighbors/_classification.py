@@ -8,7 +8,7 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import to_host, to_namespace
-from ..comms import collective_method, resolve_comms
+from ..comms import collective_method
 from ..linear_model._logistic import _global_classes
 from ..utils.validation import agree
 from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighborsBase
@@ -88,7 +88,7 @@ class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighbor
             y = y.reshape(-1, 1)
         else:
             self.outputs_2d_ = True
-        comms = resolve_comms(self.comms)
+        comms = self._get_comms()
         classes, self._y = [], np.empty(y.shape, dtype=np.int64)
         for j in range(y.shape[1]):
             found, _, self._y[:, j] = _global_classes(y[:, j], None, comms)
@@ -178,7 +178,7 @@ class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighbor
         score : float
             Replicated.
         """
-        comms = resolve_comms(self.comms)
+        comms = self._get_comms()
         predicted = to_host(self.predict(X))
 
         def check():

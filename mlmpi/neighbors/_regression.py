@@ -5,7 +5,7 @@ from sklearn.base import MultiOutputMixin, RegressorMixin, _fit_context
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from .._array import to_host, to_namespace
-from ..comms import collective_method, resolve_comms
+from ..comms import collective_method
 from ..linear_model._base import _global_r2
 from ..utils.validation import agree
 from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighborsBase
@@ -114,7 +114,7 @@ class KNeighborsRegressor(MultiOutputMixin, RegressorMixin, SupervisedNeighborsB
         score : float
             Replicated.
         """
-        comms = resolve_comms(self.comms)
+        comms = self._get_comms()
         y_pred = to_host(self.predict(X))
 
         def check():

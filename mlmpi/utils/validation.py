@@ -7,7 +7,6 @@ the error of the lowest failing rank (same type, same message).
 """
 
 import warnings
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -292,7 +291,7 @@ def validate_fit_data(
         return (Xv, yv, swv), (
             Xv.shape[0], None if unknown_width else Xv.shape[1], Xv.dtype.str, on_device,
             y_tail, weight_sum,
-            _shared_facts(estimator, Xv, yv, swv),
+            _shared_facts(Xv, yv),
             is_sparse(Xv),
         )
 
@@ -318,11 +317,6 @@ def validate_fit_data(
             "y has a different number of dimensions or targets on different ranks; "
             f"every shard must have the same targets ({shapes})."
         )
-    if len({f[3] for f in facts if f[0] > 0}) > 1:
-        raise TypeError(
-            "X is a GPU (CuPy) array on some ranks and a host (NumPy) array on "
-            f"others; put every shard on the same kind of device ({described})."
-        )
     n_samples = sum(counts)
     if n_samples < ensure_min_samples:
         raise ValueError(
@@ -347,48 +341,16 @@ def validate_fit_data(
 
 
 # -- what every rank must share at fit, agreed in validate_fit_data's one collective --
+# (the parameters, X's width, dtype, device and column names were agreed before, by the
+# collective contract: mlmpi._contract)
 
 
 class IdenticalShardsWarning(UserWarning):
-    """Every rank passed the same rows to a collective ``fit``."""
+    """Every rank passed the same rows (in any order) to a collective ``fit``."""
 
 
-_SAMPLED_ROWS = 8  # rows of each shard fingerprinted to detect identical shards
-_SHORT = 80  # longer descriptions of a value are cut and fingerprinted
-
-
-def _crc(data):
-    return f"{zlib.crc32(data):08x}"
-
-
-def _describe(value):
-    """A short text that is equal on two ranks when ``value`` is (arrays by a
-    fingerprint of their bytes)."""
-    if hasattr(value, "shape") and hasattr(value, "dtype"):  # NumPy/CuPy arrays
-        host = np.ascontiguousarray(to_host(value))
-        return f"array{host.shape} {host.dtype} #{_crc(host.tobytes())}"
-    if isinstance(value, (np.random.RandomState, np.random.Generator)):
-        return f"a {type(value).__name__} instance"  # rank 0's draw is broadcast
-    if callable(value) and hasattr(value, "__qualname__"):
-        return f"{getattr(value, '__module__', '?')}.{value.__qualname__}"
-    text = repr(value)
-    if len(text) > _SHORT:
-        text = f"{text[:_SHORT - 20]}... #{_crc(text.encode())}"
-    return text
-
-
-def _parameter_facts(estimator):
-    params = estimator.get_params(deep=False)
-    params.pop("comms", None)
-    return {name: _describe(value) for name, value in sorted(params.items())}
-
-
-def _feature_names_fact(estimator):
-    names = getattr(estimator, "feature_names_in_", None)
-    if names is None:
-        return None
-    names = [str(name) for name in names]
-    return _crc("\x00".join(names).encode()), names[:6], len(names)
+_EXTREMES = 3  # smallest and largest projections kept exactly in a shard's fingerprint
+_FINGERPRINT_RTOL = 1e-9  # sums of the same rows in another order agree to rounding
 
 
 def _label_kind(y):
@@ -403,31 +365,35 @@ def _label_kind(y):
     return "mixed" if len(is_text) > 1 else ("string" if True in is_text else "numeric")
 
 
-def _data_fingerprint(X, y, sample_weight):
-    """``(rows, checksum of a few evenly spaced rows of X, y and the weights)``,
-    or None for an empty shard."""
+def _rows_fingerprint(X):
+    """An order-invariant summary of the multiset of this shard's rows, or None
+    for an empty shard: the row count, then the sum and the sum of squares of
+    a fixed random projection of each row, and its few smallest and largest
+    values (one pass over X)."""
     n = X.shape[0]
     if n == 0:
         return None
-    rows = np.unique(np.linspace(0, n - 1, num=min(n, _SAMPLED_ROWS)).astype(np.intp))
-    checksum = 0
-    for part in (X, y, sample_weight):
-        if part is not None:
-            index = get_namespace(part).asarray(rows) if is_device_array(part) else rows
-            sample = part[index]
-            sample = to_host(sample.toarray() if hasattr(sample, "toarray") else sample)
-            checksum = zlib.crc32(np.ascontiguousarray(sample).tobytes(), checksum)
-    return n, checksum
-
-
-def _shared_facts(estimator, X, y, sample_weight):
-    """This rank's facts that must agree between ranks at ``fit``."""
-    return (
-        _parameter_facts(estimator),
-        _feature_names_fact(estimator),
-        _label_kind(y),
-        _data_fingerprint(X, y, sample_weight),
+    direction = np.random.default_rng(X.shape[1]).standard_normal(X.shape[1])
+    direction = get_namespace(X).asarray(direction, dtype=X.dtype)
+    projection = to_host(X @ direction).astype(np.float64).ravel()
+    k = min(_EXTREMES, n)
+    lowest = np.sort(np.partition(projection, k - 1)[:k])
+    highest = np.sort(np.partition(projection, n - k)[n - k:])
+    return n, np.concatenate(
+        [[projection.sum(), (projection * projection).sum()], lowest, highest]
     )
+
+
+def _same_rows(a, b):
+    if a is None or b is None or a[0] != b[0]:
+        return False
+    scale = np.abs(a[1]).max()
+    return bool(np.allclose(a[1], b[1], rtol=_FINGERPRINT_RTOL, atol=_FINGERPRINT_RTOL * scale))
+
+
+def _shared_facts(X, y):
+    """This rank's facts that must agree between ranks at ``fit``."""
+    return _label_kind(y), _rows_fingerprint(X)
 
 
 def _by_rank(values):
@@ -435,56 +401,31 @@ def _by_rank(values):
 
 
 def _check_shared_facts(estimator, facts, comms):
-    """Raise the same error on every rank when the ranks disagree on the
-    estimator's parameters, X's column names or the kind of y's labels; warn
-    on rank 0 when every rank passed the same rows. No communication: ``facts``
-    holds every rank's :func:`_shared_facts`."""
-    name = type(estimator).__name__
-    params = [f[0] for f in facts]
-    for param in params[0]:
-        values = [p.get(param) for p in params]
-        if len(set(values)) > 1:
-            raise ValueError(
-                f"{name} has a different {param!r} on different ranks "
-                f"({_by_rank(enumerate(values))}); every rank must create the estimator "
-                "with the same parameters."
-            )
-    has_rows = [f[3] is not None for f in facts]
-    names = [f[1] for f in facts]
-    if any(fact is not None for fact in names):
-        checksums = {fact[0] for fact in names if fact is not None}
-        unnamed = any(fact is None and rows for fact, rows in zip(names, has_rows))
-        if len(checksums) > 1 or unnamed:
-            described = _by_rank(
-                (r, "no column names" if fact is None else
-                 f"{fact[2]} columns {fact[1]}{' ...' if fact[2] > len(fact[1]) else ''}")
-                for r, fact in enumerate(names)
-            )
-            raise ValueError(
-                "X has different column names or a different column order on different "
-                f"ranks ({described}); every shard must have the same columns in the same "
-                "order (e.g. df[columns] with one list of columns on every rank)."
-            )
-    kinds = {f[2] for f, rows in zip(facts, has_rows) if rows and f[2] is not None}
+    """Raise the same error on every rank when the ranks disagree on the kind
+    of y's labels; warn on rank 0 when every rank passed the same rows, in
+    any order. No communication: ``facts`` holds every rank's
+    :func:`_shared_facts`."""
+    has_rows = [f[1] is not None for f in facts]
+    kinds = {f[0] for f, rows in zip(facts, has_rows) if rows and f[0] is not None}
     if len(kinds) > 1 or "mixed" in kinds:
-        described = _by_rank((r, f"{f[2]} labels") for r, f in enumerate(facts) if f[2])
+        described = _by_rank((r, f"{f[0]} labels") for r, f in enumerate(facts) if f[0])
         raise ValueError(
             f"y mixes string and numeric labels ({described}); 'a' and 0 would be "
             "different classes. Encode the labels the same way on every rank."
         )
-    fingerprints = [f[3] for f in facts]
+    fingerprints = [f[1] for f in facts]
     if (
         comms.size > 1
         and comms.rank == 0
         and fingerprints[0] is not None
         and fingerprints[0][0] > 1
-        and all(fp == fingerprints[0] for fp in fingerprints)
+        and all(_same_rows(fp, fingerprints[0]) for fp in fingerprints)
     ):
         warnings.warn(
-            f"Every rank passed the same {fingerprints[0][0]} rows to {name}: the model "
-            f"fits each row {comms.size} times. Each rank must pass only its own rows; "
-            "take them with mlmpi.datasets.shard(X, comms) (or mlmpi.io.load_npy, "
-            "which reads only this rank's rows).",
+            f"Every rank passed the same {fingerprints[0][0]} rows (in some order) to "
+            f"{type(estimator).__name__}: the model fits each row {comms.size} times. Each "
+            "rank must pass only its own rows; take them with mlmpi.datasets.shard(X, comms) "
+            "(or mlmpi.io.load_npy, which reads only this rank's rows).",
             IdenticalShardsWarning,
             stacklevel=4,
         )
