@@ -187,7 +187,7 @@ def _call_mismatch(calls):
             else f"{_ranks(ranks)} called {method} (call #{count})"
             for (method, count), ranks in groups.items()
         ]
-        text = f"{methods[0]} is collective, but the ranks disagree: {'; '.join(parts)}."
+        text = f"The ranks disagree on the collective call: {'; '.join(parts)}."
     hint = (
         " Every rank must make the same collective calls in the same order (the same number "
         "of partial_fit/predict chunks on every rank; no collective call under `if rank == "

@@ -422,8 +422,9 @@ def _check_shared_facts(estimator, facts, comms):
         and all(_same_rows(fp, fingerprints[0]) for fp in fingerprints)
     ):
         warnings.warn(
-            f"Every rank passed the same {fingerprints[0][0]} rows (in some order) to "
-            f"{type(estimator).__name__}: the model fits each row {comms.size} times. Each "
+            f"Every rank passed the same {fingerprints[0][0]} rows to "
+            f"{type(estimator).__name__} (in some order): the model fits each row "
+            f"{comms.size} times. Each "
             "rank must pass only its own rows; take them with mlmpi.datasets.shard(X, comms) "
             "(or mlmpi.io.load_npy, which reads only this rank's rows).",
             IdenticalShardsWarning,

@@ -33,10 +33,15 @@ def case_n_neighbors_larger_than_the_global_index():
 def case_query_features_differ_on_one_rank():
     nn = _fitted()
     Q = _rows(2, 4) if LAST else _rows(2)
-    with pytest.raises(ValueError, match="X has 4 features, but NearestNeighbors is expecting 3"):
+    # Caught by the collective contract before any local check, naming every rank's width.
+    last = COMMS.size - 1
+    with pytest.raises(ValueError, match=rf"NearestNeighbors.kneighbors: X has a different number "
+                                         rf"of features on different ranks.*rank {last}: 4 features"):
         nn.kneighbors(Q)
-    with pytest.raises(ValueError, match="X has 4 features"):
+    with pytest.raises(ValueError, match="radius_neighbors: X has a different number of features"):
         nn.radius_neighbors(Q, radius=1.0)
+    with pytest.raises(ValueError, match="X has 4 features, but NearestNeighbors is expecting 3"):
+        nn.kneighbors(_rows(2, 4))  # the same wrong width on every rank: scikit-learn's check
 
 
 def case_nan_or_inf_in_queries_on_one_rank():

@@ -129,7 +129,9 @@ def _fit_warnings(X, y=None):
 
 def case_every_rank_passing_the_full_data_warns_on_rank_0():
     X, y = _data()
-    for caught in (_fit_warnings(X), _fit_warnings(X, y)):  # all fits first, then assert
+    order = np.random.default_rng(COMMS.rank).permutation(len(X))  # shuffled differently
+    fits = (_fit_warnings(X), _fit_warnings(X, y), _fit_warnings(X[order], y[order]))
+    for caught in fits:  # all fits first, then assert
         if COMMS.rank == 0:
             assert len(caught) == 1, caught
             message = str(caught[0].message)
@@ -144,8 +146,12 @@ def case_genuine_shards_do_not_warn():
     caught = []
     for _, (local, local_y) in each_layout(X, y, comms=COMMS):
         caught += _fit_warnings(local) + _fit_warnings(local, local_y)
-    # The same rows in another order on each rank.
-    caught += _fit_warnings(np.roll(X, COMMS.rank, axis=0), np.roll(y, COMMS.rank))
+    # As many rows as the others, nearly the same: one row differs on each rank.
+    nearly = X.copy()
+    nearly[COMMS.rank] += 1e-3
+    caught += _fit_warnings(nearly, y)
+    # Half the rows shared, the other half this rank's own.
+    caught += _fit_warnings(np.vstack([X[:30], _data(seed=1 + COMMS.rank)[0][:30]]))
     # One row per rank, the same everywhere: too little to tell a mistake.
     caught += _fit_warnings(np.ones((1, 2)), np.ones(1))
     assert caught == []

@@ -1,0 +1,261 @@
+"""User mistakes under mpiexec that the collective contract turns into the same
+clear error on every rank (never a hang, an MPI fatal error or a confusing
+AttributeError): one rank with an invalid parameter, loops over different
+numbers of chunks, different inputs, a call only some ranks make.
+
+The last rank is the odd one out. Mistakes that end the job (a rank that
+ends the program while the others wait) are in ``tests/test_mistakes.py``.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.utils._param_validation import InvalidParameterError
+
+import mlmpi
+from mlmpi import (
+    PCA,
+    ElasticNet,
+    KMeans,
+    KNeighborsClassifier,
+    KNeighborsRegressor,
+    Lasso,
+    LinearRegression,
+    LogisticRegression,
+    NearestNeighbors,
+    Ridge,
+    TruncatedSVD,
+    get_comms,
+)
+from mlmpi.datasets import shard
+from mlmpi.utils.validation import IdenticalShardsWarning
+
+RANKS = (2, 3)
+
+COMMS = get_comms()
+LAST = COMMS.rank == COMMS.size - 1
+ODD = COMMS.size - 1  # the odd rank's number in messages
+
+
+def _data(n=48, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def _same_error_everywhere(error, match, call):
+    """``call()`` raises ``error`` matching ``match`` on this rank, with the same
+    message as on every other rank."""
+    with pytest.raises(error, match=match) as info:
+        call()
+    messages = COMMS.allgather_object((type(info.value).__name__, str(info.value)))
+    assert len(set(messages)) == 1, messages
+    return str(info.value)
+
+
+# (estimator, parameter, invalid value): one of each exported estimator.
+INVALID = [
+    (KMeans, "n_clusters", 0),
+    (LinearRegression, "fit_intercept", "yes"),
+    (Ridge, "alpha", -1.0),
+    (LogisticRegression, "C", -1.0),
+    (Lasso, "alpha", -1.0),
+    (ElasticNet, "l1_ratio", 2.0),
+    (PCA, "n_components", -1),
+    (TruncatedSVD, "n_components", 0),
+    (NearestNeighbors, "n_neighbors", 0),
+    (KNeighborsClassifier, "weights", "bad"),
+    (KNeighborsRegressor, "n_neighbors", -1),
+]
+
+
+def case_invalid_parameter_on_one_rank_of_every_estimator():
+    X, y = _data()
+    local, local_y = shard(X, COMMS), shard(y, COMMS)
+    for cls, name, value in INVALID:
+        params = {name: value} if LAST else {}
+        estimator = cls(**params)
+        message = _same_error_everywhere(
+            ValueError,
+            rf"{cls.__name__}\.fit: {cls.__name__} has a different '{name}' on different ranks "
+            rf"\(rank 0: .*rank {ODD}: {value!r}\); every rank must create the estimator",
+            lambda estimator=estimator: estimator.fit(local, local_y),
+        )
+        assert "raised on rank" not in message  # agreed before anything ran locally
+
+
+def case_invalid_parameter_on_every_rank_is_scikit_learns_error():
+    X, y = _data()
+    for cls, name, value in INVALID[:3]:
+        _same_error_everywhere(
+            InvalidParameterError, f"The '{name}' parameter of {cls.__name__} must be",
+            lambda cls=cls, params={name: value}: cls(**params).fit(shard(X, COMMS), shard(y, COMMS)),
+        )
+
+
+def case_uneven_partial_fit_chunks():
+    X, _ = _data()
+    local = shard(X, COMMS)
+    chunks = np.array_split(local, 3 if LAST else 2)
+    pca = PCA(n_components=2)
+
+    def loop_then_score():
+        for chunk in chunks:
+            pca.partial_fit(chunk)
+        pca.score(local)
+
+    _same_error_everywhere(
+        ValueError,
+        rf"The ranks disagree on the collective call: .* called PCA.score "
+        rf"\(call #1\); rank {ODD} called PCA.partial_fit \(call #3\)\. Every rank must make "
+        r"the same collective calls in the same order \(the same number of partial_fit",
+        loop_then_score,
+    )
+
+
+def case_uneven_partial_fit_chunks_on_a_new_estimator():
+    # The ranks with fewer chunks go on to the next estimator's partial_fit.
+    X, _ = _data()
+    local = shard(X, COMMS)
+    first, second = PCA(n_components=2), PCA(n_components=2)
+
+    def loops():
+        for chunk in np.array_split(local, 3 if LAST else 2):
+            first.partial_fit(chunk)
+        second.partial_fit(local)
+
+    _same_error_everywhere(
+        ValueError, rf"called PCA.partial_fit \(call #1\); rank {ODD} called PCA.partial_fit "
+                    r"\(call #3\)", loops,
+    )
+
+
+def case_uneven_predict_chunks_of_neighbors():
+    X, y = _data()
+    local, local_y = shard(X, COMMS), shard(y, COMMS)
+    for cls, method in [
+        (KNeighborsClassifier, "predict"),
+        (KNeighborsRegressor, "predict"),
+        (KNeighborsClassifier, "predict_proba"),
+        (NearestNeighbors, "kneighbors"),
+        (NearestNeighbors, "radius_neighbors"),
+    ]:
+        model = cls(n_neighbors=3).fit(local, local_y)
+
+        def loop_then_score(model=model, method=method):
+            for chunk in np.array_split(local, 4 if LAST else 3):
+                getattr(model, method)(chunk)
+            model.kneighbors_graph(local[:2])
+
+        _same_error_everywhere(
+            ValueError,
+            r"The ranks disagree on the collective call: .*called "
+            rf"{cls.__name__}.kneighbors_graph \(call #1\); rank {ODD} called "
+            rf"{cls.__name__}.{method} \(call #4\)",
+            loop_then_score,
+        )
+
+
+def case_a_rank_calls_another_estimators_method():
+    X, y = _data()
+    local, local_y = shard(X, COMMS), shard(y, COMMS)
+    model = KNeighborsRegressor(n_neighbors=3).fit(local, local_y)
+    _same_error_everywhere(
+        ValueError, rf"called KNeighborsRegressor.predict \(call #1\); rank {ODD} called "
+                    r"KMeans.fit \(call #1\)",
+        lambda: KMeans(2, n_init=1).fit(local) if LAST else model.predict(local),
+    )
+
+
+def case_local_methods_may_run_any_number_of_times():
+    # transform/predict of PCA, KMeans and the linear models never communicate.
+    X, y = _data()
+    local, local_y = shard(X, COMMS), shard(y, COMMS)
+    pca = PCA(n_components=2).fit(local)
+    km = KMeans(2, n_init=1, random_state=0).fit(local)
+    lr = LinearRegression().fit(local, local_y)
+    for chunk in np.array_split(local, 4 if LAST else 2):
+        pca.transform(chunk), km.predict(chunk), lr.predict(chunk)
+    assert np.isfinite(pca.score(local)) and np.isfinite(km.score(local))
+
+
+def case_different_inputs_between_ranks():
+    X, y = _data()
+    local, local_y = shard(X, COMMS), shard(y, COMMS)
+    _same_error_everywhere(
+        ValueError, rf"LinearRegression.fit: X has a different number of features on different "
+                    rf"ranks; every shard must have the same columns \(rank 0: 3 features;.* "
+                    rf"rank {ODD}: 2 features\)",
+        lambda: LinearRegression().fit(local[:, :2] if LAST else local, local_y),
+    )
+    _same_error_everywhere(
+        ValueError, rf"KMeans.fit: X has a different dtype on different ranks.*rank {ODD}: "
+                    r"float32",
+        lambda: KMeans(2, n_init=1).fit(local.astype(np.float32) if LAST else local),
+    )
+    nn = NearestNeighbors(n_neighbors=2).fit(local)
+    _same_error_everywhere(
+        ValueError, rf"NearestNeighbors.kneighbors was called with a different 'n_neighbors' "
+                    rf"on different ranks \(rank 0: None;.* rank {ODD}: 3\)",
+        lambda: nn.kneighbors(local, n_neighbors=3 if LAST else None),
+    )
+    _same_error_everywhere(
+        ValueError, rf"NearestNeighbors.kneighbors: X is None on rank {ODD} and given on",
+        lambda: nn.kneighbors(None if LAST else local),
+    )
+    _same_error_everywhere(
+        ValueError, rf"KMeans.score: X has a different number of features.*rank {ODD}: 2 feat",
+        lambda: KMeans(2, n_init=1).fit(local).score(local[:, :2] if LAST else local),
+    )
+
+
+def case_a_failure_inside_a_collective_method_is_raised_everywhere():
+    X, y = _data()
+    local, local_y = shard(X, COMMS), shard(y, COMMS)
+    bad = local.copy()
+    if LAST:
+        bad[0, 0] = np.nan
+    _same_error_everywhere(
+        ValueError, rf"(?s)Input X contains NaN.*\[raised on rank {ODD} of {COMMS.size}\]",
+        lambda: LogisticRegression().fit(bad, local_y),
+    )
+    model = KNeighborsClassifier(n_neighbors=3).fit(local, local_y)
+    _same_error_everywhere(
+        ValueError, rf"(?s)Input X contains NaN.*\[raised on rank {ODD} of {COMMS.size}\]",
+        lambda: model.predict(bad),
+    )
+
+
+def case_full_data_shuffled_differently_on_every_rank_warns():
+    X, y = _data()
+    order = np.random.default_rng(COMMS.rank).permutation(len(X))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        KMeans(2, n_init=1, random_state=0).fit(X[order])
+        PCA(n_components=2).fit(X[order])
+        LogisticRegression().fit(X[order], y[order])
+    caught = [w for w in caught if issubclass(w.category, IdenticalShardsWarning)]
+    if COMMS.rank == 0:
+        assert len(caught) == 3, caught
+        assert all(f"Every rank passed the same {len(X)} rows to" in str(w.message)
+                   for w in caught)
+    else:
+        assert caught == []
+    with warnings.catch_warnings():  # genuine shards of the same size: no warning
+        warnings.simplefilter("error", IdenticalShardsWarning)
+        KMeans(2, n_init=1, random_state=0).fit(_data(seed=COMMS.rank + 1)[0])
+        KMeans(2, n_init=1, random_state=0).fit(X[order][: len(X) - 1 - COMMS.rank])
+
+
+def case_the_contract_keeps_results_rank_invariant():
+    # The agreement does not change what a correct program computes.
+    from sklearn.decomposition import PCA as SKPCA
+
+    X, _ = _data()
+    pca = PCA(n_components=2)
+    for chunk in np.array_split(shard(X, COMMS), 2):
+        pca.partial_fit(chunk)
+    expected = SKPCA(n_components=2).fit(X)
+    np.testing.assert_allclose(pca.explained_variance_, expected.explained_variance_, rtol=1e-8)
+    assert mlmpi.comms.current_method() is None
