@@ -305,13 +305,22 @@ def agree_on_call(comms, call):
     """
     if comms.size == 1:
         return
-    if call.method is not END_OF_PROGRAM and not any(c is comms for c in _used):
-        if not _used:
-            atexit.register(_end_of_program)  # after MPI's import: runs before it finalizes
-        _used.append(comms)
+    if call.method is not END_OF_PROGRAM:
+        meet_at_exit(comms)
     message = check_calls(comms.allgather_object(call))
     if message is not None:
         raise ValueError(message)
+
+
+def meet_at_exit(comms):
+    """Join an end-of-program agreement on ``comms`` when this process exits
+    (before MPI finalizes). Every rank that makes a multi-rank comms calls
+    this, so a rank that ends while others wait in a collective call meets them."""
+    if comms.size == 1 or any(c is comms for c in _used):
+        return
+    if not _used:
+        atexit.register(_end_of_program)  # after MPI's import: runs before it finalizes
+    _used.append(comms)
 
 
 def _end_of_program():

@@ -189,35 +189,29 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
             )
         return comms
 
-    def _queries(self, X, comms, setting, check_setting):
+    def _queries(self, X, comms, check_setting):
         """This rank's validated queries in the index dtype (the fitted rows
-        for ``X=None``) and the global number of query rows, after agreeing
-        that every rank passed ``X=None`` or none did and the same ``setting``
-        (``n_neighbors`` or ``radius``, checked by ``check_setting()``); the
-        same error on every rank.
+        for ``X=None``) and the global number of query rows; the same error on
+        every rank. (The collective contract has already agreed that every
+        rank passed ``X=None`` or none did, and the same ``n_neighbors`` or
+        ``radius``, checked here by ``check_setting()``.)
 
         This method is collective.
         """
         def check():
             check_setting()
             if X is None:
-                return self._fit_X, (self._fit_X.shape[0], True, setting)
+                return self._fit_X, self._fit_X.shape[0]
             Xq = check_local(self, X, order="C")
             if is_device_array(Xq) != is_device_array(self._fit_X):
                 raise TypeError(
                     "The queries and the fitted index must be on the same kind of device "
                     "(both NumPy or both CuPy)."
                 )
-            return Xq.astype(self._fit_X.dtype, copy=False), (Xq.shape[0], False, setting)
+            return Xq.astype(self._fit_X.dtype, copy=False), Xq.shape[0]
 
-        Xq, facts = agree(comms, check)
-        if len({f[1] for f in facts}) > 1:
-            raise ValueError("X=None (the fitted rows) was passed on some ranks only; pass it on "
-                             "every rank or on none.")
-        if len({f[2] for f in facts}) > 1:
-            described = ", ".join(f"rank {r}: {f[2]!r}" for r, f in enumerate(facts))
-            raise ValueError(f"Every rank must ask for the same neighbours ({described}).")
-        return Xq, int(sum(f[0] for f in facts))
+        Xq, rows = agree(comms, check)
+        return Xq, int(sum(rows))
 
     def _batch_size(self):
         return self.batch_size or DEFAULT_BATCH[is_device_array(self._fit_X)]
@@ -266,7 +260,7 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
                 raise ValueError(f"Expected n_neighbors > 0. Got {n_neighbors}")
 
         query_is_train = X is None
-        Q, n_queries = self._queries(X, comms, ("n_neighbors", repr(n_neighbors)), check_setting)
+        Q, n_queries = self._queries(X, comms, check_setting)
         if query_is_train:
             n_neighbors += 1
         if n_neighbors > self.n_samples_fit_:
@@ -357,7 +351,7 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
                 raise ValueError(f"radius must be a positive finite number, got {radius!r}.")
 
         query_is_train = X is None
-        Q, _ = self._queries(X, comms, ("radius", repr(radius)), check_setting)
+        Q, _ = self._queries(X, comms, check_setting)
         rows, indices, dist = _ring.radius_neighbors(
             _ring.prepare_rows(Q, self.effective_metric_), self._fit_X,
             radius=float(radius), **self._search_args(comms),

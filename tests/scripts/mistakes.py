@@ -1,0 +1,88 @@
+"""User mistakes that end an MPI job: some ranks call a collective the others
+never make. The collective contract must end the job within seconds with the
+same clear message on every rank, and a non-zero exit code.
+
+Run as ``mpiexec -n N python mistakes.py MISTAKE [dnn]``; the last rank is the
+odd one out. Each rank prints ``start <time>`` just before the mistake.
+"""
+
+import sys
+import time
+
+import numpy as np
+
+import mlmpi
+
+comms = mlmpi.get_comms()
+last = comms.rank == comms.size - 1
+rng = np.random.default_rng(comms.rank)
+X = rng.normal(size=(40, 3))
+y = (X[:, 0] > 0).astype(int)
+
+
+def score_on_rank_0():
+    # ``if rank == 0: print(model.score(X))``: the other ranks end the program.
+    model = mlmpi.KMeans(2, n_init=1, random_state=0).fit(X)
+    if comms.rank == 0:
+        print(model.score(X), flush=True)
+
+
+def skipped_fit():
+    # The last rank never fits and ends; the others fit.
+    if not last:
+        mlmpi.LogisticRegression().fit(X, y)
+
+
+def uneven_partial_fit():
+    # The last rank has one more chunk; the others end after their loop.
+    pca = mlmpi.PCA(n_components=2)
+    for chunk in np.array_split(X, 3 if last else 2):
+        pca.partial_fit(chunk)
+    pca.transform(X)
+
+
+def uneven_predict():
+    # The last rank predicts one more chunk; the others end after their loop.
+    model = mlmpi.KNeighborsClassifier(n_neighbors=3).fit(X, y)
+    for chunk in np.array_split(X, 3 if last else 2):
+        model.predict(chunk)
+
+
+def _train(n_batches, then):
+    import torch
+
+    from mlmpi.dnn import DistributedOptimizer, allreduce_metrics
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    optimizer = DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
+                                     model.named_parameters())
+    data = torch.as_tensor(X, dtype=torch.float32)
+    for batch in torch.chunk(data, n_batches):
+        optimizer.zero_grad()
+        loss = model(batch).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+    if then == "metrics":
+        allreduce_metrics({"loss": loss.item()})
+
+
+def uneven_batches_then_metrics():
+    # No DistributedSampler, no join: the last rank has one more batch.
+    _train(4 if last else 3, "metrics")
+
+
+def uneven_batches_then_end():
+    _train(4 if last else 3, "end")
+
+
+MISTAKES = {f.__name__: f for f in (
+    score_on_rank_0, skipped_fit, uneven_partial_fit, uneven_predict,
+    uneven_batches_then_metrics, uneven_batches_then_end,
+)}
+
+if "dnn" in sys.argv[1:]:
+    import mlmpi.dnn
+print(f"rank {comms.rank}: start {time.time():.3f}", flush=True)
+MISTAKES[sys.argv[1]]()
+print(f"rank {comms.rank}: done", flush=True)

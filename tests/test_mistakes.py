@@ -1,0 +1,75 @@
+"""User mistakes that end the job (tests/scripts/mistakes.py): every rank reports
+the same clear error, the job exits non-zero within seconds of the mistake, and
+MPI never reports a fatal error of its own ("Message truncated")."""
+
+import re
+import sys
+import time
+
+import pytest
+from _mpi import HERE, run_mpi
+
+SCRIPT = HERE / "scripts" / "mistakes.py"
+HANG = 180  # the launcher's timeout: a hang fails the test, never the CI
+WITHIN = 30  # seconds from the mistake to the end of the job, with the default settings
+
+MISTAKES = {  # the message each mistake must give on every rank
+    "score_on_rank_0": (
+        "KMeans.score is collective: rank 0 called it (call #1), {others} ended the program "
+        "without calling it. Every rank must make the same collective calls"
+    ),
+    "skipped_fit": (
+        "LogisticRegression.fit is collective: {firsts} called it (call #1), rank {last} ended "
+        "the program without calling it."
+    ),
+    "uneven_partial_fit": (
+        "PCA.partial_fit is collective: rank {last} called it (call #3), {firsts} ended the "
+        "program without calling it. Every rank must make the same collective calls in the same "
+        "order (the same number of partial_fit/predict chunks"
+    ),
+    "uneven_predict": (
+        "KNeighborsClassifier.predict is collective: rank {last} called it (call #3), {firsts} "
+        "ended the program without calling it."
+    ),
+    "uneven_batches_then_metrics": (
+        "The ranks disagree on the collective call: {firsts} called allreduce_metrics "
+        "(call #1); rank {last} called DistributedOptimizer.step (call #4). A rank ran out of "
+        "batches: give every rank the same number of batches (mlmpi.dnn.DistributedSampler "
+        "with drop_last=True) or train inside `with optimizer.join():`."
+    ),
+    "uneven_batches_then_end": (
+        "DistributedOptimizer.step is collective: rank {last} called it (call #4), {firsts} "
+        "ended the program without calling it. A rank ran out of batches"
+    ),
+}
+
+
+def _ranks(ranks):
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, ranks))
+
+
+@pytest.mark.parametrize("nranks", [2, 3])
+@pytest.mark.parametrize("mistake", list(MISTAKES))
+def test_mistake_ends_the_job_with_one_clear_error(mistake, nranks):
+    dnn = "batches" in mistake
+    if dnn:
+        pytest.importorskip("torch")
+    expected = MISTAKES[mistake].format(
+        others=_ranks(range(1, nranks)), firsts=_ranks(range(nranks - 1)), last=nranks - 1
+    )
+    argv = [sys.executable, SCRIPT, mistake] + (["dnn"] if dnn else [])
+    returncode, output, timed_out = run_mpi(nranks, argv, timeout=HANG)
+    ended = time.time()
+    assert not timed_out, f"the job hung for {HANG} s:\n{output}"
+    assert returncode != 0, output
+    assert expected in output, output
+    # Every rank raised (or, ending, printed) the same message.
+    lines = {
+        line.split("ValueError: ", 1)[-1].split("mlmpi: ", 1)[-1]
+        for line in output.splitlines() if expected[:40] in line
+    }
+    assert len(lines) == 1, lines
+    assert "Fatal error" not in output and "truncated" not in output, output
+    starts = [float(t) for t in re.findall(r"rank \d+: start ([\d.]+)", output)]
+    assert len(starts) == nranks, output
+    assert ended - min(starts) < WITHIN, f"{ended - min(starts):.1f} s\n{output}"
