@@ -10,7 +10,7 @@ ends the program while the others wait) are in ``tests/test_mistakes.py``.
 import warnings
 
 import numpy as np
-import pytest
+from shards import same_error_everywhere
 from sklearn.utils._param_validation import InvalidParameterError
 
 import mlmpi
@@ -44,16 +44,6 @@ def _data(n=48, d=3, seed=0):
     return X, (X[:, 0] > 0).astype(int)
 
 
-def _same_error_everywhere(error, match, call):
-    """``call()`` raises ``error`` matching ``match`` on this rank, with the same
-    message as on every other rank."""
-    with pytest.raises(error, match=match) as info:
-        call()
-    messages = COMMS.allgather_object((type(info.value).__name__, str(info.value)))
-    assert len(set(messages)) == 1, messages
-    return str(info.value)
-
-
 # (estimator, parameter, invalid value): one of each exported estimator.
 INVALID = [
     (KMeans, "n_clusters", 0),
@@ -76,7 +66,7 @@ def case_invalid_parameter_on_one_rank_of_every_estimator():
     for cls, name, value in INVALID:
         params = {name: value} if LAST else {}
         estimator = cls(**params)
-        message = _same_error_everywhere(
+        message = same_error_everywhere(
             ValueError,
             rf"{cls.__name__}\.fit: {cls.__name__} has a different '{name}' on different ranks "
             rf"\(rank 0: .*rank {ODD}: {value!r}\); every rank must create the estimator",
@@ -88,7 +78,7 @@ def case_invalid_parameter_on_one_rank_of_every_estimator():
 def case_invalid_parameter_on_every_rank_is_scikit_learns_error():
     X, y = _data()
     for cls, name, value in INVALID[:3]:
-        _same_error_everywhere(
+        same_error_everywhere(
             InvalidParameterError, f"The '{name}' parameter of {cls.__name__} must be",
             lambda cls=cls, params={name: value}: cls(**params).fit(shard(X, COMMS), shard(y, COMMS)),
         )
@@ -105,7 +95,7 @@ def case_uneven_partial_fit_chunks():
             pca.partial_fit(chunk)
         pca.score(local)
 
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError,
         rf"The ranks disagree on the collective call: .* called PCA.score "
         rf"\(call #1\); rank {ODD} called PCA.partial_fit \(call #3\)\. Every rank must make "
@@ -125,7 +115,7 @@ def case_uneven_partial_fit_chunks_on_a_new_estimator():
             first.partial_fit(chunk)
         second.partial_fit(local)
 
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError, rf"called PCA.partial_fit \(call #1\); rank {ODD} called PCA.partial_fit "
                     r"\(call #3\)", loops,
     )
@@ -148,7 +138,7 @@ def case_uneven_predict_chunks_of_neighbors():
                 getattr(model, method)(chunk)
             model.kneighbors_graph(local[:2])
 
-        _same_error_everywhere(
+        same_error_everywhere(
             ValueError,
             r"The ranks disagree on the collective call: .*called "
             rf"{cls.__name__}.kneighbors_graph \(call #1\); rank {ODD} called "
@@ -161,7 +151,7 @@ def case_a_rank_calls_another_estimators_method():
     X, y = _data()
     local, local_y = shard(X, COMMS), shard(y, COMMS)
     model = KNeighborsRegressor(n_neighbors=3).fit(local, local_y)
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError, rf"called KNeighborsRegressor.predict \(call #1\); rank {ODD} called "
                     r"KMeans.fit \(call #1\)",
         lambda: KMeans(2, n_init=1).fit(local) if LAST else model.predict(local),
@@ -183,28 +173,28 @@ def case_local_methods_may_run_any_number_of_times():
 def case_different_inputs_between_ranks():
     X, y = _data()
     local, local_y = shard(X, COMMS), shard(y, COMMS)
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError, rf"LinearRegression.fit: X has a different number of features on different "
                     rf"ranks; every shard must have the same columns \(rank 0: 3 features;.* "
                     rf"rank {ODD}: 2 features\)",
         lambda: LinearRegression().fit(local[:, :2] if LAST else local, local_y),
     )
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError, rf"KMeans.fit: X has a different dtype on different ranks.*rank {ODD}: "
                     r"float32",
         lambda: KMeans(2, n_init=1).fit(local.astype(np.float32) if LAST else local),
     )
     nn = NearestNeighbors(n_neighbors=2).fit(local)
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError, rf"NearestNeighbors.kneighbors was called with a different 'n_neighbors' "
                     rf"on different ranks \(rank 0: None;.* rank {ODD}: 3\)",
         lambda: nn.kneighbors(local, n_neighbors=3 if LAST else None),
     )
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError, rf"NearestNeighbors.kneighbors: X is None on rank {ODD} and given on",
         lambda: nn.kneighbors(None if LAST else local),
     )
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError, rf"KMeans.score: X has a different number of features.*rank {ODD}: 2 feat",
         lambda: KMeans(2, n_init=1).fit(local).score(local[:, :2] if LAST else local),
     )
@@ -216,12 +206,12 @@ def case_a_failure_inside_a_collective_method_is_raised_everywhere():
     bad = local.copy()
     if LAST:
         bad[0, 0] = np.nan
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError, rf"(?s)Input X contains NaN.*\[raised on rank {ODD} of {COMMS.size}\]",
         lambda: LogisticRegression().fit(bad, local_y),
     )
     model = KNeighborsClassifier(n_neighbors=3).fit(local, local_y)
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError, rf"(?s)Input X contains NaN.*\[raised on rank {ODD} of {COMMS.size}\]",
         lambda: model.predict(bad),
     )

@@ -21,7 +21,7 @@ from mlmpi import (
 )
 from mlmpi.datasets import shard
 from mlmpi.utils.validation import IdenticalShardsWarning
-from shards import each_layout
+from shards import each_layout, same_error_everywhere
 
 RANKS = (2, 3)
 
@@ -35,33 +35,26 @@ def _data(n=60, d=3, seed=0):
     return X, X @ np.arange(1.0, d + 1) + 0.5
 
 
-def _same_error_everywhere(error, match, fit):
-    with pytest.raises(error, match=match) as info:
-        fit()
-    messages = COMMS.allgather_object(str(info.value))
-    assert len(set(messages)) == 1, messages
-
-
 def case_parameters_differ_between_ranks():
     X, y = _data()
     local = shard(X, COMMS)
     n = 3 + LAST
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError, rf"KMeans has a different 'n_clusters' on different ranks \(rank 0: 3;.* "
         rf"rank {COMMS.size - 1}: 4\); every rank must create the estimator with the same",
         lambda: KMeans(n_clusters=n, random_state=0).fit(local),
     )
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError, "PCA has a different 'n_components' on different ranks",
         lambda: PCA(n_components=1 + LAST).fit_transform(local),
     )
     init = X[:3] + LAST  # an array parameter: compared by a fingerprint of its bytes
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError, r"different 'init' on different ranks \(rank 0: array\(3, 3\) float64 #",
         lambda: KMeans(3, init=init, n_init=1).fit(local),
     )
     seed = None if LAST else 0  # an int is used as is, None is broadcast: must agree
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError, "different 'random_state'", lambda: KMeans(3, random_state=seed).fit(local)
     )
 
@@ -82,14 +75,14 @@ def case_column_order_differs_between_ranks():
     local, local_y = shard(frame, COMMS), shard(y, COMMS)
     if LAST:
         local = local[["b", "a", "c"]]
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError, r"X has different column names or a different column order on different "
         r"ranks \(rank 0: 3 columns \['a', 'b', 'c'\];.* 3 columns \['b', 'a', 'c'\]\)",
         lambda: LinearRegression().fit(local, local_y),
     )
     if LAST:
         local = pd.DataFrame(local.to_numpy())  # no names on one rank holding rows
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError, r"different column order on different ranks \(.*no column names",
         lambda: LinearRegression().fit(local, local_y),
     )
@@ -110,7 +103,7 @@ def case_label_types_differ_between_ranks():
     local, local_y = shard(X, COMMS), shard(y, COMMS)
     if LAST:
         local_y = np.where(local_y == 1, "yes", "no")
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError, r"y mixes string and numeric labels \(rank 0: numeric labels;.* string "
         r"labels\); 'a' and 0 would be different classes",
         lambda: LogisticRegression().fit(local, local_y),
@@ -159,7 +152,7 @@ def case_genuine_shards_do_not_warn():
 
 def case_neighbors_follow_the_same_rules():
     X, y = _data()
-    _same_error_everywhere(
+    same_error_everywhere(
         ValueError, "KNeighborsRegressor has a different 'n_neighbors' on different ranks",
         lambda: KNeighborsRegressor(n_neighbors=2 + LAST).fit(shard(X, COMMS), shard(y, COMMS)),
     )

@@ -32,3 +32,16 @@ def gather_rows(local, comms=None):
     """Global array from every rank's rows (rank order)."""
     comms = comms or get_comms()
     return comms.allgatherv(np.ascontiguousarray(local))
+
+
+def same_error_everywhere(error, match, call, comms=None):
+    """``call()`` raises ``error`` matching ``match`` on this rank, with the same
+    type and message as on every other rank; returns the message."""
+    import pytest
+
+    comms = comms or get_comms()
+    with pytest.raises(error, match=match) as info:
+        call()
+    messages = comms.allgather_object((type(info.value).__name__, str(info.value)))
+    assert len(set(messages)) == 1, messages
+    return str(info.value)
