@@ -96,3 +96,37 @@ def test_one_rank_never_warns_about_identical_shards():
     with warnings.catch_warnings():
         warnings.simplefilter("error", IdenticalShardsWarning)
         KMeans(2, random_state=0, n_init=1).fit(X)
+
+
+def test_call_descriptors_are_compared_without_communication():
+    import pandas as pd
+
+    from mlmpi._contract import Call, check_calls, input_schema, parameter_facts
+
+    X = np.zeros((4, 3))
+
+    def call(method="KMeans.fit", count=1, estimator=None, X=X, **arguments):
+        params = parameter_facts(estimator or KMeans(3))
+        return Call(method, count, params, tuple(arguments.items()), input_schema(X))
+
+    assert check_calls([call(), call(), call(X=X[:0])]) is None
+    assert check_calls([call(sample_weight="data"), call(sample_weight="None")]) is None
+    assert "rank 1: 4)" in check_calls([call(), call(estimator=KMeans(4))])
+    assert "different 'n_neighbors'" in check_calls([call(n_neighbors="3"), call(n_neighbors="5")])
+    assert "rank 1: 2 features" in check_calls([call(), call(X=X[:, :2])])
+    assert "different dtype" in check_calls([call(), call(X=X.astype(np.float32))])
+    assert check_calls([call(), call(X=X[:0].astype(np.float32))]) is None  # no rows: no dtype
+    assert "X is None on rank 1" in check_calls([call(), call(X=None)])
+    named = pd.DataFrame(X, columns=list("abc"))
+    assert "column order" in check_calls([call(X=named), call(X=named[list("bac")])])
+    assert check_calls([call(X=named), call(X=named.copy())]) is None
+    assert check_calls([call(count=3), call(count=2)]).startswith(
+        "The ranks disagree on the collective call: rank 0 called KMeans.fit (call #3); rank 1 "
+        "called KMeans.fit (call #2)."
+    )
+    ended = check_calls([call(method="PCA.score"), Call(None), call(method="PCA.score")])
+    assert ended.startswith(
+        "PCA.score is collective: ranks 0, 2 called it (call #1), rank 1 ended the program "
+        "without calling it."
+    )
+    assert check_calls([Call(None), Call(None)]) is None
