@@ -139,8 +139,10 @@ def input_schema(X):
     has_rows = len(shape) > 0 and shape[0] > 0
     columns = getattr(X, "columns", None)
     if columns is not None:
-        names = [str(name) for name in columns]
-        fingerprint = (_crc("\x00".join(names).encode()), names[:6], len(names))
+        names = list(columns)
+        fingerprint = None  # scikit-learn's rule: only string column names are names
+        if names and all(isinstance(name, str) for name in names):
+            fingerprint = (_crc("\x00".join(names).encode()), names[:6], len(names))
         return Schema("frame", None, n_features, fingerprint, has_rows)
     kind = "sparse" if is_sparse(X) else "dense"
     if is_device_array(X) or (kind == "sparse" and type(X).__module__.startswith("cupyx")):
@@ -244,9 +246,10 @@ def _schema_mismatch(calls):
         )
     widths = [(r, s.n_features) for r, s in enumerate(schemas) if s.n_features is not None]
     if len({w for _, w in widths}) > 1:
+        described = _by_rank((r, f"{w} features") for r, w in widths)
         return (
             f"{method}: X has a different number of features on different ranks; every "
-            f"shard must have the same columns ({_by_rank((r, f'{w} features') for r, w in widths)})."
+            f"shard must have the same columns ({described})."
         )
     with_rows = [(r, s) for r, s in enumerate(schemas) if s.has_rows]
     floats = {s.dtype for _, s in with_rows if s.dtype and np.dtype(s.dtype).kind == "f"}

@@ -77,10 +77,11 @@ def case_invalid_parameter_on_one_rank_of_every_estimator():
 
 def case_invalid_parameter_on_every_rank_is_scikit_learns_error():
     X, y = _data()
+    local, local_y = shard(X, COMMS), shard(y, COMMS)
     for cls, name, value in INVALID[:3]:
         same_error_everywhere(
             InvalidParameterError, f"The '{name}' parameter of {cls.__name__} must be",
-            lambda cls=cls, params={name: value}: cls(**params).fit(shard(X, COMMS), shard(y, COMMS)),
+            lambda cls=cls, params={name: value}: cls(**params).fit(local, local_y),
         )
 
 
