@@ -145,7 +145,7 @@ def input_schema(X):
             fingerprint = (_crc("\x00".join(names).encode()), names[:6], len(names))
         return Schema("frame", None, n_features, fingerprint, has_rows)
     kind = "sparse" if is_sparse(X) else "dense"
-    if is_device_array(X) or (kind == "sparse" and type(X).__module__.startswith("cupyx")):
+    if is_device_array(X):
         kind = "device" if kind == "dense" else "device sparse"
     dtype = getattr(X, "dtype", None)
     return Schema(kind, None if dtype is None else np.dtype(dtype).str, n_features, None,
