@@ -6,8 +6,14 @@
 Both sides cluster the same global data (``mlmpi.datasets.make_blobs``:
 blobs overlapping into one cloud, so that Lloyd runs all ``max_iter`` iterations
 with ``tol=0``) from the same initial centres. Reported: seconds per Lloyd
-iteration (fit time / n_iter_), the fit time, and mlmpi's fraction of time
-in communication (``mlmpi.comms.profile``).
+iteration (fit time / n_iter_), the fit time, mlmpi's fraction of time
+in communication (``mlmpi.comms.profile``), and the floor of one iteration
+on R ranks of one core each (``benchmarks/bench_lloyd_kernel.py``):
+
+    floor = max(2·n·k·d / (R · peak), n·d·itemsize / (R · bandwidth))
+
+with ``peak`` a large GEMM's FLOP/s and ``bandwidth`` a NumPy sum's bytes/s
+on one core, measured by the driver before the timings (no rank alive).
 """
 
 import argparse
@@ -21,6 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _driver  # noqa: E402
+from bench_lloyd_kernel import floor_seconds, measured_peak_and_bandwidth
 
 # Blob centres this close together make one big Gaussian cloud, on which
 # Lloyd keeps moving the centres: every run does all max_iter iterations.
@@ -80,6 +87,10 @@ def driver(args):
     from mlmpi.comms import SelfComms
 
     X = _data(args, SelfComms())
+    with threadpool_limits(limits=1):
+        peak, bandwidth = measured_peak_and_bandwidth(X.dtype)
+    floor = floor_seconds(args.n_samples, args.n_features, args.n_clusters, X.itemsize,
+                          peak * args.ranks, bandwidth * args.ranks)
 
     def run_peer():
         with threadpool_limits(limits=args.ranks):
@@ -96,13 +107,18 @@ def driver(args):
         script=Path(__file__).resolve(), ranks=args.ranks, repeats=args.repeats,
         run_peer=run_peer, worker_argv=[str(a) for a in argv],
     )
+    row["floor_s"] = floor
+    row["vs_floor"] = row["mlmpi_s"] / floor
+    row["peak_gflops_per_core"] = peak / 1e9
+    row["bandwidth_gbs_per_core"] = bandwidth / 1e9
     row["peer_n_iter"] = statistics.median(r["n_iter"] for r in row["peer_runs"])
     row["inertia_rel_diff"] = abs(row["mlmpi_runs"][0]["inertia"] - row["peer_runs"][0]["inertia"]) / (
         row["peer_runs"][0]["inertia"]
     )
     _driver.report(
         "kmeans", [row], vars(args) | {"metric": "seconds per Lloyd iteration"}, out=args.out,
-        extra_columns=[("comm frac", "mlmpi_comm_fraction"), ("n_iter", "mlmpi_n_iter"),
+        extra_columns=[("comm frac", "mlmpi_comm_fraction"), ("floor s", "floor_s"),
+                       ("mlmpi/floor", "vs_floor"), ("n_iter", "mlmpi_n_iter"),
                        ("peer n_iter", "peer_n_iter"), ("inertia diff", "inertia_rel_diff")],
     )
 

@@ -31,7 +31,7 @@ def test_public_names():
 @pytest.mark.parametrize("solver", ["covariance_eigh", "full", "randomized"])
 def test_blocked_kernels_match_unblocked(monkeypatch, solver):
     """Several row blocks per rank give the one-block answer."""
-    from mlmpi.kernels.cpu import decomposition as _local
+    from mlmpi.kernels.shared import decomposition as _local
 
     X = load_digits().data[:500]
     params = dict(n_components=6, svd_solver=solver, random_state=0)

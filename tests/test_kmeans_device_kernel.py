@@ -13,6 +13,7 @@ from sklearn.datasets import make_blobs
 
 from mlmpi import KMeans
 from mlmpi.cluster import _init, _kmeans, _lloyd
+from mlmpi.kernels import kernels_for
 from mlmpi.kernels.cpu import kmeans as cpu_kernel
 from mlmpi.kernels.gpu import kmeans as device_kernel
 
@@ -91,7 +92,8 @@ def test_chunk_rows_bounds_memory():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_kmeans_fit_with_device_kernel_matches_sklearn(monkeypatch, dtype):
     for module in (_lloyd, _kmeans, _init):
-        monkeypatch.setattr(module, "kernels_for", lambda X: device_kernel)
+        monkeypatch.setattr(module, "kernels_for",
+                            lambda family, X: kernels_for(family, X, device="gpu"))
     X, _ = make_blobs(2000, n_features=5, centers=6, cluster_std=3.0, random_state=0)
     X = X.astype(dtype)
     weight = np.random.default_rng(0).uniform(0.5, 2.0, len(X)).astype(dtype)

@@ -9,9 +9,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import mlmpi
 from mlmpi import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
-from mlmpi.kernels import _knn
-from mlmpi.kernels.cpu import knn as cpu_knn
-from mlmpi.kernels.gpu import knn as gpu_knn
+from mlmpi.kernels import kernels_for
+from mlmpi.kernels.shared.knn import GEMM_METRICS
 
 
 @parametrize_with_checks([NearestNeighbors(), KNeighborsClassifier(), KNeighborsRegressor()])
@@ -68,7 +67,7 @@ def test_gpu_kernels_on_numpy_equal_cpu_kernels(metric):
     Q, blocks = _random_blocks(metric)
     k, p = 9, 3.0
     results = []
-    for kernels in (cpu_knn, gpu_knn):
+    for kernels in (kernels_for("knn", Q, "cpu"), kernels_for("knn", Q, "gpu")):
         best_d = np.full((len(Q), k), np.inf)
         best_i = np.full((len(Q), k), np.iinfo(np.int64).max, dtype=np.int64)
         start = 0
@@ -77,7 +76,7 @@ def test_gpu_kernels_on_numpy_equal_cpu_kernels(metric):
             q_term, x_term = kernels.row_terms(Q, metric), kernels.row_terms(X, metric)
             D = np.empty((len(Q), len(X)))
             kernels.block_distances(Q, X, metric, p, D)
-            tol = np.full(len(Q), 1e-9 if metric in _knn.GEMM_METRICS else 0.0)
+            tol = np.full(len(Q), 1e-9 if metric in GEMM_METRICS else 0.0)
             kernels.update_topk(Q, X, D, q_term, x_term, tol, start, metric, p, best_d, best_i)
             rows, cols, values = kernels.radius_pairs(Q, X, D, q_term, x_term, tol, 2.0, metric, p)
             pairs.append(sorted(zip(rows.tolist(), (cols + start).tolist(), values.round(9).tolist())))

@@ -18,7 +18,7 @@ from mlmpi._array import is_sparse, sparse_namespace, to_csr
 from mlmpi.comms import SelfComms
 from mlmpi.datasets import make_sparse_text
 from mlmpi.io import _npz_slice, load_npz
-from mlmpi.kernels.cpu import decomposition as decomposition_kernels
+from mlmpi.kernels.shared import decomposition as decomposition_kernels
 from mlmpi.kernels.cpu import kmeans as dense_kmeans
 from mlmpi.kernels.cpu import kmeans_sparse
 

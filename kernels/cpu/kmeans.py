@@ -6,10 +6,25 @@ signatures for CuPy arrays.
 
 Distances come from one BLAS GEMM per block of rows
 (``||x||² - 2 x·c + ||c||²``; the ``||x||²`` term does not change the
-argmin), fused with the argmin and the weighted partial sums in one
-compiled loop over the block, so no ``n × k × d`` temporary is ever made.
-The GEMM is NumPy's (``np.dot`` inside numba ignored threadpoolctl's
-limit on this machine's OpenBLAS and oversubscribed the cores).
+argmin), followed by the argmin and the weighted partial sums while the
+block is still in cache, so no ``n × k × d`` temporary is ever made. Two
+layouts of the block's distances, chosen by the number of centres:
+
+- rows (``k < COLUMN_MIN_CLUSTERS``): ``X_b · (-2 C)ᵀ`` is (rows, k), the
+  tall GEMM OpenBLAS runs fastest with few centres (in ``GEMM_ROWS``
+  pieces); one compiled loop per
+  row finds the argmin along its k distances and adds the row to its sums;
+- columns (many centres): ``(-2 C) · X_bᵀ`` is (k, rows); the argmin runs
+  down the centres with every row of the block in one SIMD lane (the
+  row-wise argmin is a chain of dependent compares, ~k cycles per row),
+  then the sums.
+
+Both take the first (smallest) centre among equal distances, and add the
+sums of a block in X's dtype in row order, so their labels and sums agree
+(up to the rounding of the GEMM). The crossover was measured with
+``benchmarks/bench_lloyd_kernel.py``. The GEMM is NumPy's (``np.dot``
+inside numba ignored threadpoolctl's limit on this machine's OpenBLAS and
+oversubscribed the cores).
 
 A rank uses ``numba.get_num_threads()`` threads (set per rank by
 ``mlmpi._threads``): each takes one contiguous range of blocks and
@@ -25,6 +40,10 @@ import numpy as np
 from numba import njit, prange
 
 BLOCK_ROWS = 2048
+#: Rows per GEMM of the row layout (OpenBLAS runs the tall product faster in halves).
+GEMM_ROWS = 1024
+#: From this many centres on, the distances of a block are laid out by columns.
+COLUMN_MIN_CLUSTERS = 48
 
 _controller = None
 _pool = None
@@ -47,33 +66,60 @@ def _thread_pool(n_threads):
 
 
 @njit(cache=True, nogil=True)
-def _fused_block(X, sample_weight, start, dots, centers_sq, labels, sums, weights, stats, update):
-    """Argmin over the GEMM block ``dots`` (``-2 x·c``) and, with ``update``, the weighted sums.
+def _argmin_rows(dots, centers_sq, best):
+    """``best[i]`` = argmin over ``j`` of ``centers_sq[j] + dots[i, j]`` (first on ties).
 
-    The argmin uses selects, not branches (the winner is unpredictable).
-    Sums of one block add up in X's dtype, then go into the float64 ``sums``.
+    Selects, not branches (the winner is unpredictable).
     """
     rows, k = dots.shape
-    d = X.shape[1]
-    changed = 0.0
-    block_sums = np.zeros((k, d), dtype=X.dtype)
     for i in range(rows):
-        best = 0
+        b = 0
         best_dist = centers_sq[0] + dots[i, 0]
         for j in range(1, k):
             dist = centers_sq[j] + dots[i, j]
             closer = dist < best_dist
             best_dist = dist if closer else best_dist
-            best = j if closer else best
+            b = j if closer else b
+        best[i] = b
+
+
+@njit(cache=True, nogil=True)
+def _argmin_columns(dots_t, centers_sq, best, best_dist):
+    """``best[i]`` = argmin over ``j`` of ``centers_sq[j] + dots_t[j, i]`` (first on ties).
+
+    The inner loop runs along the rows (one SIMD lane each), branch-free.
+    """
+    k, rows = dots_t.shape
+    for i in range(rows):
+        best_dist[i] = centers_sq[0] + dots_t[0, i]
+        best[i] = 0
+    for j in range(1, k):
+        c = centers_sq[j]
+        for i in range(rows):
+            dist = c + dots_t[j, i]
+            closer = dist < best_dist[i]
+            best_dist[i] = dist if closer else best_dist[i]
+            best[i] = j if closer else best[i]
+
+
+@njit(cache=True, nogil=True)
+def _add_block(X, sample_weight, start, best, labels, sums, weights, stats, update):
+    """Store the block's labels (counting changes) and, with ``update``, add its
+    weighted rows to their centres' sums, in X's dtype, then into the float64 ``sums``."""
+    k, d = sums.shape
+    changed = 0.0
+    block_sums = np.zeros((k, d), dtype=X.dtype)
+    for i in range(best.shape[0]):
         row = start + i
-        if labels[row] != best:
+        b = best[i]
+        if labels[row] != b:
             changed += 1.0
-            labels[row] = best
+            labels[row] = b
         if update:
             w = sample_weight[row]
             for f in range(d):
-                block_sums[best, f] += w * X[row, f]
-            weights[best] += w
+                block_sums[b, f] += w * X[row, f]
+            weights[b] += w
     if update:
         for j in range(k):
             for f in range(d):
@@ -81,14 +127,29 @@ def _fused_block(X, sample_weight, start, dots, centers_sq, labels, sums, weight
     stats[0] += changed
 
 
-def _run_group(X, sample_weight, centers_t, centers_sq, labels, sums, weights, stats, update, first, last):
-    dots = np.empty((BLOCK_ROWS, centers_t.shape[1]), dtype=X.dtype)
+def _run_group(X, sample_weight, centers_t, centers_sq, labels, sums, weights, stats, update,
+               first, last):
     n = X.shape[0]
+    k = centers_t.shape[1]
+    columns = k >= COLUMN_MIN_CLUSTERS
+    centers_2 = np.ascontiguousarray(centers_t.T) if columns else None
+    dots = np.empty((k, BLOCK_ROWS) if columns else (BLOCK_ROWS, k), dtype=X.dtype)
+    best = np.empty(BLOCK_ROWS, dtype=np.int32)
+    best_dist = np.empty(BLOCK_ROWS, dtype=X.dtype)
     for start in range(first * BLOCK_ROWS, min(last * BLOCK_ROWS, n), BLOCK_ROWS):
         stop = min(start + BLOCK_ROWS, n)
-        block = dots[: stop - start]
-        np.dot(X[start:stop], centers_t, out=block)
-        _fused_block(X, sample_weight, start, block, centers_sq, labels, sums, weights, stats, update)
+        rows = stop - start
+        if columns:
+            block = dots if rows == BLOCK_ROWS else np.empty((k, rows), dtype=X.dtype)
+            np.dot(centers_2, X[start:stop].T, out=block)
+            _argmin_columns(block, centers_sq, best[:rows], best_dist[:rows])
+        else:
+            block = dots[:rows]
+            for lo in range(0, rows, GEMM_ROWS):
+                hi = min(lo + GEMM_ROWS, rows)
+                np.dot(X[start + lo : start + hi], centers_t, out=block[lo:hi])
+            _argmin_rows(block, centers_sq, best[:rows])
+        _add_block(X, sample_weight, start, best[:rows], labels, sums, weights, stats, update)
 
 
 def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_centers=True):

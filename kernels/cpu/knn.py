@@ -14,13 +14,11 @@ signatures for CuPy arrays.
   the current k-th (exact) distance, and it is then recomputed directly
   from the rows, so rounding in the GEMM can neither lose a neighbour nor
   reorder ties; equal distances go to the smaller global index.
-- :func:`radius_pairs`: every pair of the block within a radius.
 """
 
-import numpy as np
 from numba import njit, prange
 
-from .._knn import gemm_distances, radius_pairs, row_terms  # noqa: F401 (re-exported kernels)
+from ..shared.knn import gemm_distances
 
 _CODES = {"sqeuclidean": 0, "cosine": 1, "manhattan": 2, "chebyshev": 3, "minkowski": 4}
 

@@ -15,8 +15,13 @@ arrays too.
   index) over the few candidates.
 """
 
-from .._knn import GEMM_METRICS, gemm_distances, namespace, pair_distances, reduce_differences
-from .._knn import radius_pairs, row_terms  # noqa: F401 (re-exported kernels)
+from ..._array import get_namespace
+from ..shared.knn import (
+    GEMM_METRICS,
+    gemm_distances,
+    pair_distances,
+    reduce_differences,
+)
 
 _CHUNK = 1 << 24  # elements of a (queries, rows, n_features) temporary
 
@@ -34,7 +39,7 @@ def block_distances(Q, X, metric, p, out):
 
 def update_topk(Q, X, D, q_term, x_term, tol, start, metric, p, best_dist, best_index):
     """See ``mlmpi.kernels.cpu.knn.update_topk`` (CuPy arrays here)."""
-    xp = namespace(D)
+    xp = get_namespace(D)
     n_queries, n_rows = D.shape
     if D.size == 0:
         return

@@ -1,22 +1,6 @@
-"""Pieces shared by the k-means solvers: kernel dispatch and small distance helpers."""
+"""Pieces shared by the k-means solvers: small distance helpers."""
 
-from .._array import get_namespace, is_device_array, is_sparse
-
-
-def kernels_for(X):
-    """The kernel module for ``X``'s namespace (numba for NumPy, CuPy for CuPy)
-    and kind (dense or CSR)."""
-    if is_sparse(X):
-        if is_device_array(X):
-            from ..kernels.gpu import kmeans_sparse as kernels
-        else:
-            from ..kernels.cpu import kmeans_sparse as kernels
-        return kernels
-    if is_device_array(X):
-        from ..kernels.gpu import kmeans
-    else:
-        from ..kernels.cpu import kmeans
-    return kmeans
+from .._array import get_namespace, is_sparse
 
 
 def row_sq_norms(X):

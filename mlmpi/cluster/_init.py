@@ -14,8 +14,9 @@ import numpy as np
 
 from .._array import get_namespace, to_host, to_namespace
 from ..comms import SelfComms
+from ..kernels import kernels_for
 from ..random import RowStream
-from ._common import dense_rows, kernels_for, row_sq_norms, sq_distances
+from ._common import dense_rows, row_sq_norms, sq_distances
 from ._lloyd import lloyd
 
 # RowStream stream ids of the initialisations (any distinct constants).
@@ -195,7 +196,7 @@ def kmeans_parallel(X, n_clusters, x_sq_norms, sample_weight, rng, *, comms, off
     sums = xp.empty((n_candidates, X.shape[1]), dtype=xp.float64)
     weights = xp.zeros(n_candidates, dtype=xp.float64)
     stats = xp.empty(1, dtype=xp.float64)
-    kernels_for(X).lloyd_step(X, sample_weight, candidates, labels, sums, weights, stats)
+    kernels_for("kmeans", X).lloyd_step(X, sample_weight, candidates, labels, sums, weights, stats)
     weights = comms.allreduce(weights).astype(X.dtype)
     centers = kmeans_plusplus(
         candidates, n_clusters, row_sq_norms(candidates), weights, rng, comms=SelfComms()

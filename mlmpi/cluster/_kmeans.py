@@ -19,9 +19,10 @@ from sklearn.utils.validation import _is_arraylike_not_scalar, check_is_fitted
 from .._array import get_namespace, is_sparse, to_host, to_namespace
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms, collective_method
+from ..kernels import kernels_for
 from ..random import shared_seed
 from ..utils.validation import _check_weights, agree, check_local, validate_fit_data
-from ._common import kernels_for, row_sq_norms, sq_distances
+from ._common import row_sq_norms, sq_distances
 from ._init import kmeans_parallel, kmeans_plusplus, random_rows
 from ._lloyd import final_inertia, lloyd
 
@@ -32,7 +33,7 @@ def _labels(X, centers):
     labels = xp.full(X.shape[0], -1, dtype=xp.int32)
     k, d = centers.shape
     sums, weights = xp.empty((k, d), dtype=xp.float64), xp.empty(k, dtype=xp.float64)
-    kernels_for(X).lloyd_step(
+    kernels_for("kmeans", X).lloyd_step(
         X, xp.ones(X.shape[0], dtype=X.dtype), centers, labels, sums, weights,
         xp.empty(1, dtype=xp.float64), update_centers=False,
     )

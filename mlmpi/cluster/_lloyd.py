@@ -12,7 +12,8 @@ the returned centres. Each iteration makes ONE allreduce of the packed
 import numpy as np
 
 from .._array import get_namespace, to_host, to_namespace
-from ._common import dense_rows, kernels_for
+from ..kernels import kernels_for
+from ._common import dense_rows
 
 
 def _relocate_empty_clusters(X, sample_weight, centers_old, labels, sums, weights, *, comms, offset):
@@ -27,7 +28,7 @@ def _relocate_empty_clusters(X, sample_weight, centers_old, labels, sums, weight
     if empty.size == 0:
         return
     dist = get_namespace(X).empty(X.shape[0], dtype=X.dtype)
-    kernels_for(X).assigned_sq_distances(X, centers_old, labels, dist)
+    kernels_for("kmeans", X).assigned_sq_distances(X, centers_old, labels, dist)
     dist = to_host(dist)
     local_rows = np.arange(X.shape[0])
     nearest = np.lexsort((local_rows, -dist))[: empty.size]
@@ -74,7 +75,7 @@ def final_inertia(X, sample_weight, centers, labels, *, comms):
     xp = get_namespace(X)
     k = centers.shape[0]
     dist = xp.empty(X.shape[0], dtype=X.dtype)
-    kernels_for(X).assigned_sq_distances(X, centers, labels, dist)
+    kernels_for("kmeans", X).assigned_sq_distances(X, centers, labels, dist)
     packed = xp.empty(k + 1, dtype=xp.float64)
     packed[0] = dist.astype(xp.float64) @ sample_weight.astype(xp.float64)
     packed[1:] = xp.bincount(labels, minlength=k)[:k]
@@ -114,7 +115,7 @@ def lloyd(X, sample_weight, centers_init, *, comms, offset, max_iter, tol, verbo
     This function is collective.
     """
     xp = get_namespace(X)
-    kernels = kernels_for(X)
+    kernels = kernels_for("kmeans", X)
     k, d = centers_init.shape
     centers = centers_init
     labels = xp.full(X.shape[0], -1, dtype=xp.int32)

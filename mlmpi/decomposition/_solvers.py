@@ -1,7 +1,7 @@
 """Single-run solvers of distributed PCA and truncated SVD.
 
 Each solver owns its collectives; local work goes through the kernels of
-``mlmpi.kernels.{cpu,gpu}.decomposition`` (dense or CSR rows). The small replicated matrices (covariance, sketches, R
+the ``decomposition`` kernel family (dense or CSR rows). The small replicated matrices (covariance, sketches, R
 factors) are factored on the host in float64, from identical inputs on
 every rank, so every rank gets the same factors, whatever the device of
 ``X``.
@@ -11,18 +11,10 @@ import numpy as np
 from scipy import linalg
 from scipy.sparse.linalg import LinearOperator, eigsh
 
-from .._array import get_namespace, is_device_array, to_host
+from .._array import get_namespace, to_host
 from .._linalg import tsqr_r
+from ..kernels import kernels_for
 from ..utils.validation import _rebuild
-
-
-def _kernels(X):
-    """The decomposition kernel module for ``X``'s device."""
-    if is_device_array(X):
-        from ..kernels.gpu import decomposition
-    else:
-        from ..kernels.cpu import decomposition
-    return decomposition
 
 
 def _as_local(a, X):
@@ -35,7 +27,7 @@ def local_moments(X):
     """This rank's packed ``[n, Σx, XᵀX]`` (float64, ``X``'s namespace); no communication."""
     xp = get_namespace(X)
     d = X.shape[1]
-    return _kernels(X).add_moments(X, xp.zeros(1 + d + d * d, dtype=xp.float64))
+    return kernels_for("decomposition", X).add_moments(X, xp.zeros(1 + d + d * d, dtype=xp.float64))
 
 
 def allreduce_host(local, comms):
@@ -46,7 +38,7 @@ def allreduce_host(local, comms):
 def global_mean(X, n_samples, comms):
     """Column means of the global rows (float64, host). This function is collective."""
     xp = get_namespace(X)
-    sums = _kernels(X).column_sums(X, xp.zeros(X.shape[1], dtype=xp.float64))
+    sums = kernels_for("decomposition", X).column_sums(X, xp.zeros(X.shape[1], dtype=xp.float64))
     return allreduce_host(sums, comms) / n_samples
 
 
@@ -55,7 +47,7 @@ def centered_squared_norms(X, center, V, comms):
     in one allreduce (float64, host). This function is collective."""
     xp = get_namespace(X)
     out = xp.zeros(V.shape[1] + 1, dtype=xp.float64)
-    _kernels(X).add_squared_norms(
+    kernels_for("decomposition", X).add_squared_norms(
         X, None if center is None else _as_local(center, X), _as_local(V, X), out
     )
     total = allreduce_host(out, comms)
@@ -156,12 +148,12 @@ def randomized_svd(
     Q = np.random.RandomState(seed).normal(size=(n_features, n_components + n_oversamples))
     normalize = _normalizer(power_iteration_normalizer, n_iter)
     for step in range(n_iter + 1):
-        Z = _kernels(X).add_normal_product(
+        Z = kernels_for("decomposition", X).add_normal_product(
             X, center, _as_local(Q, X), xp.zeros(Q.shape, dtype=xp.float64)
         )
         Z = allreduce_host(Z, comms)
         Q = normalize(Z) if step < n_iter else _orthonormal(Z)
-    Y = _kernels(X).project(
+    Y = kernels_for("decomposition", X).project(
         X, center, _as_local(Q, X), xp.empty((X.shape[0], Q.shape[1]), dtype=X.dtype)
     )
     S, Wt = exact_svd(Y, None, comms)
@@ -172,7 +164,7 @@ def _local_normal_product(X, center, v):
     """This rank's ``Xcᵀ (Xc v)`` for a host vector ``v`` (float64, ``X``'s namespace)."""
     xp = get_namespace(X)
     out = xp.zeros((X.shape[1], 1), dtype=xp.float64)
-    return _kernels(X).add_normal_product(X, center, _as_local(v[:, None], X), out)[:, 0]
+    return kernels_for("decomposition", X).add_normal_product(X, center, _as_local(v[:, None], X), out)[:, 0]
 
 
 def _root_eigsh(X, center, n_components, *, tol, seed, comms):

@@ -21,7 +21,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
-from sklearn.linear_model._cd_fast import enet_coordinate_descent_gram
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils._sparse import _align_api_if_sparse
@@ -29,6 +29,7 @@ from sklearn.utils._sparse import _align_api_if_sparse
 from .._array import to_host
 from ..base import DistributedEstimatorMixin
 from ..comms import collective_method
+from ..kernels import kernels_for
 from ..random import shared_seed
 from ._base import (
     RegressionMixin,
@@ -45,29 +46,45 @@ _NON_FINITE = (
     "Coordinate descent iterations resulted in non-finite parameter values. "
     "The input data may contain large values and need to be preprocessed."
 )
+_NOT_CONVERGED = (
+    "Objective did not converge. You might want to increase the number of iterations, "
+    "check the scale of the features or consider increasing regularisation."
+)
+_RIDGE_HINT = (
+    "Linear regression models with a zero l1 penalization strength are more efficiently "
+    "fitted using one of the solvers implemented in sklearn.linear_model.Ridge/RidgeCV instead."
+)
 
 
 def _gram_path(gram, xty, yty, alphas, coef_init, *, l1_ratio, n_samples, dtype, max_iter,
                tol, rng, random, positive):
     """Coordinate descent on the replicated Gram matrix along ``alphas`` (warm starts).
 
-    scikit-learn's own Gram solver (``enet_coordinate_descent_gram``) on the
+    The ``coordinate_descent`` kernel (scikit-learn's Gram-solver rules) on the
     global statistics ``gram = XᵀX``, ``xty = Xᵀy``, ``yty = yᵀy``: no
     communication. Returns ``(coefs, dual_gaps, n_iters)``, coefs of shape
     (n_features, n_alphas), dual gaps divided by ``n_samples`` (scikit-learn's scale).
     """
     gram = np.ascontiguousarray(gram, dtype=dtype)
     xty = np.ascontiguousarray(xty, dtype=dtype)
-    # the solver only reads ||y||² (its duality-gap scale) from y
+    # ||y||² (the duality-gap scale) in dtype, as scikit-learn's solver gets it from y
     y_norm = np.array([np.sqrt(yty)], dtype=dtype)
-    coef = np.ascontiguousarray(coef_init, dtype=dtype)
+    y_norm2 = float(y_norm @ y_norm)
+    kernels = kernels_for("coordinate_descent", gram)
+    coef = np.array(coef_init, dtype=dtype, order="C")
     coefs = np.empty((gram.shape[0], len(alphas)), dtype=dtype)
     gaps, n_iters = np.empty(len(alphas)), []
     for i, alpha in enumerate(alphas):
-        coef, gap, _, n_iter = enet_coordinate_descent_gram(
-            coef, dtype(alpha * l1_ratio * n_samples), dtype(alpha * (1.0 - l1_ratio) * n_samples),
-            gram, xty, y_norm, max_iter, dtype(tol), rng, random, positive, True,
+        l1 = dtype(alpha * l1_ratio * n_samples)
+        gap, target, n_iter, converged = kernels.enet_gram(
+            coef, l1, dtype(alpha * (1.0 - l1_ratio) * n_samples), gram, xty, y_norm2,
+            max_iter, tol, rng.randint(0, kernels.RAND_R_MAX), random, positive,
         )
+        if not converged:
+            message = f"{_NOT_CONVERGED} Duality gap: {gap:.6e}, tolerance: {target:.3e}"
+            if l1 < np.finfo(np.float64).eps:
+                message += "\n" + _RIDGE_HINT
+            warnings.warn(message, ConvergenceWarning, stacklevel=2)
         coefs[:, i] = coef
         gaps[i] = gap / n_samples
         n_iters.append(int(n_iter))

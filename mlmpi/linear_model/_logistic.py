@@ -23,10 +23,10 @@ from sklearn.utils.validation import check_is_fitted
 from .._array import get_namespace, is_device_array, is_sparse, to_host
 from ..base import DistributedEstimatorMixin
 from ..comms import collective_method
+from ..kernels import kernels_for
 from ..utils.validation import agree, validate_fit_data
 from ._base import LinearPredictMixin, check_finite_parameters
 from ._newton import _Gauge, lbfgs, newton_cg, newton_cholesky
-from ._stats import sparse_kernels
 
 _SOLVERS = {"lbfgs", "newton-cg", "newton-cholesky", "sag", "saga", "liblinear"}
 
@@ -90,7 +90,7 @@ class LogisticObjective:
     def __init__(self, X, classes_idx, weight, *, n_classes, fit_intercept, C, weight_sum, comms):
         xp = get_namespace(X)
         self.X, self.xp, self.comms = X, xp, comms
-        self.kernels = sparse_kernels(X) if is_sparse(X) else None
+        self.kernels = kernels_for("linear", X) if is_sparse(X) else None
         self.n_outputs = 1 if n_classes == 2 else n_classes
         self.fit_intercept = fit_intercept
         self.weight = weight

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._array import get_namespace, is_device_array, is_sparse, to_host
+from .._array import get_namespace, is_sparse, to_host
 from .._linalg import tsqr_r
+from ..kernels import kernels_for
 
 _CACHE_BYTES = 1 << 19
 
@@ -49,15 +50,6 @@ class Moments:
     yty: np.ndarray
 
 
-def sparse_kernels(X):
-    """The linear-model kernels for ``X``'s device (CSR on the host or the GPU)."""
-    if is_device_array(X):
-        from ..kernels.gpu import linear
-    else:
-        from ..kernels.cpu import linear
-    return linear
-
-
 def weighted_means(X, Y, sample_weight, comms):
     """``(Σw, x̄, ȳ)`` of the global data in one allreduce (host, float64).
 
@@ -70,7 +62,7 @@ def weighted_means(X, Y, sample_weight, comms):
         w = xp.ones(X.shape[0]) if sample_weight is None else sample_weight.astype(xp.float64)
         packed[0] = w.sum()
         packed[1 : 1 + d] = 0.0
-        sparse_kernels(X).add_transpose_product(X, w, packed[1 : 1 + d])
+        kernels_for("linear", X).add_transpose_product(X, w, packed[1 : 1 + d])
         packed[1 + d :] = w @ Y.astype(xp.float64, copy=False)
     elif sample_weight is None:
         packed[0] = X.shape[0]
@@ -143,7 +135,7 @@ def _sparse_products(X, Y, y_mean, sample_weight, gram, xty, yty):
     """The products of :func:`centred_products` for CSR rows, X uncentred (its
     centring is applied to the global sums by :func:`centred_moments`)."""
     xp = get_namespace(Y)
-    kernels = sparse_kernels(X)
+    kernels = kernels_for("linear", X)
     w = None if sample_weight is None else sample_weight.astype(xp.float64)
     kernels.add_weighted_gram(X, w, gram)
     Yc = Y.astype(xp.float64) - xp.asarray(y_mean)

@@ -10,7 +10,7 @@ working memory is two index blocks plus one ``batch_size × batch_size``
 distance block, whatever the number of queries (the results themselves
 are ``n_queries × k``).
 
-The kernels (``mlmpi.kernels.cpu|gpu.knn``) keep each query's running
+The kernels (the ``knn`` kernel family) keep each query's running
 top-k sorted by (exact distance, global index), which makes the result
 independent of the number of ranks, of the shards and of the order in
 which the blocks arrive.
@@ -18,20 +18,12 @@ which the blocks arrive.
 
 import math
 
-from .._array import get_namespace, is_device_array
+from .._array import get_namespace
+from ..kernels import kernels_for
 
 #: Reduced metric used for the search, per effective metric.
 REDUCED = {"euclidean": "sqeuclidean", "sqeuclidean": "sqeuclidean", "cosine": "cosine",
            "manhattan": "manhattan", "chebyshev": "chebyshev", "minkowski": "minkowski"}
-
-
-def kernels_for(X):
-    """The kNN kernel module for ``X``'s namespace."""
-    if is_device_array(X):
-        from ..kernels.gpu import knn
-    else:
-        from ..kernels.cpu import knn
-    return knn
 
 
 def prepare_rows(X, metric):
@@ -89,7 +81,7 @@ def _search(Q, X, comms, counts, metric, p, batch_size, visit):
     """Run ``visit(batch, Qb, block, D, q_term, x_term, tol, start)`` for every
     query batch and every index block of the ring (``D``: their distances, see
     ``block_distances``)."""
-    kernels = kernels_for(X)
+    kernels = kernels_for("knn", X)
     xp = get_namespace(X)
     reduced = REDUCED[metric]
     q_terms = kernels.row_terms(Q, reduced)
@@ -116,7 +108,7 @@ def kneighbors(Q, X, *, n_neighbors, metric, p, comms, counts, batch_size):
     This function is collective.
     """
     xp = get_namespace(X)
-    kernels = kernels_for(X)
+    kernels = kernels_for("knn", X)
     best_dist = xp.full((Q.shape[0], n_neighbors), xp.inf, dtype=X.dtype)
     best_index = xp.full((Q.shape[0], n_neighbors), xp.iinfo(xp.int64).max, dtype=xp.int64)
     reduced = REDUCED[metric]
@@ -138,7 +130,7 @@ def radius_neighbors(Q, X, *, radius, metric, p, comms, counts, batch_size):
     This function is collective.
     """
     xp = get_namespace(X)
-    kernels = kernels_for(X)
+    kernels = kernels_for("knn", X)
     reduced = REDUCED[metric]
     bound = {"euclidean": radius ** 2, "minkowski": radius ** p}.get(metric, radius)
     bound *= 1 + 8 * float(xp.finfo(X.dtype).eps)  # the final distance decides at the edge

@@ -45,6 +45,22 @@ def case_init_array_matches_sklearn():
                 _assert_same_fit(ours, ref, ours.labels_, RTOL[dtype])
 
 
+def case_many_centres_match_sklearn():
+    """k above the CPU kernel's crossover (block distances laid out by columns)."""
+    from mlmpi.kernels.cpu.kmeans import COLUMN_MIN_CLUSTERS
+
+    k = COLUMN_MIN_CLUSTERS + 16
+    X64, _, weights = _blobs(n=1500, centers=k, cluster_std=0.4, seed=3)
+    for dtype in (np.float64, np.float32):
+        X = X64.astype(dtype)
+        init = X[::7][:k].copy()
+        ref = SKKMeans(k, init=init, n_init=1, algorithm="lloyd").fit(X, sample_weight=weights)
+        assert ref.n_iter_ > 2
+        for _, (Xl, swl) in each_layout(X, weights):
+            ours = KMeans(k, init=init, n_init=1).fit(Xl, sample_weight=swl)
+            _assert_same_fit(ours, ref, ours.labels_, RTOL[dtype])
+
+
 def case_empty_cluster_relocation():
     X, _, weights = _blobs(n=400, centers=4)
     # One centre far from all data: empty after the first assignment.

@@ -1,5 +1,7 @@
-"""Nearest-neighbour pieces written once for NumPy and CuPy (array namespace
-of the inputs), used by ``kernels/cpu/knn.py`` and ``kernels/gpu/knn.py``.
+"""Nearest-neighbour kernels written once for NumPy and CuPy (array namespace
+of the inputs): declared for both devices in the registry (family ``knn``,
+next to ``kernels/cpu/knn.py`` and ``kernels/gpu/knn.py``), and the helpers
+those two share.
 
 Pure local compute; nothing here communicates.
 
@@ -9,19 +11,10 @@ caller) for cosine, ``Σ|q - x|`` (manhattan), ``max|q - x|`` (chebyshev),
 ``Σ|q - x|^p`` (minkowski).
 """
 
+from ..._array import get_namespace
+
 GEMM_METRICS = ("sqeuclidean", "cosine")
 _PAIR_CHUNK = 1 << 20  # elements of a (pairs, n_features) temporary
-
-
-def namespace(x):
-    module = type(x).__module__.split(".")[0]
-    if module in ("cupy", "cupyx"):
-        import cupy
-
-        return cupy
-    import numpy
-
-    return numpy
 
 
 def gemm_distances(Q, X, metric, out):
@@ -31,14 +24,14 @@ def gemm_distances(Q, X, metric, out):
     approximate reduced distance is ``out[i, j] + q_term[i] + x_term[j]``
     (:func:`row_terms`), which the selection adds on the fly.
     """
-    xp = namespace(Q)
+    xp = get_namespace(Q)
     return xp.matmul(Q, (X * (-2 if metric == "sqeuclidean" else -1)).T, out=out)
 
 
 def row_terms(X, metric):
     """Per-row terms of the approximate reduced distances (see :func:`gemm_distances`):
     ``||x||²`` for sqeuclidean, ``1/2`` for cosine (each side), 0 otherwise."""
-    xp = namespace(X)
+    xp = get_namespace(X)
     if metric == "sqeuclidean":
         return (X * X).sum(axis=1)
     return xp.full(X.shape[0], 0.5 if metric == "cosine" else 0.0, dtype=X.dtype)
@@ -46,7 +39,7 @@ def row_terms(X, metric):
 
 def reduce_differences(diff, metric, p):
     """Reduced distances of the rows of ``diff`` (``q - x``, last axis summed)."""
-    xp = namespace(diff)
+    xp = get_namespace(diff)
     if metric == "sqeuclidean":
         return (diff * diff).sum(axis=-1)
     absolute = xp.abs(diff)
@@ -60,7 +53,7 @@ def reduce_differences(diff, metric, p):
 def pair_distances(Q, X, rows, cols, metric, p):
     """Exact reduced distances of the pairs ``(Q[rows[i]], X[cols[i]])``,
     computed directly (never through a GEMM), in chunks of bounded memory."""
-    xp = namespace(Q)
+    xp = get_namespace(Q)
     out = xp.empty(rows.shape[0], dtype=Q.dtype)
     step = max(1, _PAIR_CHUNK // max(Q.shape[1], 1))
     for start in range(0, rows.shape[0], step):
@@ -80,7 +73,7 @@ def radius_pairs(Q, X, D, q_term, x_term, tol, bound, metric, p):
     within ``bound + tol`` are recomputed exactly, so no pair is lost to
     rounding. The caller keeps those whose final distance is within the radius.
     """
-    xp = namespace(D)
+    xp = get_namespace(D)
     rows, cols = xp.nonzero(D + x_term[None, :] <= (bound + tol - q_term)[:, None])
     if metric in GEMM_METRICS:
         reduced = pair_distances(Q, X, rows, cols, metric, p)

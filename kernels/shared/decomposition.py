@@ -3,7 +3,7 @@ rows into caller-owned float64 buffers, never any communication.
 
 ``X`` is dense or CSR. The kernels are written against the NumPy API that
 CuPy and ``cupyx.scipy.sparse`` share, so the same code serves both
-devices (``kernels/gpu/decomposition.py`` exports these functions) and the
+devices (declared once for both in the kernel registry) and the
 CPU tests run the GPU's code. Rows are processed in blocks: products run in
 ``X``'s dtype (float32 stays float32 for speed) and every block's result is
 accumulated in float64.

@@ -3,7 +3,7 @@ rows into caller-owned float64 buffers, never any communication.
 
 Written against the API that SciPy sparse and ``cupyx.scipy.sparse`` (and
 NumPy/CuPy) share, so one implementation serves both devices
-(``kernels/gpu/linear.py`` exports these functions) and the CPU tests run the
+(declared once for both in the kernel registry) and the CPU tests run the
 GPU's code. The Gram products run over row blocks, so their sparse
 temporaries stay proportional to a block's non-zeros; results accumulate in
 float64.

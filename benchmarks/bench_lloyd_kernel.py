@@ -1,0 +1,88 @@
+"""One Lloyd step of the CPU k-means kernel on one core, per layout of the
+block distances, against the step's floor: measures the crossover
+``COLUMN_MIN_CLUSTERS`` of ``mlmpi.kernels.cpu.kmeans``.
+
+    python benchmarks/bench_lloyd_kernel.py --n-samples 500000 --n-features 32 \\
+        --n-clusters 8 16 32 64 128 256 --dtype float32
+
+CPU time (``time.process_time``, best of ``--repeats``) of ``lloyd_step``
+with one numba and one BLAS thread, so that other processes on a shared
+machine inflate it less than wall time. The floor printed is
+max(compute, memory) for one step on one core:
+``2·n·k·d / peak_flops`` and ``n·d·itemsize / bandwidth``, with peak and
+bandwidth measured here (a large GEMM's rate, a NumPy sum over X).
+"""
+
+import argparse
+import functools
+import os
+import time
+
+import numba
+import numpy as np
+from mlmpi.kernels.cpu import kmeans
+from threadpoolctl import threadpool_limits
+
+
+def _best(run, repeats):
+    run()
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        run()
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+def measured_peak_and_bandwidth(dtype, repeats=3):
+    """(FLOP/s of a 1024×1024×1024 GEMM, bytes/s of a sum over 256 MB), one core."""
+    a = np.ones((1024, 1024), dtype=dtype)
+    peak = 2 * 1024**3 / _best(lambda: a @ a, repeats)
+    big = np.ones(1 << 26, dtype=np.float32)
+    bandwidth = big.nbytes / _best(big.sum, repeats)
+    return peak, bandwidth
+
+
+def floor_seconds(n, d, k, itemsize, peak, bandwidth):
+    """One Lloyd step's floor: max(2·n·k·d / peak, n·d·itemsize / bandwidth)."""
+    return max(2.0 * n * k * d / peak, n * d * itemsize / bandwidth)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n-samples", type=int, default=500_000)
+    parser.add_argument("--n-features", type=int, default=32)
+    parser.add_argument("--n-clusters", type=int, nargs="+", default=[8, 16, 32, 64, 128, 256])
+    parser.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    numba.set_num_threads(1)
+    dtype = np.dtype(args.dtype)
+    n, d = args.n_samples, args.n_features
+    X = np.random.default_rng(0).normal(size=(n, d)).astype(dtype)
+    weight = np.ones(n, dtype=dtype)
+    print(f"load average before: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
+    with threadpool_limits(limits=1):
+        peak, bandwidth = measured_peak_and_bandwidth(dtype)
+        print(f"one core: GEMM {peak / 1e9:.1f} GFLOP/s, sum {bandwidth / 1e9:.1f} GB/s")
+        print(f"{'k':>6}{'rows ms':>10}{'columns ms':>12}{'floor ms':>10}{'best/floor':>12}")
+        default = kmeans.COLUMN_MIN_CLUSTERS
+        try:
+            for k in args.n_clusters:
+                centers = X[:: n // k][:k].copy()
+                buffers = (np.full(n, -1, np.int32), np.zeros((k, d)), np.zeros(k), np.zeros(1))
+                step = functools.partial(kmeans.lloyd_step, X, weight, centers, *buffers)
+                times = []
+                for crossover in (k + 1, k):  # rows, then columns
+                    kmeans.COLUMN_MIN_CLUSTERS = crossover
+                    times.append(_best(step, args.repeats))
+                floor = floor_seconds(n, d, k, dtype.itemsize, peak, bandwidth)
+                print(f"{k:>6}{times[0] * 1e3:>10.2f}{times[1] * 1e3:>12.2f}{floor * 1e3:>10.2f}"
+                      f"{min(times) / floor:>12.2f}")
+        finally:
+            kmeans.COLUMN_MIN_CLUSTERS = default
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

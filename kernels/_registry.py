@@ -1,0 +1,108 @@
+"""The kernel registry: every kernel family is declared once, here, with the
+module that implements it on each device; solvers ask :func:`kernels_for`
+for the implementation that fits their array.
+
+A declaration names up to three modules per layout (dense rows, CSR rows):
+
+- ``cpu``: NumPy/numba (``kernels/cpu``);
+- ``gpu``: CuPy (``kernels/gpu``);
+- ``shared``: one implementation written against the API NumPy and CuPy
+  (SciPy and ``cupyx.scipy.sparse``) share, serving both devices
+  (``kernels/shared``); a device module, where declared, takes precedence
+  name by name, so a family can share part of its kernels.
+
+A family that declares no sparse layout takes CSR rows in its dense
+modules. Modules are imported at the first lookup (the GPU ones import CuPy).
+"""
+
+from dataclasses import dataclass
+from functools import cache
+from importlib import import_module
+
+from .._array import is_device_array, is_sparse
+
+
+@dataclass(frozen=True)
+class _Layout:
+    cpu: str | None = None
+    gpu: str | None = None
+    shared: str | None = None
+
+    def modules(self, device):
+        return tuple(m for m in (getattr(self, device), self.shared) if m is not None)
+
+
+_FAMILIES = {}
+
+
+def declare(family, *, dense, sparse=None):
+    """Declare kernel ``family``: a :class:`_Layout` for dense rows and, if CSR rows
+    have their own implementation, one for them."""
+    if family in _FAMILIES:
+        raise ValueError(f"kernel family {family!r} is declared twice")
+    _FAMILIES[family] = {"dense": dense, "sparse": sparse or dense}
+
+
+declare("kmeans", dense=_Layout(cpu="cpu.kmeans", gpu="gpu.kmeans"),
+        sparse=_Layout(cpu="cpu.kmeans_sparse", gpu="gpu.kmeans_sparse"))
+declare("knn", dense=_Layout(cpu="cpu.knn", gpu="gpu.knn", shared="shared.knn"))
+declare("decomposition", dense=_Layout(shared="shared.decomposition"))
+declare("linear", dense=_Layout(shared="shared.linear"))
+# The Gram matrix it works on is small and replicated, always on the host.
+declare("coordinate_descent", dense=_Layout(cpu="cpu.coordinate_descent"))
+
+
+class KernelSet:
+    """The kernels of one family for one device and layout: attribute ``name`` is
+    the first public function ``name`` of its modules (device-specific first)."""
+
+    def __init__(self, family, modules):
+        self.family = family
+        self._modules = tuple(import_module(f"{__package__}.{m}") for m in modules)
+
+    def __getattr__(self, name):
+        if not name.startswith("_"):
+            for module in self._modules:
+                if hasattr(module, name):
+                    return getattr(module, name)
+        raise AttributeError(f"kernel family {self.family!r} has no kernel {name!r}")
+
+    def __repr__(self):
+        names = ", ".join(m.__name__ for m in self._modules)
+        return f"KernelSet({self.family!r}: {names})"
+
+
+@cache
+def _lookup(family, device, layout):
+    try:
+        modules = _FAMILIES[family][layout].modules(device)
+    except KeyError:
+        raise ValueError(f"unknown kernel family {family!r}") from None
+    if not modules:
+        raise NotImplementedError(f"kernel family {family!r} has no {device} implementation")
+    return KernelSet(family, modules)
+
+
+def kernels_for(family, X, device=None):
+    """The kernels of ``family`` for ``X``'s device (NumPy/SciPy: cpu, CuPy: gpu)
+    and layout (dense or CSR).
+
+    Parameters
+    ----------
+    family : str
+        A declared family: ``"kmeans"``, ``"knn"``, ``"decomposition"``,
+        ``"linear"``, ``"coordinate_descent"``.
+    X : array or sparse matrix
+        The data the kernels will run on.
+    device : {"cpu", "gpu"}, default=None
+        None: ``X``'s device. ``"gpu"`` on NumPy input runs the device code on
+        the host (the kernels written against the array API; the tests do).
+
+    Returns
+    -------
+    KernelSet
+        The family's kernels as attributes (``kernels_for("kmeans", X).lloyd_step``).
+    """
+    if device is None:
+        device = "gpu" if is_device_array(X) else "cpu"
+    return _lookup(family, device, "sparse" if is_sparse(X) else "dense")

@@ -1,0 +1,68 @@
+"""The kernel registry: one declaration per family, looked up by device and layout."""
+
+import importlib
+import inspect
+import pkgutil
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from mlmpi.kernels import _registry, kernels_for
+
+
+def test_lookup_by_device_and_layout():
+    X = np.ones((3, 2))
+    assert kernels_for("kmeans", X).lloyd_step.__module__ == "mlmpi.kernels.cpu.kmeans"
+    sparse = kernels_for("kmeans", sp.csr_matrix(X)).lloyd_step
+    assert sparse.__module__ == "mlmpi.kernels.cpu.kmeans_sparse"
+    assert kernels_for("kmeans", X, device="gpu").lloyd_step.__module__ == "mlmpi.kernels.gpu.kmeans"
+    # a shared implementation serves both devices, dense and CSR rows
+    for device in ("cpu", "gpu"):
+        for data in (X, sp.csr_matrix(X)):
+            moments = kernels_for("decomposition", data, device).add_moments
+            assert moments.__module__ == "mlmpi.kernels.shared.decomposition"
+    # device modules take precedence name by name over the shared one
+    cpu, gpu = kernels_for("knn", X, "cpu"), kernels_for("knn", X, "gpu")
+    assert cpu.update_topk.__module__ == "mlmpi.kernels.cpu.knn"
+    assert gpu.update_topk.__module__ == "mlmpi.kernels.gpu.knn"
+    assert cpu.radius_pairs is gpu.radius_pairs
+    assert kernels_for("kmeans", X) is kernels_for("kmeans", X.T)
+
+
+def test_errors_name_the_family():
+    X = np.ones((3, 2))
+    with pytest.raises(ValueError, match="unknown kernel family 'nope'"):
+        kernels_for("nope", X)
+    with pytest.raises(AttributeError, match="'kmeans' has no kernel 'nope'"):
+        _ = kernels_for("kmeans", X).nope
+    with pytest.raises(AttributeError):
+        _ = kernels_for("kmeans", X)._fused_block
+    with pytest.raises(NotImplementedError, match="no gpu implementation"):
+        kernels_for("coordinate_descent", X, device="gpu")
+    with pytest.raises(ValueError, match="declared twice"):
+        _registry.declare("kmeans", dense=_registry._Layout(cpu="cpu.kmeans"))
+
+
+def test_every_kernel_module_is_declared_and_is_no_shim():
+    """Every kernel module belongs to a family and defines kernels of its own; what
+    it imports from other kernel modules comes from its own family."""
+    on_disk = set()
+    for package in ("cpu", "gpu", "shared"):
+        path = importlib.import_module(f"mlmpi.kernels.{package}").__path__
+        on_disk |= {f"{package}.{info.name}" for info in pkgutil.iter_modules(path)}
+    declared = set()
+    for layouts in _registry._FAMILIES.values():
+        for layout in layouts.values():
+            family = {m for m in (layout.cpu, layout.gpu, layout.shared) if m}
+            declared |= family
+            names = {f"mlmpi.kernels.{m}" for m in family}
+            for name in names:
+                if name == "mlmpi.kernels.gpu.kmeans_sparse":
+                    continue  # imports CuPy
+                functions = [v for v in vars(importlib.import_module(name)).values()
+                             if inspect.isfunction(v)]
+                assert any(f.__module__ == name for f in functions), name
+                for f in functions:
+                    assert f.__module__ in names or not f.__module__.startswith(
+                        "mlmpi.kernels"), (name, f.__name__)
+    assert declared == on_disk
