@@ -48,6 +48,7 @@ class _SortedColumns:
     number of implicit zeros of each column of a sparse matrix."""
 
     def __init__(self, X):
+        self.dtype = _float_dtype(X)
         if is_sparse(X):
             csc = X.tocsc().get() if is_device_array(X) else X.tocsc()
             n_rows = csc.shape[0]
@@ -65,6 +66,21 @@ class _SortedColumns:
             self.values = [ordered[:valid[j], j] for j in range(dense.shape[1])]
             self.zeros = [0] * dense.shape[1]
         self.n_columns = len(self.values)
+
+    @classmethod
+    def from_columns(cls, values, zeros, dtype):
+        """Columns given as this rank's values (any order, NaN ignored) and
+        counts of extra zeros; ``dtype`` is the data's."""
+        columns = cls.__new__(cls)
+        columns.dtype = np.dtype(dtype)
+        columns.values = [np.sort(v[~np.isnan(v)]).astype(np.float64) for v in values]
+        columns.zeros = list(zeros)
+        columns.n_columns = len(columns.values)
+        return columns
+
+    @classmethod
+    def of(cls, X):
+        return X if isinstance(X, cls) else cls(X)
 
     def counts(self):
         return np.array([v.size + z for v, z in zip(self.values, self.zeros)], dtype=np.int64)
@@ -164,10 +180,15 @@ def _by_column(column_of):
         yield int(column_of[order[start]]), order[start:stop]
 
 
-def _neighbour_statistics(X, q, method, comms):
+def _float_dtype(X):
+    """The dtype NumPy's quantiles interpolate in: ``X``'s float dtype, else float64."""
+    dtype = np.dtype(getattr(X, "dtype", np.float64))
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def _neighbour_statistics(columns, q, method, comms):
     """For each (quantile, column): the two order statistics NumPy interpolates
     between, the weight, and the global count of non-NaN values."""
-    columns = _SortedColumns(X)
     d = columns.n_columns
     low, high = columns.extremes()
     n = comms.allreduce(columns.counts())
@@ -218,13 +239,12 @@ def _lerp(a, b, t, *, weak):
 
 
 def _quantiles(X, q, method, comms, *, weak_q):
-    dtype = np.dtype(getattr(X, "dtype", np.float64))
-    if dtype.kind != "f":
-        dtype = np.dtype(np.float64)
     if method not in _METHODS:
         raise ValueError(f"method must be one of {sorted(_METHODS)}, got {method!r}.")
+    columns = _SortedColumns.of(X)
+    dtype = columns.dtype
     shape = np.shape(q)
-    previous, following, gamma, n = _neighbour_statistics(X, q, method, comms)
+    previous, following, gamma, n = _neighbour_statistics(columns, q, method, comms)
     previous, following = previous.astype(dtype), following.astype(dtype)
     result = _lerp(previous, following, gamma, weak=weak_q)
     result[:, n == 0] = np.nan
@@ -324,10 +344,9 @@ def global_median(X, *, comms):
     >>> global_median(np.array([[1.0], [2.0], [4.0], [np.nan], [10.0]]), comms=get_comms())
     array([3.])
     """
-    dtype = np.dtype(getattr(X, "dtype", np.float64))
-    if dtype.kind != "f":
-        dtype = np.dtype(np.float64)
-    lower, upper, _, n = _neighbour_statistics(X, [0.5], "linear", comms)
+    columns = _SortedColumns.of(X)
+    dtype = columns.dtype
+    lower, upper, _, n = _neighbour_statistics(columns, [0.5], "linear", comms)
     lower, upper = lower[0].astype(dtype), upper[0].astype(dtype)
     # NumPy's median: the middle value, or the sum of the middle two halved
     middle = np.where(n % 2 == 1, lower, (lower + upper) / dtype.type(2)).astype(dtype)
