@@ -10,7 +10,11 @@ from ..comms import Comms, collective_method
 from ..utils.validation import agree_on_errors, validate_fit_data
 
 FLOAT_DTYPES = (np.float64, np.float32)
-COMMS_CONSTRAINT = {"comms": [None, Comms]}
+
+
+def with_comms(sklearn_class):
+    """The parameter constraints of ``sklearn_class`` plus ``comms``."""
+    return {**sklearn_class._parameter_constraints, "comms": [None, Comms]}
 
 
 class CollectiveTransformerMixin(DistributedEstimatorMixin):

@@ -23,11 +23,11 @@ from ..utils._moments import Moments, global_moments
 from ..utils._quantiles import _SortedColumns, global_median, global_percentiles
 from ..utils.validation import agree_on_errors
 from ._base import (
-    COMMS_CONSTRAINT,
     FLOAT_DTYPES,
     CollectiveTransformerMixin,
     LocalInverseMixin,
     reject_sparse,
+    with_comms,
 )
 
 
@@ -105,7 +105,7 @@ class StandardScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.StandardS
     array([2., 1.])
     """
 
-    _parameter_constraints = {**sk.StandardScaler._parameter_constraints, **COMMS_CONSTRAINT}
+    _parameter_constraints: dict = with_comms(sk.StandardScaler)
 
     def __init__(self, *, copy=True, with_mean=True, with_std=True, comms=None):
         super().__init__(copy=copy, with_mean=with_mean, with_std=with_std)
@@ -240,7 +240,7 @@ class MinMaxScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MinMaxScale
            [1. ]])
     """
 
-    _parameter_constraints = {**sk.MinMaxScaler._parameter_constraints, **COMMS_CONSTRAINT}
+    _parameter_constraints: dict = with_comms(sk.MinMaxScaler)
 
     def __init__(self, feature_range=(0, 1), *, copy=True, clip=False, comms=None):
         super().__init__(feature_range=feature_range, copy=copy, clip=clip)
@@ -295,8 +295,8 @@ class MinMaxScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MinMaxScale
         low, high = self.feature_range
         if low >= high:
             raise ValueError(
-                "Minimum of desired feature range must be smaller than maximum. Got %s."
-                % str(self.feature_range)
+                "Minimum of desired feature range must be smaller than maximum. "
+                f"Got {self.feature_range}."
             )
         data_min, data_max = _global_extremes(X, comms)
         if first_call:
@@ -350,7 +350,7 @@ class MaxAbsScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MaxAbsScale
     array([4.])
     """
 
-    _parameter_constraints = {**sk.MaxAbsScaler._parameter_constraints, **COMMS_CONSTRAINT}
+    _parameter_constraints: dict = with_comms(sk.MaxAbsScaler)
 
     def __init__(self, *, copy=True, comms=None):
         super().__init__(copy=copy)
@@ -458,7 +458,7 @@ class RobustScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.RobustScale
     array([2.5])
     """
 
-    _parameter_constraints = {**sk.RobustScaler._parameter_constraints, **COMMS_CONSTRAINT}
+    _parameter_constraints: dict = with_comms(sk.RobustScaler)
 
     def __init__(self, *, with_centering=True, with_scaling=True, quantile_range=(25.0, 75.0),
                  copy=True, unit_variance=False, comms=None):
@@ -490,7 +490,7 @@ class RobustScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.RobustScale
         comms = self._get_comms()
         q_min, q_max = self.quantile_range
         if not 0 <= q_min <= q_max <= 100:
-            raise ValueError("Invalid quantile range: %s" % str(self.quantile_range))
+            raise ValueError(f"Invalid quantile range: {self.quantile_range}")
         if self.with_centering:
             if is_sparse(X):
                 raise ValueError(
@@ -567,9 +567,7 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
     array([0., 1., 5.])
     """
 
-    _parameter_constraints = {
-        **sk.QuantileTransformer._parameter_constraints, **COMMS_CONSTRAINT
-    }
+    _parameter_constraints: dict = with_comms(sk.QuantileTransformer)
 
     def __init__(self, *, n_quantiles=1000, output_distribution="uniform",
                  ignore_implicit_zeros=False, subsample=10_000, random_state=None, copy=True,
@@ -613,9 +611,8 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
         n_samples = layout.n_samples
         if self.n_quantiles > n_samples:
             warnings.warn(
-                "n_quantiles (%s) is greater than the total number "
-                "of samples (%s). n_quantiles is set to "
-                "n_samples." % (self.n_quantiles, n_samples)
+                f"n_quantiles ({self.n_quantiles}) is greater than the total number "
+                f"of samples ({n_samples}). n_quantiles is set to n_samples."
             )
         self.n_quantiles_ = max(1, min(self.n_quantiles, n_samples))
         rng = check_random_state(shared_seed(self.random_state, comms))
@@ -714,7 +711,7 @@ class Normalizer(CollectiveTransformerMixin, sk.Normalizer):
     array([[0.6, 0.8]])
     """
 
-    _parameter_constraints = {**sk.Normalizer._parameter_constraints, **COMMS_CONSTRAINT}
+    _parameter_constraints: dict = with_comms(sk.Normalizer)
 
     def __init__(self, norm="l2", *, copy=True, comms=None):
         super().__init__(norm=norm, copy=copy)

@@ -66,17 +66,17 @@ def _local_rows(expected, Xl):
     return shard(_dense(expected), COMMS, counts=counts)
 
 
-def _check(make_ml, make_sk, X, *, rtol=1e-10, fit_params=None, inverse=True):
+def _check(ml_cls, sk_cls, X, params=None, *, rtol=1e-10, fit_params=None, inverse=True):
     """Fit on every layout; attributes and local transforms equal scikit-learn's."""
-    fit_params = fit_params or {}
+    params, fit_params = params or {}, fit_params or {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        reference = make_sk().fit(X, **fit_params)
+        reference = sk_cls(**params).fit(X, **fit_params)
         expected = reference.transform(X)
     for _, (Xl, *values) in each_layout(X, *fit_params.values()):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            fitted = make_ml().fit(Xl, **dict(zip(fit_params, values)))
+            fitted = ml_cls(**params).fit(Xl, **dict(zip(fit_params, values)))
         _assert_fitted_equal(fitted, reference, rtol)
         Xt = fitted.transform(Xl)
         assert sp.issparse(Xt) == sp.issparse(expected)
@@ -94,14 +94,14 @@ def case_standard_scaler_dense_sparse_weighted_float32():
     weights = np.random.RandomState(1).uniform(0.1, 2.0, size=X.shape[0])
     for params in ({}, {"with_mean": False}, {"with_std": False},
                    {"with_mean": False, "with_std": False}):
-        _check(lambda: ml.StandardScaler(**params), lambda: sk.StandardScaler(**params), X)
-        _check(lambda: ml.StandardScaler(**params), lambda: sk.StandardScaler(**params), X,
+        _check(ml.StandardScaler, sk.StandardScaler, X, params)
+        _check(ml.StandardScaler, sk.StandardScaler, X, params,
                fit_params={"sample_weight": weights})
     _check(ml.StandardScaler, sk.StandardScaler, _data(dtype=np.float32), rtol=1e-5)
     Xs = sp.csr_matrix(_sparse_data())
     for params in ({"with_mean": False}, {"with_mean": False, "with_std": False}):
-        _check(lambda: ml.StandardScaler(**params), lambda: sk.StandardScaler(**params), Xs)
-        _check(lambda: ml.StandardScaler(**params), lambda: sk.StandardScaler(**params), Xs,
+        _check(ml.StandardScaler, sk.StandardScaler, Xs, params)
+        _check(ml.StandardScaler, sk.StandardScaler, Xs, params,
                fit_params={"sample_weight": weights})
 
 
@@ -121,7 +121,7 @@ def case_standard_scaler_partial_fit_merges_batches():
 def case_min_max_and_max_abs_scalers():
     X = _data()
     for params in ({}, {"feature_range": (-2, 3), "clip": True}):
-        _check(lambda: ml.MinMaxScaler(**params), lambda: sk.MinMaxScaler(**params), X)
+        _check(ml.MinMaxScaler, sk.MinMaxScaler, X, params)
     _check(ml.MinMaxScaler, sk.MinMaxScaler, _data(dtype=np.float32), rtol=1e-6)
     _check(ml.MaxAbsScaler, sk.MaxAbsScaler, X)
     _check(ml.MaxAbsScaler, sk.MaxAbsScaler, _data(dtype=np.float32), rtol=1e-6)
@@ -143,10 +143,10 @@ def case_robust_scaler_exact_global_median_and_quantiles():
     X = _data()
     for params in ({}, {"quantile_range": (10.0, 90.0), "unit_variance": True},
                    {"with_centering": False}, {"quantile_range": (33.3, 33.3)}):
-        _check(lambda: ml.RobustScaler(**params), lambda: sk.RobustScaler(**params), X)
+        _check(ml.RobustScaler, sk.RobustScaler, X, params)
     _check(ml.RobustScaler, sk.RobustScaler, _data(dtype=np.float32), rtol=1e-6)
-    _check(lambda: ml.RobustScaler(with_centering=False),
-           lambda: sk.RobustScaler(with_centering=False), sp.csr_matrix(_sparse_data()))
+    _check(ml.RobustScaler, sk.RobustScaler, sp.csr_matrix(_sparse_data()),
+           {"with_centering": False})
 
 
 def case_quantile_transformer_exact_quantiles_and_subsample():
@@ -155,20 +155,17 @@ def case_quantile_transformer_exact_quantiles_and_subsample():
     for params in ({"n_quantiles": 50},
                    {"n_quantiles": 20, "subsample": 40, "random_state": 0,
                     "output_distribution": "normal"}):
-        _check(lambda: ml.QuantileTransformer(**params),
-               lambda: sk.QuantileTransformer(**params), X, inverse=False)
-        _check(lambda: ml.QuantileTransformer(**params),
-               lambda: sk.QuantileTransformer(**params), _data(dtype=np.float32),
+        _check(ml.QuantileTransformer, sk.QuantileTransformer, X, params, inverse=False)
+        _check(ml.QuantileTransformer, sk.QuantileTransformer, _data(dtype=np.float32), params,
                rtol=1e-6, inverse=False)
         for ignore in (False, True):
-            _check(lambda: ml.QuantileTransformer(ignore_implicit_zeros=ignore, **params),
-                   lambda: sk.QuantileTransformer(ignore_implicit_zeros=ignore, **params),
-                   Xs, inverse=False)
+            _check(ml.QuantileTransformer, sk.QuantileTransformer, Xs,
+                   {**params, "ignore_implicit_zeros": ignore}, inverse=False)
 
 
 def case_normalizer_is_local():
     X = np.nan_to_num(_data())
     for norm in ("l1", "l2", "max"):
-        _check(lambda: ml.Normalizer(norm=norm), lambda: sk.Normalizer(norm=norm), X,
+        _check(ml.Normalizer, sk.Normalizer, X, {"norm": norm},
                inverse=False)
     _check(ml.Normalizer, sk.Normalizer, sp.csr_matrix(_sparse_data()), inverse=False)
