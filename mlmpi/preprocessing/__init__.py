@@ -14,11 +14,25 @@ from ._data import (
     RobustScaler,
     StandardScaler,
 )
+from ._encoders import OneHotEncoder, OrdinalEncoder
+from ._label import LabelEncoder
+
+
+def __getattr__(name):
+    # SimpleImputer lives in mlmpi.impute, as in scikit-learn; reachable here too
+    if name == "SimpleImputer":
+        from ..impute import SimpleImputer
+
+        return SimpleImputer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
+    "LabelEncoder",
     "MaxAbsScaler",
     "MinMaxScaler",
     "Normalizer",
+    "OneHotEncoder",
+    "OrdinalEncoder",
     "QuantileTransformer",
     "RobustScaler",
     "StandardScaler",

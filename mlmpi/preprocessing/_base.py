@@ -14,7 +14,7 @@ FLOAT_DTYPES = (np.float64, np.float32)
 
 def with_comms(sklearn_class):
     """The parameter constraints of ``sklearn_class`` plus ``comms``."""
-    return {**sklearn_class._parameter_constraints, "comms": [None, Comms]}
+    return {**getattr(sklearn_class, "_parameter_constraints", {}), "comms": [None, Comms]}
 
 
 class CollectiveTransformerMixin(DistributedEstimatorMixin):
@@ -65,26 +65,19 @@ class CollectiveTransformerMixin(DistributedEstimatorMixin):
         X_new : ndarray or sparse matrix of shape (n_local, n_features_new)
             This rank's transformed rows.
         """
-        return self._local_rows(super().transform, X, self.n_features_in_, *args, **kwargs)
+        return self._local_rows(super().transform, X, self._transform_placeholder, *args,
+                                **kwargs)
 
-    def _local_rows(self, method, X, width, *args, **kwargs):
+    def _local_rows(self, method, X, placeholder, *args, **kwargs):
         """scikit-learn's local ``method`` on this rank's rows. scikit-learn
-        rejects zero rows, so a rank without rows transforms one placeholder
-        row of the same kind (dense or sparse, same dtype) and keeps no row."""
+        rejects zero rows, so a rank without rows runs ``method`` on the one
+        valid row ``placeholder(X)`` and keeps no row of the result."""
         if _num_samples(X) > 0:
             return method(X, *args, **kwargs)
-        if hasattr(X, "shape") and len(X.shape) == 2:
-            width = X.shape[1]
-        return method(self._placeholder_row(X, width), *args, **kwargs)[:0]
+        return method(placeholder(X), *args, **kwargs)[:0]
 
-    def _placeholder_row(self, X, width):
-        dtype = X.dtype if getattr(X, "dtype", None) is not None else np.float64
-        row = np.zeros((1, width), dtype=dtype)
-        if is_sparse(X):
-            return sparse_namespace(X).csr_matrix(row)
-        if hasattr(X, "iloc"):  # a DataFrame keeps its column names
-            return X.reindex([0]).fillna(0)
-        return row
+    def _transform_placeholder(self, X):
+        return _zero_row(X, self.n_features_in_)
 
     def _validate_fit(self, X, *, first_call=True, sample_weight=None, **check_params):
         """Agreed validation of a ``fit``/``partial_fit`` batch, then the
@@ -140,5 +133,29 @@ class LocalInverseMixin:
         X_original : ndarray or sparse matrix of shape (n_local, n_features)
             This rank's rows in the original space.
         """
-        width = len(self.get_feature_names_out())
-        return self._local_rows(super().inverse_transform, X, width, *args, **kwargs)
+        return self._local_rows(super().inverse_transform, X, self._inverse_placeholder, *args,
+                                **kwargs)
+
+    def _inverse_placeholder(self, X):
+        return _zero_row(X, len(self.get_feature_names_out()))
+
+
+def object_view(X):
+    """``X`` with object columns, so that validation agrees on the number of
+    columns and their names whatever each rank's dtypes (string widths)."""
+    if hasattr(X, "iloc"):
+        return X.astype(object)
+    if isinstance(X, (list, tuple)) and len(X) == 0:
+        return X
+    return np.asarray(X, dtype=object)
+
+
+def _zero_row(X, width):
+    """One row of zeros like ``X`` (dense or sparse, dtype, DataFrame columns)."""
+    if hasattr(X, "shape") and len(X.shape) == 2:
+        width = X.shape[1]
+    if hasattr(X, "iloc"):
+        return X.reindex([0]).fillna(0)
+    dtype = X.dtype if getattr(X, "dtype", None) is not None else np.float64
+    row = np.zeros((1, width), dtype=dtype)
+    return sparse_namespace(X).csr_matrix(row) if is_sparse(X) else row
