@@ -16,6 +16,7 @@ from ._data import (
 )
 from ._encoders import OneHotEncoder, OrdinalEncoder
 from ._label import LabelEncoder
+from ._polynomial import PolynomialFeatures
 
 
 def __getattr__(name):
@@ -33,6 +34,7 @@ __all__ = [
     "Normalizer",
     "OneHotEncoder",
     "OrdinalEncoder",
+    "PolynomialFeatures",
     "QuantileTransformer",
     "RobustScaler",
     "StandardScaler",

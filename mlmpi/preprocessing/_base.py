@@ -77,7 +77,7 @@ class CollectiveTransformerMixin(DistributedEstimatorMixin):
         return method(placeholder(X), *args, **kwargs)[:0]
 
     def _transform_placeholder(self, X):
-        return _zero_row(X, self.n_features_in_)
+        return zero_row(X, self.n_features_in_)
 
     def _validate_fit(self, X, *, first_call=True, sample_weight=None, **check_params):
         """Agreed validation of a ``fit``/``partial_fit`` batch, then the
@@ -137,7 +137,7 @@ class LocalInverseMixin:
                                 **kwargs)
 
     def _inverse_placeholder(self, X):
-        return _zero_row(X, len(self.get_feature_names_out()))
+        return zero_row(X, len(self.get_feature_names_out()))
 
 
 def object_view(X):
@@ -150,7 +150,7 @@ def object_view(X):
     return np.asarray(X, dtype=object)
 
 
-def _zero_row(X, width):
+def zero_row(X, width):
     """One row of zeros like ``X`` (dense or sparse, dtype, DataFrame columns)."""
     if hasattr(X, "shape") and len(X.shape) == 2:
         width = X.shape[1]
