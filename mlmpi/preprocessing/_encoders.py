@@ -64,6 +64,7 @@ class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
 
     def _fit(self, X, handle_unknown="error", ensure_all_finite=True, return_counts=False,
              return_and_ignore_missing_for_infrequent=False):
+        self._check_infrequent_enabled()
         comms = self._get_comms()
         n_features = self.n_features_in_
         names = getattr(self, "feature_names_in_", None)

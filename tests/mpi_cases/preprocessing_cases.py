@@ -7,9 +7,11 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+import sklearn.impute as ski
 import sklearn.preprocessing as sk
 from shards import each_layout
 
+import mlmpi.impute as mli
 import mlmpi.preprocessing as ml
 from mlmpi import get_comms
 from mlmpi.datasets import shard
@@ -169,3 +171,111 @@ def case_normalizer_is_local():
         _check(ml.Normalizer, sk.Normalizer, X, {"norm": norm},
                inverse=False)
     _check(ml.Normalizer, sk.Normalizer, sp.csr_matrix(_sparse_data()), inverse=False)
+
+
+def _categorical(n=60):
+    """A string column with a category on a few late rows only (so on one
+    rank only at 2-4 ranks), a float column with NaN, an int column."""
+    rng = np.random.RandomState(3)
+    X = np.empty((n, 3), dtype=object)
+    X[:, 0] = rng.choice(["paris", "tokyo", "lima", "oslo"], size=n, p=[0.5, 0.3, 0.15, 0.05])
+    X[-3:, 0] = "zurich"
+    X[:, 1] = rng.choice([1.5, 2.5, np.nan, -1.0], size=n)
+    X[:, 2] = rng.randint(0, 6, size=n)
+    return X
+
+
+def _assert_encoder_equal(fitted, reference):
+    assert len(fitted.categories_) == len(reference.categories_)
+    for actual, expected in zip(fitted.categories_, reference.categories_):
+        assert actual.dtype == expected.dtype
+        assert [str(v) for v in actual] == [str(v) for v in expected]  # NaN equals NaN
+    for name in ("drop_idx_", "infrequent_categories_"):
+        if hasattr(reference, name):
+            actual, expected = getattr(fitted, name), getattr(reference, name)
+            assert repr(actual) == repr(expected), name
+
+
+def case_encoders_union_of_categories():
+    X = _categorical()
+    for sk_cls, ml_cls, params in (
+        (sk.OneHotEncoder, ml.OneHotEncoder, {}),
+        (sk.OneHotEncoder, ml.OneHotEncoder, {"drop": "if_binary", "sparse_output": False,
+                                              "handle_unknown": "ignore"}),
+        (sk.OneHotEncoder, ml.OneHotEncoder, {"min_frequency": 5, "max_categories": 3,
+                                              "handle_unknown": "infrequent_if_exist"}),
+        (sk.OrdinalEncoder, ml.OrdinalEncoder, {}),
+        (sk.OrdinalEncoder, ml.OrdinalEncoder, {"min_frequency": 0.1}),
+        (sk.OrdinalEncoder, ml.OrdinalEncoder, {
+            "categories": [["lima", "oslo", "paris", "tokyo", "zurich"],
+                           [-1.0, 1.5, 2.5, np.nan], list(range(6))]}),
+    ):
+        reference = sk_cls(**params).fit(X)
+        expected = _dense(reference.transform(X))
+        for _, (Xl,) in each_layout(X):
+            fitted = ml_cls(**params).fit(Xl)
+            _assert_encoder_equal(fitted, reference)
+            Xt = fitted.transform(Xl)
+            np.testing.assert_array_equal(_dense(Xt), _local_rows(expected, Xl))
+            back = fitted.inverse_transform(Xt)
+            assert back.shape == Xl.shape
+            np.testing.assert_array_equal(
+                fitted.fit_transform(Xl).shape, Xt.shape
+            )
+
+
+def case_label_encoder_union_of_classes():
+    y = _categorical()[:, 0].astype(str)
+    reference = sk.LabelEncoder().fit(y)
+    for _, (yl,) in each_layout(y):
+        fitted = ml.LabelEncoder().fit(yl)
+        np.testing.assert_array_equal(fitted.classes_, reference.classes_)
+        assert fitted.classes_.dtype == reference.classes_.dtype
+        np.testing.assert_array_equal(fitted.transform(yl),
+                                      _local_rows(reference.transform(y)[:, None], yl).ravel())
+        np.testing.assert_array_equal(ml.LabelEncoder().fit_transform(yl), fitted.transform(yl))
+        np.testing.assert_array_equal(fitted.inverse_transform(fitted.transform(yl)), yl)
+
+
+def case_simple_imputer_global_statistics():
+    warnings.simplefilter("ignore", UserWarning)  # "Skipping features without any observed values"
+    X = _data()
+    X[:, 2] = np.nan  # a column missing on every row
+    X[-2:, 2] = 7.0   # ... except on the last rank
+    rng = np.random.RandomState(4)
+    Xs = sp.csr_matrix(np.round(np.nan_to_num(_data(), nan=0.0)) * (rng.rand(83, 4) < 0.5))
+    Xs.data[::7] = np.nan
+    for strategy in ("mean", "median", "most_frequent", "constant"):
+        for extra in ({}, {"keep_empty_features": True, "add_indicator": True}):
+            params = {"strategy": strategy, **extra}
+            for data in (X, np.c_[X, np.full(X.shape[0], np.nan)], Xs):
+                reference = ski.SimpleImputer(**params).fit(data)
+                expected = _dense(reference.transform(data))
+                for _, (Xl,) in each_layout(data):
+                    fitted = mli.SimpleImputer(**params).fit(Xl)
+                    assert fitted.statistics_.dtype == reference.statistics_.dtype
+                    np.testing.assert_allclose(fitted.statistics_.astype(float),
+                                               reference.statistics_.astype(float), rtol=1e-12)
+                    if reference.indicator_ is not None:
+                        np.testing.assert_array_equal(fitted.indicator_.features_,
+                                                      reference.indicator_.features_)
+                    Xt = fitted.transform(Xl)
+                    np.testing.assert_allclose(_dense(Xt), _local_rows(expected, Xl), rtol=1e-12)
+    strings = _categorical()[:, :1]
+    strings[::4, 0] = None
+    for strategy in ("most_frequent", "constant"):
+        params = {"strategy": strategy, "missing_values": None}
+        reference = ski.SimpleImputer(**params).fit(strings)
+        for _, (Xl,) in each_layout(strings):
+            fitted = mli.SimpleImputer(**params).fit(Xl)
+            np.testing.assert_array_equal(fitted.statistics_, reference.statistics_)
+            np.testing.assert_array_equal(fitted.transform(Xl),
+                                          _local_rows(reference.transform(strings), Xl))
+
+
+def case_polynomial_features_agree_on_features():
+    X = np.nan_to_num(_data())
+    for params in ({}, {"degree": (2, 3), "interaction_only": True, "include_bias": False}):
+        _check(ml.PolynomialFeatures, sk.PolynomialFeatures, X, params, inverse=False)
+        _check(ml.PolynomialFeatures, sk.PolynomialFeatures, sp.csr_matrix(_sparse_data()),
+               params, inverse=False)
