@@ -69,7 +69,7 @@ class PolynomialFeatures(CollectiveTransformerMixin, sk.PolynomialFeatures):
         self : object
             Fitted transformer.
         """
-        X, _, _ = self._validate_fit(X, accept_sparse=True, dtype="numeric")
+        X, _, _ = self._validate_fit(X, accept_sparse=("csr", "csc"), dtype="numeric")
         names = getattr(self, "feature_names_in_", None)
         # scikit-learn's fit reads only the number of columns: one row of them
         super().fit(zero_row(X, X.shape[1]))
