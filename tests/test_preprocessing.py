@@ -37,3 +37,10 @@ def test_label_encoder_round_trip():
     np.testing.assert_array_equal(codes, [1, 0, 2, 0])
     np.testing.assert_array_equal(encoder.inverse_transform(codes), ["b", "a", "c", "a"])
     assert encoder.transform([]).shape == (0,)
+
+
+def test_reachable_after_a_plain_import():
+    import mlmpi
+
+    assert mlmpi.preprocessing.StandardScaler is ml.StandardScaler
+    assert mlmpi.impute.SimpleImputer is SimpleImputer
