@@ -169,7 +169,7 @@ class OneHotEncoder(_GlobalCategoriesMixin, sk.OneHotEncoder):
     >>> from mlmpi.preprocessing import OneHotEncoder
     >>> enc = OneHotEncoder(sparse_output=False).fit(np.array([["b"], ["a"], ["b"]]))
     >>> enc.categories_
-    [array(['a', 'b'], dtype=object)]
+    [array(['a', 'b'], dtype='<U1')]
     """
 
     _parameter_constraints: dict = with_comms(sk.OneHotEncoder)
