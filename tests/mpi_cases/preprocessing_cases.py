@@ -109,15 +109,19 @@ def case_standard_scaler_dense_sparse_weighted_float32():
 
 def case_standard_scaler_partial_fit_merges_batches():
     X = _data(n=84)  # three equal batches: each_layout splits them alike
+    weights = np.random.RandomState(5).uniform(0.1, 2.0, size=X.shape[0])
     batches = np.array_split(np.arange(X.shape[0]), 3)
-    reference = sk.StandardScaler()
-    for rows in batches:
-        reference.partial_fit(X[rows])
-    for _, shards in each_layout(*(X[rows] for rows in batches)):
-        fitted = ml.StandardScaler()
-        for Xl in shards:
-            fitted.partial_fit(Xl)
-        _assert_fitted_equal(fitted, reference, 1e-10)
+    for data, params, weighted in ((X, {}, False), (X, {"with_std": False}, True),
+                                   (sp.csr_matrix(np.nan_to_num(X)), {"with_mean": False}, True)):
+        reference = sk.StandardScaler(**params)
+        for rows in batches:
+            reference.partial_fit(data[rows], sample_weight=weights[rows] if weighted else None)
+        parts = [data[rows] for rows in batches] + [weights[rows] for rows in batches]
+        for _, shards in each_layout(*parts):
+            fitted = ml.StandardScaler(**params)
+            for Xl, wl in zip(shards[:3], shards[3:]):
+                fitted.partial_fit(Xl, sample_weight=wl if weighted else None)
+            _assert_fitted_equal(fitted, reference, 1e-10)
 
 
 def case_min_max_and_max_abs_scalers():
