@@ -331,7 +331,10 @@ def train_test_split(*arrays, test_size=None, train_size=None, random_state=None
 
     The same split as :func:`sklearn.model_selection.train_test_split` on the
     concatenation of every rank's rows, whatever the number of ranks: each
-    rank gets the train and test parts of its own rows.
+    rank gets the train and test parts of its own rows. The parts keep the
+    rows' global order (scikit-learn returns them in the order of its
+    permutation): the same sets of rows, in another order, which matters to
+    a later unshuffled split of the training part.
 
     This function is collective.
 
