@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _driver  # noqa: E402
+import _driver
 
 
 def _data(args, comms):

@@ -32,7 +32,7 @@ def test_workflow_example_equals_scikit_learn_at_2_ranks():
     returncode, output, timed_out = run_mpi(2, [sys.executable, WORKFLOW], timeout=300)
     assert not timed_out and returncode == 0, output
     assert "ranks: 2 " in output
-    lines = re.findall(r"^(mlmpi|scikit-learn)\s+(best C .*)$", output, re.M)
+    lines = re.findall(r"^(mlmpi|scikit-learn)\s+(best C .*)$", output, re.MULTILINE)
     found = dict(lines)
     assert set(found) == {"mlmpi", "scikit-learn"}, output
     assert found["mlmpi"] == found["scikit-learn"]
