@@ -157,7 +157,9 @@ n_splits_, refit_time_, multimetric_
     {{'alpha': 0.01}}
     """
 
-    _parameter_constraints: ClassVar[dict] = dict(sk.GridSearchCV._parameter_constraints, comms=[None, Comms])
+    _parameter_constraints: ClassVar[dict] = dict(
+        sk.GridSearchCV._parameter_constraints, comms=[None, Comms]
+    )
 
     def __init__(self, estimator, param_grid, *, scoring=None, n_jobs=None, refit=True,
                  cv=None, verbose=0, pre_dispatch="2*n_jobs", error_score=np.nan,

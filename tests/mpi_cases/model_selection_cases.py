@@ -236,7 +236,8 @@ def case_scikit_learn_learners_warn_once_per_class():
             assert "use mlmpi.preprocessing.StandardScaler" in messages[0]
     # a scikit-learn model is a learner too, and mlmpi has its replacement
     messages = _shard_local_warnings(lambda: ms.cross_val_score(skl.Ridge(), Xl, yl, cv=cv))
-    ridge = "Ridge from scikit-learn learns from this rank's rows only; use mlmpi.linear_model.Ridge."
+    ridge = ("Ridge from scikit-learn learns from this rank's rows only; "
+             "use mlmpi.linear_model.Ridge.")
     assert messages == [ridge] * expected
     # fitting a pipeline directly warns too; stateless steps never do
     assert len(_shard_local_warnings(lambda: stateful.fit(Xl, yl))) == expected
