@@ -33,6 +33,7 @@ __all__ = sorted(_PUBLIC) + ["__version__"]
 # (``mlmpi.comms.profile()``), imported on first use.
 _SUBMODULES = {
     "cluster", "comms", "datasets", "decomposition", "io", "linear_model", "random", "utils",
+    "metrics",
 }
 
 
