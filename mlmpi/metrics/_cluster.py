@@ -42,7 +42,7 @@ def adjusted_rand_score(labels_true, labels_pred, *, comms=None):
     --------
     >>> from mlmpi.metrics import adjusted_rand_score
     >>> adjusted_rand_score([0, 0, 1, 2], [0, 0, 1, 1])
-    0.5714285714285715
+    0.5714285714285714
     """
     comms = resolve_comms(comms)
 
@@ -199,7 +199,7 @@ def silhouette_samples(X, labels, *, metric="euclidean", comms=None, **kwds):
     --------
     >>> from mlmpi.metrics import silhouette_samples
     >>> silhouette_samples([[0.0], [1.0], [5.0], [6.0]], [0, 0, 1, 1]).round(3).tolist()
-    [0.818, 0.75, 0.75, 0.818]
+    [0.818, 0.778, 0.778, 0.818]
     """
     coefficients, _ = _silhouette_local(X, labels, metric, resolve_comms(comms), kwds)
     return coefficients
@@ -245,7 +245,7 @@ def silhouette_score(X, labels, *, metric="euclidean", sample_size=None, random_
     --------
     >>> from mlmpi.metrics import silhouette_score
     >>> round(silhouette_score([[0.0], [1.0], [5.0], [6.0]], [0, 0, 1, 1]), 4)
-    0.7841
+    0.798
     """
     coefficients, comms = _silhouette_local(X, labels, metric, resolve_comms(comms), kwds,
                                             sample_size, random_state)

@@ -40,10 +40,7 @@ def host_weights(sample_weight):
 
 def distinct(y):
     """``(values, inverse)``: the sorted distinct entries of ``y`` (rows for 2-d ``y``)."""
-    try:
-        values, inverse = np.unique(y, axis=0 if y.ndim == 2 else None, return_inverse=True)
-    except TypeError:  # str and int labels cannot be sorted together
-        raise ValueError("Mix of label input types (string and number)") from None
+    values, inverse = np.unique(y, axis=0 if y.ndim == 2 else None, return_inverse=True)
     return values, inverse.reshape(-1)
 
 

@@ -27,7 +27,7 @@ def _binarizer(values, labels):
                 "ensure that the columns of y_prob correspond to this ordering.",
                 UserWarning,
             )
-        undeclared = set(values.tolist()) - set(np.asarray(labels).tolist())
+        undeclared = set(values) - set(labels)
         if undeclared:
             raise ValueError(
                 f"y_true contains values {undeclared} not belonging to the passed labels "
@@ -78,7 +78,7 @@ def log_loss(y_true, y_proba, *, normalize=True, sample_weight=None, labels=None
     >>> from mlmpi.metrics import log_loss
     >>> round(log_loss(["spam", "ham", "ham", "spam"],
     ...                [[.1, .9], [.9, .1], [.8, .2], [.35, .65]]), 6)
-    0.216161
+    0.216162
     """
     comms = resolve_comms(comms)
 
