@@ -34,6 +34,7 @@ __all__ = sorted(_PUBLIC) + ["__version__"]
 _SUBMODULES = {
     "cluster", "comms", "datasets", "decomposition", "io", "linear_model", "random", "utils",
     "model_selection", "pipeline",
+    "metrics",
 }
 
 
