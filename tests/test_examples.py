@@ -28,7 +28,6 @@ WORKFLOW = EXAMPLE.parent / "workflow.py"
 
 
 def test_workflow_example_equals_scikit_learn_at_2_ranks():
-    pytest.importorskip("mlmpi.preprocessing")
     returncode, output, timed_out = run_mpi(2, [sys.executable, WORKFLOW], timeout=300)
     assert not timed_out and returncode == 0, output
     assert "ranks: 2 " in output

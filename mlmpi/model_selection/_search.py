@@ -37,7 +37,7 @@ class _CollectiveSearch(DistributedEstimatorMixin):
     def _agreed_parameters(self, y, comms):
         agreed = {
             "cv": check_cv(self.cv, y, classifier=is_classifier(self.estimator), comms=comms),
-            "scoring": collective_scoring(self.scoring, comms),
+            "scoring": collective_scoring(self.scoring),
         }
         if hasattr(self, "random_state"):
             agreed["random_state"] = agreed_random_state(self.random_state, comms)
@@ -106,8 +106,8 @@ _SEARCH_NOTES = """
     ``mpiexec``). Folds are cut by global row (:func:`check_cv`), so
     ``cv_results_``, ``best_params_``, ``best_index_``, ``best_score_`` and the
     refitted ``best_estimator_`` are the same at any number of ranks.
-    ``cv_results_``'s timing keys and ``refit_time_`` are rank 0's. String
-    ``scoring`` needs ``mlmpi.metrics`` under several ranks. A scikit-learn
+    ``cv_results_``'s timing keys and ``refit_time_`` are rank 0's. Scorer
+    names are ``mlmpi.metrics.get_scorer``'s (collective). A scikit-learn
     estimator that learns from data (a scaler, say) inside ``estimator`` only
     sees its rank's rows: a :class:`~mlmpi.utils.shard_local.ShardLocalFitWarning`
     names the mlmpi replacement.

@@ -34,8 +34,9 @@ def cross_validate(estimator, X, y=None, *, groups=None, scoring=None, cv=None, 
     groups : object
         Ignored by mlmpi's splitters.
     scoring : str, callable, list, dict or None, default=None
-        None: the estimator's ``score`` (over every rank's rows); names need
-        ``mlmpi.metrics`` under several ranks; a callable must be collective.
+        None: the estimator's ``score`` (over every rank's rows); names:
+        ``mlmpi.metrics.get_scorer``'s collective scorers; a callable must be
+        collective.
     cv : int, cross-validation generator or iterable, default=None
         See :func:`check_cv`.
     n_jobs : None or 1
@@ -68,7 +69,7 @@ error_score
         check_n_jobs(n_jobs, comms)
         warn_shard_local_learners(estimator, comms)
         results = sk.cross_validate(
-            estimator, X, y, groups=groups, scoring=collective_scoring(scoring, comms),
+            estimator, X, y, groups=groups, scoring=collective_scoring(scoring),
             cv=check_cv(cv, y, classifier=is_classifier(estimator), comms=comms),
             n_jobs=n_jobs, verbose=verbose, params=params, pre_dispatch=pre_dispatch,
             return_train_score=return_train_score, return_estimator=return_estimator,

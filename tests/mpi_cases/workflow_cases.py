@@ -21,7 +21,6 @@ from mlmpi.pipeline import make_pipeline
 from mlmpi.preprocessing import StandardScaler
 
 RANKS = (1, 2, 3)
-REQUIRES = ("mlmpi.preprocessing",)
 
 
 def _scikit_learn_pipeline(final):
