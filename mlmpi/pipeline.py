@@ -68,10 +68,10 @@ class Pipeline(sk.Pipeline):
     fit_predict = _collective_when_available("fit_predict")
     score = _collective_when_available("score")
 
-    def _fit(self, X, y=None, routed_params=None, raw_params=None, callback_ctx=None):
-        # every fit method passes here before fitting the steps
+    def _fit(self, *args, **kwargs):
+        # scikit-learn's fit, fit_transform and fit_predict all fit the steps here
         warn_shard_local_learners(self, _pipeline_comms(self))
-        return super()._fit(X, y, routed_params, raw_params, callback_ctx=callback_ctx)
+        return super()._fit(*args, **kwargs)
 
 
 def make_pipeline(*steps, memory=None, transform_input=None, verbose=False):
