@@ -69,13 +69,16 @@ def case_splitters_cut_by_global_row():
         assert isinstance(converted, ms.KFold) and converted.random_state == 4
 
 
-def case_stratified_errors_on_every_rank():
+def case_splitter_errors_on_every_rank():
     X, y = _labelled_rows()
     for _, (Xl, yl) in each_layout(X, y):
         with pytest.raises(ValueError, match="greater than the number of members in each"):
             list(ms.StratifiedKFold(40).split(Xl, yl))
         with pytest.raises(ValueError, match="Supported target types"):
             list(ms.StratifiedKFold(3).split(Xl, X[: len(Xl), 1]))
+        if get_comms().size > 1:  # a splitter that would cut each rank's rows alone
+            with pytest.raises(ValueError, match="cuts each rank's rows separately"):
+                ms.cross_val_score(Ridge(), Xl, X[: len(Xl), 1], cv=sk.RepeatedKFold())
 
 
 def case_train_test_split_by_global_row():
