@@ -34,6 +34,8 @@ __all__ = sorted(_PUBLIC) + ["__version__"]
 _SUBMODULES = {
     "cluster", "comms", "datasets", "decomposition", "io", "linear_model", "random", "utils",
     "impute", "preprocessing",
+    "model_selection", "pipeline",
+    "metrics",
 }
 
 

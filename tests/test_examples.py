@@ -22,3 +22,16 @@ def test_kmeans_example(nranks):
     (inertia, ari), (ref_inertia, ref_ari) = found["mlmpi"], found["scikit-learn"]
     assert inertia <= 1.01 * ref_inertia
     assert ari >= ref_ari - 0.01
+
+
+WORKFLOW = EXAMPLE.parent / "workflow.py"
+
+
+def test_workflow_example_equals_scikit_learn_at_2_ranks():
+    returncode, output, timed_out = run_mpi(2, [sys.executable, WORKFLOW], timeout=300)
+    assert not timed_out and returncode == 0, output
+    assert "ranks: 2 " in output
+    lines = re.findall(r"^(mlmpi|scikit-learn)\s+(best C .*)$", output, re.MULTILINE)
+    found = dict(lines)
+    assert set(found) == {"mlmpi", "scikit-learn"}, output
+    assert found["mlmpi"] == found["scikit-learn"]

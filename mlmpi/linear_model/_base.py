@@ -1,16 +1,14 @@
 """Pieces shared by the distributed linear estimators: data checks, the
 fitted coefficients, local prediction and the global (collective) scores."""
 
-import warnings
 
 import numpy as np
-from sklearn.exceptions import UndefinedMetricWarning
-from sklearn.utils.validation import check_consistent_length, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
-from .._array import get_namespace, is_sparse, to_host, to_namespace
+from .._array import get_namespace, is_sparse, to_namespace
 from ..comms import collective_method
+from ..metrics import r2_score
 from ..utils.validation import agree, check_local, validate_fit_data
-
 
 # Sparse X with more features than this never forms a d x d Gram matrix (128 MiB
 # in float64 at this size): matrix-free solvers run instead.
@@ -153,50 +151,5 @@ class RegressionMixin(LinearPredictMixin):
         This method is collective.
         """
         comms = self._get_comms()
-
-        def check():
-            y_pred = self.predict(X)
-            xp = get_namespace(y_pred)
-            y_true = xp.asarray(y, dtype=xp.float64)
-            check_consistent_length(y_true, y_pred, sample_weight)
-            if y_true.shape != y_pred.shape:
-                y_true = y_true.reshape(y_pred.shape)
-            weight = None if sample_weight is None else xp.asarray(sample_weight, dtype=xp.float64)
-            return (y_true, y_pred, weight), None
-
-        (y_true, y_pred, weight), _ = agree(comms, check)
-        return _global_r2(y_true, y_pred, weight, comms)
-
-
-def _global_r2(y_true, y_pred, weight, comms):
-    """``r2_score`` of the union of the shards: the weighted means of ``y_true``,
-    then the residual and total sums of squares (two allreduces).
-
-    This function is collective.
-    """
-    xp = get_namespace(y_pred)
-    if y_true.ndim == 1:
-        y_true, y_pred = y_true[:, None], y_pred[:, None]
-    t = y_true.shape[1]
-    w = xp.ones(y_true.shape[0]) if weight is None else weight.astype(xp.float64)
-    first = xp.empty(2 + t)
-    first[0] = y_true.shape[0]
-    first[1] = w.sum()
-    first[2:] = w @ y_true
-    first = to_host(comms.allreduce(first))
-    if first[0] < 2:
-        warnings.warn(
-            "R^2 score is not well-defined with less than two samples.", UndefinedMetricWarning
-        )
-        return float("nan")
-    y_mean = xp.asarray(first[2:] / first[1])
-    sums = xp.empty(2 * t)
-    sums[:t] = w @ (y_true - y_pred) ** 2
-    sums[t:] = w @ (y_true - y_mean) ** 2
-    sums = to_host(comms.allreduce(sums))
-    numerator, denominator = sums[:t], sums[t:]
-    scores = np.ones(t)
-    valid = denominator != 0
-    scores[valid] = 1 - numerator[valid] / denominator[valid]
-    scores[~valid & (numerator != 0)] = 0.0
-    return float(scores.mean())
+        y_pred, _ = agree(comms, lambda: (self.predict(X), None))
+        return r2_score(y, y_pred, sample_weight=sample_weight, comms=comms)

@@ -24,6 +24,7 @@ from .._array import get_namespace, is_device_array, is_sparse, to_host
 from ..base import DistributedEstimatorMixin
 from ..comms import collective_method
 from ..kernels import kernels_for
+from ..metrics import accuracy_score
 from ..utils.validation import agree, validate_fit_data
 from ._base import LinearPredictMixin, check_finite_parameters
 from ._newton import _Gauge, lbfgs, newton_cg, newton_cholesky
@@ -605,18 +606,5 @@ class LogisticRegression(
         This method is collective.
         """
         comms = self._get_comms()
-        check_is_fitted(self)
-
-        def check():
-            predicted = to_host(self.predict(X))
-            truth = np.asarray(to_host(y))
-            if truth.shape != predicted.shape:
-                raise ValueError(
-                    f"y has shape {truth.shape}, expected {predicted.shape} (one label per row)."
-                )
-            weight = np.ones(truth.shape[0]) if sample_weight is None else to_host(sample_weight)
-            return np.array([weight @ (truth == predicted), weight.sum()], dtype=np.float64), None
-
-        local, _ = agree(comms, check)
-        correct, total = comms.allreduce(local)
-        return float(correct / total)
+        predicted, _ = agree(comms, lambda: (self.predict(X), None))
+        return accuracy_score(y, predicted, sample_weight=sample_weight, comms=comms)

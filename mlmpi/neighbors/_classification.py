@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._array import to_host, to_namespace
 from ..comms import collective_method
 from ..linear_model._logistic import _global_classes
-from ..utils.validation import agree
+from ..metrics import accuracy_score
 from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighborsBase
 
 
@@ -163,7 +163,7 @@ class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighbor
 
     @collective_method
     def score(self, X, y, sample_weight=None):
-        """Mean accuracy over the global data (all outputs right, for several outputs).
+        """Mean accuracy over the global data (``mlmpi.metrics.accuracy_score``).
 
         This method is collective.
 
@@ -179,21 +179,8 @@ class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighbor
             Replicated.
         """
         comms = self._get_comms()
-        predicted = to_host(self.predict(X))
-
-        def check():
-            truth = np.asarray(to_host(y))
-            if truth.shape != predicted.shape:
-                raise ValueError(f"y has shape {truth.shape}, expected {predicted.shape}.")
-            correct = truth == predicted
-            if correct.ndim == 2:
-                correct = correct.all(axis=1)
-            weight = np.ones(truth.shape[0]) if sample_weight is None else to_host(sample_weight)
-            return np.array([weight @ correct, weight.sum()], dtype=np.float64), None
-
-        local, _ = agree(comms, check)
-        correct, total = comms.allreduce(local)
-        return float(correct / total)
+        predicted = self.predict(X)
+        return accuracy_score(y, predicted, sample_weight=sample_weight, comms=comms)
 
 
 KNeighborsClassifier.__doc__ = KNeighborsClassifier.__doc__.format(

@@ -2,12 +2,11 @@
 
 import numpy as np
 from sklearn.base import MultiOutputMixin, RegressorMixin, _fit_context
-from sklearn.utils.validation import check_consistent_length, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from .._array import to_host, to_namespace
 from ..comms import collective_method
-from ..linear_model._base import _global_r2
-from ..utils.validation import agree
+from ..metrics import r2_score
 from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighborsBase
 
 
@@ -115,16 +114,8 @@ class KNeighborsRegressor(MultiOutputMixin, RegressorMixin, SupervisedNeighborsB
             Replicated.
         """
         comms = self._get_comms()
-        y_pred = to_host(self.predict(X))
-
-        def check():
-            y_true = np.asarray(to_host(y), dtype=np.float64)
-            check_consistent_length(y_true, y_pred, sample_weight)
-            weight = None if sample_weight is None else np.asarray(to_host(sample_weight), dtype=np.float64)
-            return (y_true.reshape(y_pred.shape), weight), None
-
-        (y_true, weight), _ = agree(comms, check)
-        return _global_r2(y_true, y_pred, weight, comms)
+        y_pred = self.predict(X)
+        return r2_score(y, y_pred, sample_weight=sample_weight, comms=comms)
 
 
 KNeighborsRegressor.__doc__ = KNeighborsRegressor.__doc__.format(

@@ -1,0 +1,56 @@
+"""Metrics over the rows of all ranks, and scorers built on them.
+
+Each metric takes this rank's rows (true and predicted labels, scores,
+targets) and returns, on every rank, scikit-learn's value on the
+concatenation of all ranks' rows. They are collective: every rank calls
+them, each with its own rows (zero rows allowed). Global values come from
+reduced sufficient statistics (contingency tables, sums of errors, exact
+rank statistics), never from averages of per-shard scores.
+"""
+
+from ._classification import (
+    accuracy_score,
+    balanced_accuracy_score,
+    classification_report,
+    confusion_matrix,
+    f1_score,
+    fbeta_score,
+    precision_recall_fscore_support,
+    precision_score,
+    recall_score,
+)
+from ._cluster import adjusted_rand_score, silhouette_samples, silhouette_score
+from ._log_loss import log_loss
+from ._ranking import roc_auc_score
+from ._regression import (
+    mean_absolute_error,
+    mean_squared_error,
+    r2_score,
+    root_mean_squared_error,
+)
+from ._scorer import check_scoring, get_scorer, get_scorer_names, make_scorer
+
+__all__ = [
+    "accuracy_score",
+    "adjusted_rand_score",
+    "balanced_accuracy_score",
+    "check_scoring",
+    "classification_report",
+    "confusion_matrix",
+    "f1_score",
+    "fbeta_score",
+    "get_scorer",
+    "get_scorer_names",
+    "log_loss",
+    "make_scorer",
+    "mean_absolute_error",
+    "mean_squared_error",
+    "precision_recall_fscore_support",
+    "precision_score",
+    "r2_score",
+    "recall_score",
+    "roc_auc_score",
+    "root_mean_squared_error",
+    "silhouette_samples",
+    "silhouette_score",
+]

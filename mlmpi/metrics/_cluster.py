@@ -1,0 +1,254 @@
+"""Clustering metrics: the adjusted Rand index from the global contingency
+table, the silhouette from every row's distance sums to every cluster."""
+
+import numbers
+
+import numpy as np
+from sklearn.utils import check_array, check_random_state, column_or_1d
+from sklearn.utils.validation import check_consistent_length
+
+from .._array import get_namespace, is_device_array, to_host, to_namespace
+from ..comms import resolve_comms
+from ..utils.validation import agree
+from ._common import collective_function, distinct, global_table
+from ._ring import ring_blocks
+
+_BLOCK_ROWS = 2048
+
+
+@collective_function
+def adjusted_rand_score(labels_true, labels_pred, *, comms=None):
+    """Adjusted Rand index of two clusterings of the rows of all ranks.
+
+    The pair counts come from the global contingency table (one collective
+    merges every rank's table of distinct label pairs), in exact integers.
+
+    Parameters
+    ----------
+    labels_true, labels_pred : array-like of shape (n_local,)
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
+
+    Returns
+    -------
+    ari : float
+        scikit-learn's value on the concatenated rows, on every rank.
+
+    Notes
+    -----
+    This function is collective.
+
+    Examples
+    --------
+    >>> from mlmpi.metrics import adjusted_rand_score
+    >>> adjusted_rand_score([0, 0, 1, 2], [0, 0, 1, 1])
+    0.5714285714285714
+    """
+    comms = resolve_comms(comms)
+
+    (true, pred), counts = global_table(comms, (labels_true, labels_pred), None,
+                                        names=("labels_true", "labels_pred"))
+    table = [int(c) for c in counts]
+    n = sum(table)
+    rows = _marginal(true, table)
+    columns = _marginal(pred, table)
+    sum_squares = sum(c * c for c in table)
+    same_both = sum_squares - n
+    same_true_only = sum(r * r for r in rows) - sum_squares
+    same_pred_only = sum(c * c for c in columns) - sum_squares
+    different_both = n * n - same_true_only - same_pred_only - sum_squares
+    tp, tn, fp, fn = same_both, different_both, same_pred_only, same_true_only
+    if fn == 0 and fp == 0:
+        return 1.0
+    return 2.0 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
+
+
+def _marginal(labels, counts):
+    """Total count per distinct label (Python ints)."""
+    totals = {}
+    for label, count in zip(labels.tolist(), counts):
+        totals[label] = totals.get(label, 0) + count
+    return list(totals.values())
+
+
+def _sampled_rows(sample_size, random_state, n_samples, offset, n_local, comms):
+    """This rank's rows among scikit-learn's draw ``permutation(n)[:sample_size]``
+    of the global row indices (local positions, in global order).
+
+    An int ``random_state`` is drawn alike on every rank; otherwise rank 0
+    draws and broadcasts the sample (``sample_size`` integers)."""
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        chosen = check_random_state(random_state).permutation(n_samples)[:sample_size]
+    else:
+        chosen = None
+        if comms.rank == 0:
+            chosen = check_random_state(random_state).permutation(n_samples)[:sample_size]
+        chosen = comms.bcast(chosen)
+    chosen = np.sort(chosen)
+    mine = chosen[(chosen >= offset) & (chosen < offset + n_local)]
+    return mine - offset
+
+
+def _kernels(X):
+    if is_device_array(X):
+        from ..kernels.gpu import metrics
+    else:
+        from ..kernels.cpu import metrics
+    return metrics
+
+
+def _silhouette_local(X, labels, metric, comms, kwds, sample_size=None, random_state=None):
+    """Silhouette coefficients of this rank's (sampled) rows, and the comms.
+
+    Every row's sum of distances to each cluster is accumulated over every
+    rank's rows, which travel round the ring in blocks of ``_BLOCK_ROWS``
+    (with their cluster codes in one extra column); memory per rank is
+    n_local x n_clusters sums plus two blocks and one distance block.
+    """
+    if metric == "precomputed":
+        raise ValueError("mlmpi's silhouette needs feature rows; metric='precomputed' would "
+                         "need the columns of every rank.")
+
+    def check():
+        Xv = check_array(X, ensure_min_samples=0, dtype=[np.float64, np.float32]) \
+            if not is_device_array(X) else X
+        codes = column_or_1d(to_host(labels))
+        check_consistent_length(Xv, codes)
+        return (Xv, codes), (Xv.shape[0], Xv.shape[1], distinct(codes)[0])
+
+    (Xv, local_labels), facts = agree(comms, check)
+    counts = [f[0] for f in facts]
+    n_samples, offset = sum(counts), sum(counts[:comms.rank])
+    if sample_size is not None:
+        keep = _sampled_rows(sample_size, random_state, n_samples, offset, counts[comms.rank],
+                             comms)
+        Xv, local_labels = Xv[to_namespace(keep, get_namespace(Xv))], local_labels[keep]
+        counts = [int(c) for c in comms.allgather(np.array([len(keep)], dtype=np.int64))]
+        n_samples = sum(counts)
+    with_rows = [f for f in facts if f[0]] or facts[:1]
+    classes = distinct(np.concatenate([f[2] for f in with_rows]))[0]
+    codes = np.searchsorted(classes, local_labels)
+    present = comms.allreduce(np.bincount(codes, minlength=len(classes)).astype(np.int64))
+    n_labels = int((present > 0).sum())
+    if not 1 < n_labels < n_samples:
+        raise ValueError(
+            f"Number of labels is {n_labels}. Valid values are 2 to n_samples - 1 (inclusive)"
+        )
+    xp = get_namespace(Xv)
+    n_features = with_rows[0][1]
+    Xv = Xv.reshape(-1, n_features)
+    sums = xp.zeros((Xv.shape[0], len(classes)), dtype=Xv.dtype)
+    travelling = xp.ascontiguousarray(xp.concatenate(
+        [Xv, to_namespace(codes.astype(Xv.dtype), xp).reshape(-1, 1)], axis=1
+    ))
+    kernels = _kernels(Xv)
+    for block, owner, start in ring_blocks(travelling, comms, counts, _BLOCK_ROWS):
+        block_rows = block[:, :n_features]
+        block_codes = block[:, n_features].astype(xp.int64)
+        for lo in range(0, Xv.shape[0], _BLOCK_ROWS):
+            hi = min(lo + _BLOCK_ROWS, Xv.shape[0])
+            shift = lo - start if owner == comms.rank else None
+            kernels.add_cluster_distance_sums(Xv[lo:hi], block_rows, block_codes, metric,
+                                              None if shift is None else -shift, sums[lo:hi],
+                                              **kwds)
+    return _coefficients(to_host(sums), codes, present), comms
+
+
+def _coefficients(sums, codes, sizes):
+    """scikit-learn's silhouette of each row from its distance sums per cluster
+    (0 for a row alone in its cluster)."""
+    rows = np.arange(len(codes))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        intra = sums[rows, codes] / (sizes[codes] - 1)
+        means = sums / sizes
+    means[rows, codes] = np.inf
+    means[:, sizes == 0] = np.inf
+    inter = means.min(axis=1, initial=np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        silhouette = (inter - intra) / np.maximum(intra, inter)
+    return np.nan_to_num(silhouette)
+
+
+@collective_function
+def silhouette_samples(X, labels, *, metric="euclidean", comms=None, **kwds):
+    """Silhouette coefficient of each of this rank's rows, against the rows of all ranks.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_local, n_features)
+        This rank's feature rows (``metric='precomputed'`` is not supported).
+    labels : array-like of shape (n_local,)
+    metric : str or callable, default='euclidean'
+        Euclidean distances by GEMM (on the GPU too); other metrics through
+        ``sklearn.metrics.pairwise_distances`` on host rows.
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
+    **kwds
+        Passed to the distance function.
+
+    Returns
+    -------
+    silhouette : ndarray of shape (n_local,)
+        Local: this rank's rows of scikit-learn's ``silhouette_samples``.
+
+    Notes
+    -----
+    This function is collective.
+
+    Examples
+    --------
+    >>> from mlmpi.metrics import silhouette_samples
+    >>> silhouette_samples([[0.0], [1.0], [5.0], [6.0]], [0, 0, 1, 1]).round(3).tolist()
+    [0.818, 0.778, 0.778, 0.818]
+    """
+    coefficients, _ = _silhouette_local(X, labels, metric, resolve_comms(comms), kwds)
+    return coefficients
+
+
+@collective_function
+def silhouette_score(X, labels, *, metric="euclidean", sample_size=None, random_state=None,
+                     comms=None, **kwds):
+    """Mean silhouette coefficient of the rows of all ranks (exact).
+
+    Every row's mean distance to each cluster is summed over every rank's
+    rows, which travel round the ring of ranks in blocks (bounded memory,
+    nothing gathered).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_local, n_features)
+    labels : array-like of shape (n_local,)
+    metric : str or callable, default='euclidean'
+    sample_size : int, default=None
+        Score a random subset of the global rows: scikit-learn's draw
+        ``random_state.permutation(n_samples)[:sample_size]`` over the global
+        row indices (rank 0's rows first), so the subset, and the score, are
+        scikit-learn's on the concatenated data. An int ``random_state`` is
+        drawn on every rank alike (memory: one permutation of n_samples);
+        otherwise rank 0 draws and broadcasts the sample.
+    random_state : int, RandomState instance or None, default=None
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
+    **kwds
+        Passed to the distance function.
+
+    Returns
+    -------
+    silhouette : float
+        Replicated.
+
+    Notes
+    -----
+    This function is collective.
+
+    Examples
+    --------
+    >>> from mlmpi.metrics import silhouette_score
+    >>> round(silhouette_score([[0.0], [1.0], [5.0], [6.0]], [0, 0, 1, 1]), 4)
+    0.798
+    """
+    coefficients, comms = _silhouette_local(X, labels, metric, resolve_comms(comms), kwds,
+                                            sample_size, random_state)
+    total, count = comms.allreduce(np.array([coefficients.sum(), coefficients.shape[0]],
+                                            dtype=np.float64))
+    return float(total / count)

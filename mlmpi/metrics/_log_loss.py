@@ -1,0 +1,134 @@
+"""Log loss from allreduced sums, with scikit-learn's labels and clipping rules."""
+
+import warnings
+
+import numpy as np
+from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils import check_array
+from sklearn.utils.validation import check_consistent_length
+
+from .._array import to_host
+from ..comms import resolve_comms
+from ..utils.validation import agree
+from ._common import collective_function, distinct, host_labels, host_weights
+
+
+def _binarizer(values, labels):
+    """scikit-learn's LabelBinarizer of the global labels, with its checks."""
+    binarizer = LabelBinarizer()
+    if labels is None:
+        binarizer.fit(values)
+    else:
+        binarizer.fit(labels)
+        if not np.all(binarizer.classes_ == labels):
+            warnings.warn(
+                f"Labels passed were {labels}. But this function assumes labels are ordered "
+                f"lexicographically. Pass the ordered labels={binarizer.classes_.tolist()} and "
+                "ensure that the columns of y_prob correspond to this ordering.",
+                UserWarning,
+            )
+        undeclared = set(values) - set(labels)
+        if undeclared:
+            raise ValueError(
+                f"y_true contains values {undeclared} not belonging to the passed labels "
+                f"{labels}."
+            )
+    if binarizer.classes_.shape[0] == 1:
+        if labels is None:
+            raise ValueError(
+                f"y_true contains only one label ({binarizer.classes_[0]}). Please provide the "
+                "list of all expected class labels explicitly through the labels argument."
+            )
+        raise ValueError(
+            f"The labels array needs to contain at least two labels, got {binarizer.classes_}."
+        )
+    return binarizer
+
+
+@collective_function
+def log_loss(y_true, y_proba, *, normalize=True, sample_weight=None, labels=None, comms=None):
+    """Log loss (cross-entropy) over the rows of all ranks.
+
+    Classes are ``labels`` or the sorted union of ``y_true`` over all
+    ranks; probabilities are clipped to ``[eps, 1 - eps]`` of their dtype, as
+    scikit-learn does.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_local,)
+    y_proba : array-like of shape (n_local,) or (n_local, n_classes)
+    normalize : bool, default=True
+        Mean loss; False gives the (weighted) sum.
+    sample_weight : array-like of shape (n_local,), default=None
+    labels : array-like, default=None
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
+
+    Returns
+    -------
+    loss : float
+        scikit-learn's value on the concatenated rows, on every rank.
+
+    Notes
+    -----
+    This function is collective.
+
+    Examples
+    --------
+    >>> from mlmpi.metrics import log_loss
+    >>> round(log_loss(["spam", "ham", "ham", "spam"],
+    ...                [[.1, .9], [.9, .1], [.8, .2], [.35, .65]]), 6)
+    0.216162
+    """
+    comms = resolve_comms(comms)
+
+    def check():
+        proba = check_array(to_host(y_proba), ensure_2d=False, ensure_min_samples=0,
+                            dtype=[np.float64, np.float32])
+        check_consistent_length(proba, y_true, sample_weight)
+        true = host_labels(y_true)
+        columns = proba.reshape(proba.shape[0], -1)
+        if columns.shape[1] == 1:
+            columns = np.concatenate([1 - columns, columns], axis=1)
+        normalised = np.isclose(columns.sum(axis=1), 1, rtol=np.sqrt(np.finfo(proba.dtype).eps))
+        extremes = (float(proba.max()), float(proba.min())) if proba.size else None
+        facts = (true.shape[0], distinct(true)[0], columns.shape[1], extremes,
+                 bool(normalised.all()))
+        return (true, columns, host_weights(sample_weight)), facts
+
+    (true, proba, weight), facts = agree(comms, check)
+    extremes = [f[3] for f in facts if f[3] is not None]
+    if extremes and max(e[0] for e in extremes) > 1:
+        raise ValueError(f"y_prob contains values greater than 1: {max(e[0] for e in extremes)}")
+    if extremes and min(e[1] for e in extremes) < 0:
+        raise ValueError(f"y_prob contains values lower than 0: {min(e[1] for e in extremes)}")
+    with_rows = [f for f in facts if f[0]] or facts[:1]
+    values = distinct(np.concatenate([f[1] for f in with_rows]))[0]
+    binarizer = _binarizer(values, labels)
+    if not all(f[4] for f in facts):
+        warnings.warn("The y_prob values do not sum to one. Make sure to pass probabilities.",
+                      UserWarning)
+    n_columns = with_rows[0][2]
+    n_classes = binarizer.classes_.shape[0]
+    if n_classes != n_columns:
+        if labels is None:
+            raise ValueError(
+                f"y_true and y_prob contain different number of classes: {n_classes} vs "
+                f"{n_columns}. Please provide the true labels explicitly through the labels "
+                f"argument. Classes found in y_true: {binarizer.classes_}"
+            )
+        raise ValueError(
+            "The number of classes in labels is different from that in y_prob. Classes "
+            f"found in labels: {binarizer.classes_}"
+        )
+    loss = np.zeros(0)
+    if true.shape[0]:
+        onehot = binarizer.transform(true)
+        if onehot.shape[1] == 1:
+            onehot = np.concatenate([1 - onehot, onehot], axis=1)
+        eps = np.finfo(proba.dtype).eps
+        clipped = np.clip(proba, eps, 1 - eps)
+        loss = -(onehot * np.log(clipped)).sum(axis=1, where=onehot > 0)
+    w = np.ones(loss.shape[0]) if weight is None else weight
+    total, weight_sum = comms.allreduce(np.array([w @ loss, w.sum()], dtype=np.float64))
+    return float(total / weight_sum if normalize else total)

@@ -1,0 +1,272 @@
+"""Regression metrics from allreduced sums of errors.
+
+Each metric is a few weighted sums per output, computed locally and summed
+in one allreduce (R² takes two: the global weighted mean first, then the
+centred sum of squares, so no variance is formed by cancellation). The
+final formula is scikit-learn's (``multioutput``, ``force_finite``).
+"""
+
+import warnings
+
+import numpy as np
+from sklearn.exceptions import UndefinedMetricWarning
+from sklearn.utils import check_array
+from sklearn.utils.validation import check_consistent_length
+
+from .._array import get_namespace, to_host
+from ..comms import resolve_comms
+from ..utils.validation import agree
+from ._common import collective_function, host_weights
+
+_MULTIOUTPUT = ("raw_values", "uniform_average", "variance_weighted")
+
+
+def _as_columns(y, xp):
+    y = y if xp is not np else check_array(y, ensure_2d=False, ensure_min_samples=0,
+                                           dtype="numeric")
+    y = xp.asarray(y, dtype=xp.float64)
+    return y.reshape(-1, 1) if y.ndim == 1 else y
+
+
+def _check_multioutput(multioutput, n_outputs, allowed):
+    if isinstance(multioutput, str):
+        if multioutput not in allowed:
+            raise ValueError(
+                f"Allowed 'multioutput' string values are {allowed}. "
+                f"You provided multioutput={multioutput!r}"
+            )
+        return multioutput
+    multioutput = check_array(multioutput, ensure_2d=False)
+    if n_outputs == 1:
+        raise ValueError("Custom weights are useful only in multi-output cases.")
+    if n_outputs != multioutput.shape[0]:
+        raise ValueError(
+            f"There must be equally many custom weights ({multioutput.shape[0]}) "
+            f"as outputs ({n_outputs})."
+        )
+    return multioutput
+
+
+def _targets(comms, y_true, y_pred, sample_weight, multioutput, allowed):
+    """This rank's ``(y_true, y_pred, weights)`` as (n_local, n_outputs) float64
+    arrays of ``y_pred``'s namespace, the global number of rows and the checked
+    ``multioutput``, after one collective that agrees on the checks (scikit-learn's
+    messages; a rank without rows may pass 1-d empty arrays)."""
+    xp = get_namespace(y_pred)
+
+    def check():
+        check_consistent_length(y_true, y_pred, sample_weight)
+        true, pred = _as_columns(y_true, xp), _as_columns(y_pred, xp)
+        if true.shape[1] != pred.shape[1]:
+            raise ValueError(
+                "y_true and y_pred have different number of output "
+                f"({true.shape[1]}!={pred.shape[1]})"
+            )
+        weights = host_weights(sample_weight)
+        if weights is not None:
+            weights = xp.asarray(weights, dtype=xp.float64)
+        return (true, pred, weights), (true.shape[0], true.shape[1])
+
+    (true, pred, weights), facts = agree(comms, check)
+    widths = {width for rows, width in facts if rows}
+    if len(widths) > 1:
+        described = "; ".join(f"rank {r}: {w}" for r, (_, w) in enumerate(facts))
+        raise ValueError(
+            f"y has a different number of outputs on different ranks ({described})."
+        )
+    n_outputs = widths.pop() if widths else true.shape[1]
+    n_samples = sum(rows for rows, _ in facts)
+    if n_samples == 0:
+        raise ValueError(
+            "Found array with 0 sample(s) (shape=(0,)) while a minimum of 1 is required."
+        )
+    if true.shape[1] != n_outputs:  # an empty shard given as a 1-d array
+        true = true.reshape(0, n_outputs)
+        pred = pred.reshape(0, n_outputs)
+    multioutput = _check_multioutput(multioutput, n_outputs, allowed)
+    return true, pred, weights, n_samples, multioutput
+
+
+def _weighted_sums(comms, xp, weights, *columns):
+    """``[Σw, Σw·column for each column]`` over all ranks, one allreduce (float64 host)."""
+    n_rows = columns[0].shape[0]
+    w = xp.ones(n_rows, dtype=xp.float64) if weights is None else weights
+    local = [xp.sum(w).reshape(1)] + [w @ c for c in columns]
+    packed = to_host(xp.concatenate(local))
+    return comms.allreduce(packed)
+
+
+def _average_outputs(errors, multioutput):
+    if isinstance(multioutput, str):
+        if multioutput == "raw_values":
+            return errors
+        multioutput = None
+    return float(np.average(errors, weights=multioutput))
+
+
+def _mean_errors(comms, y_true, y_pred, sample_weight, multioutput, error):
+    true, pred, weights, _, multioutput = _targets(
+        comms, y_true, y_pred, sample_weight, multioutput, _MULTIOUTPUT[:2]
+    )
+    xp = get_namespace(true)
+    n_outputs = true.shape[1]
+    sums = _weighted_sums(comms, xp, weights, error(xp, true - pred))
+    return sums[1:1 + n_outputs] / sums[0], multioutput
+
+
+@collective_function
+def mean_squared_error(y_true, y_pred, *, sample_weight=None, multioutput="uniform_average",
+                       comms=None):
+    """Mean squared error over the rows of all ranks.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_local,) or (n_local, n_outputs)
+    sample_weight : array-like of shape (n_local,), default=None
+    multioutput : {'raw_values', 'uniform_average'} or array-like, default='uniform_average'
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
+
+    Returns
+    -------
+    loss : float or ndarray of shape (n_outputs,)
+        scikit-learn's value on the concatenated rows, on every rank.
+
+    Notes
+    -----
+    This function is collective.
+
+    Examples
+    --------
+    >>> from mlmpi.metrics import mean_squared_error
+    >>> mean_squared_error([3.0, -0.5, 2.0, 7.0], [2.5, 0.0, 2.0, 8.0])
+    0.375
+    """
+    errors, multioutput = _mean_errors(resolve_comms(comms), y_true, y_pred, sample_weight,
+                                       multioutput, lambda xp, d: d * d)
+    return _average_outputs(errors, multioutput)
+
+
+@collective_function
+def root_mean_squared_error(y_true, y_pred, *, sample_weight=None,
+                            multioutput="uniform_average", comms=None):
+    """Root mean squared error (per output, then averaged) over the rows of all ranks.
+
+    Parameters are those of :func:`mean_squared_error`.
+
+    Returns
+    -------
+    loss : float or ndarray of shape (n_outputs,)
+        Replicated.
+
+    Notes
+    -----
+    This function is collective.
+
+    Examples
+    --------
+    >>> from mlmpi.metrics import root_mean_squared_error
+    >>> root_mean_squared_error([3.0, -0.5, 2.0, 7.0], [2.5, 0.0, 2.0, 8.0])
+    0.6123724356957945
+    """
+    errors, multioutput = _mean_errors(resolve_comms(comms), y_true, y_pred, sample_weight,
+                                       multioutput, lambda xp, d: d * d)
+    return _average_outputs(np.sqrt(errors), multioutput)
+
+
+@collective_function
+def mean_absolute_error(y_true, y_pred, *, sample_weight=None, multioutput="uniform_average",
+                        comms=None):
+    """Mean absolute error over the rows of all ranks.
+
+    Parameters are those of :func:`mean_squared_error`.
+
+    Returns
+    -------
+    loss : float or ndarray of shape (n_outputs,)
+        Replicated.
+
+    Notes
+    -----
+    This function is collective.
+
+    Examples
+    --------
+    >>> from mlmpi.metrics import mean_absolute_error
+    >>> mean_absolute_error([3.0, -0.5, 2.0, 7.0], [2.5, 0.0, 2.0, 8.0])
+    0.5
+    """
+    errors, multioutput = _mean_errors(resolve_comms(comms), y_true, y_pred, sample_weight,
+                                       multioutput, lambda xp, d: xp.abs(d))
+    return _average_outputs(errors, multioutput)
+
+
+@collective_function
+def r2_score(y_true, y_pred, *, sample_weight=None, multioutput="uniform_average",
+             force_finite=True, comms=None):
+    """R² (coefficient of determination) over the rows of all ranks.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_local,) or (n_local, n_outputs)
+    sample_weight : array-like of shape (n_local,), default=None
+    multioutput : {'raw_values', 'uniform_average', 'variance_weighted'} or array-like
+    force_finite : bool, default=True
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
+
+    Returns
+    -------
+    score : float or ndarray of shape (n_outputs,)
+        scikit-learn's value on the concatenated rows, on every rank.
+
+    Notes
+    -----
+    This function is collective (two allreduces: the weighted mean, then
+    the residual and centred sums of squares).
+
+    Examples
+    --------
+    >>> from mlmpi.metrics import r2_score
+    >>> r2_score([3.0, -0.5, 2.0, 7.0], [2.5, 0.0, 2.0, 8.0])
+    0.9486081370449679
+    """
+    comms = resolve_comms(comms)
+    true, pred, weights, n_samples, multioutput = _targets(
+        comms, y_true, y_pred, sample_weight, multioutput, _MULTIOUTPUT
+    )
+    if n_samples < 2:
+        warnings.warn("R^2 score is not well-defined with less than two samples.",
+                      UndefinedMetricWarning)
+        return float("nan")
+    xp = get_namespace(true)
+    n_outputs = true.shape[1]
+    sums = _weighted_sums(comms, xp, weights, true)
+    mean = xp.asarray(sums[1:] / sums[0])
+    residual, centred = true - pred, true - mean
+    sums = _weighted_sums(comms, xp, weights, residual * residual, centred * centred)
+    numerator, denominator = sums[1:1 + n_outputs], sums[1 + n_outputs:]
+    return _fraction_explained(numerator, denominator, multioutput, force_finite)
+
+
+def _fraction_explained(numerator, denominator, multioutput, force_finite):
+    """scikit-learn's rules for 1 - numerator / denominator per output, and their average."""
+    nonzero_denominator = denominator != 0
+    if force_finite:
+        nonzero_numerator = numerator != 0
+        scores = np.ones_like(numerator)
+        valid = nonzero_denominator & nonzero_numerator
+        scores[valid] = 1 - numerator[valid] / denominator[valid]
+        scores[nonzero_numerator & ~nonzero_denominator] = 0.0
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scores = 1 - numerator / denominator
+    if isinstance(multioutput, str):
+        if multioutput == "raw_values":
+            return scores
+        weights = None
+        if multioutput == "variance_weighted" and nonzero_denominator.any():
+            weights = denominator
+    else:
+        weights = multioutput
+    return float(np.average(scores, weights=weights))

@@ -1,0 +1,30 @@
+"""Splitters, cross-validation and searches that cut by global row.
+
+A split, a fold or a sample is a set of global rows (``offset of the rank +
+local index``), the same at any number of ranks; every fit and score of a
+cross-validation or a search is collective over the ranks.
+"""
+
+from ._search import GridSearchCV, RandomizedSearchCV
+from ._split import (
+    KFold,
+    ShuffleSplit,
+    StratifiedKFold,
+    StratifiedShuffleSplit,
+    check_cv,
+    train_test_split,
+)
+from ._validation import cross_val_score, cross_validate
+
+__all__ = [
+    "GridSearchCV",
+    "KFold",
+    "RandomizedSearchCV",
+    "ShuffleSplit",
+    "StratifiedKFold",
+    "StratifiedShuffleSplit",
+    "check_cv",
+    "cross_val_score",
+    "cross_validate",
+    "train_test_split",
+]

@@ -1,0 +1,476 @@
+"""Splitters that cut by global row, the same rows at any number of ranks.
+
+A fold is a set of *global* row indices (``offset of the rank + local
+index``). Every rank runs scikit-learn's own splitter on a placeholder of the
+global number of rows (and, for the stratified splitters, a placeholder of
+the global labels), so the folds are scikit-learn's folds of the
+concatenated data, and keeps its own rows of each. Nothing but row counts
+and per-class counts travels between ranks.
+"""
+
+import inspect
+from itertools import chain
+
+import numpy as np
+import sklearn.model_selection as sk
+from sklearn.model_selection._split import _validate_shuffle_split
+from sklearn.utils import _safe_indexing
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import _num_samples, check_consistent_length
+
+from .._array import to_host
+from ..base import DistributedEstimatorMixin
+from ..comms import collective_method, resolve_comms
+from ..utils.validation import RowLayout, agree
+from ._agreement import agreed_random_state
+
+_CLASSIFICATION_TARGETS = ("binary", "multiclass")
+
+
+def _n_rows(*arrays):
+    """Rows of this rank (0 for an empty list), after checking the arrays' lengths agree."""
+    arrays = [a for a in arrays if a is not None]
+    check_consistent_length(*arrays)
+    return _num_samples(arrays[0])
+
+
+def _local_members(indices, rows, n_samples):
+    """Positions (sorted) of this rank's rows whose placeholder index is in ``indices``."""
+    member = np.zeros(n_samples, dtype=bool)
+    member[indices] = True
+    return np.flatnonzero(member[rows])
+
+
+class _GlobalRowSplitter(DistributedEstimatorMixin):
+    """Runs the scikit-learn splitter ``_reference`` on the global rows and
+    yields this rank's share of each fold.
+
+    Subclasses say which placeholder stands for the global data
+    (:meth:`_placeholder`) and where this rank's rows sit in it.
+    """
+
+    _reference = None  # the scikit-learn splitter class reproduced
+
+    def _reference_splitter(self, comms):
+        names = inspect.signature(self._reference.__init__).parameters
+        params = {name: getattr(self, name) for name in names if name != "self"}
+        if "random_state" in params and params.get("shuffle", True):
+            params["random_state"] = agreed_random_state(params["random_state"], comms)
+        return self._reference(**params)
+
+    def _check(self, X, y, groups):
+        """``(local, facts)`` for :func:`agree`: ``facts[0]`` is this rank's row count."""
+        return None, (_n_rows(X, y, groups),)
+
+    def _placeholder(self, layout, local, facts):
+        """``(X, y, rows)``: placeholder arrays of the global data for the
+        reference splitter, and the placeholder index of each of this rank's rows."""
+        rows = np.arange(layout.offset, layout.offset + layout.n_local)
+        return np.empty((layout.n_samples, 0)), None, rows
+
+    @collective_method
+    def split(self, X, y=None, groups=None):
+        """Generate indices to split this rank's rows into training and test sets.
+
+        The folds are those scikit-learn's splitter gives on the
+        concatenation of every rank's rows (in rank order); each rank gets the
+        indices of its own rows in them. ``groups`` is ignored.
+
+        This method is collective: every rank calls it with its own rows (a
+        rank without rows passes empty arrays). The folds are computed when
+        it is called, so every rank may then iterate over them at its pace.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            This rank's rows.
+        y : array-like of shape (n_samples,), default=None
+            This rank's targets.
+        groups : object
+            Always ignored, exists for compatibility.
+
+        Returns
+        -------
+        splits : iterator of (train, test)
+            Local (this rank's) row indices of each fold, sorted.
+        """
+        comms = self._get_comms()
+        local, facts = agree(comms, lambda: self._check(X, y, groups))
+        layout = RowLayout(tuple(f[0] for f in facts), comms.rank)
+        X_global, y_global, rows = self._placeholder(layout, local, facts)
+        splits = [
+            (_local_members(train, rows, layout.n_samples),
+             _local_members(test, rows, layout.n_samples))
+            for train, test in self._reference_splitter(comms).split(X_global, y_global)
+        ]
+        return iter(splits)
+
+
+class KFold(_GlobalRowSplitter, sk.KFold):
+    """K-fold cross-validator over the global rows.
+
+    The same folds as :class:`sklearn.model_selection.KFold` on the
+    concatenation of every rank's rows, whatever the number of ranks; each
+    rank gets the indices of its own rows.
+
+    Parameters
+    ----------
+    n_splits : int, default=5
+        Number of folds. Must be at least 2.
+    shuffle : bool, default=False
+        Whether to shuffle the global rows before splitting into batches.
+    random_state : int, RandomState instance or None, default=None
+        As scikit-learn's. None: rank 0 draws a seed for every rank; a
+        ``RandomState`` instance: rank 0's state is used (and set) on every rank.
+    comms : Comms, default=None
+        The ranks the data is spread over; None for :func:`mlmpi.get_comms`.
+
+    Notes
+    -----
+    With ``shuffle=True`` every rank materialises scikit-learn's permutation of
+    the global row count (8 bytes per global row), and each fold a boolean
+    mask of the global rows (1 byte per row) while it is cut.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi.model_selection import KFold
+    >>> X = np.arange(12.0).reshape(6, 2)   # this rank's rows
+    >>> for train, test in KFold(n_splits=3).split(X):
+    ...     print(train, test)
+    [2 3 4 5] [0 1]
+    [0 1 4 5] [2 3]
+    [0 1 2 3] [4 5]
+    """
+
+    _reference = sk.KFold
+
+    def __init__(self, n_splits=5, *, shuffle=False, random_state=None, comms=None):
+        super().__init__(n_splits=n_splits, shuffle=shuffle, random_state=random_state)
+        self.comms = comms
+
+
+class ShuffleSplit(_GlobalRowSplitter, sk.ShuffleSplit):
+    """Random permutation cross-validator over the global rows.
+
+    The same splits as :class:`sklearn.model_selection.ShuffleSplit` on the
+    concatenation of every rank's rows; each rank gets its own rows of them.
+
+    Parameters
+    ----------
+    n_splits : int, default=10
+        Number of re-shuffling and splitting iterations.
+    test_size : float or int, default=None
+        As scikit-learn's (fraction or number of global rows; 0.1 if both
+        sizes are None).
+    train_size : float or int, default=None
+        As scikit-learn's.
+    random_state : int, RandomState instance or None, default=None
+        As in :class:`KFold`.
+    comms : Comms, default=None
+        The ranks the data is spread over; None for :func:`mlmpi.get_comms`.
+
+    Notes
+    -----
+    Every rank materialises scikit-learn's permutation of the global row count
+    for each split (8 bytes per global row).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi.model_selection import ShuffleSplit
+    >>> X = np.zeros((10, 2))
+    >>> train, test = next(ShuffleSplit(n_splits=1, test_size=3, random_state=0).split(X))
+    >>> len(train), len(test)
+    (7, 3)
+    """
+
+    _reference = sk.ShuffleSplit
+
+    def __init__(self, n_splits=10, *, test_size=None, train_size=None, random_state=None,
+                 comms=None):
+        super().__init__(n_splits=n_splits, test_size=test_size, train_size=train_size,
+                         random_state=random_state)
+        self.comms = comms
+
+
+class _ByGlobalClass(_GlobalRowSplitter):
+    """Stratified splitters: the placeholder of ``y`` holds the global labels
+    class by class (classes in order of first appearance, each class's rows in
+    global order). scikit-learn's stratified splitters depend only on the
+    class of each row and on the order of the rows within each class, so its
+    folds of the placeholder are its folds of the real data, renumbered."""
+
+    def _check(self, X, y, groups):
+        n_rows = _n_rows(X, y, groups)
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__}.split needs y: the labels to stratify on."
+            )
+        y = np.asarray(to_host(y))
+        if n_rows == 0:
+            return y, (n_rows, [], [], [])
+        kind = type_of_target(y)
+        if kind not in _CLASSIFICATION_TARGETS:
+            raise ValueError(
+                f"Supported target types are: {_CLASSIFICATION_TARGETS}. Got {kind!r} instead."
+            )
+        y = y.ravel()
+        labels, first, counts = np.unique(y, return_index=True, return_counts=True)
+        return y, (n_rows, labels.tolist(), first.tolist(), counts.tolist())
+
+    def _placeholder(self, layout, y_local, facts):
+        first_row, total, before = {}, {}, {}
+        offsets = np.concatenate([[0], np.cumsum(layout.counts)])
+        for rank, (_, labels, first, counts) in enumerate(facts):
+            for label, index, count in zip(labels, first, counts):
+                if label not in first_row:
+                    first_row[label] = offsets[rank] + index
+                    total[label] = 0
+                if rank == layout.rank:
+                    before[label] = total[label]  # rows of this class on lower ranks
+                total[label] += count
+        classes = sorted(first_row, key=first_row.get)
+        starts = dict(zip(classes, np.cumsum([0] + [total[c] for c in classes[:-1]])))
+        y_global = np.repeat(np.asarray(classes), [total[c] for c in classes])
+        rows = np.empty(layout.n_local, dtype=np.intp)
+        for label in facts[layout.rank][1]:
+            mine = np.flatnonzero(y_local == label)
+            rows[mine] = starts[label] + before[label] + np.arange(mine.size)
+        return np.empty((layout.n_samples, 0)), y_global, rows
+
+
+class StratifiedKFold(_ByGlobalClass, sk.StratifiedKFold):
+    """Stratified K-fold cross-validator over the global rows.
+
+    The same folds as :class:`sklearn.model_selection.StratifiedKFold` on the
+    concatenation of every rank's rows; each rank gets its own rows of them.
+    Class counts and each row's position among the rows of its class come
+    from the ranks' per-class counts (one small collective); ``y`` is never
+    gathered.
+
+    Parameters
+    ----------
+    n_splits : int, default=5
+        Number of folds. Must be at least 2.
+    shuffle : bool, default=False
+        Whether to shuffle each class's rows before splitting into batches.
+    random_state : int, RandomState instance or None, default=None
+        As in :class:`KFold`.
+    comms : Comms, default=None
+        The ranks the data is spread over; None for :func:`mlmpi.get_comms`.
+
+    Notes
+    -----
+    Every rank materialises a placeholder of the global labels (one label per
+    global row) and scikit-learn's fold number of each global row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi.model_selection import StratifiedKFold
+    >>> X, y = np.zeros((6, 1)), np.array([0, 0, 0, 1, 1, 1])
+    >>> [test.tolist() for _, test in StratifiedKFold(n_splits=3).split(X, y)]
+    [[0, 3], [1, 4], [2, 5]]
+    """
+
+    _reference = sk.StratifiedKFold
+
+    def __init__(self, n_splits=5, *, shuffle=False, random_state=None, comms=None):
+        super().__init__(n_splits=n_splits, shuffle=shuffle, random_state=random_state)
+        self.comms = comms
+
+
+class StratifiedShuffleSplit(_ByGlobalClass, sk.StratifiedShuffleSplit):
+    """Stratified ShuffleSplit cross-validator over the global rows.
+
+    The same splits as :class:`sklearn.model_selection.StratifiedShuffleSplit`
+    on the concatenation of every rank's rows; each rank gets its own rows.
+
+    Parameters
+    ----------
+    n_splits : int, default=10
+        Number of re-shuffling and splitting iterations.
+    test_size : float or int, default=None
+        As scikit-learn's.
+    train_size : float or int, default=None
+        As scikit-learn's.
+    random_state : int, RandomState instance or None, default=None
+        As in :class:`KFold`.
+    comms : Comms, default=None
+        The ranks the data is spread over; None for :func:`mlmpi.get_comms`.
+
+    Notes
+    -----
+    Memory as :class:`StratifiedKFold`, plus scikit-learn's per-class
+    permutations (8 bytes per global row) for each split.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi.model_selection import StratifiedShuffleSplit
+    >>> X, y = np.zeros((8, 1)), np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    >>> splitter = StratifiedShuffleSplit(n_splits=1, test_size=0.5, random_state=0)
+    >>> train, test = next(splitter.split(X, y))
+    >>> np.bincount(y[test]).tolist()
+    [2, 2]
+    """
+
+    _reference = sk.StratifiedShuffleSplit
+
+    def __init__(self, n_splits=10, *, test_size=None, train_size=None, random_state=None,
+                 comms=None):
+        super().__init__(n_splits=n_splits, test_size=test_size, train_size=train_size,
+                         random_state=random_state)
+        self.comms = comms
+
+
+def train_test_split(*arrays, test_size=None, train_size=None, random_state=None,
+                     shuffle=True, stratify=None, comms=None):
+    """Split this rank's rows into random train and test subsets, by global row.
+
+    The same split as :func:`sklearn.model_selection.train_test_split` on the
+    concatenation of every rank's rows, whatever the number of ranks: each
+    rank gets the train and test parts of its own rows. The parts keep the
+    rows' global order (scikit-learn returns them in the order of its
+    permutation): the same sets of rows, in another order, which matters to
+    a later unshuffled split of the training part.
+
+    This function is collective.
+
+    Parameters
+    ----------
+    *arrays : sequence of indexables with the same length
+        This rank's rows (lists, arrays, sparse matrices or dataframes).
+    test_size, train_size : float or int, default=None
+        As scikit-learn's; fractions are of the global number of rows.
+    random_state : int, RandomState instance or None, default=None
+        As in :class:`KFold`.
+    shuffle : bool, default=True
+        Without shuffling, the first global rows are the training set.
+    stratify : array-like, default=None
+        This rank's labels to stratify on (:class:`StratifiedShuffleSplit`).
+    comms : Comms, default=None
+        The ranks the data is spread over; None for :func:`mlmpi.get_comms`.
+
+    Returns
+    -------
+    splitting : list, length=2 * len(arrays)
+        Train and test parts of each of this rank's arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi.model_selection import train_test_split
+    >>> X, y = np.arange(20.0).reshape(10, 2), np.arange(10)
+    >>> X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=3, random_state=0)
+    >>> X_train.shape, X_test.shape
+    ((7, 2), (3, 2))
+    """
+    if not arrays:
+        raise ValueError("At least one array required as input")
+    comms = resolve_comms(comms)
+    if shuffle:
+        splitter_class = ShuffleSplit if stratify is None else StratifiedShuffleSplit
+        splitter = splitter_class(n_splits=1, test_size=test_size, train_size=train_size,
+                                  random_state=random_state, comms=comms)
+        train, test = next(splitter.split(arrays[0], stratify))
+    else:
+        if stratify is not None:
+            raise ValueError(
+                "Stratified train/test split is not implemented for shuffle=False"
+            )
+        _, counts = agree(comms, lambda: (None, _n_rows(*arrays)))
+        layout = RowLayout(tuple(counts), comms.rank)
+        n_train, n_test = _validate_shuffle_split(
+            layout.n_samples, test_size, train_size, default_test_size=0.25
+        )
+        rows = np.arange(layout.offset, layout.offset + layout.n_local)
+        train = np.flatnonzero(rows < n_train)
+        test = np.flatnonzero((rows >= n_train) & (rows < n_train + n_test))
+    return list(chain.from_iterable(
+        (_safe_indexing(a, train), _safe_indexing(a, test)) for a in arrays
+    ))
+
+
+_DISTRIBUTED = {
+    sk.KFold: KFold,
+    sk.StratifiedKFold: StratifiedKFold,
+    sk.ShuffleSplit: ShuffleSplit,
+    sk.StratifiedShuffleSplit: StratifiedShuffleSplit,
+}
+
+
+def _is_classification_target(y, comms):
+    """Whether every rank's labels are binary or multiclass (ranks without rows abstain)."""
+    def check():
+        if y is None or _num_samples(y) == 0:
+            return None, None
+        return None, type_of_target(to_host(y)) in _CLASSIFICATION_TARGETS
+
+    _, kinds = agree(comms, check)
+    votes = [kind for kind in kinds if kind is not None]
+    return y is not None and bool(votes) and all(votes)
+
+
+def check_cv(cv=5, y=None, *, classifier=False, comms=None):
+    """A splitter that cuts by global row, built from ``cv`` as scikit-learn's ``check_cv``.
+
+    An int (or None, 5 folds) gives :class:`StratifiedKFold` for a classifier
+    with binary or multiclass labels, :class:`KFold` otherwise. scikit-learn's
+    ``KFold``, ``StratifiedKFold``, ``ShuffleSplit`` and
+    ``StratifiedShuffleSplit`` become their mlmpi versions (same parameters).
+    An iterable of ``(train, test)`` pairs is taken as it is: *this rank's*
+    row indices. Other splitters cut each rank's rows separately, so they are
+    refused under more than one rank.
+
+    This function is collective when ``cv`` is an int or None and
+    ``classifier`` is True (the ranks agree on the kind of labels).
+
+    Parameters
+    ----------
+    cv : int, cross-validation generator, iterable or None, default=5
+    y : array-like, default=None
+        This rank's targets.
+    classifier : bool, default=False
+    comms : Comms, default=None
+
+    Returns
+    -------
+    checked_cv : a cross-validator instance
+
+    Examples
+    --------
+    >>> from mlmpi.model_selection import check_cv
+    >>> check_cv(3)
+    KFold(comms=None, n_splits=3, random_state=None, shuffle=False)
+    """
+    resolved = resolve_comms(comms)
+    cv = 5 if cv is None else cv
+    if isinstance(cv, int) and not isinstance(cv, bool):
+        stratified = classifier and _is_classification_target(y, resolved)
+        return (StratifiedKFold if stratified else KFold)(cv, comms=comms)
+    if type(cv) in _DISTRIBUTED:
+        names = inspect.signature(type(cv).__init__).parameters
+        params = {name: getattr(cv, name) for name in names if name != "self"}
+        return _DISTRIBUTED[type(cv)](**params, comms=comms)
+    if isinstance(cv, _GlobalRowSplitter):
+        return cv
+    if hasattr(cv, "split") and resolved.size > 1:
+        raise ValueError(
+            f"cv={cv!r} cuts each rank's rows separately, so the folds would change with the "
+            "number of ranks. Use an mlmpi.model_selection splitter (KFold, StratifiedKFold, "
+            "ShuffleSplit, StratifiedShuffleSplit), an int, or an iterable of (train, test) "
+            "arrays of this rank's row indices."
+        )
+    return sk.check_cv(cv, y, classifier=classifier)
+
+
+__all__ = [
+    "KFold",
+    "ShuffleSplit",
+    "StratifiedKFold",
+    "StratifiedShuffleSplit",
+    "check_cv",
+    "train_test_split",
+]

@@ -1,0 +1,103 @@
+"""scikit-learn's Pipeline, warning about steps that learn from one rank's rows.
+
+scikit-learn's :class:`~sklearn.pipeline.Pipeline` already works with mlmpi
+steps: it calls each step's ``fit``/``transform`` in order on every rank,
+and mlmpi steps' ``fit`` and ``score`` are collective. What it cannot know
+is that a scikit-learn scaler (say) fitted on each rank's shard learns
+something different on every rank; this Pipeline says so when it is fitted
+under several ranks.
+"""
+
+import sklearn.pipeline as sk
+from sklearn.utils.metaestimators import available_if
+
+from .base import DistributedEstimatorMixin
+from .comms import collective_method, get_comms
+from .utils.shard_local import warn_shard_local_learners
+
+
+def _collective_when_available(name):
+    """scikit-learn's ``available_if`` method ``name``, marked collective (and
+    still present only when the final step has it)."""
+    reference = sk.Pipeline.__dict__[name]
+    method = collective_method(reference.fn)
+    return available_if(reference.check)(method)
+
+
+def _pipeline_comms(pipeline):
+    """The comms of the first mlmpi step, else the default comms."""
+    for _, step in pipeline.steps:
+        if isinstance(step, DistributedEstimatorMixin):
+            return step._get_comms()
+    return get_comms()
+
+
+class Pipeline(sk.Pipeline):
+    """A sequence of data transformers with an optional final predictor.
+
+    :class:`sklearn.pipeline.Pipeline` (same parameters and behaviour). Its
+    ``fit``, ``fit_transform``, ``fit_predict`` and ``score`` are collective
+    when its steps' are (mlmpi steps). Fitted under more than one rank, it
+    warns once per class (on rank 0) about each step that is not mlmpi's and
+    learns from data (a scikit-learn ``StandardScaler``, say: it would learn
+    from this rank's rows only), naming the mlmpi replacement; stateless steps
+    (``FunctionTransformer``, ``Normalizer``) do not warn.
+
+    Parameters
+    ----------
+    steps : list of tuples
+        As scikit-learn's.
+    transform_input : list of str, default=None
+    memory : str or object with the joblib.Memory interface, default=None
+    verbose : bool, default=False
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.preprocessing import FunctionTransformer
+    >>> from mlmpi import Ridge
+    >>> from mlmpi.pipeline import Pipeline
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> pipe = Pipeline([("scale", FunctionTransformer(lambda X: 10 * X)), ("ridge", Ridge())])
+    >>> round(pipe.fit(X, y).score(X, y), 3)
+    0.517
+    """
+
+    fit = collective_method(sk.Pipeline.fit)
+    fit_transform = _collective_when_available("fit_transform")
+    fit_predict = _collective_when_available("fit_predict")
+    score = _collective_when_available("score")
+
+    def _fit(self, *args, **kwargs):
+        # scikit-learn's fit, fit_transform and fit_predict all fit the steps here
+        warn_shard_local_learners(self, _pipeline_comms(self))
+        return super()._fit(*args, **kwargs)
+
+
+def make_pipeline(*steps, memory=None, transform_input=None, verbose=False):
+    """Construct a :class:`Pipeline` from the given estimators (names from their classes).
+
+    Parameters
+    ----------
+    *steps : list of estimators
+    memory : str or object with the joblib.Memory interface, default=None
+    transform_input : list of str, default=None
+    verbose : bool, default=False
+
+    Returns
+    -------
+    p : Pipeline
+
+    Examples
+    --------
+    >>> from sklearn.preprocessing import Normalizer
+    >>> from mlmpi import KMeans
+    >>> from mlmpi.pipeline import make_pipeline
+    >>> make_pipeline(Normalizer(), KMeans(n_clusters=2)).steps[1][0]
+    'kmeans'
+    """
+    reference = sk.make_pipeline(
+        *steps, memory=memory, transform_input=transform_input, verbose=verbose
+    )
+    return Pipeline(reference.steps, memory=memory, transform_input=transform_input,
+                    verbose=verbose)
