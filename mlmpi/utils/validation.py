@@ -369,9 +369,10 @@ def _rows_fingerprint(X):
     """An order-invariant summary of the multiset of this shard's rows, or None
     for an empty shard: the row count, then the sum and the sum of squares of
     a fixed random projection of each row, and its few smallest and largest
-    values (one pass over X)."""
+    values (one pass over X). None too for rows that are not real numbers
+    (strings or complex values, which encoders check themselves)."""
     n = X.shape[0]
-    if n == 0:
+    if n == 0 or X.dtype.kind not in "biuf":
         return None
     direction = np.random.default_rng(X.shape[1]).standard_normal(X.shape[1])
     direction = get_namespace(X).asarray(direction, dtype=X.dtype)
