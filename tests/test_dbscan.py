@@ -18,21 +18,23 @@ def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-def test_component_minima_maps_each_node_to_its_components_smallest_id():
-    left = np.array([9, 4, 7, 100], dtype=np.int64)
+def test_component_minima_maps_each_node_to_its_components_smallest_node():
+    left = np.array([9, 4, 7, 10], dtype=np.int64)
     right = np.array([4, 2, 8, 7], dtype=np.int64)
-    nodes, minima = kernels.component_minima(left, right)
-    assert_array_equal(nodes, [2, 4, 7, 8, 9, 100])
-    assert_array_equal(minima, [2, 2, 7, 7, 2, 7])
+    minima = kernels.component_minima(left, right, 12)
+    assert_array_equal(minima, [0, 1, 2, 3, 2, 5, 6, 7, 7, 2, 7, 11])
     empty = np.empty(0, dtype=np.int64)
-    assert kernels.component_minima(empty, empty)[0].size == 0
+    assert_array_equal(kernels.component_minima(empty, empty, 3), [0, 1, 2])
 
 
 def test_eps_pairs_include_the_boundary_and_self():
     X = np.array([[0.0, 0.0], [1.0, 0.0], [2.5, 0.0]])
     tree = kernels.build_tree(X, 30)
+    expected = [(0, 0), (0, 1), (1, 0), (1, 1), (2, 2)]
     rows, cols = kernels.eps_pairs(tree, tree, 1.0, 2.0)
-    assert sorted(zip(rows.tolist(), cols.tolist())) == [(0, 0), (0, 1), (1, 0), (1, 1), (2, 2)]
+    assert sorted(zip(rows.tolist(), cols.tolist())) == expected
+    rows, cols = kernels.eps_pairs_within(tree, 1.0, 2.0)
+    assert sorted(zip(rows.tolist(), cols.tolist())) == expected
 
 
 def test_fitted_model_pickles_and_equals_sklearn_on_moons():

@@ -1,23 +1,33 @@
-"""DBSCAN kernels for NumPy arrays (SciPy's k-d tree and graph routines).
+"""DBSCAN kernels for NumPy arrays (SciPy's k-d tree, numba).
 
 Pure local compute; nothing here communicates.
 
 - :func:`eps_pairs`: every (local row, block row) pair within ``eps`` in a
-  Minkowski metric, by one dual-tree traversal of the two k-d trees.
+  Minkowski metric, by one dual-tree traversal of the two k-d trees;
+  :func:`eps_pairs_within`: the same for the rows of one tree (a self-join).
 - :func:`component_minima`: the connected components of an undirected
-  graph given as edge lists over arbitrary integer node ids, each node
-  mapped to the smallest id of its component.
+  graph given as edge lists, each node mapped to the smallest node of its
+  component.
 """
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
+from numba import njit
 from scipy.spatial import cKDTree
 
 
 def build_tree(X, leaf_size):
     """k-d tree of the rows of ``X`` (SciPy's ``cKDTree``)."""
-    return cKDTree(X, leafsize=leaf_size, balanced_tree=False, compact_nodes=False)
+    return cKDTree(X, leafsize=leaf_size)
+
+
+def eps_pairs_within(tree, eps, p):
+    """``(rows, cols)``: every ordered pair of rows of ``tree`` at
+    Minkowski-``p`` distance <= ``eps``, each row with itself included
+    (int64 arrays; one self-join of the tree)."""
+    pairs = tree.query_pairs(eps, p=p, output_type="ndarray").astype(np.int64)
+    own = np.arange(tree.n, dtype=np.int64)
+    return (np.concatenate([own, pairs[:, 0], pairs[:, 1]]),
+            np.concatenate([own, pairs[:, 1], pairs[:, 0]]))
 
 
 def eps_pairs(tree, block_tree, eps, p):
@@ -31,18 +41,32 @@ def eps_pairs(tree, block_tree, eps, p):
     return pairs["i"].astype(np.int64), pairs["j"].astype(np.int64)
 
 
-def component_minima(left, right):
-    """``(nodes, minima)``: the sorted distinct node ids of the edges
-    ``left[i] -- right[i]`` and, for each, the smallest id of its connected
-    component."""
-    nodes, inverse = np.unique(np.concatenate([left, right]), return_inverse=True)
-    if nodes.size == 0:
-        return nodes.astype(np.int64), nodes.astype(np.int64)
-    n_edges = left.shape[0]
-    graph = coo_matrix(
-        (np.ones(n_edges, dtype=np.int8), (inverse[:n_edges], inverse[n_edges:])),
-        shape=(nodes.size, nodes.size),
-    )
-    _, component = connected_components(graph, directed=False)
-    _, first = np.unique(component, return_index=True)  # nodes are sorted: first = smallest
-    return nodes.astype(np.int64), nodes[first][component].astype(np.int64)
+@njit(cache=True, nogil=True)
+def _root(parent, node):
+    root = node
+    while parent[root] != root:
+        root = parent[root]
+    while parent[node] != root:  # path compression
+        parent[node], node = root, parent[node]
+    return root
+
+
+@njit(cache=True, nogil=True)
+def component_minima(left, right, n_nodes):
+    """For every node ``0 .. n_nodes - 1``, the smallest node of its
+    connected component in the undirected graph of the edges
+    ``left[i] -- right[i]`` (a node without edges is its own component).
+
+    A union-find whose root is always the smallest node of its set.
+    """
+    parent = np.arange(n_nodes)
+    for i in range(left.shape[0]):
+        a = _root(parent, left[i])
+        b = _root(parent, right[i])
+        if a < b:
+            parent[b] = a
+        elif b < a:
+            parent[a] = b
+    for node in range(n_nodes):
+        parent[node] = _root(parent, node)
+    return parent

@@ -11,7 +11,7 @@ from ..base import DistributedEstimatorMixin
 from ..comms import Comms, collective_method
 from ..kernels.cpu import dbscan as kernels
 from ..neighbors import _ring
-from ..neighbors._base import DEFAULT_BATCH, effective_metric, fetch_rows
+from ..neighbors._base import DEFAULT_BATCH, effective_metric
 from ..utils.validation import agree, validate_fit_data
 
 #: Effective metrics and the Minkowski power a k-d tree searches them with.
@@ -52,8 +52,9 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
 
     Working memory per rank: this rank's rows, two travelling blocks, the
     pairs found for this rank's rows (as scikit-learn keeps every
-    neighbourhood) and, during step 2, two integers per core sample touched
-    by some rank.
+    neighbourhood), a few arrays of one integer per *global* row (which
+    rows are core, their components) and, during step 2, two integers per
+    core sample that some rank links to another.
 
     Parameters
     ----------
@@ -184,7 +185,7 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
         weights = _agreed_weights(sample_weight, X, comms)
 
         rows, neighbours = self._eps_pairs(X, metric, p, comms, layout)
-        core = _core_mask(rows, neighbours, weights, X.shape[0], self.min_samples, comms, layout)
+        core = _core_mask(rows, neighbours, weights, X.shape[0], self.min_samples, comms)
         labels = _labels(rows, neighbours, core, comms, layout)
 
         xp = get_namespace(X)
@@ -214,20 +215,23 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
                 batch_size=DEFAULT_BATCH[is_device_array(X)],
             )
             return to_host(rows).astype(np.int64), to_host(neighbours).astype(np.int64)
-        tree = kernels.build_tree(X, self.leaf_size) if X.shape[0] else None
-        found_rows, found_neighbours = [], []
+        if not X.shape[0]:  # the blocks still pass through this rank
+            tree, found = None, [(np.empty(0, dtype=np.int64),) * 2]
+        else:
+            tree = kernels.build_tree(X, self.leaf_size)
+            rows, columns = kernels.eps_pairs_within(tree, self.eps, p)
+            found = [(rows, columns + layout.offset)]
+        own = range(layout.offset, layout.offset + X.shape[0])
         for block, start, request in _ring.ring_blocks(X, comms, layout.counts, _TREE_BLOCK,
                                                        "euclidean"):
-            if tree is not None and block.shape[0]:
-                rows, columns = kernels.eps_pairs(
-                    tree, kernels.build_tree(block, self.leaf_size), self.eps, p
-                )
-                found_rows.append(rows)
-                found_neighbours.append(columns + start)
+            if tree is not None and block.shape[0] and start not in own:
+                block_tree = kernels.build_tree(block, self.leaf_size)
+                rows, columns = kernels.eps_pairs(tree, block_tree, self.eps, p)
+                found.append((rows, columns + start))
             if request is not None:
                 request.test()
-        empty = [np.empty(0, dtype=np.int64)]
-        return np.concatenate(found_rows or empty), np.concatenate(found_neighbours or empty)
+        rows, neighbours = zip(*found)
+        return np.concatenate(rows), np.concatenate(neighbours)
 
     @collective_method
     def fit_predict(self, X, y=None, sample_weight=None):
@@ -286,18 +290,17 @@ def _agreed_weights(sample_weight, X, comms):
     return np.ones(X.shape[0]) if weights is None else weights
 
 
-def _core_mask(rows, neighbours, weights, n_local, min_samples, comms, layout):
+def _core_mask(rows, neighbours, weights, n_local, min_samples, comms):
     """Whether each local row is a core sample: the (weighted) count of its
     eps-neighbours reaches ``min_samples``.
 
-    This function is collective.
+    This function is collective when there are weights.
     """
     if weights is None:
         counts = np.bincount(rows, minlength=n_local)
     else:
-        wanted, where = np.unique(neighbours, return_inverse=True)
-        fetched = fetch_rows(weights[:, None], wanted, comms, layout.counts)[:, 0]
-        counts = np.bincount(rows, weights=fetched[where], minlength=n_local)
+        all_weights = to_host(comms.allgatherv(weights))
+        counts = np.bincount(rows, weights=all_weights[neighbours], minlength=n_local)
     return counts >= min_samples
 
 
@@ -306,35 +309,28 @@ def _labels(rows, neighbours, core, comms, layout):
 
     This function is collective.
     """
-    wanted, where = np.unique(neighbours, return_inverse=True)
-    core_wanted = fetch_rows(core[:, None].astype(np.int8), wanted, comms, layout.counts)[:, 0]
-    neighbour_is_core = core_wanted[where].astype(bool)
+    n = layout.n_samples
+    is_core = to_host(comms.allgatherv(core.astype(np.uint8))).astype(bool)
     global_rows = rows + layout.offset
 
-    # Components of the core-core graph: local pieces, then one global merge.
-    links = core[rows] & neighbour_is_core & (global_rows != neighbours)
-    nodes, minima = kernels.component_minima(global_rows[links], neighbours[links])
-    moved = nodes != minima
-    pairs = np.stack([nodes[moved], minima[moved]], axis=1)
-    merged = to_host(comms.allgatherv(pairs))
-    nodes, minima = kernels.component_minima(merged[:, 0], merged[:, 1])
+    # Components of the core-core graph: this rank's pieces, each node it
+    # touched sent with its piece's smallest node, then one global merge.
+    # Each undirected link is kept by one rank only (the owner of its smaller end).
+    links = is_core[global_rows] & is_core[neighbours] & (global_rows < neighbours)
+    minima = kernels.component_minima(global_rows[links], neighbours[links], n)
+    moved = np.flatnonzero(minima != np.arange(n))
+    pairs = to_host(comms.allgatherv(np.stack([moved, minima[moved]], axis=1)))
+    minima = kernels.component_minima(
+        np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1]), n
+    )
 
-    def smallest_core(index):  # smallest global index of the cluster of each core index
-        if nodes.size == 0:
-            return index
-        position = np.minimum(np.searchsorted(nodes, index), nodes.size - 1)
-        return np.where(nodes[position] == index, minima[position], index)
-
-    local_cores = np.flatnonzero(core) + layout.offset
-    roots = np.sort(to_host(comms.allgatherv(local_cores[smallest_core(local_cores) == local_cores])))
-
-    labels = np.full(core.shape[0], -1, dtype=np.int64)
-    labels[core] = np.searchsorted(roots, smallest_core(local_cores))
-    border = ~core[rows] & neighbour_is_core
-    if border.any():
-        cluster = np.searchsorted(roots, smallest_core(neighbours[border]))
-        best = np.full(core.shape[0], np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(best, rows[border], cluster)
-        reached = best < np.iinfo(np.int64).max
-        labels[reached] = best[reached]
-    return labels
+    # Clusters are numbered in the order of their smallest core sample.
+    is_root = is_core & (minima == np.arange(n))
+    cluster = np.cumsum(is_root) - 1  # the cluster of each root
+    labels = np.where(core, cluster[minima[layout.offset : layout.offset + core.shape[0]]], -1)
+    border = ~is_core[global_rows] & is_core[neighbours]
+    if border.any():  # the first cluster to reach a border sample: the smallest number
+        best = np.full(core.shape[0], n, dtype=np.int64)
+        np.minimum.at(best, rows[border], cluster[minima[neighbours[border]]])
+        labels = np.where(best < n, best, labels)
+    return labels.astype(np.int64)
