@@ -22,3 +22,12 @@ def test_kmeans_example(nranks):
     (inertia, ari), (ref_inertia, ref_ari) = found["mlmpi"], found["scikit-learn"]
     assert inertia <= 1.01 * ref_inertia
     assert ari >= ref_ari - 0.01
+
+
+@pytest.mark.parametrize("nranks", [1, 2])
+def test_dbscan_example_equals_sklearn(nranks):
+    example = EXAMPLE.parent / "dbscan.py"
+    returncode, output, timed_out = run_mpi(nranks, [sys.executable, example], timeout=180)
+    assert not timed_out and returncode == 0, output
+    assert f"ranks: {nranks} " in output
+    assert "same labels as scikit-learn: True" in output, output
