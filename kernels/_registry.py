@@ -50,6 +50,8 @@ declare("decomposition", dense=_Layout(shared="shared.decomposition"))
 declare("linear", dense=_Layout(shared="shared.linear"))
 # The Gram matrix it works on is small and replicated, always on the host.
 declare("coordinate_descent", dense=_Layout(cpu="cpu.coordinate_descent"))
+# k-d trees and the union-find run on the host (the brute-force path uses "knn").
+declare("dbscan", dense=_Layout(cpu="cpu.dbscan"))
 
 
 class KernelSet:
@@ -91,7 +93,7 @@ def kernels_for(family, X, device=None):
     ----------
     family : str
         A declared family: ``"kmeans"``, ``"knn"``, ``"decomposition"``,
-        ``"linear"``, ``"coordinate_descent"``.
+        ``"linear"``, ``"coordinate_descent"``, ``"dbscan"``.
     X : array or sparse matrix
         The data the kernels will run on.
     device : {"cpu", "gpu"}, default=None

@@ -15,6 +15,7 @@ _PUBLIC = {
     "SelfComms": "mlmpi.comms",
     "NCCLComms": "mlmpi.comms",
     "KMeans": "mlmpi.cluster",
+    "DBSCAN": "mlmpi.cluster",
     "LinearRegression": "mlmpi.linear_model",
     "Ridge": "mlmpi.linear_model",
     "LogisticRegression": "mlmpi.linear_model",

@@ -35,3 +35,12 @@ def test_workflow_example_equals_scikit_learn_at_2_ranks():
     found = dict(lines)
     assert set(found) == {"mlmpi", "scikit-learn"}, output
     assert found["mlmpi"] == found["scikit-learn"]
+
+
+@pytest.mark.parametrize("nranks", [1, 2])
+def test_dbscan_example_equals_sklearn(nranks):
+    example = EXAMPLE.parent / "dbscan.py"
+    returncode, output, timed_out = run_mpi(nranks, [sys.executable, example], timeout=180)
+    assert not timed_out and returncode == 0, output
+    assert f"ranks: {nranks} " in output
+    assert "same labels as scikit-learn: True" in output, output

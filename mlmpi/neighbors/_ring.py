@@ -48,7 +48,7 @@ def to_distance(reduced, metric, p):
     return reduced
 
 
-def _ring_blocks(X, comms, counts, rows, metric):
+def ring_blocks(X, comms, counts, rows, metric):
     """Yield ``(block, start, request)``: every block of every rank's shard
     once (prepared for ``metric`` by its owner), with ``start`` its global
     index; ``request`` (None on the last hop) brings the next block, already
@@ -86,7 +86,7 @@ def _search(Q, X, comms, counts, metric, p, batch_size, visit):
     reduced = REDUCED[metric]
     q_terms = kernels.row_terms(Q, reduced)
     buffer = xp.empty(batch_size * batch_size, dtype=X.dtype)
-    for block, start, request in _ring_blocks(X, comms, counts, batch_size, metric):
+    for block, start, request in ring_blocks(X, comms, counts, batch_size, metric):
         x_term = kernels.row_terms(block, reduced)
         for lo in range(0, Q.shape[0], batch_size):
             batch = slice(lo, min(lo + batch_size, Q.shape[0]))

@@ -1,0 +1,338 @@
+"""Exact distributed DBSCAN with scikit-learn's API."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._array import get_namespace, is_device_array, to_host, to_namespace
+from ..base import DistributedEstimatorMixin
+from ..comms import Comms, collective_method
+from ..kernels import kernels_for
+from ..neighbors import _ring
+from ..neighbors._base import DEFAULT_BATCH, effective_metric
+from ..utils.validation import agree, validate_fit_data
+
+#: Effective metrics and the Minkowski power a k-d tree searches them with.
+TREE_POWERS = {"euclidean": 2.0, "manhattan": 1.0, "chebyshev": np.inf}
+METRICS = ("euclidean", "manhattan", "chebyshev", "minkowski", "sqeuclidean", "cosine")
+_TREE_BLOCK = 1 << 16  # rows of each travelling block on the k-d tree path
+_MAX_TREE_FEATURES = 15  # scikit-learn's 'auto' uses brute force above this
+
+
+class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
+    """Exact DBSCAN clustering of data whose rows are spread over MPI ranks.
+
+    scikit-learn's :class:`sklearn.cluster.DBSCAN`: the same core samples
+    and the same labels (the same numbers, not only the same partition) as
+    scikit-learn on the concatenation of every rank's rows, at any number of
+    ranks. Nothing is gathered onto one rank.
+
+    How it runs, in three collective steps:
+
+    1. **eps-neighbourhoods.** Each rank keeps its rows; blocks of every
+       rank's rows travel round a ring of ranks, and each rank finds the
+       pairs (local row, global row) within ``eps``: with a k-d tree of its
+       rows against a k-d tree of the visiting block (one dual-tree
+       traversal, for the Minkowski metrics up to 15 features, as
+       scikit-learn's ``algorithm='auto'`` picks a tree), or with the
+       brute-force ring of :class:`mlmpi.NearestNeighbors` (one GEMM per
+       block pair). Weighted neighbour counts decide the core samples.
+    2. **Components.** Each rank finds the connected components of the
+       core-core pairs it found, and sends each node it touched with the
+       smallest global index of its local component; every rank merges
+       these pairs into the same global components (a distributed
+       union-find in one ``allgatherv``).
+    3. **Labels.** scikit-learn numbers the clusters in the order of their
+       smallest core sample; a border sample joins the first cluster that
+       reaches it, the one with the smallest number among its core
+       neighbours' clusters. Both rules are applied to global indices, so
+       the labels equal scikit-learn's.
+
+    Working memory per rank: this rank's rows, two travelling blocks, the
+    pairs found for this rank's rows (as scikit-learn keeps every
+    neighbourhood), a few arrays of one integer per *global* row (which
+    rows are core, their components) and, during step 2, two integers per
+    core sample that some rank links to another.
+
+    Parameters
+    ----------
+    eps : float, default=0.5
+        The maximum distance between two samples for one to be considered
+        in the neighbourhood of the other.
+    min_samples : int, default=5
+        The number (or total weight) of samples in a neighbourhood for a
+        point, itself included, to be a core point.
+    metric : {'euclidean', 'manhattan', 'chebyshev', 'minkowski', \
+'sqeuclidean', 'cosine'}, default='euclidean'
+        The distance metric.
+    metric_params : dict, default=None
+        Only ``{'p': value}`` is supported.
+    algorithm : {'auto', 'ball_tree', 'kd_tree', 'brute'}, default='auto'
+        'auto': a k-d tree for a Minkowski metric with ``p >= 1`` and at most
+        15 features on the host, brute force otherwise; 'kd_tree' and
+        'ball_tree' both run the k-d tree (Minkowski metrics, ``p >= 1``);
+        'brute': the GEMM ring.
+    leaf_size : int, default=30
+        Leaf size of the k-d trees.
+    p : float, default=None
+        Power of the Minkowski metric; None means 2.
+    n_jobs : int, default=None
+        Accepted for compatibility; unused (the ranks are the parallelism).
+    comms : Comms, default=None
+        The ranks that hold the data; None means :func:`mlmpi.get_comms`.
+
+    Attributes
+    ----------
+    core_sample_indices_ : ndarray of shape (n_local_core_samples,)
+        Indices of this rank's core samples among this rank's rows. Local.
+    components_ : ndarray of shape (n_local_core_samples, n_features)
+        Copy of this rank's core samples. Local.
+    labels_ : ndarray of shape (n_local,)
+        Cluster labels of this rank's rows; noisy samples are -1. Local, in
+        the numbering shared by all ranks (the same as scikit-learn's).
+    n_features_in_ : int
+        Number of features seen during fit. Replicated.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (when X has string column names).
+
+    See Also
+    --------
+    sklearn.cluster.DBSCAN : the single-process estimator this one mirrors.
+
+    Notes
+    -----
+    :meth:`fit` and :meth:`fit_predict` are collective: every rank of
+    ``comms`` must call them. A rank may hold zero rows. Sparse input and
+    ``metric='precomputed'`` are not supported. A distance that equals
+    ``eps`` only to the last bit may be decided differently from
+    scikit-learn's when the two compute it in a different order (the
+    brute-force path, or more than 3 features on the tree path); exact
+    ties, as on integer grids, are decided alike.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi import DBSCAN
+    >>> X = np.array([[1, 2], [2, 2], [2, 3], [8, 7], [8, 8], [25, 80]])
+    >>> DBSCAN(eps=3, min_samples=2).fit(X).labels_
+    array([ 0,  0,  0,  1,  1, -1])
+    """
+
+    _parameter_constraints: dict = {
+        "eps": [Interval(Real, 0.0, None, closed="neither")],
+        "min_samples": [Interval(Integral, 1, None, closed="left")],
+        "metric": [StrOptions(set(METRICS))],
+        "metric_params": [dict, None],
+        "algorithm": [StrOptions({"auto", "ball_tree", "kd_tree", "brute"})],
+        "leaf_size": [Interval(Integral, 1, None, closed="left")],
+        "p": [Interval(Real, 0.0, None, closed="left"), None],
+        "n_jobs": [Integral, None],
+        "comms": [None, Comms],
+    }
+
+    def __init__(
+        self,
+        eps=0.5,
+        *,
+        min_samples=5,
+        metric="euclidean",
+        metric_params=None,
+        algorithm="auto",
+        leaf_size=30,
+        p=None,
+        n_jobs=None,
+        comms=None,
+    ):
+        self.eps = eps
+        self.min_samples = min_samples
+        self.metric = metric
+        self.metric_params = metric_params
+        self.algorithm = algorithm
+        self.leaf_size = leaf_size
+        self.p = p
+        self.n_jobs = n_jobs
+        self.comms = comms
+
+    @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, sample_weight=None):
+        """Perform DBSCAN clustering of the rows of every rank.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features)
+            This rank's rows (NumPy or CuPy; may have zero rows).
+        y : Ignored
+            Not used, present here for API consistency by convention.
+        sample_weight : array-like of shape (n_local,), default=None
+            Weights of this rank's rows, as in scikit-learn: a sample with a
+            weight of at least ``min_samples`` is by itself a core sample; a
+            negative weight may keep its neighbours from being core.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        comms = self._get_comms()
+        X, _, _, layout = validate_fit_data(self, X, comms=comms, order="C")
+        metric, params = effective_metric(self.metric, self.p, self.metric_params)
+        p = params.get("p", TREE_POWERS.get(metric, 2.0))
+        weights = _agreed_weights(sample_weight, X, comms)
+
+        rows, neighbours = self._eps_pairs(X, metric, p, comms, layout)
+        core = _core_mask(rows, neighbours, weights, X.shape[0], self.min_samples, comms)
+        labels = _labels(rows, neighbours, core, comms, layout)
+
+        xp = get_namespace(X)
+        self.core_sample_indices_ = to_namespace(np.flatnonzero(core), xp)
+        self.labels_ = to_namespace(labels, xp)
+        self.components_ = X[self.core_sample_indices_].copy()
+        return self
+
+    def _eps_pairs(self, X, metric, p, comms, layout):
+        """``(rows, neighbours)``: every pair of a local row and a global row
+        within ``eps``, the row itself included (host int64 arrays).
+
+        This method is collective.
+        """
+        on_tree = metric in TREE_POWERS or (metric == "minkowski" and p >= 1)
+        if self.algorithm == "brute" or is_device_array(X) or not on_tree or (
+            self.algorithm == "auto" and X.shape[1] > _MAX_TREE_FEATURES
+        ):
+            if self.algorithm in ("kd_tree", "ball_tree"):
+                raise ValueError(
+                    f"algorithm={self.algorithm!r} needs a Minkowski metric with p >= 1 on "
+                    f"host arrays; got metric={metric!r}. Use algorithm='brute' or 'auto'."
+                )
+            rows, neighbours, _ = _ring.radius_neighbors(
+                _ring.prepare_rows(X, metric), X, radius=self.eps, metric=metric, p=p,
+                comms=comms, counts=layout.counts,
+                batch_size=DEFAULT_BATCH[is_device_array(X)],
+            )
+            return to_host(rows).astype(np.int64), to_host(neighbours).astype(np.int64)
+        kernels = kernels_for("dbscan", X)
+        if not X.shape[0]:  # the blocks still pass through this rank
+            tree, found = None, [(np.empty(0, dtype=np.int64),) * 2]
+        else:
+            tree = kernels.build_tree(X, self.leaf_size)
+            rows, columns = kernels.eps_pairs_within(tree, self.eps, p)
+            found = [(rows, columns + layout.offset)]
+        own = range(layout.offset, layout.offset + X.shape[0])
+        for block, start, request in _ring.ring_blocks(X, comms, layout.counts, _TREE_BLOCK,
+                                                       "euclidean"):
+            if tree is not None and block.shape[0] and start not in own:
+                block_tree = kernels.build_tree(block, self.leaf_size)
+                rows, columns = kernels.eps_pairs(tree, block_tree, self.eps, p)
+                found.append((rows, columns + start))
+            if request is not None:
+                request.test()
+        rows, neighbours = zip(*found)
+        return np.concatenate(rows), np.concatenate(neighbours)
+
+    @collective_method
+    def fit_predict(self, X, y=None, sample_weight=None):
+        """Compute clusters of the rows of every rank and return this rank's labels.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features)
+        y : Ignored
+        sample_weight : array-like of shape (n_local,), default=None
+
+        Returns
+        -------
+        labels : ndarray of shape (n_local,)
+            Cluster labels of this rank's rows; noisy samples are -1.
+        """
+        return self.fit(X, sample_weight=sample_weight).labels_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        return tags
+
+
+def _agreed_weights(sample_weight, X, comms):
+    """This rank's weights on the host (float64), or None when no rank passed
+    any (a rank without weights gets unit weights when others have them);
+    the same error on every rank for bad weights. Negative weights are
+    allowed, as in scikit-learn.
+
+    This function is collective.
+    """
+    def check():
+        if sample_weight is None:
+            return None, (False, X.shape[0])
+        weights = np.asarray(to_host(sample_weight), dtype=np.float64)
+        if weights.ndim == 0:
+            weights = np.full(X.shape[0], float(weights))
+        if weights.shape != (X.shape[0],):
+            raise ValueError(
+                f"sample_weight.shape == {weights.shape}, expected {(X.shape[0],)}!"
+            )
+        if not np.isfinite(weights).all():
+            raise ValueError("Input sample_weight contains NaN or infinity.")
+        return weights, (True, np.count_nonzero(weights))
+
+    weights, facts = agree(comms, check)
+    if not any(given for given, _ in facts):
+        return None
+    if sum(nonzero for _, nonzero in facts) == 0:
+        raise ValueError(  # scikit-learn's message
+            "Sample weights must contain at least one non-zero number (all ranks together)."
+        )
+    return np.ones(X.shape[0]) if weights is None else weights
+
+
+def _core_mask(rows, neighbours, weights, n_local, min_samples, comms):
+    """Whether each local row is a core sample: the (weighted) count of its
+    eps-neighbours reaches ``min_samples``.
+
+    This function is collective when there are weights.
+    """
+    if weights is None:
+        counts = np.bincount(rows, minlength=n_local)
+    else:
+        all_weights = to_host(comms.allgatherv(weights))
+        counts = np.bincount(rows, weights=all_weights[neighbours], minlength=n_local)
+    return counts >= min_samples
+
+
+def _labels(rows, neighbours, core, comms, layout):
+    """scikit-learn's DBSCAN labels of the local rows (int64, -1 for noise).
+
+    This function is collective.
+    """
+    n = layout.n_samples
+    is_core = to_host(comms.allgatherv(core.astype(np.uint8))).astype(bool)
+    global_rows = rows + layout.offset
+
+    # Components of the core-core graph: this rank's pieces, each node it
+    # touched sent with its piece's smallest node, then one global merge.
+    # Each undirected link is kept by one rank only (the owner of its smaller end).
+    kernels = kernels_for("dbscan", rows)
+    links = is_core[global_rows] & is_core[neighbours] & (global_rows < neighbours)
+    minima = kernels.component_minima(global_rows[links], neighbours[links], n)
+    moved = np.flatnonzero(minima != np.arange(n))
+    pairs = to_host(comms.allgatherv(np.stack([moved, minima[moved]], axis=1)))
+    minima = kernels.component_minima(
+        np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1]), n
+    )
+
+    # Clusters are numbered in the order of their smallest core sample.
+    is_root = is_core & (minima == np.arange(n))
+    cluster = np.cumsum(is_root) - 1  # the cluster of each root
+    labels = np.where(core, cluster[minima[layout.offset : layout.offset + core.shape[0]]], -1)
+    border = ~is_core[global_rows] & is_core[neighbours]
+    if border.any():  # the first cluster to reach a border sample: the smallest number
+        best = np.full(core.shape[0], n, dtype=np.int64)
+        np.minimum.at(best, rows[border], cluster[minima[neighbours[border]]])
+        labels = np.where(best < n, best, labels)
+    return labels.astype(np.int64)

@@ -1,0 +1,46 @@
+"""DBSCAN in one process: scikit-learn's estimator checks, kernels, pickling.
+The multi-rank comparisons with scikit-learn are in ``mpi_cases/dbscan_cases.py``."""
+
+import pickle
+
+import numpy as np
+from numpy.testing import assert_array_equal
+from sklearn.cluster import DBSCAN as SkDBSCAN
+from sklearn.datasets import make_moons
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from mlmpi import DBSCAN
+from mlmpi.kernels.cpu import dbscan as kernels
+
+
+@parametrize_with_checks([DBSCAN()])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_component_minima_maps_each_node_to_its_components_smallest_node():
+    left = np.array([9, 4, 7, 10], dtype=np.int64)
+    right = np.array([4, 2, 8, 7], dtype=np.int64)
+    minima = kernels.component_minima(left, right, 12)
+    assert_array_equal(minima, [0, 1, 2, 3, 2, 5, 6, 7, 7, 2, 7, 11])
+    empty = np.empty(0, dtype=np.int64)
+    assert_array_equal(kernels.component_minima(empty, empty, 3), [0, 1, 2])
+
+
+def test_eps_pairs_include_the_boundary_and_self():
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [2.5, 0.0]])
+    tree = kernels.build_tree(X, 30)
+    expected = [(0, 0), (0, 1), (1, 0), (1, 1), (2, 2)]
+    rows, cols = kernels.eps_pairs(tree, tree, 1.0, 2.0)
+    assert sorted(zip(rows.tolist(), cols.tolist())) == expected
+    rows, cols = kernels.eps_pairs_within(tree, 1.0, 2.0)
+    assert sorted(zip(rows.tolist(), cols.tolist())) == expected
+
+
+def test_fitted_model_pickles_and_equals_sklearn_on_moons():
+    X, _ = make_moons(400, noise=0.08, random_state=0)
+    model = pickle.loads(pickle.dumps(DBSCAN(eps=0.15, min_samples=6).fit(X)))
+    expected = SkDBSCAN(eps=0.15, min_samples=6).fit(X)
+    assert_array_equal(model.labels_, expected.labels_)
+    assert_array_equal(model.core_sample_indices_, expected.core_sample_indices_)
+    assert_array_equal(model.components_, expected.components_)
