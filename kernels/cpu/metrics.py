@@ -32,6 +32,8 @@ def add_cluster_distance_sums(Q, block, block_codes, metric, self_shift, out, **
     other metrics through ``sklearn.metrics.pairwise_distances`` (host arrays).
     """
     xp = _namespace(Q)
+    if Q.shape[0] == 0 or block.shape[0] == 0:
+        return out
     if metric in ("euclidean", "l2", "sqeuclidean"):
         D = -2.0 * (Q @ block.T)
         D += (Q * Q).sum(axis=1)[:, None]

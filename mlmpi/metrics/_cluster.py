@@ -4,6 +4,7 @@ table, the silhouette from every row's distance sums to every cluster."""
 import numbers
 
 import numpy as np
+from sklearn.metrics import pairwise_distances
 from sklearn.utils import check_array, check_random_state, column_or_1d
 from sklearn.utils.validation import check_consistent_length
 
@@ -114,6 +115,9 @@ def _silhouette_local(X, labels, metric, comms, kwds, sample_size=None, random_s
             if not is_device_array(X) else X
         codes = column_or_1d(to_host(labels))
         check_consistent_length(Xv, codes)
+        if metric not in ("euclidean", "l2", "sqeuclidean"):  # the metric and its kwds
+            probe = np.zeros((1, Xv.shape[1]), dtype=Xv.dtype)
+            pairwise_distances(probe, probe, metric=metric, **kwds)
         return (Xv, codes), (Xv.shape[0], Xv.shape[1], distinct(codes)[0])
 
     (Xv, local_labels), facts = agree(comms, check)

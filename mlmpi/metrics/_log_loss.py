@@ -87,7 +87,7 @@ def log_loss(y_true, y_proba, *, normalize=True, sample_weight=None, labels=None
                             dtype=[np.float64, np.float32])
         check_consistent_length(proba, y_true, sample_weight)
         true = host_labels(y_true)
-        columns = proba.reshape(proba.shape[0], -1)
+        columns = proba if proba.ndim == 2 else proba.reshape(-1, 1)
         if columns.shape[1] == 1:
             columns = np.concatenate([1 - columns, columns], axis=1)
         normalised = np.isclose(columns.sum(axis=1), 1, rtol=np.sqrt(np.finfo(proba.dtype).eps))
