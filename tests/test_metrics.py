@@ -45,6 +45,7 @@ BAD_CALLS = [
     ("roc_auc_score", (Y3, PROBA3[:, :2]), {"multi_class": "ovr"}),
     ("roc_auc_score", (Y3, PROBA3), {"multi_class": "ovo", "average": "micro"}),
     ("roc_auc_score", (REG + 0.5, REG), {}),
+    ("roc_auc_score", (Y3, PROBA3), {"multi_class": "ovr", "max_fpr": 0.5}),
     ("adjusted_rand_score", (Y3[:, None], P3), {}),
     ("silhouette_score", (PROBA3, np.zeros(6)), {}),
 ]

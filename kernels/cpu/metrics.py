@@ -11,15 +11,15 @@ def _namespace(x):
     return get_namespace(x)
 
 
-def add_weight_below(sorted_scores, sorted_weights, queries, out):
-    """``out[i] += Σ w_j [s_j < q_i] + ½ Σ w_j [s_j == q_i]`` over one block of
-    scores sorted ascending (the rank statistic behind the exact ROC AUC)."""
+def add_weight_below(sorted_scores, sorted_weights, queries, out, ties=0.5):
+    """``out[i] += Σ w_j [s_j < q_i] + ties · Σ w_j [s_j == q_i]`` over one block
+    of scores sorted ascending (the rank statistic behind the exact ROC AUC)."""
     xp = _namespace(queries)
     cumulative = xp.concatenate([xp.zeros(1, dtype=xp.float64),
                                  xp.cumsum(sorted_weights, dtype=xp.float64)])
     lower = xp.searchsorted(sorted_scores, queries, side="left")
     upper = xp.searchsorted(sorted_scores, queries, side="right")
-    out += cumulative[lower] + 0.5 * (cumulative[upper] - cumulative[lower])
+    out += cumulative[lower] + ties * (cumulative[upper] - cumulative[lower])
     return out
 
 

@@ -205,6 +205,8 @@ def case_roc_auc_exact_with_ties():
     _compare("roc_auc_score", (yb, tied))
     _compare("roc_auc_score", (yb, tied, w), kwargs=("sample_weight",))
     _compare("roc_auc_score", (np.where(yb, "b", "a"), -tied))
+    for max_fpr in (0.1, 0.35, 0.8):  # partial AUC, the crossing segment on a tie
+        _compare("roc_auc_score", (yb, tied, w), kwargs=("sample_weight",), max_fpr=max_fpr)
     for average in ("macro", "weighted"):
         _compare("roc_auc_score", (y, proba), multi_class="ovr", average=average)
         _compare("roc_auc_score", (y, proba, w), kwargs=("sample_weight",), multi_class="ovr",
@@ -219,6 +221,8 @@ def case_roc_auc_exact_with_ties():
     Y[Y.sum(axis=1) == 3, 1] = 0
     for average in ("micro", "macro", "weighted", "samples", None):
         _compare("roc_auc_score", (Y, S, w), kwargs=("sample_weight",), average=average)
+        if average != "samples":
+            _compare("roc_auc_score", (Y, S), average=average, max_fpr=0.3)
 
 
 def case_clustering_metrics():
