@@ -116,6 +116,9 @@ def _silhouette_local(X, labels, metric, comms, kwds, sample_size=None, random_s
         codes = column_or_1d(to_host(labels))
         check_consistent_length(Xv, codes)
         if metric not in ("euclidean", "l2", "sqeuclidean"):  # the metric and its kwds
+            if is_device_array(Xv):
+                raise ValueError(f"metric={metric!r} needs host rows; on the GPU the "
+                                 "silhouette computes euclidean distances only.")
             probe = np.zeros((1, Xv.shape[1]), dtype=Xv.dtype)
             pairwise_distances(probe, probe, metric=metric, **kwds)
         return (Xv, codes), (Xv.shape[0], Xv.shape[1], distinct(codes)[0])
@@ -155,7 +158,7 @@ def _silhouette_local(X, labels, metric, comms, kwds, sample_size=None, random_s
             kernels.add_cluster_distance_sums(Xv[lo:hi], block_rows, block_codes, metric,
                                               None if shift is None else -shift, sums[lo:hi],
                                               **kwds)
-    return _coefficients(to_host(sums), codes, present), comms
+    return to_namespace(_coefficients(to_host(sums), codes, present), xp), comms
 
 
 def _coefficients(sums, codes, sizes):
@@ -253,6 +256,6 @@ def silhouette_score(X, labels, *, metric="euclidean", sample_size=None, random_
     """
     coefficients, comms = _silhouette_local(X, labels, metric, resolve_comms(comms), kwds,
                                             sample_size, random_state)
-    total, count = comms.allreduce(np.array([coefficients.sum(), coefficients.shape[0]],
+    total, count = comms.allreduce(np.array([float(coefficients.sum()), coefficients.shape[0]],
                                             dtype=np.float64))
     return float(total / count)
