@@ -76,9 +76,9 @@ def driver(args):
     for metric in args.metrics:
         arrays, kwargs = _data(metric, args)
 
-        def run_peer():
+        def run_peer(func=getattr(sk, metric), arrays=arrays, kwargs=kwargs):
             start = time.perf_counter()
-            value = getattr(sk, metric)(*arrays, **kwargs)
+            value = func(*arrays, **kwargs)
             return {"seconds": time.perf_counter() - start, "value": float(value)}
 
         argv = ["--metric", metric, "--n-samples", args.n_samples,
