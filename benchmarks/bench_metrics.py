@@ -75,8 +75,9 @@ def driver(args):
     rows = []
     for metric in args.metrics:
         arrays, kwargs = _data(metric, args)
+        func = getattr(sk, metric)
 
-        def run_peer(func=getattr(sk, metric), arrays=arrays, kwargs=kwargs):
+        def run_peer(func=func, arrays=arrays, kwargs=kwargs):
             start = time.perf_counter()
             value = func(*arrays, **kwargs)
             return {"seconds": time.perf_counter() - start, "value": float(value)}
