@@ -52,6 +52,7 @@ declare("linear", dense=_Layout(shared="shared.linear"))
 declare("coordinate_descent", dense=_Layout(cpu="cpu.coordinate_descent"))
 # k-d trees and the union-find run on the host (the brute-force path uses "knn").
 declare("dbscan", dense=_Layout(cpu="cpu.dbscan"))
+declare("metrics", dense=_Layout(shared="shared.metrics"))
 
 
 class KernelSet:
@@ -93,7 +94,7 @@ def kernels_for(family, X, device=None):
     ----------
     family : str
         A declared family: ``"kmeans"``, ``"knn"``, ``"decomposition"``,
-        ``"linear"``, ``"coordinate_descent"``, ``"dbscan"``.
+        ``"linear"``, ``"coordinate_descent"``, ``"dbscan"``, ``"metrics"``.
     X : array or sparse matrix
         The data the kernels will run on.
     device : {"cpu", "gpu"}, default=None

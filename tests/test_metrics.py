@@ -45,6 +45,7 @@ BAD_CALLS = [
     ("roc_auc_score", (Y3, PROBA3[:, :2]), {"multi_class": "ovr"}),
     ("roc_auc_score", (Y3, PROBA3), {"multi_class": "ovo", "average": "micro"}),
     ("roc_auc_score", (REG + 0.5, REG), {}),
+    ("roc_auc_score", (Y3, PROBA3), {"multi_class": "ovr", "max_fpr": 0.5}),
     ("adjusted_rand_score", (Y3[:, None], P3), {}),
     ("silhouette_score", (PROBA3, np.zeros(6)), {}),
 ]
@@ -113,3 +114,43 @@ def test_scorers_equal_scikit_learns():
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(f"mlmpi.metrics.{module}"))
     assert result.failed == 0
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch):
+    """The CPU stand-in for CuPy of tests/mpi_cases/_fake_cupy.py (strict about
+    host and device)."""
+    import sys
+    from pathlib import Path
+
+    from mlmpi import _array
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "mpi_cases"))
+    import _fake_cupy
+
+    for name, module in _fake_cupy.modules().items():
+        monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.setattr(_array, "_device_math_set", False)
+    return sys.modules["cupy"]
+
+
+def test_device_arrays_give_the_host_values(fake_cupy):
+    rng = np.random.RandomState(0)
+    Y, P = rng.normal(size=(40, 2)), rng.normal(size=(40, 2))
+    w = rng.uniform(0.5, 2.0, 40)
+    d = fake_cupy.asarray
+    for name in ("r2_score", "mean_squared_error", "mean_absolute_error"):
+        assert getattr(ml, name)(d(Y), d(P), sample_weight=d(w)) == pytest.approx(
+            getattr(sk, name)(Y, P, sample_weight=w), rel=1e-12)
+    labels, predicted = rng.randint(0, 3, 40), rng.randint(0, 3, 40)
+    assert ml.f1_score(d(labels), d(predicted), average="macro") == pytest.approx(
+        sk.f1_score(labels, predicted, average="macro"))
+    proba = rng.dirichlet(np.ones(3), 40)
+    assert ml.roc_auc_score(d(labels), d(proba), multi_class="ovr") == pytest.approx(
+        sk.roc_auc_score(labels, proba, multi_class="ovr"))
+    assert ml.log_loss(d(labels), d(proba)) == pytest.approx(sk.log_loss(labels, proba))
+    X = rng.normal(size=(40, 3))
+    samples = ml.silhouette_samples(d(X), d(labels))
+    assert isinstance(samples, fake_cupy.ndarray)
+    np.testing.assert_allclose(samples.get(), sk.silhouette_samples(X, labels), rtol=1e-10)
+    assert ml.silhouette_score(d(X), labels) == pytest.approx(sk.silhouette_score(X, labels))

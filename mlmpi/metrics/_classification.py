@@ -15,8 +15,9 @@ ever averaged. Multilabel indicator rows are combinations too, so
 import numpy as np
 import sklearn.metrics as sk
 
+from .._contract import collective_function
 from ..comms import resolve_comms
-from ._common import collective_function, global_table
+from ._common import global_table
 
 _COLLECTIVE = """
     This function is collective: every rank passes its own rows.
@@ -154,7 +155,6 @@ def _averaged(name, doc_example):
     """``precision_score``, ``recall_score`` or ``f1_score``: scikit-learn's on the table."""
     sk_func = getattr(sk, name)
 
-    @collective_function
     def metric(y_true, y_pred, *, labels=None, pos_label=1, average="binary",
                sample_weight=None, zero_division="warn", comms=None):
         true, pred, weights = _table(y_true, y_pred, sample_weight, comms)
@@ -185,7 +185,7 @@ def _averaged(name, doc_example):
     >>> {name}([0, 1, 1, 0], [0, 1, 0, 0])
     {doc_example}
     """
-    return metric
+    return collective_function(metric)
 
 
 precision_score = _averaged("precision_score", "1.0")

@@ -4,13 +4,16 @@ table, the silhouette from every row's distance sums to every cluster."""
 import numbers
 
 import numpy as np
+from sklearn.metrics import pairwise_distances
 from sklearn.utils import check_array, check_random_state, column_or_1d
 from sklearn.utils.validation import check_consistent_length
 
 from .._array import get_namespace, is_device_array, to_host, to_namespace
+from .._contract import collective_function
 from ..comms import resolve_comms
+from ..kernels import kernels_for
 from ..utils.validation import agree
-from ._common import collective_function, distinct, global_table
+from ._common import distinct, global_table
 from ._ring import ring_blocks
 
 _BLOCK_ROWS = 2048
@@ -89,14 +92,6 @@ def _sampled_rows(sample_size, random_state, n_samples, offset, n_local, comms):
     return mine - offset
 
 
-def _kernels(X):
-    if is_device_array(X):
-        from ..kernels.gpu import metrics
-    else:
-        from ..kernels.cpu import metrics
-    return metrics
-
-
 def _silhouette_local(X, labels, metric, comms, kwds, sample_size=None, random_state=None):
     """Silhouette coefficients of this rank's (sampled) rows, and the comms.
 
@@ -114,6 +109,12 @@ def _silhouette_local(X, labels, metric, comms, kwds, sample_size=None, random_s
             if not is_device_array(X) else X
         codes = column_or_1d(to_host(labels))
         check_consistent_length(Xv, codes)
+        if metric not in ("euclidean", "l2", "sqeuclidean"):  # the metric and its kwds
+            if is_device_array(Xv):
+                raise ValueError(f"metric={metric!r} needs host rows; on the GPU the "
+                                 "silhouette computes euclidean distances only.")
+            probe = np.zeros((1, Xv.shape[1]), dtype=Xv.dtype)
+            pairwise_distances(probe, probe, metric=metric, **kwds)
         return (Xv, codes), (Xv.shape[0], Xv.shape[1], distinct(codes)[0])
 
     (Xv, local_labels), facts = agree(comms, check)
@@ -141,7 +142,7 @@ def _silhouette_local(X, labels, metric, comms, kwds, sample_size=None, random_s
     travelling = xp.ascontiguousarray(xp.concatenate(
         [Xv, to_namespace(codes.astype(Xv.dtype), xp).reshape(-1, 1)], axis=1
     ))
-    kernels = _kernels(Xv)
+    kernels = kernels_for("metrics", Xv)
     for block, owner, start in ring_blocks(travelling, comms, counts, _BLOCK_ROWS):
         block_rows = block[:, :n_features]
         block_codes = block[:, n_features].astype(xp.int64)
@@ -151,7 +152,7 @@ def _silhouette_local(X, labels, metric, comms, kwds, sample_size=None, random_s
             kernels.add_cluster_distance_sums(Xv[lo:hi], block_rows, block_codes, metric,
                                               None if shift is None else -shift, sums[lo:hi],
                                               **kwds)
-    return _coefficients(to_host(sums), codes, present), comms
+    return to_namespace(_coefficients(to_host(sums), codes, present), xp), comms
 
 
 def _coefficients(sums, codes, sizes):
@@ -249,6 +250,6 @@ def silhouette_score(X, labels, *, metric="euclidean", sample_size=None, random_
     """
     coefficients, comms = _silhouette_local(X, labels, metric, resolve_comms(comms), kwds,
                                             sample_size, random_state)
-    total, count = comms.allreduce(np.array([coefficients.sum(), coefficients.shape[0]],
+    total, count = comms.allreduce(np.array([float(coefficients.sum()), coefficients.shape[0]],
                                             dtype=np.float64))
     return float(total / count)

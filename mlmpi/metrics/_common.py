@@ -1,27 +1,13 @@
 """What every metric shares: the collective marker and the global table of
 distinct label combinations (the weighted contingency table of the data)."""
 
-import functools
 
 import numpy as np
 from sklearn.utils import column_or_1d
 from sklearn.utils.validation import check_consistent_length
 
 from .._array import is_sparse, to_host
-from ..comms._method import in_collective_method
 from ..utils.validation import agree
-
-
-def collective_function(func):
-    """Mark a metric as collective: a collective that times out inside it, and
-    its timeline and ``profile()`` entries, name ``metrics.<function>``."""
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with in_collective_method(f"metrics.{func.__name__}"):
-            return func(*args, **kwargs)
-
-    return wrapper
 
 
 def host_labels(y):
@@ -48,14 +34,18 @@ def local_table(columns, weights):
     """This rank's distinct combinations of ``columns`` with their summed weights:
     ``(values per column, codes (m, n_columns), sums (m,))``."""
     found = [distinct(c) for c in columns]
-    codes = np.stack([inverse for _, inverse in found], axis=1).reshape(-1, len(columns))
-    combos, inverse = np.unique(codes, axis=0, return_inverse=True)
-    if weights is None:
-        sums = np.bincount(inverse.reshape(-1), minlength=len(combos)).astype(np.int64)
+    shape = tuple(max(len(values), 1) for values, _ in found)
+    keys = np.ravel_multi_index([inverse for _, inverse in found], shape)  # one int per row
+    size = int(np.prod(shape, dtype=np.float64))
+    if size <= max(keys.shape[0], 1 << 16):  # few possible combinations: count them directly
+        present = np.flatnonzero(np.bincount(keys, minlength=size))
+        sums = np.bincount(keys, weights=weights, minlength=size)[present]
     else:
-        sums = np.bincount(inverse.reshape(-1), weights=weights, minlength=len(combos))
-        if weights.dtype.kind in "iub":
-            sums = sums.astype(np.int64)
+        present, inverse = np.unique(keys, return_inverse=True)
+        sums = np.bincount(inverse.reshape(-1), weights=weights, minlength=len(present))
+    if weights is None or weights.dtype.kind in "iub":
+        sums = sums.astype(np.int64)
+    combos = np.stack(np.unravel_index(present, shape), axis=1).reshape(-1, len(columns))
     return [values for values, _ in found], combos, sums
 
 

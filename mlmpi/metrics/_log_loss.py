@@ -8,9 +8,10 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import check_consistent_length
 
 from .._array import to_host
+from .._contract import collective_function
 from ..comms import resolve_comms
 from ..utils.validation import agree
-from ._common import collective_function, distinct, host_labels, host_weights
+from ._common import distinct, host_labels, host_weights
 
 
 def _binarizer(values, labels):
@@ -87,7 +88,7 @@ def log_loss(y_true, y_proba, *, normalize=True, sample_weight=None, labels=None
                             dtype=[np.float64, np.float32])
         check_consistent_length(proba, y_true, sample_weight)
         true = host_labels(y_true)
-        columns = proba.reshape(proba.shape[0], -1)
+        columns = proba if proba.ndim == 2 else proba.reshape(-1, 1)
         if columns.shape[1] == 1:
             columns = np.concatenate([1 - columns, columns], axis=1)
         normalised = np.isclose(columns.sum(axis=1), 1, rtol=np.sqrt(np.finfo(proba.dtype).eps))

@@ -21,28 +21,46 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_consistent_length
 
 from .._array import to_host
+from .._contract import collective_function
 from ..comms import resolve_comms
-from ..kernels.cpu import metrics as kernels
+from ..kernels import kernels_for
 from ..utils.validation import agree
-from ._common import collective_function, distinct, host_labels, host_weights
+from ._common import distinct, host_labels, host_weights
 from ._ring import ring_blocks
 
 _BLOCK_ROWS = 1 << 16
 
 
-def _binary_auc(comms, positive, score, weight):
+def _sorted_block(score, weight):
+    """``(n, 2)`` float64 rows (score, weight) sorted by score: what travels the ring."""
+    order = np.argsort(score, kind="stable")
+    return np.ascontiguousarray(np.column_stack([score[order], weight[order]]), dtype=np.float64)
+
+
+def _global_weight_below(comms, sorted_rows, counts, queries, ties):
+    """For each local query score, the weight of every rank's ``sorted_rows``
+    below it plus ``ties`` times the weight equal to it.
+
+    This function is collective.
+    """
+    below = np.zeros(queries.shape[0])
+    for block, _, _ in ring_blocks(sorted_rows, comms, counts, _BLOCK_ROWS):
+        kernels_for("metrics", queries).add_weight_below(block[:, 0], block[:, 1], queries, below, ties)
+    return below
+
+
+def _binary_auc(comms, positive, score, weight, max_fpr=None):
     """Global AUC of ``score`` for the rows where ``positive`` (bool) against
-    the others; NaN with scikit-learn's warning when one class is absent.
+    the others (McClish-corrected partial AUC up to ``max_fpr`` < 1); NaN with
+    scikit-learn's warning when one class is absent.
 
     This function is collective.
     """
     weight = np.ones(positive.shape[0]) if weight is None else weight
+    score = score.astype(np.float64)
     negatives = ~positive
-    order = np.argsort(score[negatives], kind="stable")
-    sorted_negatives = np.ascontiguousarray(
-        np.column_stack([score[negatives][order], weight[negatives][order]]), dtype=np.float64
-    )
-    pos_score, pos_weight = score[positive].astype(np.float64), weight[positive]
+    sorted_negatives = _sorted_block(score[negatives], weight[negatives])
+    pos_score, pos_weight = score[positive], weight[positive]
     stats = comms.allgather(np.array(
         [positive.sum(), negatives.sum(), pos_weight.sum(), sorted_negatives[:, 1].sum()],
         dtype=np.float64,
@@ -54,21 +72,64 @@ def _binary_auc(comms, positive, score, weight):
             UndefinedMetricWarning,
         )
         return np.nan
-    below = np.zeros(pos_score.shape[0])
-    counts = stats[:, 1].astype(np.int64).tolist()
-    for block, _, _ in ring_blocks(sorted_negatives, comms, counts, _BLOCK_ROWS):
-        kernels.add_weight_below(block[:, 0], block[:, 1], pos_score, below)
+    negative_counts = stats[:, 1].astype(np.int64).tolist()
+    if max_fpr is not None and max_fpr != 1:
+        if max_fpr <= 0 or max_fpr > 1:
+            raise ValueError(f"Expected max_fpr in range (0, 1], got: {max_fpr!r}")
+        return _partial_auc(comms, stats, sorted_negatives, pos_score, pos_weight, max_fpr)
+    below = _global_weight_below(comms, sorted_negatives, negative_counts, pos_score, 0.5)
     area = comms.allreduce(np.array([below @ pos_weight]))[0]
     return float(area / (w_pos * w_neg))
 
 
-def _indicator_auc(comms, Y, S, weight, average):
+def _partial_auc(comms, stats, sorted_negatives, pos_score, pos_weight, max_fpr):
+    """scikit-learn's McClish-corrected area of the ROC curve up to ``max_fpr``.
+
+    The curve crosses ``max_fpr`` on its segment ending at the threshold
+    ``t``: the largest negative score whose global weight at or above it
+    exceeds ``max_fpr · W_neg``. Before that segment the area is the sum,
+    over negatives scoring above ``t``, of their weight times the positive
+    weight above them (ties halved); the segment is interpolated as
+    scikit-learn does. Two ring passes (negatives, then positives).
+
+    This function is collective.
+    """
+    _, _, w_pos, w_neg = stats.sum(axis=0)
+    neg_score, neg_weight = sorted_negatives[:, 0], sorted_negatives[:, 1]
+    negative_counts = stats[:, 1].astype(np.int64).tolist()
+    at_or_above = w_neg - _global_weight_below(comms, sorted_negatives, negative_counts,
+                                               neg_score, 0.0)
+    crossing = neg_score[at_or_above > max_fpr * w_neg]
+    t = comms.allreduce(np.array([crossing.max() if crossing.size else -np.inf]), op="max")[0]
+    sorted_positives = _sorted_block(pos_score, pos_weight)
+    positive_counts = stats[:, 0].astype(np.int64).tolist()
+    above = neg_score > t
+    positive_above = w_pos - _global_weight_below(comms, sorted_positives, positive_counts,
+                                                  neg_score[above], 0.5)
+    at_t = neg_score == t
+    area, fps, tps, fps_t, tps_t = comms.allreduce(np.array([
+        neg_weight[above] @ positive_above,
+        neg_weight[above].sum(), pos_weight[pos_score > t].sum(),
+        neg_weight[above | at_t].sum(), pos_weight[pos_score >= t].sum(),
+    ]))
+    fpr = [fps / w_neg, fps_t / w_neg]
+    tpr = [tps / w_pos, tps_t / w_pos]
+    tpr_at_max = np.interp(max_fpr, fpr, tpr)
+    partial = area / (w_pos * w_neg) + (max_fpr - fpr[0]) * (tpr[0] + tpr_at_max) / 2
+    min_area, max_area = 0.5 * max_fpr**2, max_fpr
+    return float(0.5 * (1 + (partial - min_area) / (max_area - min_area)))
+
+
+def _indicator_auc(comms, Y, S, weight, average, max_fpr=None):
     """scikit-learn's ``_average_binary_score`` of the binary AUC for indicator
     columns ``Y`` (n_local, n_labels) and scores ``S``, over all ranks."""
     if average == "micro":
         repeated = None if weight is None else np.repeat(weight, Y.shape[1])
-        return _binary_auc(comms, Y.ravel().astype(bool), S.ravel(), repeated)
+        return _binary_auc(comms, Y.ravel().astype(bool), S.ravel(), repeated, max_fpr)
     if average == "samples":
+        if max_fpr is not None and max_fpr != 1:
+            raise NotImplementedError("mlmpi's roc_auc_score has no partial AUC (max_fpr) "
+                                      "with average='samples'.")
         return _average_of_rows(comms, Y, S, weight)
     average_weight = None
     if average == "weighted":
@@ -76,7 +137,7 @@ def _indicator_auc(comms, Y, S, weight, average):
         average_weight = comms.allreduce(np.asarray(w @ Y, dtype=np.float64))
         if np.isclose(average_weight.sum(), 0):
             return 0
-    scores = np.array([_binary_auc(comms, Y[:, c].astype(bool), S[:, c], weight)
+    scores = np.array([_binary_auc(comms, Y[:, c].astype(bool), S[:, c], weight, max_fpr)
                        for c in range(Y.shape[1])])
     if average is None:
         return scores
@@ -94,7 +155,7 @@ def _row_auc(y, s):
             UndefinedMetricWarning,
         )
         return np.nan
-    below = kernels.add_weight_below(np.sort(s[~positive]), np.ones((~positive).sum()),
+    below = kernels_for("metrics", s).add_weight_below(np.sort(s[~positive]), np.ones((~positive).sum()),
                                      s[positive], np.zeros(positive.sum()))
     return below.sum() / (positive.sum() * (~positive).sum())
 
@@ -192,9 +253,9 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
     y_score : array-like of shape (n_local,) or (n_local, n_classes)
     average : {'micro', 'macro', 'samples', 'weighted'} or None, default='macro'
     sample_weight : array-like of shape (n_local,), default=None
-    max_fpr : None or 1.0
-        The partial AUC (``max_fpr < 1``) is not distributed yet
-        (NotImplementedError on every rank).
+    max_fpr : float in (0, 1], default=None
+        Standardised partial AUC up to this false positive rate (McClish),
+        binary and multilabel, as scikit-learn.
     multi_class : {'raise', 'ovr', 'ovo'}, default='raise'
     labels : array-like of shape (n_classes,), default=None
     comms : Comms, default=None
@@ -238,15 +299,12 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
     if score.shape[1:] != tail:  # an empty shard given as a 1-d array
         score = score.reshape((0,) + tail)
     y_type = type_of_target(values, input_name="y_true")
-    if max_fpr is not None and max_fpr != 1.0:
-        if y_type == "multiclass" or (y_type == "binary" and n_columns and n_columns > 2):
+    if y_type == "multiclass" or (y_type == "binary" and n_columns and n_columns > 2):
+        if max_fpr is not None and max_fpr != 1.0:
             raise ValueError(
                 "Partial AUC computation not available in multiclass setting, 'max_fpr' "
                 f"must be set to `None`, received `max_fpr={max_fpr}` instead"
             )
-        raise NotImplementedError("mlmpi's roc_auc_score does not compute partial AUC "
-                                  "(max_fpr < 1) yet.")
-    if y_type == "multiclass" or (y_type == "binary" and n_columns and n_columns > 2):
         if multi_class == "raise":
             raise ValueError("multi_class must be in ('ovo', 'ovr')")
         classes = _check_multiclass(values, n_columns, all(f[3] for f in with_rows), labels,
@@ -257,7 +315,7 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
         return _indicator_auc(comms, Y, score, weight, average)
     if y_type == "binary":
         positive = (true == values[1]) if len(values) == 2 else np.zeros(true.shape[0], bool)
-        return _binary_auc(comms, positive, column_or_1d(score), weight)
+        return _binary_auc(comms, positive, column_or_1d(score), weight, max_fpr)
     if y_type == "multilabel-indicator":
-        return _indicator_auc(comms, true, score, weight, average)
+        return _indicator_auc(comms, true, score, weight, average, max_fpr)
     raise ValueError(f"{y_type} format is not supported")

@@ -23,7 +23,7 @@ def _same_everywhere(value):
     """``value``, after checking every rank computed exactly the same."""
     gathered = COMMS.allgather_object(value)
     for other in gathered[1:]:
-        if isinstance(value, dict) or isinstance(value, str):
+        if isinstance(value, (dict, str)):
             assert other == gathered[0]
         else:
             np.testing.assert_array_equal(np.asarray(other), np.asarray(gathered[0]))
@@ -205,6 +205,8 @@ def case_roc_auc_exact_with_ties():
     _compare("roc_auc_score", (yb, tied))
     _compare("roc_auc_score", (yb, tied, w), kwargs=("sample_weight",))
     _compare("roc_auc_score", (np.where(yb, "b", "a"), -tied))
+    for max_fpr in (0.1, 0.35, 0.8):  # partial AUC, the crossing segment on a tie
+        _compare("roc_auc_score", (yb, tied, w), kwargs=("sample_weight",), max_fpr=max_fpr)
     for average in ("macro", "weighted"):
         _compare("roc_auc_score", (y, proba), multi_class="ovr", average=average)
         _compare("roc_auc_score", (y, proba, w), kwargs=("sample_weight",), multi_class="ovr",
@@ -219,6 +221,8 @@ def case_roc_auc_exact_with_ties():
     Y[Y.sum(axis=1) == 3, 1] = 0
     for average in ("micro", "macro", "weighted", "samples", None):
         _compare("roc_auc_score", (Y, S, w), kwargs=("sample_weight",), average=average)
+        if average != "samples":
+            _compare("roc_auc_score", (Y, S), average=average, max_fpr=0.3)
 
 
 def case_clustering_metrics():
@@ -277,3 +281,35 @@ def case_bad_input_on_one_rank_raises_everywhere():
         # binary on every rank, multiclass together: average='binary' is refused everywhere
         expect(ValueError, "Target is multiclass but average='binary'",
                lambda: ml.f1_score(y + 2 * COMMS.rank, y + 2 * COMMS.rank))
+
+
+def case_scorers_and_estimator_score():
+    from sklearn.datasets import load_diabetes, load_iris
+    from sklearn.linear_model import LinearRegression as SkLinearRegression
+    from sklearn.linear_model import LogisticRegression as SkLogisticRegression
+
+    from mlmpi import LinearRegression, LogisticRegression
+
+    X, y = load_iris(return_X_y=True)
+    order = np.argsort(y, kind="stable")  # class 2 only on the last ranks
+    X, y = X[order], y[order]
+    w = np.random.RandomState(17).uniform(0.5, 2.0, len(y))
+    reference = SkLogisticRegression(max_iter=1000).fit(X, y)
+    Xr, yr = load_diabetes(return_X_y=True)
+    regression = SkLinearRegression().fit(Xr, yr)  # the same model: closed form
+    for _, (Xl, yl, wl) in each_layout(X, y, w):
+        clf = LogisticRegression(max_iter=1000).fit(Xl, yl)
+        assert _same_everywhere(clf.score(Xl, yl, sample_weight=wl)) == pytest.approx(
+            reference.score(X, y, sample_weight=w), rel=1e-8)
+        for name in ("accuracy", "balanced_accuracy", "f1_macro", "precision_weighted",
+                     "recall_micro", "roc_auc_ovr", "neg_log_loss"):
+            # scikit-learn's scorer of the same model on all rows (its predict is local)
+            assert _same_everywhere(ml.get_scorer(name)(clf, Xl, yl)) == pytest.approx(
+                sk.get_scorer(name)(clf, X, y), rel=1e-10)
+    for _, (Xl, yl) in each_layout(Xr, yr):
+        reg = LinearRegression().fit(Xl, yl)
+        for name in ("r2", "neg_mean_squared_error", "neg_root_mean_squared_error",
+                     "neg_mean_absolute_error"):
+            assert _same_everywhere(ml.get_scorer(name)(reg, Xl, yl)) == pytest.approx(
+                sk.get_scorer(name)(reg, Xr, yr), rel=1e-10)
+        assert reg.score(Xl, yl) == pytest.approx(regression.score(Xr, yr), rel=1e-8)

@@ -1,25 +1,21 @@
 """Metric kernels: local compute into caller-owned buffers, no communication.
 
-Written against the NumPy API that CuPy shares (``kernels/gpu/metrics.py``
-exports the same functions), so both devices run one implementation.
+Written against the NumPy API that CuPy shares, so both devices run one
+implementation (declared once in the kernel registry).
 """
 
-
-def _namespace(x):
-    from mlmpi._array import get_namespace
-
-    return get_namespace(x)
+from ..._array import get_namespace as _namespace
 
 
-def add_weight_below(sorted_scores, sorted_weights, queries, out):
-    """``out[i] += Σ w_j [s_j < q_i] + ½ Σ w_j [s_j == q_i]`` over one block of
-    scores sorted ascending (the rank statistic behind the exact ROC AUC)."""
+def add_weight_below(sorted_scores, sorted_weights, queries, out, ties=0.5):
+    """``out[i] += Σ w_j [s_j < q_i] + ties · Σ w_j [s_j == q_i]`` over one block
+    of scores sorted ascending (the rank statistic behind the exact ROC AUC)."""
     xp = _namespace(queries)
     cumulative = xp.concatenate([xp.zeros(1, dtype=xp.float64),
                                  xp.cumsum(sorted_weights, dtype=xp.float64)])
     lower = xp.searchsorted(sorted_scores, queries, side="left")
     upper = xp.searchsorted(sorted_scores, queries, side="right")
-    out += cumulative[lower] + 0.5 * (cumulative[upper] - cumulative[lower])
+    out += cumulative[lower] + ties * (cumulative[upper] - cumulative[lower])
     return out
 
 
@@ -32,6 +28,8 @@ def add_cluster_distance_sums(Q, block, block_codes, metric, self_shift, out, **
     other metrics through ``sklearn.metrics.pairwise_distances`` (host arrays).
     """
     xp = _namespace(Q)
+    if Q.shape[0] == 0 or block.shape[0] == 0:
+        return out
     if metric in ("euclidean", "l2", "sqeuclidean"):
         D = -2.0 * (Q @ block.T)
         D += (Q * Q).sum(axis=1)[:, None]
