@@ -14,6 +14,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.linear_model._logistic import _check_solver
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils._sparse import _align_api_if_sparse
 from sklearn.utils.class_weight import compute_class_weight
@@ -25,6 +26,7 @@ from ..comms import collective_method, resolve_comms
 from ..utils.validation import agree, validate_fit_data
 from ._base import LinearPredictMixin, check_finite_parameters
 from ._newton import _Gauge, lbfgs, newton_cg, newton_cholesky
+from ._proximal import proximal_gradient
 from ._stats import sparse_kernels
 
 _SOLVERS = {"lbfgs", "newton-cg", "newton-cholesky", "sag", "saga", "liblinear"}
@@ -362,9 +364,10 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.comms = comms
 
-    def _inverse_penalty(self):
-        """``C`` of the L2 penalty (``inf``: none), with scikit-learn 1.9's
-        warnings; rejects what is not supported."""
+    def _penalty(self):
+        """``(penalty, C)``: ``'l2'``, ``'l1'`` or ``'elasticnet'`` and its ``C``
+        (``inf``: no penalty), with scikit-learn 1.9's warnings and errors;
+        rejects what is not supported."""
         if self.penalty == "deprecated":
             if self.l1_ratio is None:
                 warnings.warn(
@@ -393,17 +396,15 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
                 f"Inconsistent values: penalty={self.penalty} with l1_ratio={self.l1_ratio}. "
                 "penalty is deprecated. Please use l1_ratio only."
             )
-        if penalty in ("l1", "elasticnet"):
-            raise ValueError(
-                "mlmpi's LogisticRegression supports only the L2 penalty (l1_ratio=0) "
-                "or no penalty (C=np.inf)."
-            )
+        _check_solver(self.solver, penalty, self.dual)
+        if penalty == "elasticnet" and self.l1_ratio is None:
+            raise ValueError("l1_ratio must be specified when penalty is elasticnet.")
         if self.dual:
             raise ValueError("dual=True is not supported; only the primal problem is solved.")
-        if self.solver == "liblinear":
+        if self.solver == "liblinear" and penalty == "l2":
             raise ValueError(
-                "solver='liblinear' is not supported (its objective penalises the "
-                "intercept); use solver='lbfgs'."
+                "solver='liblinear' with the L2 penalty is not supported (its objective "
+                "penalises the intercept); use solver='lbfgs'."
             )
         if self.penalty is None and self.C != 1.0:
             warnings.warn("Setting penalty=None will ignore the C and l1_ratio parameters")
@@ -413,18 +414,34 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
                 f"You provided 'n_jobs={self.n_jobs}', please leave it unspecified.",
                 FutureWarning,
             )
-        return np.inf if self.penalty is None else float(self.C)
+        if self.penalty is None or penalty is None:
+            return "l2", np.inf
+        return penalty, float(self.C)
 
-    def _solver_to_run(self, shape):
-        """The solver that runs: the one asked for, except ``'sag'``/``'saga'``
-        (per-sample updates, not distributed) which run L-BFGS, and
-        ``'newton-cholesky'`` with too many parameters for a dense Hessian,
-        which runs Newton-CG."""
+    def _solver_to_run(self, shape, penalty):
+        """The solver that runs: the distributed proximal gradient (``'fista'``)
+        for the L1 and elastic-net penalties; otherwise the one asked for,
+        except ``'sag'``/``'saga'`` (per-sample updates, not distributed) which
+        run L-BFGS, and ``'newton-cholesky'`` with too many parameters for a
+        dense Hessian, which runs Newton-CG."""
+        if penalty in ("l1", "elasticnet"):
+            return "fista"
         if self.solver in ("sag", "saga"):
             return "lbfgs"
         if self.solver == "newton-cholesky" and shape[0] * shape[1] > _MAX_HESSIAN_PARAMS:
             return "newton-cg"
         return self.solver
+
+    def _l1_weights(self, objective, l1_C):
+        """Weight of each parameter's absolute value in the normalised objective:
+        ``1 / (l1_C Σs)`` on the coefficients; the intercept is free, except with
+        ``'liblinear'``, which penalises it as a feature of value ``intercept_scaling``."""
+        weights = np.full(objective.shape, 1.0 / (l1_C * objective.weight_sum))
+        if self.fit_intercept:
+            d = objective.shape[1] - 1
+            weights[:, d] = weights[:, d] / self.intercept_scaling if (
+                self.solver == "liblinear") else 0.0
+        return weights.ravel()
 
     def _initial_params(self, shape):
         params = np.zeros(shape)
@@ -455,12 +472,19 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
         This method is collective.
         """
         self._validate_params()
-        C = self._inverse_penalty()
+        penalty, C = self._penalty()
         comms = resolve_comms(self.comms)
         X, y, sample_weight, _ = validate_fit_data(
             self, X, y, comms=comms, sample_weight=sample_weight, order="C", accept_sparse="csr"
         )
         classes, counts, classes_idx = _global_classes(y, sample_weight, comms)
+        if self.solver == "liblinear" and classes.shape[0] > 2:
+            raise ValueError(
+                "The 'liblinear' solver does not support multiclass classification"
+                " (n_classes >= 3). Either use another solver or wrap the "
+                "estimator in a OneVsRestClassifier to keep applying a "
+                "one-versus-rest scheme."
+            )
         if classes.shape[0] < 2:
             raise ValueError(
                 "This solver needs samples of at least 2 classes in the data, but the "
@@ -472,17 +496,22 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
         weight = xp.asarray(class_weight, dtype=xp.float64)[classes_idx]
         if sample_weight is not None:
             weight *= sample_weight
+        l1_ratio = {"l1": 1.0, "elasticnet": float(self.l1_ratio)}.get(penalty, 0.0)
         objective = LogisticObjective(
             X, classes_idx, weight, n_classes=classes.shape[0], fit_intercept=self.fit_intercept,
-            C=C, weight_sum=float(class_weight @ counts), comms=comms,
+            C=C / (1.0 - l1_ratio) if l1_ratio < 1 else np.inf,
+            weight_sum=float(class_weight @ counts), comms=comms,
         )
-        self.solver_ = self._solver_to_run(objective.shape)
+        self.solver_ = self._solver_to_run(objective.shape, penalty)
         start = self._initial_params(objective.shape).ravel()
         options = {"tol": self.tol, "max_iter": self.max_iter}
         if self.solver_ == "newton-cholesky":
             gauge = _Gauge(objective.shape, multinomial=objective.n_outputs > 1,
                            fit_intercept=self.fit_intercept, penalised=objective.l2 > 0)
             params, n_iter = newton_cholesky(objective, start, gauge=gauge, **options)
+        elif self.solver_ == "fista":
+            l1 = self._l1_weights(objective, C / l1_ratio)
+            params, n_iter = proximal_gradient(objective, start, l1=l1, **options)
         elif self.solver_ == "newton-cg":
             params, n_iter = newton_cg(objective, start, **options)
         else:
