@@ -257,36 +257,41 @@ class LogisticObjective:
 
 
 class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
-    """L2-regularised logistic regression on row-sharded data (scikit-learn's API).
+    """Regularised logistic regression on row-sharded data (scikit-learn's API).
 
     Binary targets fit one logistic model, more classes the multinomial
     (softmax) model, as current scikit-learn. The classes are discovered
     over all ranks (a rank may lack some). Fitted by distributed L-BFGS or
-    Newton (see ``solver``); the model is replicated and minimises the same
+    Newton (L2 or no penalty) or by a distributed proximal gradient (L1 and
+    elastic-net penalties, binary and multinomial; see ``solver``); the model is replicated and minimises the same
     objective as scikit-learn on the union of the shards. ``X`` may be
     dense or CSR (sparse rows are never densified).
 
     Parameters
     ----------
-    penalty : {'l2', None}, default='deprecated'
-        As scikit-learn (deprecated there): prefer ``C=np.inf`` for no penalty.
-        L1 and elastic-net penalties are not supported.
+    penalty : {'l1', 'l2', 'elasticnet', None}, default='deprecated'
+        As scikit-learn (deprecated there): prefer ``l1_ratio`` and ``C=np.inf``.
     C : float, default=1.0
         Inverse regularisation strength; ``np.inf`` means no penalty.
     l1_ratio : float, default=0.0
-        Must be 0 (L2 penalty); accepted for compatibility.
+        Elastic-net mixing: 0 is the L2 penalty, 1 the L1 penalty, in between
+        ``l1_ratio * ||w||₁ + (1 - l1_ratio) / 2 * ||w||²`` (the intercept is
+        not penalised). As scikit-learn, L1 and elastic-net need
+        ``solver='saga'`` (or ``'liblinear'`` for L1, binary only).
     dual : bool, default=False
         Must be False.
     tol : float, default=1e-4
         Stopping tolerance of the solver, as in scikit-learn.
     fit_intercept : bool, default=True
     intercept_scaling : float, default=1
-        Accepted for compatibility (only liblinear uses it).
+        Only with ``solver='liblinear'``: its L1 penalty includes the intercept
+        divided by ``intercept_scaling``, as liblinear's.
     class_weight : dict or 'balanced', default=None
         ``'balanced'`` uses the global (weighted) class counts.
     random_state : int, RandomState instance or None, default=None
         Accepted for compatibility (L-BFGS is deterministic).
-    solver : {'lbfgs', 'newton-cg', 'newton-cholesky', 'sag', 'saga'}, default='lbfgs'
+    solver : {'lbfgs', 'liblinear', 'newton-cg', 'newton-cholesky', 'sag', 'saga'}, \
+            default='lbfgs'
         ``'lbfgs'``: distributed L-BFGS (one allreduce of ``[loss, gradient]``
         per evaluation). ``'newton-cholesky'``: Newton's method with the
         allreduced Hessian, solved on every rank (scikit-learn's algorithm,
@@ -295,8 +300,14 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
         and Newton-CG runs instead. ``'newton-cg'``: scikit-learn's truncated
         Newton with distributed Hessian-vector products (one allreduce each).
         ``'sag'``/``'saga'`` (per-sample updates, not distributable) run
-        L-BFGS on the same objective. ``solver_`` says what ran.
-        ``'liblinear'`` (a different objective) is not supported.
+        L-BFGS on the same objective. With the L1 or elastic-net penalty
+        (``'saga'``, or ``'liblinear'`` for L1) a distributed FISTA runs
+        (``solver_ == 'fista'``): each iteration evaluates the loss and its
+        gradient (one allreduce each), and every rank takes the same proximal
+        step; it stops when the proximal gradient mapping is below ``tol``
+        (max norm), so its ``coef_`` approaches scikit-learn's ``'saga'``
+        solution as ``tol`` goes to 0. ``'liblinear'`` with the L2 penalty (a
+        penalised intercept) is not supported. ``solver_`` says what ran.
     max_iter : int, default=100
     verbose : int, default=0
         Accepted for compatibility.
