@@ -12,10 +12,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, to_host
 from ..comms import Comms, collective_method, resolve_comms
-from ..utils.validation import agree, check_local, validate_fit_data
-from . import _ring
+from ..utils.validation import agree, agree_on_errors, check_local, validate_fit_data
+from . import _precomputed, _ring
 
-METRICS = ("euclidean", "sqeuclidean", "cosine", "manhattan", "chebyshev", "minkowski")
+METRICS = ("euclidean", "sqeuclidean", "cosine", "manhattan", "chebyshev", "minkowski",
+           "precomputed")
 
 DISTRIBUTED_DOC = """
     The index is **distributed**: each rank keeps the rows it passed to
@@ -168,6 +169,13 @@ class NeighborsBase(BaseEstimator):
         """
         comms = resolve_comms(self.comms)
         X, y, _, layout = validate_fit_data(self, X, y, comms=comms, order="C", **y_params)
+        if self.metric == "precomputed":
+            if X.shape[1] != layout.n_samples:
+                raise ValueError(
+                    "Precomputed matrix must be square. Input is a "
+                    f"{layout.n_samples}x{X.shape[1]} matrix (all ranks' rows together)."
+                )
+            agree_on_errors(comms, lambda: _precomputed.check_distances(X, X.shape[1]))
         self.effective_metric_, self.effective_metric_params_ = effective_metric(
             self.metric, self.p, self.metric_params
         )
@@ -202,6 +210,8 @@ class NeighborsBase(BaseEstimator):
             if X is None:
                 return self._fit_X, (self._fit_X.shape[0], True, setting)
             Xq = check_local(self, X, order="C")
+            if self.effective_metric_ == "precomputed":
+                _precomputed.check_distances(Xq, self.n_samples_fit_)
             if is_device_array(Xq) != is_device_array(self._fit_X):
                 raise TypeError(
                     "The queries and the fitted index must be on the same kind of device "
@@ -275,11 +285,15 @@ class NeighborsBase(BaseEstimator):
                 f"Expected {inequality}, but n_neighbors = {shown}, "
                 f"n_samples_fit = {self.n_samples_fit_}, n_samples = {n_queries}"
             )
-        reduced, indices = _ring.kneighbors(
-            _ring.prepare_rows(Q, self.effective_metric_), self._fit_X,
-            n_neighbors=n_neighbors, **self._search_args(comms),
-        )
-        dist = _ring.to_distance(reduced, self.effective_metric_, self.effective_metric_params_.get("p", 2))
+        if self.effective_metric_ == "precomputed":
+            dist, indices = _precomputed.kneighbors(Q, n_neighbors)
+        else:
+            reduced, indices = _ring.kneighbors(
+                _ring.prepare_rows(Q, self.effective_metric_), self._fit_X,
+                n_neighbors=n_neighbors, **self._search_args(comms),
+            )
+            dist = _ring.to_distance(reduced, self.effective_metric_,
+                                     self.effective_metric_params_.get("p", 2))
         if query_is_train:
             dist, indices = _drop_self(dist, indices, self._fit_offset())
         return (dist, indices) if return_distance else indices
@@ -357,10 +371,13 @@ class NeighborsBase(BaseEstimator):
 
         query_is_train = X is None
         Q, _ = self._queries(X, comms, ("radius", repr(radius)), check_setting)
-        rows, indices, dist = _ring.radius_neighbors(
-            _ring.prepare_rows(Q, self.effective_metric_), self._fit_X,
-            radius=float(radius), **self._search_args(comms),
-        )
+        if self.effective_metric_ == "precomputed":
+            rows, indices, dist = _precomputed.radius_neighbors(Q, float(radius))
+        else:
+            rows, indices, dist = _ring.radius_neighbors(
+                _ring.prepare_rows(Q, self.effective_metric_), self._fit_X,
+                radius=float(radius), **self._search_args(comms),
+            )
         if query_is_train:
             keep = indices != rows + self._fit_offset()
             rows, indices, dist = rows[keep], indices[keep], dist[keep]
