@@ -10,10 +10,10 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._array import get_namespace, is_device_array, to_host
+from .._array import get_namespace, is_device_array, is_sparse, to_csr, to_host
 from ..comms import Comms, collective_method, resolve_comms
 from ..utils.validation import agree, agree_on_errors, check_local, validate_fit_data
-from . import _precomputed, _ring
+from . import _precomputed, _ring, _sparse
 
 METRICS = ("euclidean", "sqeuclidean", "cosine", "manhattan", "chebyshev", "minkowski",
            "precomputed")
@@ -158,7 +158,7 @@ class NeighborsBase(BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True
         return tags
 
     # -- fit ------------------------------------------------------------------
@@ -168,7 +168,9 @@ class NeighborsBase(BaseEstimator):
         This method is collective.
         """
         comms = resolve_comms(self.comms)
-        X, y, _, layout = validate_fit_data(self, X, y, comms=comms, order="C", **y_params)
+        X, y, _, layout = validate_fit_data(
+            self, X, y, comms=comms, order="C", accept_sparse="csr", **y_params
+        )
         if self.metric == "precomputed":
             if X.shape[1] != layout.n_samples:
                 raise ValueError(
@@ -179,6 +181,12 @@ class NeighborsBase(BaseEstimator):
         self.effective_metric_, self.effective_metric_params_ = effective_metric(
             self.metric, self.p, self.metric_params
         )
+        if is_sparse(X) and (is_device_array(X) or self.effective_metric_ not in _sparse.METRICS):
+            raise ValueError(
+                f"Sparse (CSR) rows are searched with the metrics {_sparse.METRICS} on the "
+                f"host only; got metric {self.effective_metric_!r}"
+                f"{' on the GPU' if is_device_array(X) else ''}."
+            )
         self._fit_method = "brute"
         self._fit_X = X
         self.n_samples_fit_ = layout.n_samples
@@ -209,7 +217,9 @@ class NeighborsBase(BaseEstimator):
             check_setting()
             if X is None:
                 return self._fit_X, (self._fit_X.shape[0], True, setting)
-            Xq = check_local(self, X, order="C")
+            Xq = check_local(self, X, order="C", accept_sparse=is_sparse(self._fit_X))
+            if is_sparse(self._fit_X):
+                Xq = to_csr(Xq)
             if self.effective_metric_ == "precomputed":
                 _precomputed.check_distances(Xq, self.n_samples_fit_)
             if is_device_array(Xq) != is_device_array(self._fit_X):
@@ -287,6 +297,11 @@ class NeighborsBase(BaseEstimator):
             )
         if self.effective_metric_ == "precomputed":
             dist, indices = _precomputed.kneighbors(Q, n_neighbors)
+        elif is_sparse(self._fit_X):
+            dist, indices = _sparse.kneighbors(
+                Q, self._fit_X, n_neighbors=n_neighbors, metric=self.effective_metric_,
+                comms=comms, counts=self.shard_counts_, batch_size=self._batch_size(),
+            )
         else:
             reduced, indices = _ring.kneighbors(
                 _ring.prepare_rows(Q, self.effective_metric_), self._fit_X,
@@ -366,6 +381,8 @@ class NeighborsBase(BaseEstimator):
         def check_setting():
             if sort_results and not return_distance:
                 raise ValueError("return_distance must be True if sort_results is True.")
+            if is_sparse(self._fit_X):
+                raise TypeError("radius_neighbors does not support sparse (CSR) rows yet.")
             if not isinstance(radius, Real) or not radius > 0 or not math.isfinite(radius):
                 raise ValueError(f"radius must be a positive finite number, got {radius!r}.")
 

@@ -6,6 +6,7 @@ split (even, uneven, rank 0 empty)."""
 import numpy as np
 import pytest
 import sklearn.neighbors as sk
+from scipy import sparse
 from shards import each_layout, gather_rows
 from sklearn.metrics import pairwise_distances
 
@@ -84,3 +85,26 @@ def case_precomputed_errors_on_every_rank():
     if any(comms.allgather_object(len(queries) > 0)):
         with pytest.raises(ValueError, match="Negative values"):
             model.kneighbors(queries)
+
+
+def case_sparse_rows_against_brute_force():
+    comms = get_comms()
+    X = sparse.random(70, 40, density=0.15, random_state=0, format="csr")
+    Q = sparse.random(11, 40, density=0.15, random_state=1, format="csr")
+    y = np.sort(np.random.RandomState(2).randint(0, 3, size=70))
+    Ql = shard(Q, comms)
+    for metric in ("euclidean", "cosine"):
+        reference = sk.NearestNeighbors(n_neighbors=5, metric=metric, algorithm="brute").fit(X)
+        for _, (Xl,) in each_layout(X):
+            model = ml.NearestNeighbors(n_neighbors=5, metric=metric, batch_size=4).fit(Xl)
+            for queries, local in ((Q, Ql), (None, None)):
+                dist, ind = _gathered(model.kneighbors(local))
+                ref_dist, ref_ind = reference.kneighbors(queries)
+                np.testing.assert_allclose(dist, ref_dist, rtol=1e-10, atol=1e-12)
+                np.testing.assert_array_equal(ind, ref_ind)
+    reference = sk.KNeighborsClassifier(n_neighbors=3, algorithm="brute").fit(X, y)
+    for _, (Xl, yl) in each_layout(X, y):
+        model = ml.KNeighborsClassifier(n_neighbors=3).fit(Xl, yl)
+        np.testing.assert_array_equal(gather_rows(model.predict(Ql)), reference.predict(Q))
+    with pytest.raises(ValueError, match="Sparse"):
+        ml.NearestNeighbors(metric="manhattan").fit(shard(X, comms))
