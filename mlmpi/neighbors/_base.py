@@ -29,6 +29,15 @@ DISTRIBUTED_DOC = """
     and equal distances go to the smaller global index, so the result does
     not depend on the number of ranks or the shards.
 
+    ``metric='precomputed'``: each rank passes its rows of the distance
+    matrix, at ``fit`` its rows of the (n_samples_fit, n_samples_fit) train
+    distances, when querying its queries' distances to every fitted row
+    (columns in global row order); the selection is then local. CSR rows
+    (euclidean, cosine; host only) are searched by gathering the queries in
+    batches, finding each shard's best k from sparse products, and merging
+    the partial lists at the queries' owners; ``radius_neighbors`` does not
+    take CSR rows yet.
+
     Pickling a fitted model keeps this rank's shard (``_fit_X``) and the
     global layout (``shard_counts_``); it must be searched on the same number
     of ranks. To gather the whole index on every rank:
@@ -49,8 +58,8 @@ SUPERVISED_PARAMETERS_DOC = """\
     p : float, default=2
         Power of the Minkowski metric (> 0).
     metric : {'minkowski', 'euclidean', 'sqeuclidean', 'cosine', 'manhattan', \
-'chebyshev'}, default='minkowski'
-        Distance metric.
+'chebyshev', 'precomputed'}, default='minkowski'
+        Distance metric ('precomputed': X holds distances, see above).
     metric_params : dict, default=None
         Only ``{'p': value}`` is supported.
     n_jobs : int, default=None

@@ -27,9 +27,10 @@ class NearestNeighbors(NeighborsBase):
     leaf_size : int, default=30
         Accepted for compatibility; unused.
     metric : {{'minkowski', 'euclidean', 'sqeuclidean', 'cosine', 'manhattan', \
-'chebyshev'}}, default='minkowski'
+'chebyshev', 'precomputed'}}, default='minkowski'
         Distance metric; 'minkowski' with ``p`` 1, 2 or inf is manhattan,
-        euclidean or chebyshev (``effective_metric_``).
+        euclidean or chebyshev (``effective_metric_``); 'precomputed': X
+        holds distances (see below).
     p : float, default=2
         Power of the Minkowski metric (> 0).
     metric_params : dict, default=None
