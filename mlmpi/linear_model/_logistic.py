@@ -507,7 +507,7 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
         weight = xp.asarray(class_weight, dtype=xp.float64)[classes_idx]
         if sample_weight is not None:
             weight *= sample_weight
-        l1_ratio = {"l1": 1.0, "elasticnet": float(self.l1_ratio)}.get(penalty, 0.0)
+        l1_ratio = {"l1": 1.0, "elasticnet": self.l1_ratio}.get(penalty, 0.0)
         objective = LogisticObjective(
             X, classes_idx, weight, n_classes=classes.shape[0], fit_intercept=self.fit_intercept,
             C=C / (1.0 - l1_ratio) if l1_ratio < 1 else np.inf,
