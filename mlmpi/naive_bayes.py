@@ -87,13 +87,19 @@ def _weighted_one_hot(indices, n_classes, sample_weight, xp):
     return Y
 
 
+def _transposed_product(X, Y):
+    """``Yᵀ X`` for dense ``X``, computed as ``(Xᵀ Y)ᵀ`` (NumPy's ``Y.T @ X`` with a
+    tall one-hot ``Y`` misses BLAS and runs ~40x slower)."""
+    return (X.T @ Y).T
+
+
 def _class_sums(X, Y):
     """``Yᵀ X`` (float64, X's namespace) for dense or CSR ``X``."""
     xp = get_namespace(Y)
     if is_sparse(X):
         out = xp.zeros((X.shape[1], Y.shape[1]), dtype=xp.float64)
         return sparse_kernels(X).add_transpose_product(X, Y, out).T
-    return Y.T @ X.astype(xp.float64, copy=False)
+    return _transposed_product(X.astype(xp.float64, copy=False), Y)
 
 
 class _BaseNB(DistributedEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -364,8 +370,8 @@ class GaussianNB(_BaseNB):
         n_classes, n_features = theta.shape
         Y = _weighted_one_hot(indices, n_classes, sample_weight, xp)
         first = xp.concatenate([
-            Y.sum(axis=0), (Y.T @ X).ravel(), xp.asarray([X.shape[0]], dtype=xp.float64),
-            X.sum(axis=0),
+            Y.sum(axis=0), _transposed_product(X, Y).ravel(),
+            xp.asarray([X.shape[0]], dtype=xp.float64), X.sum(axis=0),
         ])
         first = to_host(comms.allreduce(first))
         weight = first[:n_classes]
@@ -377,7 +383,8 @@ class GaussianNB(_BaseNB):
         centred = X - to_namespace(mean, xp)[xp.asarray(indices)]
         column_centred = X - to_namespace(first[-n_features:] / n_rows, xp)
         second = xp.concatenate([
-            (Y.T @ (centred * centred)).ravel(), (column_centred * column_centred).sum(axis=0)
+            _transposed_product(centred * centred, Y).ravel(),
+            (column_centred * column_centred).sum(axis=0),
         ])
         second = to_host(comms.allreduce(second))
         batch_var = np.zeros_like(sums)
