@@ -139,7 +139,7 @@ class LogisticObjective:
         """Write this rank's ``residualᵀ [X, 1]`` into ``out`` (shape ``self.shape``)."""
         d = self.X.shape[1]
         if self.kernels is None:
-            out[:, :d] = residual.T @ self.X
+            out[:, :d] = (self.X.T @ residual).T  # Xᵀ R: residual.T @ X misses BLAS
         else:
             out[:, :d] = 0.0
             self.kernels.add_transpose_product(self.X, residual, out[:, :d].T)
