@@ -26,6 +26,9 @@ _PUBLIC = {
     "NearestNeighbors": "mlmpi.neighbors",
     "KNeighborsClassifier": "mlmpi.neighbors",
     "KNeighborsRegressor": "mlmpi.neighbors",
+    "GaussianNB": "mlmpi.naive_bayes",
+    "MultinomialNB": "mlmpi.naive_bayes",
+    "BernoulliNB": "mlmpi.naive_bayes",
 }
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
@@ -33,10 +36,8 @@ __all__ = sorted(_PUBLIC) + ["__version__"]
 # Subpackages reachable as attributes after a plain ``import mlmpi``
 # (``mlmpi.comms.profile()``), imported on first use.
 _SUBMODULES = {
-    "cluster", "comms", "datasets", "decomposition", "io", "linear_model", "random", "utils",
-    "impute", "preprocessing",
-    "model_selection", "pipeline",
-    "metrics",
+    "cluster", "comms", "datasets", "decomposition", "io", "linear_model", "naive_bayes", "random",
+    "utils", "impute", "preprocessing", "model_selection", "pipeline", "metrics",
 }
 
 

@@ -44,3 +44,32 @@ def test_dbscan_example_equals_sklearn(nranks):
     assert not timed_out and returncode == 0, output
     assert f"ranks: {nranks} " in output
     assert "same labels as scikit-learn: True" in output, output
+
+
+def _run_example(name, nranks=2):
+    path = EXAMPLE.parent / name
+    returncode, output, timed_out = run_mpi(nranks, [sys.executable, path], timeout=180)
+    assert not timed_out and returncode == 0, output
+    assert f"ranks: {nranks}" in output
+    return output
+
+
+def test_naive_bayes_example():
+    output = _run_example("naive_bayes.py")
+    lines = re.findall(r"^(\S+)\s+accuracy (\S+)\s+scikit-learn (\S+)\s+max difference (\S+)$",
+                       output, re.MULTILINE)
+    assert len(lines) == 3, output
+    for _, score, reference, difference in lines:
+        assert float(score) == float(reference)
+        assert float(difference) < 1e-10
+
+
+def test_logistic_l1_example():
+    output = _run_example("logistic_l1.py")
+    lines = re.findall(r"keeps (\d+) of \d+ features, accuracy (\S+); scikit-learn saga keeps "
+                       r"(\d+), accuracy (\S+); max coefficient difference (\S+)$", output,
+                       re.MULTILINE)
+    assert len(lines) == 2, output
+    for kept, score, reference_kept, reference_score, difference in lines:
+        assert kept == reference_kept and score == reference_score
+        assert float(difference) < 1e-4

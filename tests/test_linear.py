@@ -25,6 +25,8 @@ ESTIMATORS = [
     LogisticRegression(),
     LogisticRegression(solver="newton-cholesky"),
     LogisticRegression(solver="newton-cg"),
+    LogisticRegression(l1_ratio=1.0, solver="saga"),
+    LogisticRegression(l1_ratio=0.5, C=0.5, solver="saga"),
     Lasso(alpha=0.01),
     ElasticNet(alpha=0.01),
 ]

@@ -14,6 +14,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.linear_model._logistic import _check_solver
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils._sparse import _align_api_if_sparse
 from sklearn.utils.class_weight import compute_class_weight
@@ -28,6 +29,7 @@ from ..metrics import accuracy_score
 from ..utils.validation import agree, validate_fit_data
 from ._base import LinearPredictMixin, check_finite_parameters
 from ._newton import _Gauge, lbfgs, newton_cg, newton_cholesky
+from ._proximal import proximal_gradient
 
 _SOLVERS = {"lbfgs", "newton-cg", "newton-cholesky", "sag", "saga", "liblinear"}
 
@@ -139,7 +141,7 @@ class LogisticObjective:
         """Write this rank's ``residualᵀ [X, 1]`` into ``out`` (shape ``self.shape``)."""
         d = self.X.shape[1]
         if self.kernels is None:
-            out[:, :d] = residual.T @ self.X
+            out[:, :d] = (self.X.T @ residual).T  # Xᵀ R: residual.T @ X misses BLAS
         else:
             out[:, :d] = 0.0
             self.kernels.add_transpose_product(self.X, residual, out[:, :d].T)
@@ -259,36 +261,41 @@ class LogisticObjective:
 class LogisticRegression(
     DistributedEstimatorMixin, LinearPredictMixin, ClassifierMixin, BaseEstimator
 ):
-    """L2-regularised logistic regression on row-sharded data (scikit-learn's API).
+    """Regularised logistic regression on row-sharded data (scikit-learn's API).
 
     Binary targets fit one logistic model, more classes the multinomial
     (softmax) model, as current scikit-learn. The classes are discovered
     over all ranks (a rank may lack some). Fitted by distributed L-BFGS or
-    Newton (see ``solver``); the model is replicated and minimises the same
+    Newton (L2 or no penalty) or by a distributed proximal gradient (L1 and
+    elastic-net penalties, binary and multinomial; see ``solver``); the model is replicated and minimises the same
     objective as scikit-learn on the union of the shards. ``X`` may be
     dense or CSR (sparse rows are never densified).
 
     Parameters
     ----------
-    penalty : {'l2', None}, default='deprecated'
-        As scikit-learn (deprecated there): prefer ``C=np.inf`` for no penalty.
-        L1 and elastic-net penalties are not supported.
+    penalty : {'l1', 'l2', 'elasticnet', None}, default='deprecated'
+        As scikit-learn (deprecated there): prefer ``l1_ratio`` and ``C=np.inf``.
     C : float, default=1.0
         Inverse regularisation strength; ``np.inf`` means no penalty.
     l1_ratio : float, default=0.0
-        Must be 0 (L2 penalty); accepted for compatibility.
+        Elastic-net mixing: 0 is the L2 penalty, 1 the L1 penalty, in between
+        ``l1_ratio * ||w||₁ + (1 - l1_ratio) / 2 * ||w||²`` (the intercept is
+        not penalised). As scikit-learn, L1 and elastic-net need
+        ``solver='saga'`` (or ``'liblinear'`` for L1, binary only).
     dual : bool, default=False
         Must be False.
     tol : float, default=1e-4
         Stopping tolerance of the solver, as in scikit-learn.
     fit_intercept : bool, default=True
     intercept_scaling : float, default=1
-        Accepted for compatibility (only liblinear uses it).
+        Only with ``solver='liblinear'``: its L1 penalty includes the intercept
+        divided by ``intercept_scaling``, as liblinear's.
     class_weight : dict or 'balanced', default=None
         ``'balanced'`` uses the global (weighted) class counts.
     random_state : int, RandomState instance or None, default=None
         Accepted for compatibility (L-BFGS is deterministic).
-    solver : {'lbfgs', 'newton-cg', 'newton-cholesky', 'sag', 'saga'}, default='lbfgs'
+    solver : {'lbfgs', 'liblinear', 'newton-cg', 'newton-cholesky', 'sag', 'saga'}, \
+            default='lbfgs'
         ``'lbfgs'``: distributed L-BFGS (one allreduce of ``[loss, gradient]``
         per evaluation). ``'newton-cholesky'``: Newton's method with the
         allreduced Hessian, solved on every rank (scikit-learn's algorithm,
@@ -297,8 +304,14 @@ class LogisticRegression(
         and Newton-CG runs instead. ``'newton-cg'``: scikit-learn's truncated
         Newton with distributed Hessian-vector products (one allreduce each).
         ``'sag'``/``'saga'`` (per-sample updates, not distributable) run
-        L-BFGS on the same objective. ``solver_`` says what ran.
-        ``'liblinear'`` (a different objective) is not supported.
+        L-BFGS on the same objective. With the L1 or elastic-net penalty
+        (``'saga'``, or ``'liblinear'`` for L1) a distributed FISTA runs
+        (``solver_ == 'fista'``): each iteration evaluates the loss and its
+        gradient (one allreduce each), and every rank takes the same proximal
+        step; it stops when the proximal gradient mapping is below ``tol``
+        (max norm), so its ``coef_`` approaches scikit-learn's ``'saga'``
+        solution as ``tol`` goes to 0. ``'liblinear'`` with the L2 penalty (a
+        penalised intercept) is not supported. ``solver_`` says what ran.
     max_iter : int, default=100
     verbose : int, default=0
         Accepted for compatibility.
@@ -366,9 +379,10 @@ class LogisticRegression(
         self.n_jobs = n_jobs
         self.comms = comms
 
-    def _inverse_penalty(self):
-        """``C`` of the L2 penalty (``inf``: none), with scikit-learn 1.9's
-        warnings; rejects what is not supported."""
+    def _penalty(self):
+        """``(penalty, C)``: ``'l2'``, ``'l1'`` or ``'elasticnet'`` and its ``C``
+        (``inf``: no penalty), with scikit-learn 1.9's warnings and errors;
+        rejects what is not supported."""
         if self.penalty == "deprecated":
             if self.l1_ratio is None:
                 warnings.warn(
@@ -397,17 +411,15 @@ class LogisticRegression(
                 f"Inconsistent values: penalty={self.penalty} with l1_ratio={self.l1_ratio}. "
                 "penalty is deprecated. Please use l1_ratio only."
             )
-        if penalty in ("l1", "elasticnet"):
-            raise ValueError(
-                "mlmpi's LogisticRegression supports only the L2 penalty (l1_ratio=0) "
-                "or no penalty (C=np.inf)."
-            )
+        _check_solver(self.solver, penalty, self.dual)
+        if penalty == "elasticnet" and self.l1_ratio is None:
+            raise ValueError("l1_ratio must be specified when penalty is elasticnet.")
         if self.dual:
             raise ValueError("dual=True is not supported; only the primal problem is solved.")
-        if self.solver == "liblinear":
+        if self.solver == "liblinear" and penalty == "l2":
             raise ValueError(
-                "solver='liblinear' is not supported (its objective penalises the "
-                "intercept); use solver='lbfgs'."
+                "solver='liblinear' with the L2 penalty is not supported (its objective "
+                "penalises the intercept); use solver='lbfgs'."
             )
         if self.penalty is None and self.C != 1.0:
             warnings.warn("Setting penalty=None will ignore the C and l1_ratio parameters")
@@ -417,18 +429,34 @@ class LogisticRegression(
                 f"You provided 'n_jobs={self.n_jobs}', please leave it unspecified.",
                 FutureWarning,
             )
-        return np.inf if self.penalty is None else float(self.C)
+        if self.penalty is None or penalty is None:
+            return "l2", np.inf
+        return penalty, float(self.C)
 
-    def _solver_to_run(self, shape):
-        """The solver that runs: the one asked for, except ``'sag'``/``'saga'``
-        (per-sample updates, not distributed) which run L-BFGS, and
-        ``'newton-cholesky'`` with too many parameters for a dense Hessian,
-        which runs Newton-CG."""
+    def _solver_to_run(self, shape, penalty):
+        """The solver that runs: the distributed proximal gradient (``'fista'``)
+        for the L1 and elastic-net penalties; otherwise the one asked for,
+        except ``'sag'``/``'saga'`` (per-sample updates, not distributed) which
+        run L-BFGS, and ``'newton-cholesky'`` with too many parameters for a
+        dense Hessian, which runs Newton-CG."""
+        if penalty in ("l1", "elasticnet"):
+            return "fista"
         if self.solver in ("sag", "saga"):
             return "lbfgs"
         if self.solver == "newton-cholesky" and shape[0] * shape[1] > _MAX_HESSIAN_PARAMS:
             return "newton-cg"
         return self.solver
+
+    def _l1_weights(self, objective, l1_C):
+        """Weight of each parameter's absolute value in the normalised objective:
+        ``1 / (l1_C Σs)`` on the coefficients; the intercept is free, except with
+        ``'liblinear'``, which penalises it as a feature of value ``intercept_scaling``."""
+        weights = np.full(objective.shape, 1.0 / (l1_C * objective.weight_sum))
+        if self.fit_intercept:
+            d = objective.shape[1] - 1
+            weights[:, d] = weights[:, d] / self.intercept_scaling if (
+                self.solver == "liblinear") else 0.0
+        return weights.ravel()
 
     def _initial_params(self, shape):
         params = np.zeros(shape)
@@ -459,12 +487,19 @@ class LogisticRegression(
         This method is collective.
         """
         self._validate_params()
-        C = self._inverse_penalty()
+        penalty, C = self._penalty()
         comms = self._get_comms()
         X, y, sample_weight, _ = validate_fit_data(
             self, X, y, comms=comms, sample_weight=sample_weight, order="C", accept_sparse="csr"
         )
         classes, counts, classes_idx = _global_classes(y, sample_weight, comms)
+        if self.solver == "liblinear" and classes.shape[0] > 2:
+            raise ValueError(
+                "The 'liblinear' solver does not support multiclass classification"
+                " (n_classes >= 3). Either use another solver or wrap the "
+                "estimator in a OneVsRestClassifier to keep applying a "
+                "one-versus-rest scheme."
+            )
         if classes.shape[0] < 2:
             raise ValueError(
                 "This solver needs samples of at least 2 classes in the data, but the "
@@ -476,17 +511,22 @@ class LogisticRegression(
         weight = xp.asarray(class_weight, dtype=xp.float64)[classes_idx]
         if sample_weight is not None:
             weight *= sample_weight
+        l1_ratio = {"l1": 1.0, "elasticnet": self.l1_ratio}.get(penalty, 0.0)
         objective = LogisticObjective(
             X, classes_idx, weight, n_classes=classes.shape[0], fit_intercept=self.fit_intercept,
-            C=C, weight_sum=float(class_weight @ counts), comms=comms,
+            C=C / (1.0 - l1_ratio) if l1_ratio < 1 else np.inf,
+            weight_sum=float(class_weight @ counts), comms=comms,
         )
-        self.solver_ = self._solver_to_run(objective.shape)
+        self.solver_ = self._solver_to_run(objective.shape, penalty)
         start = self._initial_params(objective.shape).ravel()
         options = {"tol": self.tol, "max_iter": self.max_iter}
         if self.solver_ == "newton-cholesky":
             gauge = _Gauge(objective.shape, multinomial=objective.n_outputs > 1,
                            fit_intercept=self.fit_intercept, penalised=objective.l2 > 0)
             params, n_iter = newton_cholesky(objective, start, gauge=gauge, **options)
+        elif self.solver_ == "fista":
+            l1 = self._l1_weights(objective, C / l1_ratio)
+            params, n_iter = proximal_gradient(objective, start, l1=l1, **options)
         elif self.solver_ == "newton-cg":
             params, n_iter = newton_cg(objective, start, **options)
         else:

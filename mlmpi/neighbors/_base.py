@@ -10,13 +10,14 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._array import get_namespace, is_device_array, to_host
+from .._array import get_namespace, is_device_array, is_sparse, to_csr, to_host
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms, collective_method
-from ..utils.validation import agree, check_local, validate_fit_data
-from . import _ring
+from ..utils.validation import agree, agree_on_errors, check_local, validate_fit_data
+from . import _precomputed, _ring, _sparse
 
-METRICS = ("euclidean", "sqeuclidean", "cosine", "manhattan", "chebyshev", "minkowski")
+METRICS = ("euclidean", "sqeuclidean", "cosine", "manhattan", "chebyshev", "minkowski",
+           "precomputed")
 
 DISTRIBUTED_DOC = """
     The index is **distributed**: each rank keeps the rows it passed to
@@ -28,6 +29,15 @@ DISTRIBUTED_DOC = """
     exactly from the rows wherever the GEMM's rounding could reorder them,
     and equal distances go to the smaller global index, so the result does
     not depend on the number of ranks or the shards.
+
+    ``metric='precomputed'``: each rank passes its rows of the distance
+    matrix, at ``fit`` its rows of the (n_samples_fit, n_samples_fit) train
+    distances, when querying its queries' distances to every fitted row
+    (columns in global row order); the selection is then local. CSR rows
+    (euclidean, cosine; host only) are searched by gathering the queries in
+    batches, finding each shard's best k from sparse products, and merging
+    the partial lists at the queries' owners; ``radius_neighbors`` does not
+    take CSR rows yet.
 
     Pickling a fitted model keeps this rank's shard (``_fit_X``) and the
     global layout (``shard_counts_``); it must be searched on the same number
@@ -49,8 +59,8 @@ SUPERVISED_PARAMETERS_DOC = """\
     p : float, default=2
         Power of the Minkowski metric (> 0).
     metric : {'minkowski', 'euclidean', 'sqeuclidean', 'cosine', 'manhattan', \
-'chebyshev'}, default='minkowski'
-        Distance metric.
+'chebyshev', 'precomputed'}, default='minkowski'
+        Distance metric ('precomputed': X holds distances, see above).
     metric_params : dict, default=None
         Only ``{'p': value}`` is supported.
     n_jobs : int, default=None
@@ -158,7 +168,7 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True
         return tags
 
     # -- fit ------------------------------------------------------------------
@@ -168,10 +178,25 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
         This method is collective.
         """
         comms = self._get_comms()
-        X, y, _, layout = validate_fit_data(self, X, y, comms=comms, order="C", **y_params)
+        X, y, _, layout = validate_fit_data(
+            self, X, y, comms=comms, order="C", accept_sparse="csr", **y_params
+        )
+        if self.metric == "precomputed":
+            if X.shape[1] != layout.n_samples:
+                raise ValueError(
+                    "Precomputed matrix must be square. Input is a "
+                    f"{layout.n_samples}x{X.shape[1]} matrix (all ranks' rows together)."
+                )
+            agree_on_errors(comms, lambda: _precomputed.check_distances(X, X.shape[1]))
         self.effective_metric_, self.effective_metric_params_ = effective_metric(
             self.metric, self.p, self.metric_params
         )
+        if is_sparse(X) and (is_device_array(X) or self.effective_metric_ not in _sparse.METRICS):
+            raise ValueError(
+                f"Sparse (CSR) rows are searched with the metrics {_sparse.METRICS} on the "
+                f"host only; got metric {self.effective_metric_!r}"
+                f"{' on the GPU' if is_device_array(X) else ''}."
+            )
         self._fit_method = "brute"
         self._fit_X = X
         self.n_samples_fit_ = layout.n_samples
@@ -202,7 +227,11 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
             check_setting()
             if X is None:
                 return self._fit_X, self._fit_X.shape[0]
-            Xq = check_local(self, X, order="C")
+            Xq = check_local(self, X, order="C", accept_sparse=is_sparse(self._fit_X))
+            if is_sparse(self._fit_X):
+                Xq = to_csr(Xq)
+            if self.effective_metric_ == "precomputed":
+                _precomputed.check_distances(Xq, self.n_samples_fit_)
             if is_device_array(Xq) != is_device_array(self._fit_X):
                 raise TypeError(
                     "The queries and the fitted index must be on the same kind of device "
@@ -270,11 +299,20 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
                 f"Expected {inequality}, but n_neighbors = {shown}, "
                 f"n_samples_fit = {self.n_samples_fit_}, n_samples = {n_queries}"
             )
-        reduced, indices = _ring.kneighbors(
-            _ring.prepare_rows(Q, self.effective_metric_), self._fit_X,
-            n_neighbors=n_neighbors, **self._search_args(comms),
-        )
-        dist = _ring.to_distance(reduced, self.effective_metric_, self.effective_metric_params_.get("p", 2))
+        if self.effective_metric_ == "precomputed":
+            dist, indices = _precomputed.kneighbors(Q, n_neighbors)
+        elif is_sparse(self._fit_X):
+            dist, indices = _sparse.kneighbors(
+                Q, self._fit_X, n_neighbors=n_neighbors, metric=self.effective_metric_,
+                comms=comms, counts=self.shard_counts_, batch_size=self._batch_size(),
+            )
+        else:
+            reduced, indices = _ring.kneighbors(
+                _ring.prepare_rows(Q, self.effective_metric_), self._fit_X,
+                n_neighbors=n_neighbors, **self._search_args(comms),
+            )
+            dist = _ring.to_distance(reduced, self.effective_metric_,
+                                     self.effective_metric_params_.get("p", 2))
         if query_is_train:
             dist, indices = _drop_self(dist, indices, self._fit_offset())
         return (dist, indices) if return_distance else indices
@@ -347,15 +385,20 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
         def check_setting():
             if sort_results and not return_distance:
                 raise ValueError("return_distance must be True if sort_results is True.")
+            if is_sparse(self._fit_X):
+                raise TypeError("radius_neighbors does not support sparse (CSR) rows yet.")
             if not isinstance(radius, Real) or not radius > 0 or not math.isfinite(radius):
                 raise ValueError(f"radius must be a positive finite number, got {radius!r}.")
 
         query_is_train = X is None
         Q, _ = self._queries(X, comms, check_setting)
-        rows, indices, dist = _ring.radius_neighbors(
-            _ring.prepare_rows(Q, self.effective_metric_), self._fit_X,
-            radius=float(radius), **self._search_args(comms),
-        )
+        if self.effective_metric_ == "precomputed":
+            rows, indices, dist = _precomputed.radius_neighbors(Q, float(radius))
+        else:
+            rows, indices, dist = _ring.radius_neighbors(
+                _ring.prepare_rows(Q, self.effective_metric_), self._fit_X,
+                radius=float(radius), **self._search_args(comms),
+            )
         if query_is_train:
             keep = indices != rows + self._fit_offset()
             rows, indices, dist = rows[keep], indices[keep], dist[keep]

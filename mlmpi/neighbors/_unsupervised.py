@@ -6,7 +6,6 @@ from ..comms import collective_method
 from ._base import DISTRIBUTED_DOC, NeighborsBase
 
 
-
 class NearestNeighbors(NeighborsBase):
     """Unsupervised learner for neighbour searches over rows spread across ranks.
 
@@ -27,9 +26,10 @@ class NearestNeighbors(NeighborsBase):
     leaf_size : int, default=30
         Accepted for compatibility; unused.
     metric : {{'minkowski', 'euclidean', 'sqeuclidean', 'cosine', 'manhattan', \
-'chebyshev'}}, default='minkowski'
+'chebyshev', 'precomputed'}}, default='minkowski'
         Distance metric; 'minkowski' with ``p`` 1, 2 or inf is manhattan,
-        euclidean or chebyshev (``effective_metric_``).
+        euclidean or chebyshev (``effective_metric_``); 'precomputed': X
+        holds distances (see below).
     p : float, default=2
         Power of the Minkowski metric (> 0).
     metric_params : dict, default=None

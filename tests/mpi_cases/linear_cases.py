@@ -359,5 +359,6 @@ def case_bad_input_same_error_on_every_rank():
         ValueError, "alpha", lambda: ml.Ridge(alpha=[1.0, -1.0]).fit(Xl, np.c_[yl, yl])
     )
     _raises_everywhere(
-        ValueError, "L2 penalty", lambda: ml.LogisticRegression(l1_ratio=1.0).fit(Xl, yl > 150)
+        ValueError, "supports only 'l2' or None penalties",
+        lambda: ml.LogisticRegression(l1_ratio=1.0).fit(Xl, yl > 150),
     )
