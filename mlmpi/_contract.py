@@ -20,6 +20,7 @@ same clear error and the job ends with a non-zero exit code.
 import atexit
 import functools
 import inspect
+import re
 import sys
 import time
 import weakref
@@ -80,7 +81,9 @@ def describe(value):
         return f"a {type(value).__name__} instance"  # rank 0's draw is broadcast
     if callable(value) and hasattr(value, "__qualname__"):
         return f"{getattr(value, '__module__', '?')}.{value.__qualname__}"
-    text = repr(value)
+    # Memory addresses (``<object at 0x7f...>``, e.g. a SciPy distribution in a
+    # search's ``param_distributions``) differ between processes: not compared.
+    text = re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
     if len(text) > _SHORT:
         text = f"{text[:_SHORT - 20]}... #{_crc(text.encode())}"
     return text
