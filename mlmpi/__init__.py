@@ -29,10 +29,23 @@ _PUBLIC = {
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
 
-# Subpackages reachable as attributes after a plain ``import mlmpi``
-# (``mlmpi.comms.profile()``), imported on first use.
+# Every public subpackage and module, reachable as an attribute after a plain
+# ``import mlmpi`` (``mlmpi.comms.profile()``) and imported on first use (so
+# ``mlmpi.dnn`` loads torch only when touched).
 _SUBMODULES = {
-    "cluster", "comms", "datasets", "decomposition", "io", "linear_model", "random", "utils",
+    "base",
+    "cli",
+    "cluster",
+    "comms",
+    "datasets",
+    "decomposition",
+    "dnn",
+    "io",
+    "kernels",
+    "linear_model",
+    "neighbors",
+    "random",
+    "utils",
 }
 
 
@@ -47,7 +60,7 @@ def __getattr__(name):
 
 
 def __dir__():
-    return __all__
+    return __all__ + sorted(_SUBMODULES)
 
 
 def _abort_on_uncaught_exceptions():
