@@ -607,6 +607,8 @@ class LogisticRegression(LinearPredictMixin, ClassifierMixin, BaseEstimator):
         def check():
             predicted = to_host(self.predict(X))
             truth = np.asarray(to_host(y))
+            if truth.shape == predicted.shape + (1,):  # a column of labels, as scikit-learn
+                truth = truth[:, 0]
             if truth.shape != predicted.shape:
                 raise ValueError(
                     f"y has shape {truth.shape}, expected {predicted.shape} (one label per row)."

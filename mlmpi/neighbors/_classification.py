@@ -183,6 +183,8 @@ class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighbor
 
         def check():
             truth = np.asarray(to_host(y))
+            if truth.shape == predicted.shape + (1,):  # a column of labels, as scikit-learn
+                truth = truth[:, 0]
             if truth.shape != predicted.shape:
                 raise ValueError(f"y has shape {truth.shape}, expected {predicted.shape}.")
             correct = truth == predicted
