@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from _mpi import run_mpi
+
 from mlmpi.comms import SelfComms
 
 torch = pytest.importorskip("torch")

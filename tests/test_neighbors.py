@@ -6,14 +6,14 @@ import warnings
 import numpy as np
 import pytest
 import sklearn.neighbors as sk
+from mlmpi.kernels import _knn
+from mlmpi.kernels.cpu import knn as cpu_knn
+from mlmpi.kernels.gpu import knn as gpu_knn
 from scipy.spatial.distance import cdist
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import mlmpi
 from mlmpi import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
-from mlmpi.kernels import _knn
-from mlmpi.kernels.cpu import knn as cpu_knn
-from mlmpi.kernels.gpu import knn as gpu_knn
 
 
 @parametrize_with_checks([NearestNeighbors(), KNeighborsClassifier(), KNeighborsRegressor()])

@@ -71,3 +71,8 @@ def test_load_npy_on_an_npz_archive_is_a_clear_error(tmp_path):
     rows = tmp_path / "rows.npy"
     np.save(rows, np.arange(6.0).reshape(3, 2))
     np.testing.assert_array_equal(load_npy(rows), np.arange(6.0).reshape(3, 2))
+
+
+def test_one_version_source():
+    metadata = pytest.importorskip("importlib.metadata")
+    assert metadata.version("mlmpi") == mlmpi.__version__

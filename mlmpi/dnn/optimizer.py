@@ -7,8 +7,8 @@ import numpy as np
 import torch
 
 from .. import _config, _threads
-from ..comms.profile import label as _timeline_label
 from ..comms import resolve_comms
+from ..comms.profile import label as _timeline_label
 from ._broadcast import broadcast_optimizer_state, broadcast_parameters
 from ._buckets import COMPRESSIONS, make_buckets
 

@@ -6,7 +6,6 @@ from ..comms import collective_method
 from ._base import DISTRIBUTED_DOC, NeighborsBase
 
 
-
 class NearestNeighbors(NeighborsBase):
     """Unsupervised learner for neighbour searches over rows spread across ranks.
 
