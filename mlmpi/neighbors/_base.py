@@ -2,7 +2,6 @@
 the sharded index, validation of the queries, and the collective searches
 (``kneighbors``, ``radius_neighbors`` and their graphs)."""
 
-import math
 import warnings
 from numbers import Integral, Real
 
@@ -402,8 +401,8 @@ class NeighborsBase(BaseEstimator):
         def check_setting():
             if sort_results and not return_distance:
                 raise ValueError("return_distance must be True if sort_results is True.")
-            if not isinstance(radius, Real) or not radius > 0 or not math.isfinite(radius):
-                raise ValueError(f"radius must be a positive finite number, got {radius!r}.")
+            if not isinstance(radius, Real) or not radius > 0:  # inf: every row, as scikit-learn
+                raise ValueError(f"radius must be a positive number, got {radius!r}.")
 
         query_is_train = X is None
         Q, _ = self._queries(X, comms, ("radius", repr(radius)), check_setting)

@@ -78,7 +78,7 @@ def case_search_before_fit():
 def case_radius_not_positive():
     nn = _fitted()
     for radius in (0.0, -1.0, np.nan):
-        with pytest.raises(ValueError, match="radius must be a positive finite number"):
+        with pytest.raises(ValueError, match="radius must be a positive number"):
             nn.radius_neighbors(_rows(2), radius=radius)
     with pytest.raises(ValueError, match="'radius' parameter"):
         NearestNeighbors(radius=0.0).fit(_rows())
@@ -115,7 +115,7 @@ def case_ranks_disagree_on_the_search():
         nn.kneighbors(_rows(2), n_neighbors=3 if LAST else 2)
     with pytest.raises(ValueError, match="Every rank must ask for the same neighbours"):
         nn.radius_neighbors(_rows(2), radius=2.0 if LAST else 1.0)
-    with pytest.raises(ValueError, match="radius must be a positive finite number"):
+    with pytest.raises(ValueError, match="radius must be a positive number"):
         nn.radius_neighbors(_rows(2), radius=-1.0 if LAST else 1.0)
     with pytest.raises(ValueError, match="Expected n_neighbors > 0"):
         nn.kneighbors(_rows(2), n_neighbors=0 if LAST else 2)
