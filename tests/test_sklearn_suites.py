@@ -45,6 +45,8 @@ NOT_SKLEARN_SUBCLASS = ("the test picks n_neighbors or radius by issubclass(cls,
                         "private KNeighborsMixin), which mlmpi's estimators do not subclass")
 SAG = ("Ridge's 'sag', 'saga' and 'lbfgs' run the direct or conjugate-gradient solvers "
        "(solver_ names the one that ran; no stochastic iterations, n_iter_ or their warnings)")
+GRAM = ("a precomputed Gram matrix passed as precompute= is not used: the global one is "
+        "computed from the shards")
 PRIVATE = "uses scikit-learn's private attributes or methods (_n_init, _init_centroids)"
 IN_PLACE = "copy_X=False never centres the caller's X in place (the shard stays the user's data)"
 
@@ -75,7 +77,13 @@ DESELECT = {
             "Ridge fits an intercept on sparse X with every solver (moments by allreduce)"
         ),
     },
-    "linear_model/tests/test_coordinate_descent.py": {},
+    "linear_model/tests/test_coordinate_descent.py": {
+        "test_elasticnet_precompute_incorrect_gram": GRAM,
+        "test_overridden_gram_matrix": GRAM,
+        "test_check_input_false": ("check_input=False still validates: every rank must agree "
+                                   "on the inputs before the first collective"),
+        "test_enet_copy_X_False_check_input_False": IN_PLACE,
+    },
     "linear_model/tests/test_logistic.py": {},
     "decomposition/tests/test_pca.py": {},
     "decomposition/tests/test_truncated_svd.py": {},
