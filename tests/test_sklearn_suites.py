@@ -102,6 +102,7 @@ DESELECT = {
         "test_precomputed_cross_validation": METRICS,
         "test_pipeline_with_nearest_neighbors_transformer": METRICS,
         "DM_euclidean": METRICS,
+        "test_radius_neighbors_sort_results[precomputed]": METRICS,
         "test_auto_algorithm": BRUTE,
         "test_kneighbors_classifier_sparse": DENSE_KNN,
         "test_kneighbors_regressor_sparse": DENSE_KNN,
