@@ -205,7 +205,10 @@ def suite_command(relative, tmp_path):
 # run, and fail until they are, only when MLMPI_SKLEARN_SUITES=all.
 UNTRIAGED = {
     "decomposition/tests/test_pca.py": "not triaged yet (over 15 minutes on the loaded VM)",
-    "linear_model/tests/test_logistic.py": "not triaged yet (not run to the end yet)",
+    "linear_model/tests/test_logistic.py": (
+        "not triaged yet (143 passed, 115 failed: mostly the L1/elastic-net penalties and "
+        "liblinear, which are not supported, and LogisticRegressionCV internals)"
+    ),
 }
 RUN_ALL = os.environ.get("MLMPI_SKLEARN_SUITES") == "all"
 
