@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+
 def run_main(parser, *, driver, worker):
     """Add the options every benchmark shares, parse, and run the driver
     (or, with ``--worker`` under mpiexec, the worker)."""

@@ -180,10 +180,10 @@ def _torch(device, x):
 
 
 def case_kmeans(device, args, n, d, k, max_iter):
+    import torch
     from sklearn.cluster import KMeans as SKKMeans
 
     import mlmpi
-    import torch
 
     X = _data(device, n, d)
     centers = X[:k].copy()

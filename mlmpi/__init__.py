@@ -33,11 +33,13 @@ _PUBLIC = {
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
 
-# Subpackages reachable as attributes after a plain ``import mlmpi``
-# (``mlmpi.comms.profile()``), imported on first use.
+# Every public subpackage and module, reachable as an attribute after a plain
+# ``import mlmpi`` (``mlmpi.comms.profile()``) and imported on first use (so
+# ``mlmpi.dnn`` loads torch only when touched).
 _SUBMODULES = {
-    "cluster", "comms", "datasets", "decomposition", "io", "linear_model", "naive_bayes", "random",
-    "utils", "impute", "preprocessing", "model_selection", "pipeline", "metrics",
+    "base", "cli", "cluster", "comms", "datasets", "decomposition", "dnn", "impute", "io",
+    "kernels", "linear_model", "metrics", "model_selection", "naive_bayes", "neighbors",
+    "pipeline", "preprocessing", "random", "utils",
 }
 
 
@@ -52,7 +54,7 @@ def __getattr__(name):
 
 
 def __dir__():
-    return __all__
+    return __all__ + sorted(_SUBMODULES)
 
 
 def _abort_on_uncaught_exceptions():

@@ -3,12 +3,13 @@
 import json
 import re
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
-
 from _mpi import run_mpi
+
 from mlmpi.comms import SelfComms
 
 torch = pytest.importorskip("torch")
@@ -101,6 +102,89 @@ def test_synchronize_then_clip_then_step_equals_plain_torch():
             opt.step()
     for p, q in zip(model.parameters(), plain.parameters()):
         torch.testing.assert_close(p, q, rtol=0, atol=0)
+
+
+SCHEDULERS = {
+    "StepLR": lambda opt: torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5),
+    "LambdaLR": lambda opt: torch.optim.lr_scheduler.LambdaLR(opt, lambda t: 1 / (1 + t)),
+    "OneCycleLR": lambda opt: torch.optim.lr_scheduler.OneCycleLR(opt, 0.5, total_steps=6),
+    "ReduceLROnPlateau": lambda opt: torch.optim.lr_scheduler.ReduceLROnPlateau(
+        opt, factor=0.5, patience=0
+    ),
+}
+
+
+def _train_with_scheduler(model, opt, make_scheduler, steps=6):
+    X, y = _batch()
+    scheduler = make_scheduler(opt)
+    lrs = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(X), y)
+        loss.backward()
+        opt.step()
+        lrs.append(opt.param_groups[0]["lr"])
+        if isinstance(scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau):
+            scheduler.step(1.0)  # never improves: the rate halves every step
+        else:
+            scheduler.step()
+    return lrs
+
+
+@pytest.mark.parametrize("name", list(SCHEDULERS))
+def test_lr_schedulers_drive_the_wrapped_optimizer_as_plain_torch(name):
+    plain = _model()
+    plain_lrs = _train_with_scheduler(
+        plain, torch.optim.SGD(plain.parameters(), lr=0.1, momentum=0.9), SCHEDULERS[name]
+    )
+    model = _model()
+    opt = _wrap(model)
+    assert isinstance(opt, torch.optim.Optimizer)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "lr_scheduler.step() before optimizer.step()"
+        lrs = _train_with_scheduler(model, opt, SCHEDULERS[name])
+    assert lrs == plain_lrs and len(set(lrs)) > 1
+    assert opt.param_groups is opt.optimizer.param_groups
+    for p, q in zip(model.parameters(), plain.parameters()):
+        torch.testing.assert_close(p, q, rtol=0, atol=0)
+
+
+def test_param_groups_state_dict_and_add_param_group_act_on_the_wrapped_optimizer():
+    model = _model()
+    opt = _wrap(model)
+    opt.param_groups[0]["lr"] = 0.05
+    assert opt.optimizer.param_groups[0]["lr"] == 0.05
+    X, y = _batch()
+    F.cross_entropy(model(X), y).backward()
+    opt.step()
+    assert opt.state is opt.optimizer.state and len(opt.state) == 4  # momentum buffers
+    saved = opt.state_dict()
+    assert saved == opt.optimizer.state_dict()
+
+    other = _model()
+    restored = _wrap(other)
+    restored.load_state_dict(saved)
+    assert restored.param_groups is restored.optimizer.param_groups
+    assert restored.param_groups[0]["lr"] == 0.05 and len(restored.state) == 4
+    assert restored.state_dict()["state"].keys() == saved["state"].keys()
+
+    extra = nn.Linear(5, 2)
+    with pytest.raises(RuntimeError, match="in flight"):
+        F.cross_entropy(model(X), y).backward()
+        opt.add_param_group({"params": extra.parameters(), "lr": 0.2})
+    opt.step()
+    opt.zero_grad()
+    opt.add_param_group({"params": extra.parameters(), "lr": 0.2})
+    assert opt.optimizer.param_groups[1]["lr"] == 0.2
+    names = sorted(name for bucket in opt.buckets for name in bucket.names)
+    assert names[:2] == ["0.bias", "0.weight"] and names[-2:] == ["group1.param0",
+                                                                  "group1.param1"]
+    before = extra.weight.detach().clone()
+    F.cross_entropy(model(X) + extra(X), y).backward()
+    opt.step()  # the new group's gradients go through the buckets too
+    assert not torch.equal(extra.weight, before)
+    opt.zero_grad()
+    assert all(p.grad is None for p in extra.parameters())
 
 
 def test_scale_lr_and_linear_warmup():

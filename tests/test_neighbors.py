@@ -1,6 +1,8 @@
 """Single-process tests of the neighbour estimators and their kernels
 (the multi-rank ones are in ``tests/mpi_cases/neighbors_cases.py``)."""
 
+import warnings
+
 import numpy as np
 import pytest
 import sklearn.neighbors as sk
@@ -35,6 +37,41 @@ def test_algorithm_accepted_and_effective_metric(algorithm, p, effective):
     assert ours.effective_metric_params_ == theirs.effective_metric_params_
     # scikit-learn's GEMM gives ~1e-8 instead of 0 for a row and itself; ours is exact
     np.testing.assert_allclose(ours.kneighbors(X[:7])[0], theirs.kneighbors(X[:7])[0], rtol=1e-10, atol=1e-7)
+
+
+def _outcome(make, algorithm, metric, p, metric_params, X):
+    """What fitting does: the effective metric, its parameters, distances
+    and warnings, or the error."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            nn = make(n_neighbors=4, algorithm=algorithm, metric=metric, p=p,
+                      metric_params=metric_params).fit(X)
+        except ValueError as exc:
+            return "error", str(exc)
+    found = sorted({(w.category.__name__, str(w.message)) for w in caught})
+    return nn.effective_metric_, nn.effective_metric_params_, nn.kneighbors(X[:5]), found
+
+
+@pytest.mark.parametrize("metric", sorted(sk.VALID_METRICS["kd_tree"]) + ["sqeuclidean", "cosine"])
+@pytest.mark.parametrize("algorithm", ["auto", "brute", "kd_tree", "ball_tree"])
+def test_metric_aliases_as_sklearn(metric, algorithm):
+    X = np.random.RandomState(0).standard_normal((30, 3))
+    settings = [(2, None), (1, None), (3, None), (np.inf, None), (0.5, None), (2, {"p": 3})]
+    for p, params in settings:
+        if params and metric not in ("minkowski", "p"):
+            continue  # scikit-learn passes p to a metric that does not take it: a TypeError
+        ours = _outcome(NearestNeighbors, algorithm, metric, p, params, X)
+        theirs = _outcome(sk.NearestNeighbors, algorithm, metric, p, params, X)
+        where = f"{metric} {algorithm} p={p} {params}"
+        if theirs[0] == "error":
+            assert ours == theirs, where
+            continue
+        assert ours[:2] == theirs[:2], where
+        assert ours[3] == theirs[3], where
+        np.testing.assert_allclose(ours[2][0], theirs[2][0], rtol=1e-10, atol=1e-7,
+                                   err_msg=where)
+        np.testing.assert_array_equal(ours[2][1], theirs[2][1], err_msg=where)
 
 
 def test_gemm_rounding_cannot_reorder_neighbours():

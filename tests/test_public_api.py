@@ -1,12 +1,15 @@
 """Names the README promises are where it says, after a plain ``import mlmpi``."""
 
+import importlib.util
 import os
+import pkgutil
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
+import mlmpi
 from mlmpi.io import load_npy
 
 
@@ -35,6 +38,27 @@ def test_plain_import_gives_the_documented_names_without_loading_mpi():
     assert out.strip() == "False"
 
 
+def test_every_subpackage_is_an_attribute_of_a_plain_import():
+    # Everything public beside mlmpi/__init__.py, and the kernels installed as mlmpi.kernels.
+    public = {m.name for m in pkgutil.iter_modules(mlmpi.__path__) if not m.name.startswith("_")}
+    assert importlib.util.find_spec("mlmpi.kernels") is not None
+    assert mlmpi._SUBMODULES == public | {"kernels"}
+    has_torch = importlib.util.find_spec("torch") is not None
+    out = _fresh(
+        "import sys\n"
+        "import mlmpi\n"
+        f"names = sorted(mlmpi._SUBMODULES - {{'dnn'}})\n"
+        "for name in names:\n"
+        "    assert getattr(mlmpi, name) is sys.modules['mlmpi.' + name], name\n"
+        "    assert name in dir(mlmpi), name\n"
+        "print('torch' in sys.modules)\n"
+        f"if {has_torch}:\n"
+        "    assert callable(mlmpi.dnn.DistributedOptimizer)\n"
+        "    assert mlmpi.neighbors.KNeighborsClassifier is mlmpi.KNeighborsClassifier\n"
+    )
+    assert out.strip() == "False"  # touching the others does not load torch
+
+
 def test_load_npy_on_an_npz_archive_is_a_clear_error(tmp_path):
     path = tmp_path / "data.npz"
     np.savez(path, X=np.ones((4, 2)), y=np.ones(4))
@@ -47,3 +71,8 @@ def test_load_npy_on_an_npz_archive_is_a_clear_error(tmp_path):
     rows = tmp_path / "rows.npy"
     np.save(rows, np.arange(6.0).reshape(3, 2))
     np.testing.assert_array_equal(load_npy(rows), np.arange(6.0).reshape(3, 2))
+
+
+def test_one_version_source():
+    metadata = pytest.importorskip("importlib.metadata")
+    assert metadata.version("mlmpi") == mlmpi.__version__

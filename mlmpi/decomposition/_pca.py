@@ -393,9 +393,16 @@ class PCA(_BaseDecomposition):
         self.explained_variance_ = replicated(explained_variance, xp, dtype)
         self.explained_variance_ratio_ = replicated(ratio, xp, dtype)
         self.singular_values_ = replicated(singular_values, xp, dtype)
-        self.n_components_ = int(components.shape[0])
+        k, n_features = components.shape
+        # scikit-learn's types: an int64 when the number was chosen from the spectrum,
+        # a dtype scalar noise variance unless every component is kept (then 0.0).
+        chosen = self.n_components == "mle" or (
+            isinstance(self.n_components, Real) and 0 < self.n_components < 1
+        )
+        self.n_components_ = np.int64(k) if chosen else int(k)
         self.n_samples_ = int(n_samples)
-        self.noise_variance_ = float(noise_variance)
+        smallest = min(int(n_samples), n_features)
+        self.noise_variance_ = np.dtype(dtype).type(noise_variance) if k < smallest else 0.0
 
     def _transform(self, X):
         xp = get_namespace(X)

@@ -8,14 +8,20 @@ import torch
 
 from .. import _config, _threads
 from .._contract import Call, agree_on_call
-from ..comms.profile import label as _timeline_label
 from ..comms import resolve_comms
+from ..comms.profile import label as _timeline_label
 from ._broadcast import broadcast_optimizer_state, broadcast_parameters
 from ._buckets import COMPRESSIONS, make_buckets
 
 
-class DistributedOptimizer:
+class DistributedOptimizer(torch.optim.Optimizer):
     """Wraps a PyTorch optimizer so that ``step()`` applies gradients averaged over ranks.
+
+    It is a ``torch.optim.Optimizer`` whose ``param_groups``, ``state`` and
+    ``defaults`` are the wrapped optimizer's own objects: learning-rate
+    schedulers (``StepLR``, ``OneCycleLR``, ``ReduceLROnPlateau``, ...) take
+    it directly, and ``param_groups[0]["lr"] = ...`` changes the wrapped
+    optimizer's rate.
 
     Gradient hooks copy each parameter's gradient, as soon as backward has
     accumulated it, into a fusion bucket. Buckets hold parameters in reverse
@@ -59,7 +65,9 @@ class DistributedOptimizer:
     Attributes
     ----------
     optimizer : torch.optim.Optimizer
-        The wrapped optimizer (give it to learning-rate schedulers).
+        The wrapped optimizer.
+    param_groups, state, defaults
+        The wrapped optimizer's, shared (not copies).
     comms : Comms
         The comms the gradients travel through.
     buckets : list of Bucket
@@ -102,19 +110,17 @@ class DistributedOptimizer:
         self.compression = compression
         self.backward_passes_per_step = int(backward_passes_per_step)
         self.op = op
-        named = self._named(optimizer, named_parameters)
-        self.buckets = make_buckets(named, bucket_cap_mb * 2**20, COMPRESSIONS[compression])
-        self._where = {}
-        for bucket in self.buckets:
-            for i, p in enumerate(bucket.params):
-                self._where[p] = (bucket, i)
-        self._passes = dict.fromkeys(self._where, 0)
-        self._hooks = [p.register_post_accumulate_grad_hook(self._hook) for p in self._where]
-        self._next = 0  # the next bucket to start
+        # Not Optimizer.__init__, which would build parameter groups of its own: the
+        # groups, state and defaults are the wrapped optimizer's (properties below).
+        # __setstate__ (torch's unpickling path) sets up the base class's hook tables.
+        torch.optim.Optimizer.__setstate__(self, {})
+        self._bucket_cap_bytes = bucket_cap_mb * 2**20
+        self._named_params = self._named(optimizer, named_parameters)
+        self._hooks = []
+        self._build_buckets()
         self._synchronized = False
         self._skip = False
         self._no_sync = False
-        self._checked = False
         self._joining = False
         self._steps_in_join = 0
         self.step_count = 0
@@ -144,29 +150,84 @@ class DistributedOptimizer:
                 )
         return [(name, p) for name, p in named if p.requires_grad]
 
+    def _build_buckets(self):
+        """Buckets and gradient hooks for every parameter in ``_named_params``."""
+        for handle in self._hooks:
+            handle.remove()
+        self.buckets = make_buckets(
+            self._named_params, self._bucket_cap_bytes, COMPRESSIONS[self.compression]
+        )
+        self._where = {}
+        for bucket in self.buckets:
+            for i, p in enumerate(bucket.params):
+                self._where[p] = (bucket, i)
+        self._passes = dict.fromkeys(self._where, 0)
+        self._hooks = [p.register_post_accumulate_grad_hook(self._hook) for p in self._where]
+        self._next = 0  # the next bucket to start
+        self._checked = False
+
+    def _refuse_in_flight(self, what):
+        if self._next > 0 or any(bucket.n_packed for bucket in self.buckets):
+            raise RuntimeError(
+                f"{what} while gradient reductions are in flight: call step() or "
+                "synchronize() first."
+            )
+
     # -- the wrapped optimizer's interface ------------------------------------
     @property
     def param_groups(self):
         return self.optimizer.param_groups
 
+    @param_groups.setter
+    def param_groups(self, groups):
+        self.optimizer.param_groups = groups
+
     @property
     def state(self):
         return self.optimizer.state
 
+    @state.setter
+    def state(self, state):
+        self.optimizer.state = state
+
+    @property
+    def defaults(self):
+        return self.optimizer.defaults
+
+    @defaults.setter
+    def defaults(self, defaults):
+        self.optimizer.defaults = defaults
+
     def state_dict(self):
+        """The wrapped optimizer's ``state_dict()``."""
         return self.optimizer.state_dict()
 
     def load_state_dict(self, state_dict):
+        """Load into the wrapped optimizer (whose groups and state stay shared)."""
         self.optimizer.load_state_dict(state_dict)
 
     def zero_grad(self, set_to_none=True):
         """Zero the gradients; refused while reductions are in flight."""
-        if self._next > 0 or any(bucket.n_packed for bucket in self.buckets):
-            raise RuntimeError(
-                "zero_grad() while gradient reductions are in flight: call step() or "
-                "synchronize() first."
-            )
+        self._refuse_in_flight("zero_grad()")
         self.optimizer.zero_grad(set_to_none=set_to_none)
+
+    def add_param_group(self, param_group):
+        """Add a parameter group to the wrapped optimizer; its gradients are reduced too.
+
+        Its parameters are named by the group's ``param_names`` if it has
+        them, else ``group<g>.param<i>``. Every rank must add the same group
+        (the layout check before the next reduction compares them). Refused
+        while reductions are in flight.
+        """
+        self._refuse_in_flight("add_param_group()")
+        self.optimizer.add_param_group(param_group)
+        g = len(self.param_groups) - 1
+        group = self.param_groups[g]
+        names = group.get("param_names") or [
+            f"group{g}.param{i}" for i in range(len(group["params"]))
+        ]
+        self._named_params += [(n, p) for n, p in zip(names, group["params"]) if p.requires_grad]
+        self._build_buckets()
 
     def step(self, closure=None):
         """Wait for the reductions (unless inside :meth:`skip_synchronize`), then step.

@@ -41,18 +41,21 @@ def regression_data(estimator, X, y, sample_weight):
     return X, Y, sample_weight, single, comms, layout
 
 
-def set_coefficients(estimator, coef, moments, *, single, like):
+def set_coefficients(estimator, coef, moments, *, single, like, ravel_one_column=False):
     """Set ``coef_``/``intercept_`` from host ``coef`` of shape (n_targets, n_features).
 
     The intercept follows from the global means (``ȳ - x̄ᵀ coef``) as in
     scikit-learn; both go to ``like``'s namespace and dtype. A single target's
     intercept is a NumPy scalar of X's dtype (``numpy.float64`` is a ``float``),
-    as scikit-learn's; on the GPU a 0-d CuPy array.
+    as scikit-learn's; on the GPU a 0-d CuPy array. ``ravel_one_column``: y of
+    shape (n, 1) gives ``coef_`` of shape (n_features,) (and ``predict`` of
+    shape (n,)) but keeps ``intercept_`` of shape (1,), as scikit-learn's Ridge,
+    Lasso and ElasticNet do (not LinearRegression).
     """
     xp = get_namespace(like)
     if estimator.fit_intercept:
         intercept = moments.y_mean - coef @ moments.x_mean
-    if single:
+    if single or (ravel_one_column and coef.shape[0] == 1):
         coef = coef[0]
     estimator.coef_ = to_namespace(coef, xp).astype(like.dtype)
     if not estimator.fit_intercept:

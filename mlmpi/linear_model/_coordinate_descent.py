@@ -371,7 +371,7 @@ class ElasticNet(
         random = self.selection == "random"
         rng = check_random_state(shared_seed(self.random_state, comms) if random else 0)
         coef = self._initial_coef(Y.shape[1], X.shape[1])
-        gaps, n_iters = np.zeros(Y.shape[1]), []
+        gaps, n_iters = np.zeros(Y.shape[1], dtype=X.dtype), []
         for target in range(Y.shape[1]):
             problem = _TargetProblem(X, Y, target, sample_weight, moments, scale=scale,
                                      n_samples=n_samples, comms=comms)
@@ -383,9 +383,10 @@ class ElasticNet(
             gaps[target] = gap[0]
             n_iters.append(n_iter[0])
         self.solver_ = problem.solver
-        set_coefficients(self, coef, moments, single=single, like=X)
-        self.n_iter_ = n_iters[0] if single else n_iters
-        self.dual_gap_ = gaps[0] if single else gaps
+        set_coefficients(self, coef, moments, single=single, like=X, ravel_one_column=True)
+        one_target = Y.shape[1] == 1  # y of shape (n,) or (n, 1)
+        self.n_iter_ = n_iters[0] if one_target else n_iters
+        self.dual_gap_ = gaps[0] if one_target else gaps
         check_finite_parameters(self, _NON_FINITE)
         return self
 

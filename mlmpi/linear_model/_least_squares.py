@@ -216,7 +216,8 @@ class LinearRegression(
                 coef = _nnls(R, Z)
                 self.solver_ = "nnls"
             else:
-                solution, _, self.rank_, self.singular_ = linalg.lstsq(R, Z, cond=self.tol)
+                solution, _, self.rank_, singular = linalg.lstsq(R, Z, cond=self.tol)
+                self.singular_ = singular.astype(X.dtype)
                 coef = solution.T
         set_coefficients(self, coef, moments, single=single, like=X)
         check_finite_parameters(self)
@@ -450,6 +451,6 @@ class Ridge(
             ])
         self.solver_ = solver
         self.n_iter_ = n_iter
-        set_coefficients(self, coef, moments, single=single, like=X)
+        set_coefficients(self, coef, moments, single=single, like=X, ravel_one_column=True)
         check_finite_parameters(self)
         return self

@@ -2,7 +2,7 @@
 the sharded index, validation of the queries, and the collective searches
 (``kneighbors``, ``radius_neighbors`` and their graphs)."""
 
-import math
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -16,8 +16,22 @@ from ..comms import Comms, collective_method
 from ..utils.validation import agree, agree_on_errors, check_local, validate_fit_data
 from . import _precomputed, _ring, _sparse
 
-METRICS = ("euclidean", "sqeuclidean", "cosine", "manhattan", "chebyshev", "minkowski",
-           "precomputed")
+# Every name scikit-learn accepts for a metric the search computes, and that metric.
+# 'p' and 'infinity' are tree-only names (scikit-learn's 'auto' accepts them, 'brute' does not).
+METRICS = {
+    "euclidean": "euclidean", "l2": "euclidean",
+    "sqeuclidean": "sqeuclidean",
+    "cosine": "cosine",
+    "manhattan": "manhattan", "cityblock": "manhattan", "l1": "manhattan",
+    "chebyshev": "chebyshev", "infinity": "chebyshev",
+    "minkowski": "minkowski", "p": "minkowski",
+    "precomputed": "precomputed",
+}
+_TREE_METRICS = set(METRICS) - {"sqeuclidean", "cosine", "precomputed"}
+VALID_METRICS = {
+    "brute": set(METRICS) - {"p", "infinity"}, "kd_tree": _TREE_METRICS,
+    "ball_tree": _TREE_METRICS,
+}
 
 DISTRIBUTED_DOC = """
     The index is **distributed**: each rank keeps the rows it passed to
@@ -58,11 +72,13 @@ SUPERVISED_PARAMETERS_DOC = """\
         Accepted for compatibility; unused.
     p : float, default=2
         Power of the Minkowski metric (> 0).
-    metric : {'minkowski', 'euclidean', 'sqeuclidean', 'cosine', 'manhattan', \
-'chebyshev', 'precomputed'}, default='minkowski'
-        Distance metric ('precomputed': X holds distances, see above).
+    metric : {'minkowski', 'euclidean', 'l2', 'sqeuclidean', 'cosine', 'manhattan', \
+'cityblock', 'l1', 'chebyshev', 'infinity', 'p', 'precomputed'}, default='minkowski'
+        Distance metric, with scikit-learn's aliases ('p' and 'infinity' are
+        refused with ``algorithm='brute'``, as scikit-learn does); 'precomputed':
+        X holds distances (see above).
     metric_params : dict, default=None
-        Only ``{'p': value}`` is supported.
+        Only ``{'p': value}`` (and ``'w': None``) is supported.
     n_jobs : int, default=None
         Accepted for compatibility; unused.
     batch_size : int, default=None
@@ -74,22 +90,53 @@ SUPERVISED_PARAMETERS_DOC = """\
 DEFAULT_BATCH = {False: 1024, True: 8192}  # rows per block: host, device
 
 
-def effective_metric(metric, p, metric_params):
-    """scikit-learn's ``effective_metric_`` and ``effective_metric_params_``."""
+def effective_metric(metric, p, metric_params, algorithm="auto"):
+    """scikit-learn's ``effective_metric_`` and ``effective_metric_params_``,
+    with its checks of the metric against ``algorithm`` and its warnings."""
+    if algorithm != "auto" and metric not in VALID_METRICS[algorithm]:
+        raise ValueError(
+            f"Metric '{metric}' not valid. Use sorted(sklearn.neighbors.VALID_METRICS"
+            f"['{algorithm}']) to get valid options. Metric can also be a callable function."
+        )
     params = dict(metric_params or {})
-    unknown = set(params) - {"p"}
-    if unknown:
-        raise ValueError(f"metric_params {sorted(unknown)} are not supported (only 'p').")
+    unknown = set(params) - {"p", "w"}
+    if unknown or params.get("w") is not None:
+        raise ValueError(
+            f"metric_params {sorted(params)} are not supported (only 'p', and 'w': None)."
+        )
+    if "p" in params and p is not None:
+        warnings.warn(
+            "Parameter p is found in metric_params. The corresponding parameter from "
+            "__init__ is ignored.", SyntaxWarning, stacklevel=4,
+        )
     if metric != "minkowski":
         return metric, params
     p = params.pop("p", p if p is not None else 2)
+    params.pop("w", None)
     if p == 1:
         return "manhattan", params
     if p == 2:
         return "euclidean", params
     if np.isinf(p):
         return "chebyshev", params
+    if p < 1:
+        if algorithm in ("kd_tree", "ball_tree"):
+            raise ValueError(
+                f'algorithm="{algorithm}" does not support 0 < p < 1 for the Minkowski '
+                'metric. To resolve this problem either set p >= 1 or algorithm="brute".'
+            )
+        warnings.warn(
+            "Mind that for 0 < p < 1, Minkowski metrics are not distance metrics. "
+            "Continuing the execution with `algorithm='brute'`.", stacklevel=4,
+        )
     return "minkowski", {"p": p, "w": None}
+
+
+def search_metric(metric, params):
+    """The metric the search computes for an effective metric and its
+    parameters, and its power (2 unless Minkowski)."""
+    search = METRICS[metric]
+    return search, params.get("p", 2) if search == "minkowski" else 2
 
 
 def neighbour_weights(dist, weights):
@@ -189,9 +236,12 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
                 )
             agree_on_errors(comms, lambda: _precomputed.check_distances(X, X.shape[1]))
         self.effective_metric_, self.effective_metric_params_ = effective_metric(
-            self.metric, self.p, self.metric_params
+            self.metric, self.p, self.metric_params, self.algorithm
         )
-        if is_sparse(X) and (is_device_array(X) or self.effective_metric_ not in _sparse.METRICS):
+        self._metric, self._p = search_metric(
+            self.effective_metric_, self.effective_metric_params_
+        )
+        if is_sparse(X) and (is_device_array(X) or self._metric not in _sparse.METRICS):
             raise ValueError(
                 f"Sparse (CSR) rows are searched with the metrics {_sparse.METRICS} on the "
                 f"host only; got metric {self.effective_metric_!r}"
@@ -246,7 +296,7 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
         return self.batch_size or DEFAULT_BATCH[is_device_array(self._fit_X)]
 
     def _search_args(self, comms):
-        return dict(metric=self.effective_metric_, p=self.effective_metric_params_.get("p", 2),
+        return dict(metric=self._metric, p=self._p,
                     comms=comms, counts=self.shard_counts_, batch_size=self._batch_size())
 
     # -- searches ---------------------------------------------------------------
@@ -303,16 +353,15 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
             dist, indices = _precomputed.kneighbors(Q, n_neighbors)
         elif is_sparse(self._fit_X):
             dist, indices = _sparse.kneighbors(
-                Q, self._fit_X, n_neighbors=n_neighbors, metric=self.effective_metric_,
+                Q, self._fit_X, n_neighbors=n_neighbors, metric=self._metric,
                 comms=comms, counts=self.shard_counts_, batch_size=self._batch_size(),
             )
         else:
             reduced, indices = _ring.kneighbors(
-                _ring.prepare_rows(Q, self.effective_metric_), self._fit_X,
+                _ring.prepare_rows(Q, self._metric), self._fit_X,
                 n_neighbors=n_neighbors, **self._search_args(comms),
             )
-            dist = _ring.to_distance(reduced, self.effective_metric_,
-                                     self.effective_metric_params_.get("p", 2))
+            dist = _ring.to_distance(reduced, self._metric, self._p)
         if query_is_train:
             dist, indices = _drop_self(dist, indices, self._fit_offset())
         return (dist, indices) if return_distance else indices
@@ -387,8 +436,8 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
                 raise ValueError("return_distance must be True if sort_results is True.")
             if is_sparse(self._fit_X):
                 raise TypeError("radius_neighbors does not support sparse (CSR) rows yet.")
-            if not isinstance(radius, Real) or not radius > 0 or not math.isfinite(radius):
-                raise ValueError(f"radius must be a positive finite number, got {radius!r}.")
+            if not isinstance(radius, Real) or not radius > 0:  # inf: every row, as scikit-learn
+                raise ValueError(f"radius must be a positive number, got {radius!r}.")
 
         query_is_train = X is None
         Q, _ = self._queries(X, comms, check_setting)
@@ -396,7 +445,7 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
             rows, indices, dist = _precomputed.radius_neighbors(Q, float(radius))
         else:
             rows, indices, dist = _ring.radius_neighbors(
-                _ring.prepare_rows(Q, self.effective_metric_), self._fit_X,
+                _ring.prepare_rows(Q, self._metric), self._fit_X,
                 radius=float(radius), **self._search_args(comms),
             )
         if query_is_train:

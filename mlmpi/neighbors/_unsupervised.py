@@ -25,15 +25,17 @@ class NearestNeighbors(NeighborsBase):
         whatever the value.
     leaf_size : int, default=30
         Accepted for compatibility; unused.
-    metric : {{'minkowski', 'euclidean', 'sqeuclidean', 'cosine', 'manhattan', \
-'chebyshev', 'precomputed'}}, default='minkowski'
-        Distance metric; 'minkowski' with ``p`` 1, 2 or inf is manhattan,
-        euclidean or chebyshev (``effective_metric_``); 'precomputed': X
-        holds distances (see below).
+    metric : {{'minkowski', 'euclidean', 'l2', 'sqeuclidean', 'cosine', 'manhattan', \
+'cityblock', 'l1', 'chebyshev', 'infinity', 'p', 'precomputed'}}, default='minkowski'
+        Distance metric, with scikit-learn's aliases ('p' and 'infinity' are
+        refused with ``algorithm='brute'``, as scikit-learn does);
+        'minkowski' with ``p`` 1, 2 or inf is manhattan, euclidean or
+        chebyshev (``effective_metric_``); 'precomputed': X holds distances
+        (see below).
     p : float, default=2
         Power of the Minkowski metric (> 0).
     metric_params : dict, default=None
-        Only ``{{'p': value}}`` is supported.
+        Only ``{{'p': value}}`` (and ``'w': None``) is supported.
     n_jobs : int, default=None
         Accepted for compatibility; each rank uses its own threads
         (``MLMPI_NUM_THREADS``).

@@ -113,6 +113,41 @@ def case_sgd_and_adam_match_the_global_batch():
                                        err_msg=f"{name} {opt_name}")
 
 
+def case_lr_schedulers_take_the_distributed_optimizer():
+    comms = get_comms()
+    X, y = _data((6,), steps=STEPS)
+    schedulers = {
+        "StepLR": lambda opt: torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5),
+        "OneCycleLR": lambda opt: torch.optim.lr_scheduler.OneCycleLR(
+            opt, 0.2, total_steps=STEPS
+        ),
+    }
+    for name, make_scheduler in schedulers.items():
+        runs = {}
+        for distributed in (False, True):
+            model = _mlp()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+            if distributed:
+                opt = DistributedOptimizer(opt, model.named_parameters(), comms=comms,
+                                           bucket_cap_mb=TINY_BUCKETS)
+            scheduler = make_scheduler(opt)
+            lrs = []
+            for t in range(STEPS):
+                opt.zero_grad()
+                X_t, y_t = (_local(X[t], comms), _local(y[t], comms)) if distributed else (
+                    X[t], y[t])
+                F.cross_entropy(model(X_t), y_t).backward()
+                opt.step()
+                lrs.append(opt.param_groups[0]["lr"])
+                scheduler.step()
+            runs[distributed] = model, lrs
+        (expected, expected_lrs), (model, lrs) = runs[False], runs[True]
+        assert lrs == expected_lrs and len(set(lrs)) > 1, name
+        _assert_same_on_every_rank(model, comms)
+        np.testing.assert_allclose(_flat(model), _flat(expected), rtol=RTOL, atol=ATOL,
+                                   err_msg=name)
+
+
 def case_compression_within_tolerance():
     comms = get_comms()
     X, y = _data((6,), steps=1)

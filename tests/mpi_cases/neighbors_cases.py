@@ -16,7 +16,8 @@ from mlmpi.datasets import shard
 
 COMMS = get_comms()
 METRICS = [("euclidean", {}), ("sqeuclidean", {}), ("cosine", {}), ("manhattan", {}),
-           ("chebyshev", {}), ("minkowski", {"p": 3}), ("minkowski", {"p": 1})]
+           ("chebyshev", {}), ("minkowski", {"p": 3}), ("minkowski", {"p": 1}),
+           ("cityblock", {})]
 
 
 def _query_counts(n):

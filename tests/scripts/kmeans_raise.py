@@ -3,9 +3,10 @@
 The job must end (non-zero) instead of hanging rank 0 in its next collective.
 """
 
+from mlmpi.kernels.cpu import kmeans as kernels
+
 from mlmpi import KMeans, get_comms
 from mlmpi.datasets import make_blobs
-from mlmpi.kernels.cpu import kmeans as kernels
 
 comms = get_comms()
 X, _ = make_blobs(2000, 4, centers=5, cluster_std=3.0, random_state=0, comms=comms)

@@ -1,0 +1,227 @@
+"""scikit-learn's own test files, with the estimator imports changed to mlmpi's.
+
+Each suite copies an installed scikit-learn test module into a temporary
+directory, rebinds the exported estimators to mlmpi's after its imports, and
+runs pytest on it in a subprocess (one process, ``SelfComms``), keeping only
+the tests that use a replaced estimator. ``DESELECT`` names every test left
+out and why: each is a deliberate difference listed in the README
+("Differences from scikit-learn").
+"""
+
+import ast
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+sklearn = pytest.importorskip("sklearn")
+SKLEARN = Path(sklearn.__file__).resolve().parent
+
+# test file (relative to sklearn/) -> the estimators replaced by mlmpi's
+SUITES = {
+    "cluster/tests/test_k_means.py": ["KMeans"],
+    "linear_model/tests/test_base.py": ["LinearRegression"],
+    "linear_model/tests/test_ridge.py": ["Ridge"],
+    "linear_model/tests/test_coordinate_descent.py": ["Lasso", "ElasticNet"],
+    "linear_model/tests/test_logistic.py": ["LogisticRegression"],
+    "decomposition/tests/test_pca.py": ["PCA"],
+    "decomposition/tests/test_truncated_svd.py": ["TruncatedSVD"],
+    "neighbors/tests/test_neighbors.py": [
+        "NearestNeighbors", "KNeighborsClassifier", "KNeighborsRegressor",
+    ],
+}
+
+# Reasons for the deliberate differences (README, "Differences from scikit-learn").
+METRICS = ("metrics: the euclidean family, cosine, manhattan, chebyshev and minkowski with "
+           "their aliases; no 'precomputed', callables, DistanceMetric objects or other SciPy "
+           "metrics")
+DENSE_KNN = "the neighbour estimators take dense rows only"
+BRUTE = "exact brute force whatever `algorithm` says (_fit_method is 'brute', no trees)"
+NOT_SKLEARN_SUBCLASS = ("the test picks n_neighbors or radius by issubclass(cls, scikit-learn's "
+                        "private KNeighborsMixin), which mlmpi's estimators do not subclass")
+SAG = ("Ridge's 'sag', 'saga' and 'lbfgs' run the direct or conjugate-gradient solvers "
+       "(solver_ names the one that ran; no stochastic iterations, n_iter_ or their warnings)")
+GRAM = ("a precomputed Gram matrix passed as precompute= is not used: the global one is "
+        "computed from the shards")
+PRIVATE = "uses scikit-learn's private attributes or methods (_n_init, _init_centroids)"
+IN_PLACE = "copy_X=False never centres the caller's X in place (the shard stays the user's data)"
+
+# Tests left out: a test name (every parametrization) or a part of the test id,
+# and why.
+DESELECT = {
+    "cluster/tests/test_k_means.py": {
+        "test_kmeans_init_auto_with_initial_centroids": PRIVATE,
+        "test_n_init_auto": PRIVATE,
+        "test_sample_weight_init": PRIVATE,
+        "test_sample_weight_zero": PRIVATE,
+        "test_warning_elkan_1_cluster": "algorithm='elkan' runs Lloyd's iterations (same result)",
+        "test_transform": ("transform's distances come from one GEMM: a centre's distance to "
+                           "itself may be ~1e-8, not 0"),
+    },
+    "linear_model/tests/test_base.py": {
+        "test_raises_value_error_if_positive_and_sparse":
+            "LinearRegression(positive=True) accepts sparse X (NNLS on the global Gram matrix)",
+        "test_inplace_data_preprocessing": IN_PLACE,
+    },
+    "linear_model/tests/test_ridge.py": {
+        "test_ridge_regression[-sag]": SAG,
+        "test_ridge_regression[-saga]": SAG,
+        "test_n_iter": SAG,
+        "test_ridge_fit_intercept_sparse_sag": SAG,
+        "test_lbfgs_solver_error": SAG,
+        "test_ridge_fit_intercept_sparse_error": (
+            "Ridge fits an intercept on sparse X with every solver (moments by allreduce)"
+        ),
+    },
+    "linear_model/tests/test_coordinate_descent.py": {
+        "test_elasticnet_precompute_incorrect_gram": GRAM,
+        "test_overridden_gram_matrix": GRAM,
+        "test_check_input_false": ("check_input=False still validates: every rank must agree "
+                                   "on the inputs before the first collective"),
+        "test_enet_copy_X_False_check_input_False": IN_PLACE,
+    },
+    "linear_model/tests/test_logistic.py": {},
+    "decomposition/tests/test_pca.py": {},
+    "decomposition/tests/test_truncated_svd.py": {},
+    "neighbors/tests/test_neighbors.py": {
+        "test_neigh_predictions_algorithm_agnosticity": NOT_SKLEARN_SUBCLASS,
+        "test_valid_brute_metric_for_auto_algorithm": METRICS,
+        "test_neighbors_metrics": METRICS,
+        "test_callable_metric": METRICS,
+        "test_pairwise_boolean_distance": METRICS,
+        "test_sparse_metric_callable": METRICS,
+        "test_nan_euclidean_support": METRICS,
+        "test_precomputed_dense": METRICS,
+        "test_precomputed_sparse_knn": METRICS,
+        "test_precomputed_sparse_radius": METRICS,
+        "test_precomputed_sparse_invalid": METRICS,
+        "test_precomputed_cross_validation": METRICS,
+        "test_pipeline_with_nearest_neighbors_transformer": METRICS,
+        "DM_euclidean": METRICS,
+        "test_radius_neighbors_sort_results[precomputed]": METRICS,
+        "test_auto_algorithm": BRUTE,
+        "test_kneighbors_classifier_sparse": DENSE_KNN,
+        "test_kneighbors_regressor_sparse": DENSE_KNN,
+        "test_predict_sparse_ball_kd_tree": DENSE_KNN,
+        "test_radius_neighbors_returns_array_of_objects": DENSE_KNN,
+        "test_neighbors_validate_parameters": DENSE_KNN,
+        "test_radius_neighbors_parallel_array_radius": "radius is one number, not one per query",
+        "test_unsupervised_inputs": "fit takes rows, not another fitted neighbours estimator",
+    },
+}
+
+# Keeps a collected test if one of its parameters is an mlmpi estimator (class or
+# instance), or if it has no estimator parameter and its code names a replaced one.
+CONFTEST = '''
+import inspect
+
+import pytest
+from sklearn.base import BaseEstimator
+
+REPLACED = {replaced!r}
+DESELECT = {deselect!r}
+
+
+def _names(code):
+    names = set(code.co_names) | set(code.co_varnames)
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names |= _names(const)
+    return names
+
+
+def _estimators(value):
+    if isinstance(value, (list, tuple)):
+        return [e for v in value for e in _estimators(v)]
+    cls = value if isinstance(value, type) else type(value)
+    return [cls] if isinstance(cls, type) and issubclass(cls, BaseEstimator) else []
+
+
+def _uses_ours(item):
+    params = getattr(getattr(item, "callspec", None), "params", {{}})
+    found = [cls for value in params.values() for cls in _estimators(value)]
+    if found:
+        return any(cls.__module__.startswith("mlmpi") for cls in found)
+    function = getattr(item, "function", None)
+    return function is not None and bool(REPLACED & _names(function.__code__))
+
+
+def _matches(item, name, entry):
+    """``entry`` is a test name, ``name[part of the parameters]`` or a part of the id."""
+    test_id = item.nodeid.split("::", 1)[-1]
+    if "[" in entry:
+        base, part = entry.split("[", 1)
+        return name == base and part.rstrip("]") in test_id[len(base):]
+    return entry == name or entry in test_id
+
+
+def pytest_collection_modifyitems(config, items):
+    kept, dropped = [], []
+    for item in items:
+        name = item.originalname if hasattr(item, "originalname") else item.name
+        deselected = any(_matches(item, name, d) for d in DESELECT)
+        (kept if _uses_ours(item) and not deselected else dropped).append(item)
+    config.hook.pytest_deselected(items=dropped)
+    items[:] = kept
+'''
+
+
+def _rewrite(source, replaced):
+    """The module with ``module.Estimator`` spelt ``Estimator`` and the replaced
+    names rebound to mlmpi's after the last top-level import."""
+    for name in replaced:
+        source = re.sub(rf"\b(?:cluster|decomposition|linear_model|neighbors)\.{name}\b", name,
+                        source)
+    tree = ast.parse(source)
+    last = max(node.end_lineno for node in tree.body
+               if isinstance(node, (ast.Import, ast.ImportFrom)))
+    lines = source.splitlines(keepends=True)
+    rebind = "".join(f"from mlmpi import {name}  # noqa\n" for name in replaced)
+    return "".join(lines[:last]) + rebind + "".join(lines[last:])
+
+
+def suite_command(relative, tmp_path):
+    """Write the rewritten test module and its conftest into ``tmp_path``;
+    returns the pytest command line and environment that run it."""
+    replaced = SUITES[relative]
+    target = tmp_path / Path(relative).name
+    target.write_text(_rewrite((SKLEARN / relative).read_text(), replaced))
+    (tmp_path / "conftest.py").write_text(textwrap.dedent(CONFTEST).format(
+        replaced=set(replaced), deselect=sorted(DESELECT[relative]),
+    ))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE")}
+    env |= {"MLMPI_COMMS": "self", "SKLEARN_SKIP_NETWORK_TESTS": "1"}
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+            "sklearn.conftest", "-W", "ignore", "--rootdir", str(tmp_path), str(target)]
+    return argv, env
+
+
+# Suites whose results are not triaged yet (their deselect lists are empty): they
+# run, and fail until they are, only when MLMPI_SKLEARN_SUITES=all.
+UNTRIAGED = {
+    "decomposition/tests/test_pca.py": "not triaged yet (over 15 minutes on the loaded VM)",
+    "linear_model/tests/test_logistic.py": (
+        "not triaged yet (143 passed, 115 failed: mostly the L1/elastic-net penalties and "
+        "liblinear, which are not supported, and LogisticRegressionCV internals)"
+    ),
+}
+RUN_ALL = os.environ.get("MLMPI_SKLEARN_SUITES") == "all"
+
+
+@pytest.mark.parametrize("relative", [
+    pytest.param(rel, marks=[] if RUN_ALL or rel not in UNTRIAGED else
+                 pytest.mark.skip(reason=f"{UNTRIAGED[rel]}; MLMPI_SKLEARN_SUITES=all runs it"))
+    for rel in SUITES
+])
+def test_sklearn_suite_passes_with_mlmpi_estimators(relative, tmp_path):
+    argv, env = suite_command(relative, tmp_path)
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=900,
+                          env=env, check=False)
+    summary = done.stdout.strip().splitlines()[-1:] or [""]
+    assert done.returncode == 0, done.stdout[-8000:] + done.stderr[-2000:]
+    assert re.search(r"\d+ passed", summary[0]), summary
