@@ -25,6 +25,10 @@ _PUBLIC = {
     "NearestNeighbors": "mlmpi.neighbors",
     "KNeighborsClassifier": "mlmpi.neighbors",
     "KNeighborsRegressor": "mlmpi.neighbors",
+    "RandomForestClassifier": "mlmpi.ensemble",
+    "RandomForestRegressor": "mlmpi.ensemble",
+    "ExtraTreesClassifier": "mlmpi.ensemble",
+    "ExtraTreesRegressor": "mlmpi.ensemble",
 }
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
@@ -33,6 +37,7 @@ __all__ = sorted(_PUBLIC) + ["__version__"]
 # (``mlmpi.comms.profile()``), imported on first use.
 _SUBMODULES = {
     "cluster", "comms", "datasets", "decomposition", "io", "linear_model", "random", "utils",
+    "ensemble",
 }
 
 
