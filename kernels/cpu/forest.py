@@ -7,7 +7,8 @@ signatures for CuPy arrays.
 - :func:`bin_columns`: raw values to bin indices on given edges.
 - :func:`build_histograms`: per (open node, sampled feature, bin) sums of
   the per-row statistics of this rank's active rows.
-- :func:`route_rows`: moves active rows to the next level's open nodes.
+- :func:`route_rows`: moves active rows to the next level's open nodes,
+  grouped by node.
 - :func:`accumulate_leaves`: adds every tree's leaf value of each row.
 """
 
@@ -56,12 +57,15 @@ def build_histograms(binned, rows, node_of_row, first_node, features, row_stats,
 
 
 @njit(cache=True, nogil=True)
-def route_rows(binned, rows, node_of_row, split_feature, split_bin, left_next, right_next):
+def route_rows(binned, rows, node_of_row, split_feature, split_bin, left_next, right_next,
+               n_next, out):
     """Send each active row of open node ``n`` to ``left_next[n]`` (bin <=
     ``split_bin[n]``) or ``right_next[n]``; -1 (a leaf) where ``split_feature[n] < 0``
-    or the child is not open. Updates ``node_of_row`` in place and returns the
-    number of rows still active, compacted at the front of ``rows``."""
-    kept = 0
+    or the child is not open. Updates ``node_of_row`` in place, writes the rows
+    still active into ``out`` grouped by next node (``n_next`` of them; within
+    a node in the order of ``rows``), so that histogram updates stay in one
+    node's block, and returns their number."""
+    counts = np.zeros(n_next + 1, dtype=np.int64)
     for r in range(rows.shape[0]):
         i = rows[r]
         n = node_of_row[i]
@@ -74,9 +78,16 @@ def route_rows(binned, rows, node_of_row, split_feature, split_bin, left_next, r
             nxt = right_next[n]
         node_of_row[i] = nxt
         if nxt >= 0:
-            rows[kept] = i
-            kept += 1
-    return kept
+            counts[nxt + 1] += 1
+    for n in range(n_next):
+        counts[n + 1] += counts[n]
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        n = node_of_row[i]
+        if n >= 0:
+            out[counts[n]] = i
+            counts[n] += 1
+    return counts[n_next - 1] if n_next else 0
 
 
 @njit(cache=True, nogil=True)
@@ -95,3 +106,92 @@ def accumulate_leaves(X, feature, threshold, children_left, children_right, valu
             for v in range(value.shape[1]):
                 out[i, v] += value[node, v]
     return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _proxy(stats, criterion):
+    """Criterion part additive over children (see ``mlmpi/ensemble/_splits.py``):
+    0 gini, 1 entropy (bits), 2 squared error."""
+    if criterion == 2:
+        return stats[1] * stats[1] / stats[0] if stats[0] > 0 else 0.0
+    weight = 0.0
+    total = 0.0
+    for c in range(stats.shape[0] - 1):
+        count = stats[c]
+        weight += count
+        if criterion == 0:
+            total += count * count
+        elif count > 0:
+            total += count * np.log2(count)
+    if weight <= 0:
+        return 0.0
+    if criterion == 0:
+        return total / weight
+    return total - weight * np.log2(weight)
+
+
+@njit(cache=True, nogil=True)
+def find_splits(hist, valid, criterion, min_samples_leaf, min_weight_leaf, uniform,
+                slot, split_bin, gain, left, total, constant):
+    """Best split of each node of a histogram chunk, into the caller's arrays.
+
+    ``hist`` (nodes, sampled features, bins, statistics): global histograms,
+    last statistic the row count; ``valid`` masks padding slots. With a
+    non-empty ``uniform`` (nodes, sampled features), one candidate per feature:
+    the bin ``low + floor(u * (high - low))`` between the lowest and highest
+    occupied bins (ExtraTrees); otherwise every bin. Outputs per node: the
+    winning ``slot`` (-1: none), ``split_bin`` (last bin going left), ``gain``
+    (weighted impurity decrease), ``left`` and ``total`` statistics;
+    ``constant[n, k]``: one occupied bin. Ties go to the smaller slot (feature),
+    then the smaller bin.
+    """
+    n_nodes, n_slots, n_bins, n_stats = hist.shape
+    classification = criterion != 2
+    running = np.empty(n_stats)
+    right = np.empty(n_stats)
+    for n in range(n_nodes):
+        total[n, :] = 0.0
+        for b in range(n_bins):
+            for s in range(n_stats):
+                total[n, s] += hist[n, 0, b, s]
+        parent = _proxy(total[n], criterion)
+        slot[n] = -1
+        gain[n] = -np.inf
+        for k in range(n_slots):
+            low, high = n_bins, -1
+            for b in range(n_bins):
+                if hist[n, k, b, n_stats - 1] > 0:
+                    low = min(low, b)
+                    high = b
+            constant[n, k] = high <= low
+            if not valid[n, k] or high <= low:
+                continue
+            first, last = low, high - 1
+            if uniform.shape[0]:
+                first = low + int(np.floor(uniform[n, k] * (high - low)))
+                last = first
+            running[:] = 0.0
+            for b in range(first):
+                for s in range(n_stats):
+                    running[s] += hist[n, k, b, s]
+            for b in range(first, last + 1):
+                w_left = 0.0
+                w_right = 0.0
+                for s in range(n_stats):
+                    running[s] += hist[n, k, b, s]
+                    right[s] = total[n, s] - running[s]
+                    if s < n_stats - 1 and (classification or s == 0):
+                        w_left += running[s]
+                        w_right += right[s]
+                if running[n_stats - 1] < min_samples_leaf:
+                    continue
+                if right[n_stats - 1] < min_samples_leaf:
+                    break
+                if w_left < min_weight_leaf or w_right < min_weight_leaf:
+                    continue
+                g = _proxy(running, criterion) + _proxy(right, criterion) - parent
+                if g > gain[n]:
+                    gain[n] = g
+                    slot[n] = k
+                    split_bin[n] = b
+                    left[n, :] = running

@@ -3,6 +3,7 @@
 import math
 import warnings
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
@@ -35,7 +36,7 @@ def _poisson_counts(uniform, rate):
 class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
     """Shared fit and prediction of the four forests (not public)."""
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],
         "min_samples_split": [
@@ -113,10 +114,10 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
     def _rules(self, n_samples, total_weight):
         leaf = self.min_samples_leaf
         if not isinstance(leaf, Integral):
-            leaf = int(math.ceil(leaf * n_samples))
+            leaf = math.ceil(leaf * n_samples)
         split = self.min_samples_split
         if not isinstance(split, Integral):
-            split = max(2, int(math.ceil(split * n_samples)))
+            split = max(2, math.ceil(split * n_samples))
         return SplitRules(
             criterion="gini" if self.criterion == "gini" else (
                 "squared_error" if self.criterion == "squared_error" else "entropy"),
@@ -202,7 +203,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
 class ForestClassifier(ClassifierMixin, BaseHistogramForest):
     """Classification part of the forests (not public)."""
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         **BaseHistogramForest._parameter_constraints,
         "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
         "class_weight": [StrOptions({"balanced_subsample", "balanced"}), dict, list, None],
@@ -344,7 +345,7 @@ class ForestClassifier(ClassifierMixin, BaseHistogramForest):
 class ForestRegressor(RegressorMixin, BaseHistogramForest):
     """Regression part of the forests (not public)."""
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         **BaseHistogramForest._parameter_constraints,
         "criterion": [StrOptions({"squared_error"})],
     }

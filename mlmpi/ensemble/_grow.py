@@ -14,40 +14,48 @@ _HISTOGRAM_ELEMENTS = 1 << 21  # float64 values of one reduced histogram chunk (
 
 
 class _Tree:
-    """The growing tree on rank 0: one entry per node in creation order."""
+    """The growing tree on rank 0: arrays indexed by node id (creation order)."""
 
-    def __init__(self, n_features):
-        self.n_features = n_features
-        self.feature, self.bin, self.left, self.right = [], [], [], []
-        self.stats, self.decrease, self.known_constant = [], [], []
+    def __init__(self, n_stats):
+        self.feature = np.full(1, -1, dtype=np.int64)
+        self.bin = np.zeros(1, dtype=np.int64)
+        self.left = np.full(1, -1, dtype=np.int64)
+        self.right = np.full(1, -1, dtype=np.int64)
+        self.stats = np.zeros((1, n_stats))
+        self.decrease = np.zeros(1)
 
-    def add(self, stats, known_constant):
-        self.feature.append(-1)
-        self.bin.append(0)
-        self.left.append(-1)
-        self.right.append(-1)
-        self.stats.append(stats)
-        self.decrease.append(0.0)
-        self.known_constant.append(known_constant)
-        return len(self.feature) - 1
+    def add_children(self, parents, left_stats, right_stats):
+        """Append the two children of each parent; returns their ids (left, right)."""
+        n, first = parents.shape[0], self.feature.shape[0]
+        left_ids = first + 2 * np.arange(n)
+        self.left[parents], self.right[parents] = left_ids, left_ids + 1
+        self.feature = np.concatenate([self.feature, np.full(2 * n, -1, dtype=np.int64)])
+        self.bin = np.concatenate([self.bin, np.zeros(2 * n, dtype=np.int64)])
+        self.left = np.concatenate([self.left, np.full(2 * n, -1, dtype=np.int64)])
+        self.right = np.concatenate([self.right, np.full(2 * n, -1, dtype=np.int64)])
+        pairs = np.stack([left_stats, right_stats], axis=1).reshape(2 * n, -1)
+        self.stats = np.concatenate([self.stats, pairs])
+        self.decrease = np.concatenate([self.decrease, np.zeros(2 * n)])
+        return left_ids, left_ids + 1
 
 
 class _Level:
-    """Rank 0's view of the open nodes of one level."""
+    """Rank 0's view of the open nodes of one level: their ids, the features
+    known to be constant in each, and the features drawn for each."""
 
-    def __init__(self, node_ids, n_sampled, rng, tree):
+    def __init__(self, node_ids, constant, n_sampled, rng):
         self.node_ids = node_ids
-        constant = np.array([tree.known_constant[i] for i in node_ids], dtype=bool)
-        constant = constant.reshape(len(node_ids), tree.n_features)
+        self.constant = constant
+        n_features = constant.shape[1]
         keys = rng.random(constant.shape)
         keys[constant] = np.inf
         order = np.argsort(keys, axis=1, kind="stable")[:, :n_sampled]
-        self.valid = np.isfinite(np.take_along_axis(keys, order, axis=1))
-        # increasing feature index, padding (a repeat of a drawn feature) last
-        features = np.where(self.valid, order, tree.n_features + order)
+        drawn = np.isfinite(np.take_along_axis(keys, order, axis=1))
+        # increasing feature index, padding (a repeat of an undrawn feature) last
+        features = np.where(drawn, order, n_features + order)
         features.sort(axis=1)
-        self.valid = features < tree.n_features
-        self.features = np.where(self.valid, features, features - tree.n_features)
+        self.valid = features < n_features
+        self.features = np.where(self.valid, features, features - n_features)
 
 
 def grow_tree(binned, row_stats, active, *, n_bins, constant_features, rules, n_sampled, rng,
@@ -81,15 +89,14 @@ def grow_tree(binned, row_stats, active, *, n_bins, constant_features, rules, n_
     This function is collective.
     """
     root = comms.rank == 0
-    n_local, n_features = binned.shape
+    n_local = binned.shape[0]
     n_stats = row_stats.shape[1]
     node_of_row = np.zeros(n_local, dtype=np.int64)
     tree = level = None
     packet = None
     if root:
-        tree = _Tree(n_features)
-        tree.add(None, constant_features)
-        level = _Level([0], n_sampled, rng, tree)
+        tree = _Tree(n_stats)
+        level = _Level(np.zeros(1, dtype=np.int64), constant_features[None, :], n_sampled, rng)
         packet = {"features": level.features}
     packet = comms.bcast_object(packet, root=0)
     depth = 0
@@ -108,10 +115,11 @@ def grow_tree(binned, row_stats, active, *, n_bins, constant_features, rules, n_
         if root:
             level, packet = _decide(tree, level, decisions, depth, rules, n_sampled, rng)
         packet = comms.bcast_object(packet, root=0)
+        grouped = np.empty_like(active)
         kept = kernels.route_rows(binned, active, node_of_row, packet["split_feature"],
                                   packet["split_bin"], packet["left_next"],
-                                  packet["right_next"])
-        active = active[:kept]
+                                  packet["right_next"], packet["features"].shape[0], grouped)
+        active = grouped[:kept]
         depth += 1
     return tree
 
@@ -121,30 +129,32 @@ def _decide(tree, level, decisions, depth, rules, n_sampled, rng):
     slot, bins, decrease, left, total, constant_slots = (
         np.concatenate(parts) for parts in zip(*decisions)
     )
-    n_open = slot.shape[0]
-    split_feature = np.full(n_open, -1, dtype=np.int64)
-    split_bin = np.zeros(n_open, dtype=np.int64)
-    left_next = np.full(n_open, -1, dtype=np.int64)
-    right_next = np.full(n_open, -1, dtype=np.int64)
-    next_ids = []
-    for n, node in enumerate(level.node_ids):
-        tree.stats[node] = total[n]
-        if slot[n] < 0 or not rules.may_split(total[n], depth):
-            continue
-        feature = int(level.features[n, slot[n]])
-        constant = tree.known_constant[node].copy()
-        constant[level.features[n][constant_slots[n] & level.valid[n]]] = True
-        split_feature[n], split_bin[n] = feature, bins[n]
-        tree.feature[node], tree.bin[node], tree.decrease[node] = feature, int(bins[n]), decrease[n]
-        for child_stats, side, nxt in ((left[n], tree.left, left_next),
-                                      (total[n] - left[n], tree.right, right_next)):
-            child = tree.add(child_stats, constant)
-            side[node] = child
-            if rules.may_split(child_stats, depth + 1):
-                nxt[n] = len(next_ids)
-                next_ids.append(child)
-    next_level = _Level(next_ids, n_sampled, rng, tree)
-    packet = {"split_feature": split_feature, "split_bin": split_bin, "left_next": left_next,
-              "right_next": right_next, "features": next_level.features}
+    nodes = level.node_ids
+    tree.stats[nodes] = total
+    split = (slot >= 0) & rules.may_split(total, depth)
+    open_idx = np.flatnonzero(split)
+    split_feature = np.full(nodes.shape[0], -1, dtype=np.int64)
+    split_feature[open_idx] = level.features[open_idx, slot[open_idx]]
+    parents = nodes[open_idx]
+    tree.feature[parents] = split_feature[open_idx]
+    tree.bin[parents] = bins[open_idx]
+    tree.decrease[parents] = decrease[open_idx]
+    right = total - left
+    left_ids, right_ids = tree.add_children(parents, left[open_idx], right[open_idx])
+    # a feature with one occupied bin in a node is constant in its children
+    found = np.zeros_like(level.constant)
+    rows, cols = np.nonzero(constant_slots & level.valid)
+    found[rows, level.features[rows, cols]] = True
+    constant = (level.constant | found)[open_idx]
+    next_ids, next_constant, nxt = [], [], []
+    for child_ids, child_stats in ((left_ids, left[open_idx]), (right_ids, right[open_idx])):
+        worth = rules.may_split(child_stats, depth + 1)
+        position = np.full(nodes.shape[0], -1, dtype=np.int64)
+        position[open_idx[worth]] = sum(a.shape[0] for a in next_ids) + np.arange(worth.sum())
+        next_ids.append(child_ids[worth])
+        next_constant.append(constant[worth])
+        nxt.append(position)
+    next_level = _Level(np.concatenate(next_ids), np.concatenate(next_constant), n_sampled, rng)
+    packet = {"split_feature": split_feature, "split_bin": bins, "left_next": nxt[0],
+              "right_next": nxt[1], "features": next_level.features}
     return next_level, packet
-

@@ -10,7 +10,10 @@ weighted impurity decrease of a split is ``proxy(L) + proxy(R) - proxy(T)``
 
 import numpy as np
 
+from ..kernels.cpu import forest as kernels
+
 EPSILON = np.finfo(np.float64).eps
+_CRITERIA = {"gini": 0, "entropy": 1, "squared_error": 2}
 
 
 def _weight(stats, classification):
@@ -96,45 +99,19 @@ class SplitRules:
 
         Ties go to the smaller feature index, then to the smaller bin.
         """
-        constant = (hist[..., -1] > 0).sum(axis=2) <= 1
-        left = np.cumsum(hist, axis=2)
-        total = left[:, 0, -1, :]
-        if self.random_thresholds:
-            left, bins, valid = _random_candidates(left, valid, rng)
-        else:
-            bins = np.broadcast_to(np.arange(left.shape[2]), left.shape[:3])
-        rows = left[..., -1]
-        right = total[:, None, None, :] - left
-        weight_left = _weight(left, self.classification)
-        weight_right = _weight(right, self.classification)
-        ok = (
-            valid[:, :, None]
-            & (rows >= self.min_samples_leaf)
-            & (right[..., -1] >= self.min_samples_leaf)
-            & (weight_left >= max(self.min_weight_leaf, EPSILON))
-            & (weight_right >= max(self.min_weight_leaf, EPSILON))
+        n_nodes, n_slots, _, n_stats = hist.shape
+        slot = np.empty(n_nodes, dtype=np.int64)
+        split_bin = np.zeros(n_nodes, dtype=np.int64)
+        decrease = np.empty(n_nodes)
+        left = np.zeros((n_nodes, n_stats))
+        total = np.empty((n_nodes, n_stats))
+        constant = np.empty((n_nodes, n_slots), dtype=bool)
+        uniform = rng.random((n_nodes, n_slots)) if self.random_thresholds else np.empty((0, 0))
+        kernels.find_splits(
+            hist, valid, _CRITERIA[self.criterion], self.min_samples_leaf,
+            max(self.min_weight_leaf, EPSILON), uniform, slot, split_bin, decrease, left,
+            total, constant,
         )
-        gain = proxy(left, self.criterion) + proxy(right, self.criterion)
-        gain = np.where(ok, gain - proxy(total, self.criterion)[:, None, None], -np.inf)
-        flat = gain.reshape(gain.shape[0], -1).argmax(axis=1)
-        slot, candidate = np.unravel_index(flat, gain.shape[1:])
-        nodes = np.arange(gain.shape[0])
-        decrease = gain[nodes, slot, candidate]
-        splits = np.isfinite(decrease) & (
-            decrease / self.total_weight + EPSILON >= self.min_impurity_decrease
-        )
-        return (np.where(splits, slot, -1), bins[nodes, slot, candidate], decrease,
-                left[nodes, slot, candidate], total, constant)
-
-
-def _random_candidates(left, valid, rng):
-    """ExtraTrees: one threshold per (node, feature), uniform among the bin
-    boundaries between the node's lowest and highest occupied bins."""
-    rows = left[..., -1]
-    occupied = np.diff(rows, axis=2, prepend=0.0) > 0
-    n_bins = occupied.shape[2]
-    low = occupied.argmax(axis=2)
-    high = n_bins - 1 - occupied[:, :, ::-1].argmax(axis=2)
-    chosen = low + np.floor(rng.random(low.shape) * (high - low)).astype(np.int64)
-    picked = np.take_along_axis(left, chosen[:, :, None, None], axis=2)
-    return picked, chosen[:, :, None], valid & (high > low)
+        weak = decrease / self.total_weight + EPSILON < self.min_impurity_decrease
+        slot[weak] = -1
+        return slot, split_bin, decrease, left, total, constant

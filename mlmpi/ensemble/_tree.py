@@ -57,13 +57,11 @@ def assemble(trees, edges, edge_starts, leaf_value):
     parts = {name: [] for name in ("feature", "threshold", "left", "right", "value", "rows")}
     roots, offset = [], 0
     for tree in trees:
-        feature = np.asarray(tree.feature, dtype=np.int64)
+        feature, stats = tree.feature, tree.stats
         split = feature >= 0
         threshold = np.zeros(feature.shape[0])
-        threshold[split] = edges[edge_starts[feature[split]] + np.asarray(tree.bin)[split]]
-        stats = np.asarray(tree.stats)
-        for name, values in (("left", tree.left), ("right", tree.right)):
-            ids = np.asarray(values, dtype=np.int64)
+        threshold[split] = edges[edge_starts[feature[split]] + tree.bin[split]]
+        for name, ids in (("left", tree.left), ("right", tree.right)):
             parts[name].append(np.where(ids >= 0, ids + offset, -1))
         parts["feature"].append(feature)
         parts["threshold"].append(threshold)
@@ -82,11 +80,10 @@ def feature_importances(trees, n_features):
     (scikit-learn's ``feature_importances_``); trees without splits are left out."""
     per_tree = []
     for tree in trees:
-        feature = np.asarray(tree.feature)
-        split = feature >= 0
+        split = tree.feature >= 0
         if not split.any():
             continue
-        decrease = np.bincount(feature[split], weights=np.asarray(tree.decrease)[split],
+        decrease = np.bincount(tree.feature[split], weights=tree.decrease[split],
                                minlength=n_features)
         per_tree.append(decrease / decrease.sum() if decrease.sum() > 0 else decrease)
     if not per_tree:
