@@ -130,16 +130,30 @@ def _proxy(stats, criterion):
     return total - weight * np.log2(weight)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _random_bin(edges, low, high, u):
+    """ExtraTrees' threshold: uniform in the raw range spanned by the occupied
+    bins ``low..high`` (from the edge below bin ``low``, or its upper edge for
+    the first bin, to the edge above bin ``high``, or its lower edge for the
+    last bin), rounded down to a bin edge among ``low..high - 1``."""
+    lower = edges[low - 1] if low > 0 else edges[low]
+    upper = edges[high] if high < edges.shape[0] else edges[high - 1]
+    threshold = lower + u * (upper - lower)
+    b = np.searchsorted(edges, threshold, side="right") - 1
+    return min(max(b, low), high - 1)
+
+
 @njit(cache=True, nogil=True)
-def find_splits(hist, valid, criterion, min_samples_leaf, min_weight_leaf, uniform,
-                slot, split_bin, gain, left, total, constant):
+def find_splits(hist, valid, features, edges, edge_starts, criterion, min_samples_leaf,
+                min_weight_leaf, uniform, slot, split_bin, gain, left, total, constant):
     """Best split of each node of a histogram chunk, into the caller's arrays.
 
     ``hist`` (nodes, sampled features, bins, statistics): global histograms,
-    last statistic the row count; ``valid`` masks padding slots. With a
-    non-empty ``uniform`` (nodes, sampled features), one candidate per feature:
-    the bin ``low + floor(u * (high - low))`` between the lowest and highest
-    occupied bins (ExtraTrees); otherwise every bin. Outputs per node: the
+    last statistic the row count; ``valid`` masks padding slots, ``features``
+    names the slots' features, whose thresholds are ``edges[edge_starts[f]:
+    edge_starts[f + 1]]``. With a non-empty ``uniform`` (nodes, sampled
+    features), one random candidate per feature (ExtraTrees, :func:`_random_bin`);
+    otherwise every bin. Outputs per node: the
     winning ``slot`` (-1: none), ``split_bin`` (last bin going left), ``gain``
     (weighted impurity decrease), ``left`` and ``total`` statistics;
     ``constant[n, k]``: one occupied bin. Ties go to the smaller slot (feature),
@@ -168,7 +182,9 @@ def find_splits(hist, valid, criterion, min_samples_leaf, min_weight_leaf, unifo
                 continue
             first, last = low, high - 1
             if uniform.shape[0]:
-                first = low + int(np.floor(uniform[n, k] * (high - low)))
+                first = _random_bin(edges[edge_starts[features[n, k]]:
+                                          edge_starts[features[n, k] + 1]],
+                                    low, high, uniform[n, k])
                 last = first
             running[:] = 0.0
             for b in range(first):

@@ -111,7 +111,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         uniform = RowStream(seed, tree + 1).uniform(layout.offset, layout.n_local)[:, 0]
         return _poisson_counts(uniform, rate).astype(np.float64)
 
-    def _rules(self, n_samples, total_weight):
+    def _rules(self, n_samples, total_weight, edges, edge_starts):
         leaf = self.min_samples_leaf
         if not isinstance(leaf, Integral):
             leaf = math.ceil(leaf * n_samples)
@@ -125,7 +125,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             min_samples_leaf=leaf,
             min_weight_leaf=self.min_weight_fraction_leaf * total_weight,
             min_impurity_decrease=self.min_impurity_decrease, total_weight=total_weight,
-            random_thresholds=self._random_thresholds,
+            random_thresholds=self._random_thresholds, edges=edges, edge_starts=edge_starts,
         )
 
     def _fit_forest(self, X, targets, sample_weight, layout, comms):
@@ -150,10 +150,10 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             row_stats = self._row_stats(targets, tree_weight)
             total_weight = float(comms.allreduce(np.asarray(tree_weight.sum())))
             rng = np.random.default_rng([seed, t]) if comms.rank == 0 else None
+            rules = self._rules(layout.n_samples, total_weight, edges, edge_starts)
             trees.append(grow_tree(
                 binned, row_stats, np.flatnonzero(tree_weight > 0), n_bins=n_bins,
-                constant_features=np.diff(edge_starts) == 0,
-                rules=self._rules(layout.n_samples, total_weight), n_sampled=n_sampled,
+                constant_features=np.diff(edge_starts) == 0, rules=rules, n_sampled=n_sampled,
                 rng=rng, comms=comms, kernels=kernels,
             ))
         fitted = None

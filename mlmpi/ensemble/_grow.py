@@ -111,7 +111,7 @@ def grow_tree(binned, row_stats, active, *, n_bins, constant_features, rules, n_
             kernels.build_histograms(binned, active, node_of_row, first, part, row_stats, hist)
             total = comms.reduce(hist, root=0)
             if root:
-                decisions.append(rules.best(total, level.valid[first:first + chunk], rng))
+                decisions.append(rules.best(total, level.valid[first:first + chunk], part, rng))
         if root:
             level, packet = _decide(tree, level, decisions, depth, rules, n_sampled, rng)
         packet = comms.bcast_object(packet, root=0)

@@ -51,7 +51,8 @@ class SplitRules:
     """The stopping and validity rules of one fit (scikit-learn's tree parameters)."""
 
     def __init__(self, *, criterion, max_depth, min_samples_split, min_samples_leaf,
-                 min_weight_leaf, min_impurity_decrease, total_weight, random_thresholds):
+                 min_weight_leaf, min_impurity_decrease, total_weight, random_thresholds,
+                 edges, edge_starts):
         self.criterion = criterion
         self.classification = criterion != "squared_error"
         self.max_depth = np.inf if max_depth is None else max_depth
@@ -61,6 +62,7 @@ class SplitRules:
         self.min_impurity_decrease = min_impurity_decrease
         self.total_weight = total_weight
         self.random_thresholds = random_thresholds
+        self.edges, self.edge_starts = edges, edge_starts
 
     def may_split(self, stats, depth):
         """Whether nodes with these statistics at ``depth`` are worth a histogram."""
@@ -74,7 +76,7 @@ class SplitRules:
             & (impurity(stats, self.criterion) > EPSILON)
         )
 
-    def best(self, hist, valid, rng):
+    def best(self, hist, valid, features, rng):
         """Best split of each node of a histogram chunk.
 
         Parameters
@@ -83,6 +85,8 @@ class SplitRules:
             Global histograms; each node's sampled features in increasing order.
         valid : ndarray of shape (nodes, sampled features), bool
             False for padding slots.
+        features : ndarray of shape (nodes, sampled features)
+            The sampled features.
         rng : numpy.random.Generator
             Draws ExtraTrees' thresholds (unused otherwise).
 
@@ -108,9 +112,9 @@ class SplitRules:
         constant = np.empty((n_nodes, n_slots), dtype=bool)
         uniform = rng.random((n_nodes, n_slots)) if self.random_thresholds else np.empty((0, 0))
         kernels.find_splits(
-            hist, valid, _CRITERIA[self.criterion], self.min_samples_leaf,
-            max(self.min_weight_leaf, EPSILON), uniform, slot, split_bin, decrease, left,
-            total, constant,
+            hist, valid, features, self.edges, self.edge_starts, _CRITERIA[self.criterion],
+            self.min_samples_leaf, max(self.min_weight_leaf, EPSILON), uniform, slot, split_bin,
+            decrease, left, total, constant,
         )
         weak = decrease / self.total_weight + EPSILON < self.min_impurity_decrease
         slot[weak] = -1
