@@ -111,7 +111,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         uniform = RowStream(seed, tree + 1).uniform(layout.offset, layout.n_local)[:, 0]
         return _poisson_counts(uniform, rate).astype(np.float64)
 
-    def _rules(self, n_samples, total_weight, edges, edge_starts):
+    def _rules(self, n_samples, total_weight, edges, edge_starts, scale):
         leaf = self.min_samples_leaf
         if not isinstance(leaf, Integral):
             leaf = math.ceil(leaf * n_samples)
@@ -126,6 +126,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             min_weight_leaf=self.min_weight_fraction_leaf * total_weight,
             min_impurity_decrease=self.min_impurity_decrease, total_weight=total_weight,
             random_thresholds=self._random_thresholds, edges=edges, edge_starts=edge_starts,
+            scale=scale,
         )
 
     def _fit_forest(self, X, targets, sample_weight, layout, comms):
@@ -142,15 +143,16 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         n_bins = int(np.diff(edge_starts).max(initial=0)) + 1
         weight = np.ones(layout.n_local) if sample_weight is None else (
             to_host(sample_weight).astype(np.float64))
-        weight = weight * self._target_weights(targets, weight, comms)
         trees = []
         for t in range(self.n_estimators):
-            tree_weight = weight * self._tree_counts(seed, t, layout)
-            tree_weight = tree_weight * self._subsample_weights(targets, tree_weight, comms)
+            counts = self._tree_counts(seed, t, layout)
+            tree_weight = weight * counts
             row_stats = self._row_stats(targets, tree_weight)
-            total_weight = float(comms.allreduce(np.asarray(tree_weight.sum())))
+            scale = self._stats_scale(targets, counts, comms)
+            total = comms.allreduce(row_stats.sum(axis=0)) * scale
+            total_weight = float(total[0] if self._n_stats == 4 else total[:-1].sum())
             rng = np.random.default_rng([seed, t]) if comms.rank == 0 else None
-            rules = self._rules(layout.n_samples, total_weight, edges, edge_starts)
+            rules = self._rules(layout.n_samples, total_weight, edges, edge_starts, scale)
             trees.append(grow_tree(
                 binned, row_stats, np.flatnonzero(tree_weight > 0), n_bins=n_bins,
                 constant_features=np.diff(edge_starts) == 0, rules=rules, n_sampled=n_sampled,
@@ -165,11 +167,10 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         if self.oob_score:
             self._set_oob_attributes(X_host, targets, layout, comms)
 
-    def _target_weights(self, targets, weight, comms):
-        return 1.0
-
-    def _subsample_weights(self, targets, tree_weight, comms):
-        return 1.0
+    def _stats_scale(self, targets, counts, comms):
+        """Factors of the statistics applied after their reduction (class weights),
+        so that the reduced sums stay exact for integer weights."""
+        return np.ones(self._n_stats)
 
     def _oob_sums(self, X, layout):
         """Sum of the out-of-bag trees' leaf values of each local row, and their number."""
@@ -245,20 +246,20 @@ class ForestClassifier(ClassifierMixin, BaseHistogramForest):
         stats[:, -1] = tree_weight > 0
         return stats
 
-    def _target_weights(self, targets, weight, comms):
-        if self.class_weight is None or self.class_weight == "balanced_subsample":
-            return 1.0
-        return _class_weights(self.class_weight, self.classes_, self._class_counts)[targets]
+    @property
+    def _n_stats(self):
+        return self.n_classes_ + 1
 
-    def _subsample_weights(self, targets, tree_weight, comms):
-        if self.class_weight != "balanced_subsample":
-            return 1.0
-        drawn = np.bincount(targets, weights=tree_weight > 0, minlength=self.n_classes_)
-        counts = comms.allreduce(drawn.astype(np.float64))
-        present = counts > 0
-        weights = np.zeros(self.n_classes_)
-        weights[present] = counts.sum() / (present.sum() * counts[present])
-        return weights[targets]
+    def _stats_scale(self, targets, counts, comms):
+        scale = np.ones(self._n_stats)
+        if self.class_weight == "balanced_subsample":
+            drawn = comms.allreduce(np.bincount(targets, weights=counts,
+                                                minlength=self.n_classes_).astype(np.float64))
+            present = drawn > 0
+            scale[:-1][present] = drawn.sum() / (present.sum() * drawn[present])
+        elif self.class_weight is not None:
+            scale[:-1] = _class_weights(self.class_weight, self.classes_, self._class_counts)
+        return scale
 
     @staticmethod
     def _leaf_values(stats):
@@ -378,6 +379,8 @@ class ForestRegressor(RegressorMixin, BaseHistogramForest):
         )
         self._fit_forest(X, to_host(y).astype(np.float64), sample_weight, layout, comms)
         return self
+
+    _n_stats = 4
 
     @staticmethod
     def _row_stats(targets, tree_weight):

@@ -33,7 +33,7 @@ class _Tree:
         self.bin = np.concatenate([self.bin, np.zeros(2 * n, dtype=np.int64)])
         self.left = np.concatenate([self.left, np.full(2 * n, -1, dtype=np.int64)])
         self.right = np.concatenate([self.right, np.full(2 * n, -1, dtype=np.int64)])
-        pairs = np.stack([left_stats, right_stats], axis=1).reshape(2 * n, -1)
+        pairs = np.stack([left_stats, right_stats], axis=1).reshape(2 * n, self.stats.shape[1])
         self.stats = np.concatenate([self.stats, pairs])
         self.decrease = np.concatenate([self.decrease, np.zeros(2 * n)])
         return left_ids, left_ids + 1

@@ -52,7 +52,7 @@ class SplitRules:
 
     def __init__(self, *, criterion, max_depth, min_samples_split, min_samples_leaf,
                  min_weight_leaf, min_impurity_decrease, total_weight, random_thresholds,
-                 edges, edge_starts):
+                 edges, edge_starts, scale):
         self.criterion = criterion
         self.classification = criterion != "squared_error"
         self.max_depth = np.inf if max_depth is None else max_depth
@@ -63,6 +63,7 @@ class SplitRules:
         self.total_weight = total_weight
         self.random_thresholds = random_thresholds
         self.edges, self.edge_starts = edges, edge_starts
+        self.scale = scale
 
     def may_split(self, stats, depth):
         """Whether nodes with these statistics at ``depth`` are worth a histogram."""
@@ -103,6 +104,7 @@ class SplitRules:
 
         Ties go to the smaller feature index, then to the smaller bin.
         """
+        hist = hist * self.scale  # class weights, after the (exact) reduction
         n_nodes, n_slots, _, n_stats = hist.shape
         slot = np.empty(n_nodes, dtype=np.int64)
         split_bin = np.zeros(n_nodes, dtype=np.int64)
