@@ -26,18 +26,19 @@ def _feature_edges(values, max_bins):
     return np.unique(quantiles)
 
 
-def global_edges(X, layout, max_bins, seed, comms):
+def global_edges(X, weighted, layout, max_bins, seed, comms):
     """Thresholds of every feature: ``(edges, edge_starts)``, feature ``f``'s
     sorted thresholds being ``edges[edge_starts[f]:edge_starts[f + 1]]``.
+
+    Only rows where ``weighted`` is true (a positive sample weight) count.
 
     This function is collective.
     """
     n_samples = layout.n_samples
-    if n_samples <= SKETCH_ROWS:
-        local = X
-    else:
+    if n_samples > SKETCH_ROWS:
         draws = RowStream(seed, _SKETCH_STREAM).uniform(layout.offset, layout.n_local)[:, 0]
-        local = X[draws < SKETCH_ROWS / n_samples]
+        weighted = weighted & (draws < SKETCH_ROWS / n_samples)
+    local = X[weighted]
     sample = comms.allgatherv(np.ascontiguousarray(local, dtype=np.float64))
     per_feature = [_feature_edges(sample[:, f], max_bins) for f in range(X.shape[1])]
     edge_starts = np.zeros(X.shape[1] + 1, dtype=np.int64)

@@ -137,12 +137,12 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         n_sampled = self._resolved_max_features(X.shape[1])
         seed = shared_seed(self.random_state, comms)
         X_host = to_host(X)
-        edges, edge_starts = global_edges(X_host, layout, self.max_bins, seed, comms)
+        weight = np.ones(layout.n_local) if sample_weight is None else (
+            to_host(sample_weight).astype(np.float64))
+        edges, edge_starts = global_edges(X_host, weight > 0, layout, self.max_bins, seed, comms)
         binned = kernels.bin_columns(X_host, edges, edge_starts,
                                      np.empty(X_host.shape, dtype=np.uint8))
         n_bins = int(np.diff(edge_starts).max(initial=0)) + 1
-        weight = np.ones(layout.n_local) if sample_weight is None else (
-            to_host(sample_weight).astype(np.float64))
         trees = []
         for t in range(self.n_estimators):
             counts = self._tree_counts(seed, t, layout)

@@ -118,6 +118,6 @@ class SplitRules:
             self.min_samples_leaf, max(self.min_weight_leaf, EPSILON), uniform, slot, split_bin,
             decrease, left, total, constant,
         )
-        weak = decrease / self.total_weight + EPSILON < self.min_impurity_decrease
+        weak = decrease / max(self.total_weight, EPSILON) + EPSILON < self.min_impurity_decrease
         slot[weak] = -1
         return slot, split_bin, decrease, left, total, constant
