@@ -364,6 +364,8 @@ def _crc(data):
 def _describe(value):
     """A short text that is equal on two ranks when ``value`` is (arrays by a
     fingerprint of their bytes)."""
+    if isinstance(value, type):  # a class such as np.float64 (a `dtype` parameter)
+        return f"{value.__module__}.{value.__qualname__}"
     if hasattr(value, "shape") and hasattr(value, "dtype"):  # NumPy/CuPy arrays
         host = np.ascontiguousarray(to_host(value))
         return f"array{host.shape} {host.dtype} #{_crc(host.tobytes())}"

@@ -1,0 +1,92 @@
+"""LabelEncoder with the classes of every rank's labels."""
+
+import numpy as np
+import sklearn.preprocessing as sk
+from sklearn.utils._encode import _unique
+from sklearn.utils.validation import column_or_1d
+
+from ..base import DistributedEstimatorMixin
+from ..comms import collective_method
+from ..utils.validation import agree
+from ._base import with_comms
+
+
+class LabelEncoder(DistributedEstimatorMixin, sk.LabelEncoder):
+    """Encode target labels as 0..n_classes-1 with the classes of every rank.
+
+    scikit-learn's :class:`sklearn.preprocessing.LabelEncoder` for
+    row-sharded labels: ``classes_`` is the sorted union of the labels of
+    every rank (one allgather of each rank's distinct labels), so a class
+    seen on one rank only gets the same code everywhere. ``fit`` and
+    ``fit_transform`` are collective; ``transform`` and
+    ``inverse_transform`` are local (an unseen label raises scikit-learn's
+    error on the rank that holds it).
+
+    Parameters
+    ----------
+    comms : Comms, default=None
+        The ranks that share the labels; None means :func:`mlmpi.get_comms`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Sorted classes of every rank's labels. Replicated.
+
+    Examples
+    --------
+    >>> from mlmpi.preprocessing import LabelEncoder
+    >>> LabelEncoder().fit(["paris", "tokyo", "paris", "amsterdam"]).classes_
+    array(['amsterdam', 'paris', 'tokyo'], dtype='<U9')
+    """
+
+    _parameter_constraints: dict = with_comms(sk.LabelEncoder)
+
+    def __init__(self, *, comms=None):
+        self.comms = comms
+
+    @collective_method
+    def fit(self, y):
+        """Find the classes of every rank's labels.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_local,)
+            This rank's labels (may be empty).
+
+        Returns
+        -------
+        self : object
+            Fitted label encoder.
+        """
+        self._validate_params()
+
+        def local():
+            labels = column_or_1d(y, warn=True)
+            return None, _unique(labels) if labels.size else None
+
+        _, parts = agree(self._get_comms(), local)
+        parts = [p for p in parts if p is not None]
+        if not parts:
+            raise ValueError("y has no labels on any rank.")
+        self.classes_ = _unique(np.concatenate(parts))
+        return self
+
+    @collective_method
+    def fit_transform(self, y):
+        """Fit on every rank's labels and encode this rank's labels.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_local,)
+            This rank's labels (may be empty).
+
+        Returns
+        -------
+        y : ndarray of shape (n_local,)
+            This rank's encoded labels (local).
+        """
+        return self.fit(y).transform(y)
