@@ -1,29 +1,21 @@
 """Global bin edges of every feature, the same at any number of ranks.
 
-The edges come from a sample of the global rows chosen per global row index
-(all rows when there are at most ``subsample`` of them), gathered on every
-rank in global row order: the sketch LightGBM uses (``bin_construct_sample_cnt``),
-made rank-invariant. A feature with at most ``max_bins`` distinct sampled
-values gets the midpoints between consecutive values as thresholds (the
-candidates of scikit-learn's exact splitter); otherwise the thresholds are
-midpoint quantiles of the sample.
+The thresholds are scikit-learn's histogram gradient boosting ones, computed
+exactly over the ranks by :func:`mlmpi.utils.global_bin_thresholds`: the
+midpoints between consecutive distinct values of a feature with at most
+``max_bins`` of them (the candidates of scikit-learn's exact splitter),
+global percentiles otherwise. As there, more than ``SKETCH_ROWS`` rows are
+first subsampled, here by global row index (so the sample does not depend
+on the ranks); only rows of positive weight count.
 """
 
 import numpy as np
 
 from ..random import RowStream
+from ..utils import global_bin_thresholds
 
-SKETCH_ROWS = 200_000  # sampled rows behind the edges (LightGBM's default)
+SKETCH_ROWS = 200_000  # scikit-learn's HistGradientBoosting subsample
 _SKETCH_STREAM = 1 << 62  # a stream no tree uses
-
-
-def _feature_edges(values, max_bins):
-    distinct = np.unique(values)
-    if distinct.shape[0] <= max_bins:
-        return (distinct[:-1] + distinct[1:]) / 2.0
-    quantiles = np.percentile(values, np.linspace(0, 100, max_bins + 1)[1:-1],
-                              method="midpoint")
-    return np.unique(quantiles)
 
 
 def global_edges(X, weighted, layout, max_bins, seed, comms):
@@ -38,9 +30,7 @@ def global_edges(X, weighted, layout, max_bins, seed, comms):
     if n_samples > SKETCH_ROWS:
         draws = RowStream(seed, _SKETCH_STREAM).uniform(layout.offset, layout.n_local)[:, 0]
         weighted = weighted & (draws < SKETCH_ROWS / n_samples)
-    local = X[weighted]
-    sample = comms.allgatherv(np.ascontiguousarray(local, dtype=np.float64))
-    per_feature = [_feature_edges(sample[:, f], max_bins) for f in range(X.shape[1])]
+    per_feature = global_bin_thresholds(X[weighted], max_bins, comms=comms)
     edge_starts = np.zeros(X.shape[1] + 1, dtype=np.int64)
     edge_starts[1:] = np.cumsum([e.shape[0] for e in per_feature])
     edges = np.concatenate(per_feature) if per_feature else np.empty(0)
