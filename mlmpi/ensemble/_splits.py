@@ -104,7 +104,8 @@ class SplitRules:
 
         Ties go to the smaller feature index, then to the smaller bin.
         """
-        hist = hist * self.scale  # class weights, after the (exact) reduction
+        if np.any(self.scale != 1.0):  # class weights, after the (exact) reduction
+            hist = hist * self.scale
         n_nodes, n_slots, _, n_stats = hist.shape
         slot = np.empty(n_nodes, dtype=np.int64)
         split_bin = np.zeros(n_nodes, dtype=np.int64)
