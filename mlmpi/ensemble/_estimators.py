@@ -219,6 +219,7 @@ for _cls, (_summary, _criterion, _extra) in _SUMMARIES.items():
         criteria='{"gini", "entropy", "log_loss"}' if _classifier else '{"squared_error"}',
         criterion=_criterion, max_features='"sqrt"' if _classifier else "1.0",
         bootstrap="False" if _extra else "True", classifier=_classifier, extra=_extra,
-        example=_EXAMPLE.format(name=_cls.__name__).replace(
-            "array([0, 1])", "array([0, 1])" if _classifier else "array([0., 1.])"),
+        example=_EXAMPLE.format(name=_cls.__name__) if _classifier else _EXAMPLE.format(
+            name=_cls.__name__).replace("[2.8]]))", "[2.8]])).round()").replace(
+            "array([0, 1])", "array([0., 1.])"),
     )
