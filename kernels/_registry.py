@@ -53,6 +53,8 @@ declare("coordinate_descent", dense=_Layout(cpu="cpu.coordinate_descent"))
 # k-d trees and the union-find run on the host (the brute-force path uses "knn").
 declare("dbscan", dense=_Layout(cpu="cpu.dbscan"))
 declare("metrics", dense=_Layout(shared="shared.metrics"))
+# Binned histograms and tree traversal run on the host (CuPy input is binned there).
+declare("forest", dense=_Layout(cpu="cpu.forest"))
 
 
 class KernelSet:
@@ -94,7 +96,7 @@ def kernels_for(family, X, device=None):
     ----------
     family : str
         A declared family: ``"kmeans"``, ``"knn"``, ``"decomposition"``,
-        ``"linear"``, ``"coordinate_descent"``, ``"dbscan"``, ``"metrics"``.
+        ``"linear"``, ``"coordinate_descent"``, ``"dbscan"``, ``"metrics"``, ``"forest"``.
     X : array or sparse matrix
         The data the kernels will run on.
     device : {"cpu", "gpu"}, default=None

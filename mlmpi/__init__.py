@@ -29,6 +29,10 @@ _PUBLIC = {
     "GaussianNB": "mlmpi.naive_bayes",
     "MultinomialNB": "mlmpi.naive_bayes",
     "BernoulliNB": "mlmpi.naive_bayes",
+    "RandomForestClassifier": "mlmpi.ensemble",
+    "RandomForestRegressor": "mlmpi.ensemble",
+    "ExtraTreesClassifier": "mlmpi.ensemble",
+    "ExtraTreesRegressor": "mlmpi.ensemble",
 }
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
@@ -37,8 +41,8 @@ __all__ = sorted(_PUBLIC) + ["__version__"]
 # ``import mlmpi`` (``mlmpi.comms.profile()``) and imported on first use (so
 # ``mlmpi.dnn`` loads torch only when touched).
 _SUBMODULES = {
-    "base", "cli", "cluster", "comms", "datasets", "decomposition", "dnn", "impute", "io",
-    "kernels", "linear_model", "metrics", "model_selection", "naive_bayes", "neighbors",
+    "base", "cli", "cluster", "comms", "datasets", "decomposition", "dnn", "ensemble", "impute",
+    "io", "kernels", "linear_model", "metrics", "model_selection", "naive_bayes", "neighbors",
     "pipeline", "preprocessing", "random", "utils",
 }
 

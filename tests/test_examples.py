@@ -73,3 +73,15 @@ def test_logistic_l1_example():
     for kept, score, reference_kept, reference_score, difference in lines:
         assert kept == reference_kept and score == reference_score
         assert float(difference) < 1e-4
+
+
+FOREST_EXAMPLE = EXAMPLE.parent / "random_forest.py"
+
+
+def test_random_forest_example_at_two_ranks():
+    returncode, output, timed_out = run_mpi(2, [sys.executable, FOREST_EXAMPLE], timeout=300)
+    assert not timed_out and returncode == 0, output
+    assert "ranks: 2 " in output
+    found = dict(re.findall(r"^(mlmpi|scikit-learn)\s+accuracy (\S+)", output, re.MULTILINE))
+    assert set(found) == {"mlmpi", "scikit-learn"}, output
+    assert float(found["mlmpi"]) >= float(found["scikit-learn"]) - 0.01
