@@ -29,8 +29,12 @@ def run_main(parser, *, driver, worker):
     (or, with ``--worker`` under mpiexec, the worker)."""
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3, help="alternating peer/mlmpi jobs")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="write the results as JSON to this file (default: print only)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="write the results as JSON to this file (default: print only)",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--report", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -49,6 +53,7 @@ def busy_cores(window=1.0):
     is someone else's load. Reads /proc/stat where there is one (the 1-minute
     load average would still count our own runs), else the load average.
     """
+
     def snapshot():
         with open("/proc/stat") as f:
             ticks = [float(v) for v in f.readline().split()[1:]]
@@ -67,13 +72,22 @@ def run_worker(script, ranks, argv, timeout):
     """Run ``script --worker argv`` under mpiexec; return rank 0's metrics dict."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "metrics.json"
-        command = [mpiexec(), "-n", str(ranks), sys.executable, str(script), "--worker",
-                   "--report", str(out)] + list(argv)
+        command = [
+            mpiexec(),
+            "-n",
+            str(ranks),
+            sys.executable,
+            str(script),
+            "--worker",
+            "--report",
+            str(out),
+        ] + list(argv)
         env = {k: v for k, v in os.environ.items() if k != "MLMPI_COMMS"}
         done = subprocess.run(command, env=env, timeout=timeout, capture_output=True, text=True)
         if done.returncode != 0 or not out.exists():
             raise RuntimeError(
-                f"mlmpi worker failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+                f"mlmpi worker failed ({done.returncode}):\n"
+                f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
             )
         return json.loads(out.read_text())
 
@@ -136,7 +150,10 @@ def report(name, rows, config, *, out=None, peer="scikit-learn", extra_columns=(
     for column, _ in extra_columns:
         header += f"{column:>14}"
     print(f"\n{name}: {json.dumps(config, default=str)}")
-    print(f"machine: {platform.node()} {platform.machine()} {cores} cores, python {platform.python_version()}")
+    print(
+        f"machine: {platform.node()} {platform.machine()} {cores} cores, "
+        f"python {platform.python_version()}"
+    )
     print(header)
     print("-" * len(header))
     busy = False
@@ -149,21 +166,33 @@ def report(name, rows, config, *, out=None, peer="scikit-learn", extra_columns=(
         busy |= max(row["load_before"], row["load_after"]) > 0.25 * cores
     print("ratio = mlmpi / peer (lower is better); medians of alternating runs.")
     if busy:
-        print("WARNING: the machine was not idle (other processes kept more than a quarter "
-              "of the cores busy just before or after a timing).")
+        print(
+            "WARNING: the machine was not idle (other processes kept more than a quarter "
+            "of the cores busy just before or after a timing)."
+        )
     if out is None:
         print("results not written (pass --out PATH to save them as JSON)")
         return None
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({
-        "benchmark": name,
-        "config": config,
-        "peer": peer,
-        "machine": {"node": platform.node(), "cores": cores, "python": platform.python_version(),
-                    "platform": platform.platform()},
-        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "rows": rows,
-    }, indent=1, default=str))
+    path.write_text(
+        json.dumps(
+            {
+                "benchmark": name,
+                "config": config,
+                "peer": peer,
+                "machine": {
+                    "node": platform.node(),
+                    "cores": cores,
+                    "python": platform.python_version(),
+                    "platform": platform.platform(),
+                },
+                "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "rows": rows,
+            },
+            indent=1,
+            default=str,
+        )
+    )
     print(f"wrote {path}")
     return path

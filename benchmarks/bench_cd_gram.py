@@ -47,8 +47,9 @@ def _path_sklearn(gram, xty, y_norm2, alphas):
     y_norm = np.array([np.sqrt(y_norm2)])
     w, coefs = np.zeros(gram.shape[0]), []
     for alpha in alphas:
-        w, *_ = enet_coordinate_descent_gram(w, alpha, 0.0, gram, xty, y_norm, 1000, 1e-4, rng,
-                                             False, False, True)
+        w, *_ = enet_coordinate_descent_gram(
+            w, alpha, 0.0, gram, xty, y_norm, 1000, 1e-4, rng, False, False, True
+        )
         coefs.append(np.array(w))
     return np.array(coefs)
 

@@ -90,17 +90,37 @@ def driver(args):
     for case in runs[0]:
         mlmpi_s = statistics.median(run[case]["mlmpi"] for run in runs)
         raw_s = statistics.median(run[case]["raw"] for run in runs)
-        rows.append({
-            "case": case, "mlmpi_s": mlmpi_s, "peer_s": raw_s, "ratio": mlmpi_s / raw_s,
-            "mlmpi_us": mlmpi_s * 1e6, "peer_us": raw_s * 1e6,
-            "overhead_us": (mlmpi_s - raw_s) * 1e6,
-            "load_before": load_before, "load_after": load_after,
-        })
-    config = {"ranks": args.ranks, "repeats": args.repeats, "calls": args.calls,
-              "sizes": list(args.sizes)}
-    _driver.report("comms", rows, config, out=args.out, peer="mpi4py", extra_columns=(
-        ("mlmpi us", "mlmpi_us"), ("mpi4py us", "peer_us"), ("overhead us", "overhead_us"),
-    ))
+        rows.append(
+            {
+                "case": case,
+                "mlmpi_s": mlmpi_s,
+                "peer_s": raw_s,
+                "ratio": mlmpi_s / raw_s,
+                "mlmpi_us": mlmpi_s * 1e6,
+                "peer_us": raw_s * 1e6,
+                "overhead_us": (mlmpi_s - raw_s) * 1e6,
+                "load_before": load_before,
+                "load_after": load_after,
+            }
+        )
+    config = {
+        "ranks": args.ranks,
+        "repeats": args.repeats,
+        "calls": args.calls,
+        "sizes": list(args.sizes),
+    }
+    _driver.report(
+        "comms",
+        rows,
+        config,
+        out=args.out,
+        peer="mpi4py",
+        extra_columns=(
+            ("mlmpi us", "mlmpi_us"),
+            ("mpi4py us", "peer_us"),
+            ("overhead us", "overhead_us"),
+        ),
+    )
 
 
 def main():

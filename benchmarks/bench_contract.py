@@ -70,8 +70,10 @@ def main():
                 f"overhead {med['public'] - med['body']:+7.1f} us/call"
             )
     if comms.rank == 0:
-        print(f"load average before {load[0]:.2f}, after {os.getloadavg()[0]:.2f} "
-              f"({os.cpu_count()} cores)")
+        print(
+            f"load average before {load[0]:.2f}, after {os.getloadavg()[0]:.2f} "
+            f"({os.cpu_count()} cores)"
+        )
 
 
 if __name__ == "__main__":

@@ -26,15 +26,25 @@ import _driver  # noqa: E402
 def _data(args, comms):
     from mlmpi.datasets import make_blobs
 
-    X, _ = make_blobs(args.n_samples, args.n_features, centers=args.centers, cluster_std=1.0,
-                      center_box=(-20.0, 20.0), random_state=0, comms=comms)
+    X, _ = make_blobs(
+        args.n_samples,
+        args.n_features,
+        centers=args.centers,
+        cluster_std=1.0,
+        center_box=(-20.0, 20.0),
+        random_state=0,
+        comms=comms,
+    )
     return X
 
 
 def _summary(labels):
     labels = np.ascontiguousarray(labels, dtype=np.int64)
-    return {"clusters": int(labels.max() + 1), "noise": int((labels == -1).sum()),
-            "checksum": zlib.crc32(labels.tobytes())}
+    return {
+        "clusters": int(labels.max() + 1),
+        "noise": int((labels == -1).sum()),
+        "checksum": zlib.crc32(labels.tobytes()),
+    }
 
 
 def worker(args):
@@ -50,7 +60,9 @@ def worker(args):
         model = DBSCAN(eps=args.eps, min_samples=args.min_samples).fit(X)
         fits.append(float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max")))
     labels = comms.allgatherv(model.labels_)
-    _driver.worker_report(args.report, {"seconds": float(np.median(fits)), **_summary(labels)}, comms)
+    _driver.worker_report(
+        args.report, {"seconds": float(np.median(fits)), **_summary(labels)}, comms
+    )
 
 
 def driver(args):
@@ -65,19 +77,41 @@ def driver(args):
         model = SkDBSCAN(eps=args.eps, min_samples=args.min_samples, n_jobs=args.ranks).fit(X)
         return {"seconds": time.perf_counter() - start, **_summary(model.labels_)}
 
-    argv = ["--n-samples", args.n_samples, "--n-features", args.n_features, "--centers",
-            args.centers, "--eps", args.eps, "--min-samples", args.min_samples, "--fits", args.fits]
+    argv = [
+        "--n-samples",
+        args.n_samples,
+        "--n-features",
+        args.n_features,
+        "--centers",
+        args.centers,
+        "--eps",
+        args.eps,
+        "--min-samples",
+        args.min_samples,
+        "--fits",
+        args.fits,
+    ]
     row = _driver.compare(
         f"{args.n_samples}x{args.n_features} eps={args.eps} R={args.ranks}",
-        script=Path(__file__).resolve(), ranks=args.ranks, repeats=args.repeats,
-        run_peer=run_peer, worker_argv=[str(a) for a in argv],
+        script=Path(__file__).resolve(),
+        ranks=args.ranks,
+        repeats=args.repeats,
+        run_peer=run_peer,
+        worker_argv=[str(a) for a in argv],
     )
     row["same_labels"] = row["mlmpi_runs"][0]["checksum"] == row["peer_runs"][0]["checksum"]
     row["peer_clusters"] = row["peer_runs"][0]["clusters"]
     _driver.report(
-        "dbscan", [row], vars(args) | {"metric": "seconds per fit"}, out=args.out,
-        extra_columns=[("clusters", "mlmpi_clusters"), ("peer clusters", "peer_clusters"),
-                       ("noise", "mlmpi_noise"), ("same labels", "same_labels")],
+        "dbscan",
+        [row],
+        vars(args) | {"metric": "seconds per fit"},
+        out=args.out,
+        extra_columns=[
+            ("clusters", "mlmpi_clusters"),
+            ("peer clusters", "peer_clusters"),
+            ("noise", "mlmpi_noise"),
+            ("same labels", "same_labels"),
+        ],
     )
 
 

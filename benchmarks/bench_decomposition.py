@@ -37,8 +37,12 @@ def _data(args):
     from mlmpi.datasets import make_blobs
 
     X, _ = make_blobs(
-        n_samples=args.n_samples, n_features=args.n_features, centers=args.centers,
-        random_state=0, dtype=np.dtype(args.dtype).type, comms=SelfComms(),
+        n_samples=args.n_samples,
+        n_features=args.n_features,
+        centers=args.centers,
+        random_state=0,
+        dtype=np.dtype(args.dtype).type,
+        comms=SelfComms(),
     )
     return X
 
@@ -74,14 +78,24 @@ def _driver(args):
         data = Path(tmp) / "X.npy"
         np.save(data, X)
         rows = [_compare_case(args, case, X, data) for case in args.cases]
-    config = {k: getattr(args, k) for k in ("n_samples", "n_features", "n_components", "centers",
-                                             "dtype", "ranks", "repeats")}
-    report("decomposition", rows, config, out=args.out, extra_columns=[("comm frac", "mlmpi_comm_fraction")])
+    config = {
+        k: getattr(args, k)
+        for k in ("n_samples", "n_features", "n_components", "centers", "dtype", "ranks", "repeats")
+    }
+    report(
+        "decomposition",
+        rows,
+        config,
+        out=args.out,
+        extra_columns=[("comm frac", "mlmpi_comm_fraction")],
+    )
     fastest = min(r["peer_s"] for r in rows if r["case"].startswith("PCA"))
     for row in rows:
         if row["case"] == "PCA covariance_eigh":
-            print(f"PCA covariance_eigh vs scikit-learn's fastest PCA solver: "
-                  f"{speed_phrase(row['mlmpi_s'], fastest)}")
+            print(
+                f"PCA covariance_eigh vs scikit-learn's fastest PCA solver: "
+                f"{speed_phrase(row['mlmpi_s'], fastest)}"
+            )
 
 
 def _compare_case(args, case, X, data):
@@ -92,8 +106,14 @@ def _compare_case(args, case, X, data):
             return {"seconds": time.perf_counter() - start}
 
     worker_argv = ["--case", case, "--data", str(data), "--n-components", str(args.n_components)]
-    return compare(case, script=__file__, ranks=args.ranks, repeats=args.repeats,
-                   run_peer=run_peer, worker_argv=worker_argv)
+    return compare(
+        case,
+        script=__file__,
+        ranks=args.ranks,
+        repeats=args.repeats,
+        run_peer=run_peer,
+        worker_argv=worker_argv,
+    )
 
 
 def main():

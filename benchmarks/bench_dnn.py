@@ -36,12 +36,25 @@ def _model(name, torch):
     nn = torch.nn
     torch.manual_seed(0)
     if name == "mlp":  # about 2.7M parameters
-        return nn.Sequential(nn.Flatten(), nn.Linear(784, 2048), nn.ReLU(), nn.Linear(2048, 512),
-                             nn.ReLU(), nn.Linear(512, 10)), (1, 28, 28)
+        return nn.Sequential(
+            nn.Flatten(),
+            nn.Linear(784, 2048),
+            nn.ReLU(),
+            nn.Linear(2048, 512),
+            nn.ReLU(),
+            nn.Linear(512, 10),
+        ), (1, 28, 28)
     return nn.Sequential(  # small CNN on 32x32x3, about 0.55M parameters
-        nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(64 * 8 * 8, 128), nn.ReLU(), nn.Linear(128, 10),
+        nn.Conv2d(3, 32, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(64 * 8 * 8, 128),
+        nn.ReLU(),
+        nn.Linear(128, 10),
     ), (3, 32, 32)
 
 
@@ -80,19 +93,28 @@ def worker(args):
     comms = get_comms()
     torch.set_num_threads(_threads_per_rank(comms.size))  # the DDP peer's rule, also at 1 rank
     model, shape = _model(args.model, torch)
-    opt = DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
-                               model.named_parameters(), comms=comms)
+    opt = DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
+        model.named_parameters(),
+        comms=comms,
+    )
     comms.barrier()
     with profile() as prof:
         seconds = _train_loop(model, opt, shape, args, torch)
     in_allreduce = sum(s for op, _, _, s in prof.rows() if op.startswith("iallreduce"))
     comm_per_step = in_allreduce / (args.warmup + args.steps)
     seconds = float(comms.allreduce(seconds, op="max"))
-    _driver.worker_report(args.report, {
-        "seconds": seconds, "samples_per_s": comms.size * args.batch_size / seconds,
-        "allreduce_ms_per_step": 1e3 * float(comms.allreduce(comm_per_step, op="max")),
-        "threads": torch.get_num_threads(), "buckets": len(opt.buckets),
-    }, comms)
+    _driver.worker_report(
+        args.report,
+        {
+            "seconds": seconds,
+            "samples_per_s": comms.size * args.batch_size / seconds,
+            "allreduce_ms_per_step": 1e3 * float(comms.allreduce(comm_per_step, op="max")),
+            "threads": torch.get_num_threads(),
+            "buckets": len(opt.buckets),
+        },
+        comms,
+    )
 
 
 def ddp_worker(args):
@@ -101,8 +123,12 @@ def ddp_worker(args):
     import torch.distributed as dist
 
     torch.set_num_threads(args.threads)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{args.port}",
-                            rank=args.ddp_rank, world_size=args.ranks)
+    dist.init_process_group(
+        "gloo",
+        init_method=f"tcp://127.0.0.1:{args.port}",
+        rank=args.ddp_rank,
+        world_size=args.ranks,
+    )
     model, shape = _model(args.model, torch)
     ddp = torch.nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
@@ -121,8 +147,16 @@ def _free_port():
 
 
 def _common_argv(args, model):
-    return ["--model", model, "--batch-size", str(args.batch_size), "--steps", str(args.steps),
-            "--warmup", str(args.warmup)]
+    return [
+        "--model",
+        model,
+        "--batch-size",
+        str(args.batch_size),
+        "--steps",
+        str(args.steps),
+        "--warmup",
+        str(args.warmup),
+    ]
 
 
 def _run_ddp(args, ranks, model):
@@ -133,10 +167,23 @@ def _run_ddp(args, ranks, model):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "MLMPI_COMMS"))}
         procs = [
             subprocess.Popen(
-                [sys.executable, __file__, "--ddp-worker", "--ddp-rank", str(r),
-                 "--ranks", str(ranks), "--port", str(port), "--threads", str(threads),
-                 "--report", str(report)]
-                + _common_argv(args, model), env=env,
+                [
+                    sys.executable,
+                    __file__,
+                    "--ddp-worker",
+                    "--ddp-rank",
+                    str(r),
+                    "--ranks",
+                    str(ranks),
+                    "--port",
+                    str(port),
+                    "--threads",
+                    str(threads),
+                    "--report",
+                    str(report),
+                ]
+                + _common_argv(args, model),
+                env=env,
             )
             for r in range(ranks)
         ]
@@ -154,8 +201,11 @@ def driver(args):
     for model in args.models:
         for ranks in rank_counts:
             row = _driver.compare(
-                f"{model} {ranks} rank{'s' if ranks > 1 else ''}", script=__file__, ranks=ranks,
-                repeats=args.repeats, run_peer=lambda: _run_ddp(args, ranks, model),
+                f"{model} {ranks} rank{'s' if ranks > 1 else ''}",
+                script=__file__,
+                ranks=ranks,
+                repeats=args.repeats,
+                run_peer=lambda: _run_ddp(args, ranks, model),
                 worker_argv=_common_argv(args, model),
             )
             row["peer_samples_per_s"] = args.batch_size * ranks / row["peer_s"]
@@ -165,13 +215,28 @@ def driver(args):
             row["mlmpi_scaling"] = row["mlmpi_samples_per_s"] / (ranks * single[model][0])
             row["peer_scaling"] = row["peer_samples_per_s"] / (ranks * single[model][1])
             rows.append(row)
-    config = {"ranks": rank_counts, "batch_size_per_rank": args.batch_size, "steps": args.steps,
-              "warmup": args.warmup, "repeats": args.repeats, "models": list(args.models)}
-    _driver.report("dnn", rows, config, out=args.out, peer="DDP", extra_columns=(
-        ("mlmpi smp/s", "mlmpi_samples_per_s"), ("DDP smp/s", "peer_samples_per_s"),
-        ("allreduce ms", "mlmpi_allreduce_ms_per_step"),
-        ("mlmpi scaling", "mlmpi_scaling"), ("DDP scaling", "peer_scaling"),
-    ))
+    config = {
+        "ranks": rank_counts,
+        "batch_size_per_rank": args.batch_size,
+        "steps": args.steps,
+        "warmup": args.warmup,
+        "repeats": args.repeats,
+        "models": list(args.models),
+    }
+    _driver.report(
+        "dnn",
+        rows,
+        config,
+        out=args.out,
+        peer="DDP",
+        extra_columns=(
+            ("mlmpi smp/s", "mlmpi_samples_per_s"),
+            ("DDP smp/s", "peer_samples_per_s"),
+            ("allreduce ms", "mlmpi_allreduce_ms_per_step"),
+            ("mlmpi scaling", "mlmpi_scaling"),
+            ("DDP scaling", "peer_scaling"),
+        ),
+    )
 
 
 def main():

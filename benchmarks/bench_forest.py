@@ -25,8 +25,11 @@ def _data(args):
     from sklearn.datasets import make_classification
 
     X, y = make_classification(
-        args.n_samples + args.n_test, args.n_features, n_informative=args.n_features // 2,
-        n_classes=args.n_classes, random_state=0,
+        args.n_samples + args.n_test,
+        args.n_features,
+        n_informative=args.n_features // 2,
+        n_classes=args.n_classes,
+        random_state=0,
     )
     X = X.astype(np.float32)
     n = args.n_samples
@@ -54,8 +57,11 @@ def worker(args):
     seconds = float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max"))
     comm = float(comms.allreduce(np.asarray(prof.total_seconds), op="max"))
     accuracy = model.score(X_test, y_test)
-    _driver.worker_report(args.report, {"seconds": seconds, "comm_fraction": comm / seconds,
-                                        "accuracy": accuracy}, comms)
+    _driver.worker_report(
+        args.report,
+        {"seconds": seconds, "comm_fraction": comm / seconds, "accuracy": accuracy},
+        comms,
+    )
 
 
 def driver(args):
@@ -69,20 +75,40 @@ def driver(args):
         fitted["model"] = RandomForestClassifier(n_jobs=args.ranks, **_params(args)).fit(X, y)
         return {"seconds": time.perf_counter() - start}
 
-    argv = ["--n-samples", args.n_samples, "--n-test", args.n_test, "--n-features",
-            args.n_features, "--n-classes", args.n_classes, "--n-estimators",
-            args.n_estimators, "--max-depth", args.max_depth]
+    argv = [
+        "--n-samples",
+        args.n_samples,
+        "--n-test",
+        args.n_test,
+        "--n-features",
+        args.n_features,
+        "--n-classes",
+        args.n_classes,
+        "--n-estimators",
+        args.n_estimators,
+        "--max-depth",
+        args.max_depth,
+    ]
     row = _driver.compare(
-        f"rf {args.n_samples}x{args.n_features} R={args.ranks}", script=Path(__file__).resolve(),
-        ranks=args.ranks, repeats=args.repeats, run_peer=run_peer,
+        f"rf {args.n_samples}x{args.n_features} R={args.ranks}",
+        script=Path(__file__).resolve(),
+        ranks=args.ranks,
+        repeats=args.repeats,
+        run_peer=run_peer,
         worker_argv=[str(a) for a in argv],
     )
     row["peer_accuracy"] = fitted["model"].score(X_test, y_test)
     _driver.report(
-        "forest", [row], vars(args) | {"metric": "fit seconds"}, out=args.out,
+        "forest",
+        [row],
+        vars(args) | {"metric": "fit seconds"},
+        out=args.out,
         peer="scikit-learn",
-        extra_columns=[("comm frac", "mlmpi_comm_fraction"), ("accuracy", "mlmpi_accuracy"),
-                       ("peer acc", "peer_accuracy")],
+        extra_columns=[
+            ("comm frac", "mlmpi_comm_fraction"),
+            ("accuracy", "mlmpi_accuracy"),
+            ("peer acc", "peer_accuracy"),
+        ],
     )
 
 

@@ -95,7 +95,11 @@ class Device:
     def __init__(self, dry_run):
         self.dry_run = dry_run
         if dry_run:
-            self.xp, self.name, self.torch_device = np, f"CPU ({platform.processor() or 'host'}), dry run", "cpu"
+            self.xp, self.name, self.torch_device = (
+                np,
+                f"CPU ({platform.processor() or 'host'}), dry run",
+                "cpu",
+            )
             return
         reason = gpu_unavailable_reason()
         if reason is not None:
@@ -212,9 +216,12 @@ def case_kmeans(device, args, n, d, k, max_iter):
     flops, nbytes = kmeans_iteration_cost(n, d, k, 4)
     return {
         **summarize(per_iter, flops, nbytes, args.peaks),
-        "unit": "s/iteration", "n_iter": int(fitted.n_iter_),
-        "sklearn_s": sk_s / sk.n_iter_, "peer": "torch cdist/argmin/index_add Lloyd loop",
-        "peer_s": peer_s / max_iter, "target_x_floor": 2.0 if (d, k) == (64, 256) else None,
+        "unit": "s/iteration",
+        "n_iter": int(fitted.n_iter_),
+        "sklearn_s": sk_s / sk.n_iter_,
+        "peer": "torch cdist/argmin/index_add Lloyd loop",
+        "peer_s": peer_s / max_iter,
+        "target_x_floor": 2.0 if (d, k) == (64, 256) else None,
         "target_speedup": 50.0,
     }
 
@@ -233,8 +240,11 @@ def case_knn(device, args, n_index, n_queries, d, k):
     )
     index_host, queries_host = device.host(index), device.host(queries)
     sk_s, _ = _time_host(
-        lambda: SKNearestNeighbors(n_neighbors=k, algorithm="brute", n_jobs=-1)
-        .fit(index_host).kneighbors(queries_host),
+        lambda: (
+            SKNearestNeighbors(n_neighbors=k, algorithm="brute", n_jobs=-1)
+            .fit(index_host)
+            .kneighbors(queries_host)
+        ),
         args.repeats,
     )
     It, Qt = _torch(device, index), _torch(device, queries)
@@ -246,8 +256,11 @@ def case_knn(device, args, n_index, n_queries, d, k):
     peer_s, _ = device.time(torch_knn, args.repeats)
     flops, nbytes = knn_cost(n_index, n_queries, d, 4)
     return {
-        **summarize(seconds, flops, nbytes, args.peaks), "unit": "s (fit + kneighbors)",
-        "sklearn_s": sk_s, "peer": "torch cdist + topk per 2048 queries", "peer_s": peer_s,
+        **summarize(seconds, flops, nbytes, args.peaks),
+        "unit": "s (fit + kneighbors)",
+        "sklearn_s": sk_s,
+        "peer": "torch cdist + topk per 2048 queries",
+        "peer_s": peer_s,
         "target_speedup": 50.0,
     }
 
@@ -279,13 +292,22 @@ def case_pca(device, args, n, d, n_components, solver):
         flops, nbytes = randomized_svd_cost(n, d, n_components, fitted.n_oversamples, n_iter, 4)
 
         def peer():
-            return torch.svd_lowrank(Xt, q=n_components + fitted.n_oversamples, niter=n_iter, M=Xt.mean(dim=0, keepdim=True))
+            return torch.svd_lowrank(
+                Xt,
+                q=n_components + fitted.n_oversamples,
+                niter=n_iter,
+                M=Xt.mean(dim=0, keepdim=True),
+            )
 
         peer_name = "torch.svd_lowrank (centred)"
     peer_s, _ = device.time(peer, args.repeats)
     return {
-        **summarize(seconds, flops, nbytes, args.peaks), "unit": "s (fit)",
-        "sklearn_s": sk_s, "peer": peer_name, "peer_s": peer_s, "target_speedup": 10.0,
+        **summarize(seconds, flops, nbytes, args.peaks),
+        "unit": "s (fit)",
+        "sklearn_s": sk_s,
+        "peer": peer_name,
+        "peer_s": peer_s,
+        "target_speedup": 10.0,
     }
 
 
@@ -309,8 +331,11 @@ def case_linear_regression(device, args, n, d):
     peer_s, _ = device.time(peer, args.repeats)
     flops, nbytes = gram_cost(n, d, 4)
     return {
-        **summarize(seconds, flops, nbytes, args.peaks), "unit": "s (fit)",
-        "sklearn_s": sk_s, "peer": "torch.linalg.lstsq (centred)", "peer_s": peer_s,
+        **summarize(seconds, flops, nbytes, args.peaks),
+        "unit": "s (fit)",
+        "sklearn_s": sk_s,
+        "peer": "torch.linalg.lstsq (centred)",
+        "peer_s": peer_s,
         "target_speedup": 10.0,
     }
 
@@ -349,8 +374,12 @@ def case_logistic_regression(device, args, n, d, n_classes):
     peer_s, _ = device.time(peer, args.repeats)
     flops, nbytes = logistic_cost(n, d, n_classes, n_iter, 4)
     return {
-        **summarize(seconds, flops, nbytes, args.peaks), "unit": "s (fit)", "n_iter": n_iter,
-        "sklearn_s": sk_s, "peer": f"torch LBFGS, {n_iter} iterations", "peer_s": peer_s,
+        **summarize(seconds, flops, nbytes, args.peaks),
+        "unit": "s (fit)",
+        "n_iter": n_iter,
+        "sklearn_s": sk_s,
+        "peer": f"torch LBFGS, {n_iter} iterations",
+        "peer_s": peer_s,
         "target_speedup": 10.0,
     }
 
@@ -401,37 +430,52 @@ def finish(row):
 
 
 def table(rows):
-    head = "| case | mlmpi s | unit | GFLOP/s | GB/s | × floor | scikit-learn s | speed-up | peer s | mlmpi ÷ peer | targets |"
+    head = (
+        "| case | mlmpi s | unit | GFLOP/s | GB/s | × floor | scikit-learn s | speed-up "
+        "| peer s | mlmpi ÷ peer | targets |"
+    )
     lines = [head, "|" + " --- |" * 11]
     for name, row in rows:
         if "skipped" in row:
             lines.append(f"| {name} | skipped: {row['skipped']} |" + " |" * 9)
             continue
         lines.append(
-            f"| {name} | {row['seconds']:.4g} | {row['unit']} | {row['gflops']:.1f} | {row['gbps']:.1f} "
+            f"| {name} | {row['seconds']:.4g} | {row['unit']} | {row['gflops']:.1f} "
+            f"| {row['gbps']:.1f} "
             f"| {row['x_floor']:.2f} | {row['sklearn_s']:.4g} | {row['speedup']:.1f}× "
-            f"| {row['peer_s']:.4g} | {row['vs_peer']:.2f} | {'met' if row['targets_met'] else 'missed'} |"
+            f"| {row['peer_s']:.4g} | {row['vs_peer']:.2f} "
+            f"| {'met' if row['targets_met'] else 'missed'} |"
         )
     return "\n".join(lines)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs per measurement (median)")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="timed runs per measurement (median)"
+    )
     parser.add_argument("--scale", type=int, default=1, help="divide every row count by this")
     parser.add_argument("--kmeans-iter", type=int, default=10, help="Lloyd iterations timed")
     parser.add_argument("--only", default=None, help="run only the cases whose name contains this")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="tiny sizes on NumPy and CPU torch: checks the script, not the GPU")
-    parser.add_argument("--out", type=Path, default=None, help="also write the results as JSON here")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="tiny sizes on NumPy and CPU torch: checks the script, not the GPU",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, help="also write the results as JSON here"
+    )
     args = parser.parse_args(argv)
     if args.dry_run:
         args.scale, args.repeats, args.kmeans_iter = max(args.scale, 5000), 1, 2
     device = Device(args.dry_run)
     gemm_n, copy_bytes = (256, 1 << 20) if args.dry_run else (8192, 1 << 30)
     args.peaks = measure_peaks(device, gemm_n, copy_bytes, args.repeats)
-    print(f"device: {device.name}; measured FP32 GEMM {args.peaks['flops_per_s'] / 1e12:.2f} TFLOP/s, "
-          f"D2D copy {args.peaks['bytes_per_s'] / 1e9:.0f} GB/s; host cores: {os.cpu_count()}")
+    print(
+        f"device: {device.name}; measured FP32 GEMM "
+        f"{args.peaks['flops_per_s'] / 1e12:.2f} TFLOP/s, "
+        f"D2D copy {args.peaks['bytes_per_s'] / 1e9:.0f} GB/s; host cores: {os.cpu_count()}"
+    )
     rows = []
     for name, run, case_args in cases(args):
         if args.only and args.only.lower() not in name.lower():
@@ -441,8 +485,12 @@ def main(argv=None):
     print(table(rows))
     if args.out is not None:
         result = {
-            "device": device.name, "dry_run": args.dry_run, "peaks": args.peaks,
-            "host_cores": os.cpu_count(), "scale": args.scale, "repeats": args.repeats,
+            "device": device.name,
+            "dry_run": args.dry_run,
+            "peaks": args.peaks,
+            "host_cores": os.cpu_count(),
+            "scale": args.scale,
+            "repeats": args.repeats,
             "rows": [{"case": name, **row} for name, row in rows],
         }
         args.out.write_text(json.dumps(result, indent=1))

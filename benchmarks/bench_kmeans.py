@@ -38,8 +38,14 @@ def _data(args, comms):
     from mlmpi.datasets import make_blobs
 
     X, _ = make_blobs(
-        args.n_samples, args.n_features, centers=args.n_clusters, cluster_std=1.0,
-        center_box=(-_BOX, _BOX), random_state=0, dtype=np.dtype(args.dtype), comms=comms,
+        args.n_samples,
+        args.n_features,
+        centers=args.n_clusters,
+        cluster_std=1.0,
+        center_box=(-_BOX, _BOX),
+        random_state=0,
+        dtype=np.dtype(args.dtype),
+        comms=comms,
     )
     return X
 
@@ -50,8 +56,14 @@ def _init(args):
 
 
 def _params(args):
-    return dict(n_clusters=args.n_clusters, init=_init(args), n_init=1, max_iter=args.max_iter,
-                tol=0.0, algorithm="lloyd")
+    return dict(
+        n_clusters=args.n_clusters,
+        init=_init(args),
+        n_init=1,
+        max_iter=args.max_iter,
+        tol=0.0,
+        algorithm="lloyd",
+    )
 
 
 def worker(args):
@@ -71,13 +83,17 @@ def worker(args):
         fits.append(elapsed)
         comm_seconds.append(float(comms.allreduce(np.asarray(prof.total_seconds), op="max")))
     best = int(np.argsort(fits)[len(fits) // 2])
-    _driver.worker_report(args.report, {
-        "seconds": fits[best] / km.n_iter_,
-        "fit_s": fits[best],
-        "comm_fraction": comm_seconds[best] / fits[best],
-        "n_iter": km.n_iter_,
-        "inertia": km.inertia_,
-    }, comms)
+    _driver.worker_report(
+        args.report,
+        {
+            "seconds": fits[best] / km.n_iter_,
+            "fit_s": fits[best],
+            "comm_fraction": comm_seconds[best] / fits[best],
+            "n_iter": km.n_iter_,
+            "inertia": km.inertia_,
+        },
+        comms,
+    )
 
 
 def driver(args):
@@ -89,37 +105,71 @@ def driver(args):
     X = _data(args, SelfComms())
     with threadpool_limits(limits=1):
         peak, bandwidth = measured_peak_and_bandwidth(X.dtype)
-    floor = floor_seconds(args.n_samples, args.n_features, args.n_clusters, X.itemsize,
-                          peak * args.ranks, bandwidth * args.ranks)
+    floor = floor_seconds(
+        args.n_samples,
+        args.n_features,
+        args.n_clusters,
+        X.itemsize,
+        peak * args.ranks,
+        bandwidth * args.ranks,
+    )
 
     def run_peer():
         with threadpool_limits(limits=args.ranks):
             start = time.perf_counter()
             km = SKKMeans(**_params(args)).fit(X)
             elapsed = time.perf_counter() - start
-        return {"seconds": elapsed / km.n_iter_, "fit_s": elapsed, "n_iter": km.n_iter_,
-                "inertia": km.inertia_}
+        return {
+            "seconds": elapsed / km.n_iter_,
+            "fit_s": elapsed,
+            "n_iter": km.n_iter_,
+            "inertia": km.inertia_,
+        }
 
-    argv = ["--n-samples", args.n_samples, "--n-features", args.n_features, "--n-clusters",
-            args.n_clusters, "--max-iter", args.max_iter, "--dtype", args.dtype, "--fits", args.fits]
+    argv = [
+        "--n-samples",
+        args.n_samples,
+        "--n-features",
+        args.n_features,
+        "--n-clusters",
+        args.n_clusters,
+        "--max-iter",
+        args.max_iter,
+        "--dtype",
+        args.dtype,
+        "--fits",
+        args.fits,
+    ]
     row = _driver.compare(
         f"{args.n_samples}x{args.n_features} k={args.n_clusters} {args.dtype} R={args.ranks}",
-        script=Path(__file__).resolve(), ranks=args.ranks, repeats=args.repeats,
-        run_peer=run_peer, worker_argv=[str(a) for a in argv],
+        script=Path(__file__).resolve(),
+        ranks=args.ranks,
+        repeats=args.repeats,
+        run_peer=run_peer,
+        worker_argv=[str(a) for a in argv],
     )
     row["floor_s"] = floor
     row["vs_floor"] = row["mlmpi_s"] / floor
     row["peak_gflops_per_core"] = peak / 1e9
     row["bandwidth_gbs_per_core"] = bandwidth / 1e9
     row["peer_n_iter"] = statistics.median(r["n_iter"] for r in row["peer_runs"])
-    row["inertia_rel_diff"] = abs(row["mlmpi_runs"][0]["inertia"] - row["peer_runs"][0]["inertia"]) / (
-        row["peer_runs"][0]["inertia"]
+    row["inertia_rel_diff"] = (
+        abs(row["mlmpi_runs"][0]["inertia"] - row["peer_runs"][0]["inertia"])
+        / (row["peer_runs"][0]["inertia"])
     )
     _driver.report(
-        "kmeans", [row], vars(args) | {"metric": "seconds per Lloyd iteration"}, out=args.out,
-        extra_columns=[("comm frac", "mlmpi_comm_fraction"), ("floor s", "floor_s"),
-                       ("mlmpi/floor", "vs_floor"), ("n_iter", "mlmpi_n_iter"),
-                       ("peer n_iter", "peer_n_iter"), ("inertia diff", "inertia_rel_diff")],
+        "kmeans",
+        [row],
+        vars(args) | {"metric": "seconds per Lloyd iteration"},
+        out=args.out,
+        extra_columns=[
+            ("comm frac", "mlmpi_comm_fraction"),
+            ("floor s", "floor_s"),
+            ("mlmpi/floor", "vs_floor"),
+            ("n_iter", "mlmpi_n_iter"),
+            ("peer n_iter", "peer_n_iter"),
+            ("inertia diff", "inertia_rel_diff"),
+        ],
     )
 
 

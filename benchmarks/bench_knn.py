@@ -59,12 +59,16 @@ def worker(args):
         searches.append(float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max")))
         comm_seconds.append(float(comms.allreduce(np.asarray(prof.total_seconds), op="max")))
     best = int(np.argsort(searches)[len(searches) // 2])
-    _driver.worker_report(args.report, {
-        "seconds": searches[best],
-        "queries_per_s": args.n_queries / searches[best],
-        "comm_fraction": comm_seconds[best] / searches[best],
-        "first_indices": ind[: args.check].tolist(),  # rank 0 writes: the first queries
-    }, comms)
+    _driver.worker_report(
+        args.report,
+        {
+            "seconds": searches[best],
+            "queries_per_s": args.n_queries / searches[best],
+            "comm_fraction": comm_seconds[best] / searches[best],
+            "first_indices": ind[: args.check].tolist(),  # rank 0 writes: the first queries
+        },
+        comms,
+    )
 
 
 def driver(args):
@@ -87,8 +91,11 @@ def driver(args):
             sk = SKNearestNeighbors(n_neighbors=args.k, algorithm="brute", n_jobs=threads).fit(X)
             _, ind = sk.kneighbors(Q)
             elapsed = time.perf_counter() - start
-        result = {"seconds": elapsed, "queries_per_s": args.n_queries / elapsed,
-                  "first_indices": ind[: args.check].tolist()}
+        result = {
+            "seconds": elapsed,
+            "queries_per_s": args.n_queries / elapsed,
+            "first_indices": ind[: args.check].tolist(),
+        }
         if faiss is not None:
             faiss.omp_set_num_threads(threads)
             start = time.perf_counter()
@@ -98,15 +105,33 @@ def driver(args):
             result["faiss_s"] = time.perf_counter() - start
         return result
 
-    argv = ["--n-index", args.n_index, "--n-features", args.n_features, "--n-queries",
-            args.n_queries, "--k", args.k, "--n-centers", args.n_centers, "--dtype", args.dtype,
-            "--searches", args.searches, "--check", args.check]
+    argv = [
+        "--n-index",
+        args.n_index,
+        "--n-features",
+        args.n_features,
+        "--n-queries",
+        args.n_queries,
+        "--k",
+        args.k,
+        "--n-centers",
+        args.n_centers,
+        "--dtype",
+        args.dtype,
+        "--searches",
+        args.searches,
+        "--check",
+        args.check,
+    ]
     if args.batch_size:
         argv += ["--batch-size", args.batch_size]
     row = _driver.compare(
         f"{args.n_index}x{args.n_features} q={args.n_queries} k={args.k} R={args.ranks}",
-        script=Path(__file__).resolve(), ranks=args.ranks, repeats=args.repeats,
-        run_peer=run_peer, worker_argv=[str(a) for a in argv],
+        script=Path(__file__).resolve(),
+        ranks=args.ranks,
+        repeats=args.repeats,
+        run_peer=run_peer,
+        worker_argv=[str(a) for a in argv],
     )
     row["peer_queries_per_s"] = statistics.median(r["queries_per_s"] for r in row["peer_runs"])
     # the first queries of rank 0 (the first rows of Q): the same neighbours as scikit-learn
@@ -119,10 +144,18 @@ def driver(args):
     for r in row["mlmpi_runs"] + row["peer_runs"]:
         r.pop("first_indices", None)
     _driver.report(
-        "knn", [row], vars(args) | {"metric": "seconds for all queries"}, out=args.out,
-        extra_columns=[("mlmpi q/s", "mlmpi_queries_per_s"), ("sklearn q/s", "peer_queries_per_s"),
-                       ("faiss s", "faiss_s"), ("vs faiss", "faiss_ratio"),
-                       ("comm frac", "mlmpi_comm_fraction"), ("same nbrs", "same_neighbours")],
+        "knn",
+        [row],
+        vars(args) | {"metric": "seconds for all queries"},
+        out=args.out,
+        extra_columns=[
+            ("mlmpi q/s", "mlmpi_queries_per_s"),
+            ("sklearn q/s", "peer_queries_per_s"),
+            ("faiss s", "faiss_s"),
+            ("vs faiss", "faiss_ratio"),
+            ("comm frac", "mlmpi_comm_fraction"),
+            ("same nbrs", "same_neighbours"),
+        ],
     )
 
 
@@ -135,10 +168,18 @@ def main():
     parser.add_argument("--n-centers", type=int, default=32)
     parser.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     parser.add_argument("--batch-size", type=int, default=None, help="mlmpi's batch_size")
-    parser.add_argument("--peer-threads", type=int, default=os.cpu_count(),
-                        help="scikit-learn's n_jobs and faiss's threads (default: all cores)")
-    parser.add_argument("--searches", type=int, default=3, help="timed searches per mlmpi job (median)")
-    parser.add_argument("--check", type=int, default=200, help="queries whose neighbours are compared")
+    parser.add_argument(
+        "--peer-threads",
+        type=int,
+        default=os.cpu_count(),
+        help="scikit-learn's n_jobs and faiss's threads (default: all cores)",
+    )
+    parser.add_argument(
+        "--searches", type=int, default=3, help="timed searches per mlmpi job (median)"
+    )
+    parser.add_argument(
+        "--check", type=int, default=200, help="queries whose neighbours are compared"
+    )
     _driver.run_main(parser, driver=driver, worker=worker)
 
 

@@ -34,8 +34,15 @@ def _data(case, args, comms):
     d = args.n_features
     if case.startswith("logistic"):
         # overlapping classes: L-BFGS needs a realistic number of iterations
-        return make_blobs(args.n_samples_logistic, d, centers=args.n_classes, cluster_std=4.0,
-                          center_box=(-1.0, 1.0), random_state=0, comms=comms)
+        return make_blobs(
+            args.n_samples_logistic,
+            d,
+            centers=args.n_classes,
+            cluster_std=4.0,
+            center_box=(-1.0, 1.0),
+            random_state=0,
+            comms=comms,
+        )
     # one extra column of per-row noise for the target
     Z, _ = make_blobs(args.n_samples, d + 1, centers=4, random_state=0, comms=comms)
     coef = np.random.RandomState(1).normal(size=d)
@@ -74,12 +81,16 @@ def worker(args):
         fits.append(float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max")))
         comm_seconds.append(float(comms.allreduce(np.asarray(prof.total_seconds), op="max")))
     best = int(np.argsort(fits)[len(fits) // 2])
-    _driver.worker_report(args.report, {
-        "seconds": fits[best],
-        "comm_fraction": comm_seconds[best] / fits[best],
-        "n_iter": _n_iter(model),
-        "coef": np.asarray(model.coef_).tolist(),
-    }, comms)
+    _driver.worker_report(
+        args.report,
+        {
+            "seconds": fits[best],
+            "comm_fraction": comm_seconds[best] / fits[best],
+            "n_iter": _n_iter(model),
+            "coef": np.asarray(model.coef_).tolist(),
+        },
+        comms,
+    )
 
 
 def driver(args):
@@ -100,13 +111,27 @@ def driver(args):
                 elapsed = time.perf_counter() - start
             return {"seconds": elapsed, "n_iter": _n_iter(fitted["model"])}
 
-        argv = ["--cases", case, "--n-samples", args.n_samples, "--n-samples-logistic",
-                args.n_samples_logistic, "--n-features", args.n_features, "--n-classes",
-                args.n_classes, "--fits", args.fits]
+        argv = [
+            "--cases",
+            case,
+            "--n-samples",
+            args.n_samples,
+            "--n-samples-logistic",
+            args.n_samples_logistic,
+            "--n-features",
+            args.n_features,
+            "--n-classes",
+            args.n_classes,
+            "--fits",
+            args.fits,
+        ]
         n = args.n_samples_logistic if case.startswith("logistic") else args.n_samples
         row = _driver.compare(
-            f"{case} {n}x{args.n_features} R={args.ranks}", script=Path(__file__).resolve(),
-            ranks=args.ranks, repeats=args.repeats, run_peer=run_peer,
+            f"{case} {n}x{args.n_features} R={args.ranks}",
+            script=Path(__file__).resolve(),
+            ranks=args.ranks,
+            repeats=args.repeats,
+            run_peer=run_peer,
             worker_argv=[str(a) for a in argv],
         )
         ours = np.asarray(row["mlmpi_runs"][-1].pop("coef"))
@@ -117,9 +142,16 @@ def driver(args):
         rows.append(row)
         del X, y
     _driver.report(
-        "linear", rows, vars(args) | {"metric": "fit seconds"}, out=args.out,
-        extra_columns=[("comm frac", "mlmpi_comm_fraction"), ("n_iter", "mlmpi_n_iter"),
-                       ("peer n_iter", "peer_n_iter"), ("coef diff", "coef_max_diff")],
+        "linear",
+        rows,
+        vars(args) | {"metric": "fit seconds"},
+        out=args.out,
+        extra_columns=[
+            ("comm frac", "mlmpi_comm_fraction"),
+            ("n_iter", "mlmpi_n_iter"),
+            ("peer n_iter", "peer_n_iter"),
+            ("coef diff", "coef_max_diff"),
+        ],
     )
 
 

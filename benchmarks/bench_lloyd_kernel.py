@@ -77,8 +77,10 @@ def main():
                     kmeans.COLUMN_MIN_CLUSTERS = crossover
                     times.append(_best(step, args.repeats))
                 floor = floor_seconds(n, d, k, dtype.itemsize, peak, bandwidth)
-                print(f"{k:>6}{times[0] * 1e3:>10.2f}{times[1] * 1e3:>12.2f}{floor * 1e3:>10.2f}"
-                      f"{min(times) / floor:>12.2f}")
+                print(
+                    f"{k:>6}{times[0] * 1e3:>10.2f}{times[1] * 1e3:>12.2f}{floor * 1e3:>10.2f}"
+                    f"{min(times) / floor:>12.2f}"
+                )
         finally:
             kmeans.COLUMN_MIN_CLUSTERS = default
     print(f"load average after: {os.getloadavg()[0]:.2f}")

@@ -64,9 +64,15 @@ def worker(args):
         seconds.append(float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max")))
         comm_seconds.append(float(comms.allreduce(np.asarray(prof.total_seconds), op="max")))
     best = int(np.argsort(seconds)[len(seconds) // 2])
-    _driver.worker_report(args.report, {"seconds": seconds[best], "value": float(value),
-                                        "comm_fraction": comm_seconds[best] / seconds[best]},
-                          comms)
+    _driver.worker_report(
+        args.report,
+        {
+            "seconds": seconds[best],
+            "value": float(value),
+            "comm_fraction": comm_seconds[best] / seconds[best],
+        },
+        comms,
+    )
 
 
 def driver(args):
@@ -82,19 +88,36 @@ def driver(args):
             value = func(*arrays, **kwargs)
             return {"seconds": time.perf_counter() - start, "value": float(value)}
 
-        argv = ["--metric", metric, "--n-samples", args.n_samples,
-                "--n-silhouette", args.n_silhouette, "--calls", args.calls]
+        argv = [
+            "--metric",
+            metric,
+            "--n-samples",
+            args.n_samples,
+            "--n-silhouette",
+            args.n_silhouette,
+            "--calls",
+            args.calls,
+        ]
         n = args.n_silhouette if metric == "silhouette_score" else args.n_samples
-        row = _driver.compare(f"{metric} n={n}", script=Path(__file__).resolve(), ranks=args.ranks,
-                              repeats=args.repeats, run_peer=run_peer,
-                              worker_argv=[str(a) for a in argv])
+        row = _driver.compare(
+            f"{metric} n={n}",
+            script=Path(__file__).resolve(),
+            ranks=args.ranks,
+            repeats=args.repeats,
+            run_peer=run_peer,
+            worker_argv=[str(a) for a in argv],
+        )
         ours = statistics.median(r["value"] for r in row["mlmpi_runs"])
         theirs = row["peer_runs"][0]["value"]
         row["relative_difference"] = abs(ours - theirs) / abs(theirs)
         rows.append(row)
-    _driver.report("metrics", rows, vars(args) | {"metric": "seconds per call"}, out=args.out,
-                   extra_columns=[("comm frac", "mlmpi_comm_fraction"),
-                                  ("rel. diff", "relative_difference")])
+    _driver.report(
+        "metrics",
+        rows,
+        vars(args) | {"metric": "seconds per call"},
+        out=args.out,
+        extra_columns=[("comm frac", "mlmpi_comm_fraction"), ("rel. diff", "relative_difference")],
+    )
 
 
 def main():

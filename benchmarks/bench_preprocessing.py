@@ -70,8 +70,13 @@ def _driver(args):
         np.save(data, X)
         rows = [_compare_case(args, case, X, data) for case in args.cases]
     config = {k: getattr(args, k) for k in ("n_samples", "n_features", "ranks", "repeats")}
-    report("preprocessing", rows, config, out=args.out,
-           extra_columns=[("comm frac", "mlmpi_comm_fraction")])
+    report(
+        "preprocessing",
+        rows,
+        config,
+        out=args.out,
+        extra_columns=[("comm frac", "mlmpi_comm_fraction")],
+    )
 
 
 def _compare_case(args, case, X, data):
@@ -81,8 +86,14 @@ def _compare_case(args, case, X, data):
             _estimator(sklearn.preprocessing, case).fit(X)
             return {"seconds": time.perf_counter() - start}
 
-    return compare(case, script=__file__, ranks=args.ranks, repeats=args.repeats,
-                   run_peer=run_peer, worker_argv=["--case", case, "--data", str(data)])
+    return compare(
+        case,
+        script=__file__,
+        ranks=args.ranks,
+        repeats=args.repeats,
+        run_peer=run_peer,
+        worker_argv=["--case", case, "--data", str(data)],
+    )
 
 
 def main():

@@ -37,8 +37,12 @@ def _data(case, args, comms):
     from mlmpi.datasets import make_sparse_text
 
     return make_sparse_text(
-        args.n_samples, args.n_features, nnz_per_row=args.nnz_per_row,
-        n_classes=args.n_classes if case == "logistic" else None, random_state=0, comms=comms,
+        args.n_samples,
+        args.n_features,
+        nnz_per_row=args.nnz_per_row,
+        n_classes=args.n_classes if case == "logistic" else None,
+        random_state=0,
+        comms=comms,
     )
 
 
@@ -90,14 +94,18 @@ def worker(args):
     best = int(np.argsort(fits)[len(fits) // 2])
     rss = comms.allgather_object(round(_peak_rss_mb(), 1))
     local_nnz = comms.allgather_object(int(X.nnz))
-    _driver.worker_report(args.report, {
-        "seconds": fits[best],
-        "comm_fraction": comm_seconds[best] / fits[best],
-        "peak_rss_mb_max": max(rss),
-        "peak_rss_mb_per_rank": rss,
-        "local_nnz_per_rank": local_nnz,
-        "result": _result(case, model).tolist(),
-    }, comms)
+    _driver.worker_report(
+        args.report,
+        {
+            "seconds": fits[best],
+            "comm_fraction": comm_seconds[best] / fits[best],
+            "peak_rss_mb_max": max(rss),
+            "peak_rss_mb_per_rank": rss,
+            "local_nnz_per_rank": local_nnz,
+            "result": _result(case, model).tolist(),
+        },
+        comms,
+    )
 
 
 def driver(args):
@@ -119,13 +127,29 @@ def driver(args):
                     fitted["model"] = _estimator(case, args, ours=False).fit(X, y)
                     return {"seconds": time.perf_counter() - start}
 
-            argv = ["--cases", case, "--n-samples", args.n_samples, "--n-features",
-                    args.n_features, "--nnz-per-row", args.nnz_per_row, "--n-components",
-                    args.n_components, "--n-classes", args.n_classes, "--fits", args.fits]
+            argv = [
+                "--cases",
+                case,
+                "--n-samples",
+                args.n_samples,
+                "--n-features",
+                args.n_features,
+                "--nnz-per-row",
+                args.nnz_per_row,
+                "--n-components",
+                args.n_components,
+                "--n-classes",
+                args.n_classes,
+                "--fits",
+                args.fits,
+            ]
             row = _driver.compare(
                 f"{case} {args.n_samples}x{args.n_features} R={ranks}",
-                script=Path(__file__).resolve(), ranks=ranks, repeats=args.repeats,
-                run_peer=run_peer, worker_argv=[str(a) for a in argv],
+                script=Path(__file__).resolve(),
+                ranks=ranks,
+                repeats=args.repeats,
+                run_peer=run_peer,
+                worker_argv=[str(a) for a in argv],
             )
             ours = np.asarray(row["mlmpi_runs"][-1]["result"])
             for run in row["mlmpi_runs"]:
@@ -136,25 +160,42 @@ def driver(args):
             rows.append(row)
         del X, y
     _driver.report(
-        "sparse", rows, vars(args) | {"metric": "fit seconds"}, out=args.out,
-        extra_columns=[("comm frac", "mlmpi_comm_fraction"),
-                       ("max RSS MB", "mlmpi_peak_rss_mb_max"), ("diff", "difference")],
+        "sparse",
+        rows,
+        vars(args) | {"metric": "fit seconds"},
+        out=args.out,
+        extra_columns=[
+            ("comm frac", "mlmpi_comm_fraction"),
+            ("max RSS MB", "mlmpi_peak_rss_mb_max"),
+            ("diff", "difference"),
+        ],
     )
     for row in rows:
         runs = row["mlmpi_runs"][-1]
-        print(f"{row['case']}: {row['speed']}; peak RSS per rank (MB) "
-              f"{runs['peak_rss_mb_per_rank']}, local non-zeros {runs['local_nnz_per_rank']}")
+        print(
+            f"{row['case']}: {row['speed']}; peak RSS per rank (MB) "
+            f"{runs['peak_rss_mb_per_rank']}, local non-zeros {runs['local_nnz_per_rank']}"
+        )
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
-    parser.add_argument("--rank-counts", type=int, nargs="+", default=None,
-                        help="mlmpi rank counts, each against scikit-learn (default: 1 and --ranks)")
+    parser.add_argument(
+        "--rank-counts",
+        type=int,
+        nargs="+",
+        default=None,
+        help="mlmpi rank counts, each against scikit-learn (default: 1 and --ranks)",
+    )
     parser.add_argument("--n-samples", type=int, default=1_000_000)
     parser.add_argument("--n-features", type=int, default=100_000)
-    parser.add_argument("--nnz-per-row", type=int, default=50,
-                        help="mean words per row (repeated words merge, so slightly fewer non-zeros)")
+    parser.add_argument(
+        "--nnz-per-row",
+        type=int,
+        default=50,
+        help="mean words per row (repeated words merge, so slightly fewer non-zeros)",
+    )
     parser.add_argument("--n-components", type=int, default=100)
     parser.add_argument("--n-classes", type=int, default=10)
     parser.add_argument("--fits", type=int, default=1, help="timed fits per mlmpi job (median)")

@@ -31,8 +31,15 @@ def _data(args, comms):
     """This rank's rows: two overlapping blobs, columns on very different scales."""
     from mlmpi.datasets import make_blobs
 
-    X, y = make_blobs(args.n_samples, args.n_features, centers=2, cluster_std=4.0,
-                      center_box=(-1.0, 1.0), random_state=0, comms=comms)
+    X, y = make_blobs(
+        args.n_samples,
+        args.n_features,
+        centers=2,
+        cluster_std=4.0,
+        center_box=(-1.0, 1.0),
+        random_state=0,
+        comms=comms,
+    )
     scales = np.logspace(-2, 3, args.n_features)
     return X * scales + 10.0 * scales, y
 
@@ -50,20 +57,27 @@ def worker(args):
 
     comms = get_comms()
     X, y = _data(args, comms)
-    search = GridSearchCV(make_pipeline(StandardScaler(), LogisticRegression(max_iter=100)),
-                          _grid(args), cv=args.folds)
+    search = GridSearchCV(
+        make_pipeline(StandardScaler(), LogisticRegression(max_iter=100)),
+        _grid(args),
+        cv=args.folds,
+    )
     comms.barrier()
     start = time.perf_counter()
     with profile() as prof:
         search.fit(X, y)
     seconds = float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max"))
     comm_seconds = float(comms.allreduce(np.asarray(prof.total_seconds), op="max"))
-    _driver.worker_report(args.report, {
-        "seconds": seconds,
-        "comm_fraction": comm_seconds / seconds,
-        "best_C": search.best_params_["logisticregression__C"],
-        "best_score": float(search.best_score_),
-    }, comms)
+    _driver.worker_report(
+        args.report,
+        {
+            "seconds": seconds,
+            "comm_fraction": comm_seconds / seconds,
+            "best_C": search.best_params_["logisticregression__C"],
+            "best_score": float(search.best_score_),
+        },
+        comms,
+    )
 
 
 def driver(args):
@@ -78,29 +92,48 @@ def driver(args):
     fitted = {}
 
     def run_peer():
-        search = GridSearchCV(make_pipeline(StandardScaler(), LogisticRegression(max_iter=100)),
-                              _grid(args), cv=args.folds, n_jobs=args.ranks)
+        search = GridSearchCV(
+            make_pipeline(StandardScaler(), LogisticRegression(max_iter=100)),
+            _grid(args),
+            cv=args.folds,
+            n_jobs=args.ranks,
+        )
         start = time.perf_counter()
         fitted["search"] = search.fit(X, y)
         return {"seconds": time.perf_counter() - start}
 
-    argv = ["--n-samples", args.n_samples, "--n-features", args.n_features, "--folds",
-            args.folds, "--c-values", *args.c_values]
+    argv = [
+        "--n-samples",
+        args.n_samples,
+        "--n-features",
+        args.n_features,
+        "--folds",
+        args.folds,
+        "--c-values",
+        *args.c_values,
+    ]
     row = _driver.compare(
         f"search {args.n_samples}x{args.n_features} R={args.ranks}",
-        script=Path(__file__).resolve(), ranks=args.ranks, repeats=args.repeats,
-        run_peer=run_peer, worker_argv=[str(a) for a in argv],
+        script=Path(__file__).resolve(),
+        ranks=args.ranks,
+        repeats=args.repeats,
+        run_peer=run_peer,
+        worker_argv=[str(a) for a in argv],
     )
     reference = fitted["search"]
     ours = row["mlmpi_runs"][-1]
     row["same_best_C"] = float(ours["best_C"] == reference.best_params_["logisticregression__C"])
     row["best_score_diff"] = abs(ours["best_score"] - float(reference.best_score_))
     _driver.report(
-        "workflow", [row],
+        "workflow",
+        [row],
         vars(args) | {"metric": "GridSearchCV.fit seconds (folds x C values + refit)"},
         out=args.out,
-        extra_columns=[("comm frac", "mlmpi_comm_fraction"), ("same best C", "same_best_C"),
-                       ("score diff", "best_score_diff")],
+        extra_columns=[
+            ("comm frac", "mlmpi_comm_fraction"),
+            ("same best C", "same_best_C"),
+            ("score diff", "best_score_diff"),
+        ],
     )
 
 

@@ -41,8 +41,13 @@ def kmeans_model(n, d, k, ranks, itemsize, peak, bandwidth, latency, link):
     allreduce = 0.0
     if ranks > 1:
         allreduce = latency * math.ceil(math.log2(ranks)) + 2.0 * (ranks - 1) / ranks * sent / link
-    return {"compute": compute, "memory": memory, "sent_bytes": sent, "allreduce": allreduce,
-            "model": max(compute, memory) + allreduce}
+    return {
+        "compute": compute,
+        "memory": memory,
+        "sent_bytes": sent,
+        "allreduce": allreduce,
+        "model": max(compute, memory) + allreduce,
+    }
 
 
 def knn_model(n_queries, n_index, d, ranks, itemsize, peak, bandwidth, link, batch=1024):
@@ -50,8 +55,12 @@ def knn_model(n_queries, n_index, d, ranks, itemsize, peak, bandwidth, link, bat
     compute = 2.0 * n_queries * n_index * d / peak
     memory = n_index * d * itemsize / bandwidth * math.ceil(n_queries / batch)
     sent = (ranks - 1) / ranks * n_index * d * itemsize
-    return {"compute": compute, "memory": memory, "sent_bytes": sent,
-            "model": max(compute, memory) + sent / link}
+    return {
+        "compute": compute,
+        "memory": memory,
+        "sent_bytes": sent,
+        "model": max(compute, memory) + sent / link,
+    }
 
 
 def _kmeans_rows(paths, latency, link):
@@ -64,13 +73,26 @@ def _kmeans_rows(paths, latency, link):
             if "peak_gflops_per_core" not in row:
                 raise SystemExit(f"{path}: no measured peak (rerun bench_kmeans.py)")
             model = kmeans_model(
-                config["n_samples"], config["n_features"], config["n_clusters"], config["ranks"],
-                itemsize, row["peak_gflops_per_core"] * 1e9, row["bandwidth_gbs_per_core"] * 1e9,
-                latency, link,
+                config["n_samples"],
+                config["n_features"],
+                config["n_clusters"],
+                config["ranks"],
+                itemsize,
+                row["peak_gflops_per_core"] * 1e9,
+                row["bandwidth_gbs_per_core"] * 1e9,
+                latency,
+                link,
             )
-            rows.append({"ranks": config["ranks"], "k": config["n_clusters"],
-                         "measured": row["mlmpi_s"], "peer": row["peer_s"],
-                         "comm_fraction": row.get("mlmpi_comm_fraction"), **model})
+            rows.append(
+                {
+                    "ranks": config["ranks"],
+                    "k": config["n_clusters"],
+                    "measured": row["mlmpi_s"],
+                    "peer": row["peer_s"],
+                    "comm_fraction": row.get("mlmpi_comm_fraction"),
+                    **model,
+                }
+            )
     return sorted(rows, key=lambda r: (r["k"], r["ranks"]))
 
 
@@ -107,12 +129,16 @@ def main():
     parser.add_argument("--plot", type=Path, default=None)
     args = parser.parse_args()
     rows = _kmeans_rows(args.results, args.latency, args.link)
-    print(f"{'k':>5}{'ranks':>6}{'compute ms':>12}{'memory ms':>11}{'allreduce ms':>14}"
-          f"{'sent B':>9}{'model ms':>10}{'measured ms':>13}{'meas/model':>12}")
+    print(
+        f"{'k':>5}{'ranks':>6}{'compute ms':>12}{'memory ms':>11}{'allreduce ms':>14}"
+        f"{'sent B':>9}{'model ms':>10}{'measured ms':>13}{'meas/model':>12}"
+    )
     for r in rows:
-        print(f"{r['k']:>5}{r['ranks']:>6}{r['compute'] * 1e3:>12.3f}{r['memory'] * 1e3:>11.3f}"
-              f"{r['allreduce'] * 1e3:>14.4f}{r['sent_bytes']:>9.0f}{r['model'] * 1e3:>10.3f}"
-              f"{r['measured'] * 1e3:>13.3f}{r['measured'] / r['model']:>12.2f}")
+        print(
+            f"{r['k']:>5}{r['ranks']:>6}{r['compute'] * 1e3:>12.3f}{r['memory'] * 1e3:>11.3f}"
+            f"{r['allreduce'] * 1e3:>14.4f}{r['sent_bytes']:>9.0f}{r['model'] * 1e3:>10.3f}"
+            f"{r['measured'] * 1e3:>13.3f}{r['measured'] / r['model']:>12.2f}"
+        )
     if args.plot:
         _plot(rows, args.plot)
 

@@ -15,8 +15,9 @@ from mlmpi import DBSCAN, get_comms
 from mlmpi.datasets import make_blobs
 
 comms = get_comms()
-X, _ = make_blobs(20_000, 2, centers=12, cluster_std=0.6, center_box=(-15.0, 15.0),
-                  random_state=0, comms=comms)
+X, _ = make_blobs(
+    20_000, 2, centers=12, cluster_std=0.6, center_box=(-15.0, 15.0), random_state=0, comms=comms
+)
 
 model = DBSCAN(eps=0.15, min_samples=8).fit(X)  # collective
 n_core = comms.allreduce(np.asarray(model.core_sample_indices_.size))
@@ -30,6 +31,8 @@ if comms.rank == 0:
     reference = SKDBSCAN(eps=0.15, min_samples=8).fit(X_all)
     print(f"ranks: {comms.size}   rows per rank: {rows.tolist()}")
     print(f"mlmpi        clusters {labels.max() + 1}  noise {(labels == -1).sum()}  core {n_core}")
-    print(f"scikit-learn clusters {reference.labels_.max() + 1}  noise "
-          f"{(reference.labels_ == -1).sum()}  core {reference.core_sample_indices_.size}")
+    print(
+        f"scikit-learn clusters {reference.labels_.max() + 1}  noise "
+        f"{(reference.labels_ == -1).sum()}  core {reference.core_sample_indices_.size}"
+    )
     print(f"same labels as scikit-learn: {np.array_equal(labels, reference.labels_)}")

@@ -38,7 +38,11 @@ X_all = comms.allgatherv(X)
 if comms.rank == 0:
     ref = SKKMeans(n_clusters=8, random_state=0).fit(X_all)
     print(f"ranks: {comms.size}   rows per rank: {rows.tolist()}")
-    print(f"mlmpi        inertia {km.inertia_:.6g}  n_iter {km.n_iter_:3d}  "
-          f"time {elapsed:.3f} s  ARI {adjusted_rand_score(truth, labels):.4f}")
-    print(f"scikit-learn inertia {ref.inertia_:.6g}  n_iter {ref.n_iter_:3d}  "
-          f"(on the gathered data)  ARI {adjusted_rand_score(truth, ref.labels_):.4f}")
+    print(
+        f"mlmpi        inertia {km.inertia_:.6g}  n_iter {km.n_iter_:3d}  "
+        f"time {elapsed:.3f} s  ARI {adjusted_rand_score(truth, labels):.4f}"
+    )
+    print(
+        f"scikit-learn inertia {ref.inertia_:.6g}  n_iter {ref.n_iter_:3d}  "
+        f"(on the gathered data)  ARI {adjusted_rand_score(truth, ref.labels_):.4f}"
+    )

@@ -36,11 +36,12 @@ for batch in np.array_split(np.arange(X.shape[0]), 3):  # each rank's rows in th
     online.partial_fit(X[batch], y[batch], classes=np.arange(10))  # collective
 whole = sk.MultinomialNB(alpha=0.5).fit(X_all, y_all)
 difference = np.abs(online.feature_log_prob_ - whole.feature_log_prob_).max()
-results["MultinomialNB.partial_fit"] = (online.score(X, y), results["MultinomialNB"][1],
-                                         difference)
+results["MultinomialNB.partial_fit"] = (online.score(X, y), results["MultinomialNB"][1], difference)
 
 if comms.rank == 0:
     print(f"ranks: {comms.size}")
     for name, (score, ref_score, difference) in results.items():
-        print(f"{name:26s} accuracy {score:.4f}  scikit-learn {ref_score:.4f}  "
-              f"max difference {difference:.2e}")
+        print(
+            f"{name:26s} accuracy {score:.4f}  scikit-learn {ref_score:.4f}  "
+            f"max difference {difference:.2e}"
+        )

@@ -33,9 +33,15 @@ from mlmpi.dnn import (
 
 def make_model():
     return nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(),
-        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(32 * 4 * 4, 64), nn.ReLU(), nn.Linear(64, 10),
+        nn.Conv2d(1, 16, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(16, 32, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(32 * 4 * 4, 64),
+        nn.ReLU(),
+        nn.Linear(64, 10),
     )
 
 
@@ -60,7 +66,8 @@ def main():
     broadcast_parameters(model.state_dict(), comms=comms)  # same start everywhere
     optimizer = DistributedOptimizer(
         torch.optim.SGD(model.parameters(), lr=scale_lr(args.lr, comms), momentum=0.9),
-        model.named_parameters(), comms=comms,
+        model.named_parameters(),
+        comms=comms,
     )
     warmup = linear_warmup(optimizer, warmup_steps=len(loader), comms=comms)  # one epoch
 
@@ -88,8 +95,10 @@ def main():
             correct = (model(torch.from_numpy(X_mine)).argmax(1).numpy() == y_mine).mean()
     metrics = allreduce_metrics({"accuracy": correct}, weight=len(y_mine), comms=comms)
     if comms.rank == 0:
-        print(f"ranks: {comms.size}  epochs: {args.epochs}  global batch: "
-              f"{args.batch_size * comms.size}  train rows: {len(train)}")
+        print(
+            f"ranks: {comms.size}  epochs: {args.epochs}  global batch: "
+            f"{args.batch_size * comms.size}  train rows: {len(train)}"
+        )
         print(f"test accuracy {metrics['accuracy']:.4f}  samples/s {rate:.0f}")
 
 

@@ -32,7 +32,7 @@ X_train, X_test, y_train, y_test = train_test_split(
 )
 grid = {"logisticregression__C": [0.01, 0.1, 1.0, 10.0]}
 search = GridSearchCV(make_pipeline(StandardScaler(), LogisticRegression()), grid, cv=5)
-search.fit(X_train, y_train)        # every candidate and fold: collective
+search.fit(X_train, y_train)  # every candidate and fold: collective
 accuracy = search.score(X_test, y_test)  # accuracy over every rank's test rows
 
 rows = comms.allgather(np.asarray(X.shape[0]))
@@ -46,13 +46,19 @@ if comms.rank == 0:
     train, test = (np.sort(part) for part in next(splitter.split(X_all, y_all)))
     sk_split = X_all[train], X_all[test], y_all[train], y_all[test]
     sk_search = sklearn.model_selection.GridSearchCV(
-        sklearn.pipeline.make_pipeline(sklearn.preprocessing.StandardScaler(),
-                                       sklearn.linear_model.LogisticRegression()),
-        grid, cv=5,
+        sklearn.pipeline.make_pipeline(
+            sklearn.preprocessing.StandardScaler(), sklearn.linear_model.LogisticRegression()
+        ),
+        grid,
+        cv=5,
     ).fit(sk_split[0], sk_split[2])
     sk_accuracy = sk_search.score(sk_split[1], sk_split[3])
     print(f"ranks: {comms.size}   rows per rank: {rows.tolist()}")
-    for name, fitted, score in (("mlmpi", search, accuracy),
-                                ("scikit-learn", sk_search, sk_accuracy)):
-        print(f"{name:<12} best C {fitted.best_params_['logisticregression__C']:<6g} "
-              f"cv accuracy {fitted.best_score_:.4f}  test accuracy {score:.4f}")
+    for name, fitted, score in (
+        ("mlmpi", search, accuracy),
+        ("scikit-learn", sk_search, sk_accuracy),
+    ):
+        print(
+            f"{name:<12} best C {fitted.best_params_['logisticregression__C']:<6g} "
+            f"cv accuracy {fitted.best_score_:.4f}  test accuracy {score:.4f}"
+        )

@@ -43,8 +43,11 @@ def declare(family, *, dense, sparse=None):
     _FAMILIES[family] = {"dense": dense, "sparse": sparse or dense}
 
 
-declare("kmeans", dense=_Layout(cpu="cpu.kmeans", gpu="gpu.kmeans"),
-        sparse=_Layout(cpu="cpu.kmeans_sparse", gpu="gpu.kmeans_sparse"))
+declare(
+    "kmeans",
+    dense=_Layout(cpu="cpu.kmeans", gpu="gpu.kmeans"),
+    sparse=_Layout(cpu="cpu.kmeans_sparse", gpu="gpu.kmeans_sparse"),
+)
 declare("knn", dense=_Layout(cpu="cpu.knn", gpu="gpu.knn", shared="shared.knn"))
 declare("decomposition", dense=_Layout(shared="shared.decomposition"))
 declare("linear", dense=_Layout(shared="shared.linear"))

@@ -41,9 +41,26 @@ __all__ = sorted(_PUBLIC) + ["__version__"]
 # ``import mlmpi`` (``mlmpi.comms.profile()``) and imported on first use (so
 # ``mlmpi.dnn`` loads torch only when touched).
 _SUBMODULES = {
-    "base", "cli", "cluster", "comms", "datasets", "decomposition", "dnn", "ensemble", "impute",
-    "io", "kernels", "linear_model", "metrics", "model_selection", "naive_bayes", "neighbors",
-    "pipeline", "preprocessing", "random", "utils",
+    "base",
+    "cli",
+    "cluster",
+    "comms",
+    "datasets",
+    "decomposition",
+    "dnn",
+    "ensemble",
+    "impute",
+    "io",
+    "kernels",
+    "linear_model",
+    "metrics",
+    "model_selection",
+    "naive_bayes",
+    "neighbors",
+    "pipeline",
+    "preprocessing",
+    "random",
+    "utils",
 }
 
 

@@ -85,7 +85,7 @@ def describe(value):
     # search's ``param_distributions``) differ between processes: not compared.
     text = re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
     if len(text) > _SHORT:
-        text = f"{text[:_SHORT - 20]}... #{_crc(text.encode())}"
+        text = f"{text[: _SHORT - 20]}... #{_crc(text.encode())}"
     return text
 
 
@@ -153,8 +153,7 @@ def input_schema(X):
     if is_device_array(X):
         kind = "device" if kind == "dense" else "device sparse"
     dtype = getattr(X, "dtype", None)
-    return Schema(kind, None if dtype is None else np.dtype(dtype).str, n_features, None,
-                  has_rows)
+    return Schema(kind, None if dtype is None else np.dtype(dtype).str, n_features, None, has_rows)
 
 
 # -- comparing the gathered descriptors ------------------------------------------------
@@ -190,7 +189,8 @@ def _call_mismatch(calls):
         )
     else:
         parts = [
-            f"{_ranks(ranks)} ended the program" if method is END_OF_PROGRAM
+            f"{_ranks(ranks)} ended the program"
+            if method is END_OF_PROGRAM
             else f"{_ranks(ranks)} called {method} (call #{count})"
             for (method, count), ranks in groups.items()
         ]
@@ -276,8 +276,13 @@ def _schema_mismatch(calls):
         len({n[0] for n in names if n is not None}) > 1 or None in names
     ):
         described = _by_rank(
-            (r, "no column names" if s.names is None else
-             f"{s.names[2]} columns {s.names[1]}{' ...' if s.names[2] > len(s.names[1]) else ''}")
+            (
+                r,
+                "no column names"
+                if s.names is None
+                else f"{s.names[2]} columns {s.names[1]}"
+                f"{' ...' if s.names[2] > len(s.names[1]) else ''}",
+            )
             for r, s in with_rows
         )
         return (
@@ -398,7 +403,9 @@ def collective_method(method):
                 bound.apply_defaults()
                 X = bound.arguments.get("X")
                 call = Call(
-                    name, _count_call(self, method.__name__), parameter_facts(self),
+                    name,
+                    _count_call(self, method.__name__),
+                    parameter_facts(self),
                     _argument_facts(bound),
                     input_schema(X) if "X" in bound.arguments else None,
                 )

@@ -27,10 +27,10 @@ def tsqr_r(X, comms):
     """R factor of the QR decomposition of the global row-sharded ``X``.
 
     Communication-avoiding TSQR in one round: each rank factors its rows
-    (as a tree of row-block QRs on the host), the small R factors are gathered, and every rank factors their stack
-    the same way. Exact (no normal equations), so it is safe for
-    ill-conditioned and rank-deficient ``X``. Ranks may hold fewer rows
-    than columns, or none.
+    (as a tree of row-block QRs on the host), the small R factors are
+    gathered, and every rank factors their stack the same way. Exact (no
+    normal equations), so it is safe for ill-conditioned and rank-deficient
+    ``X``. Ranks may hold fewer rows than columns, or none.
 
     Parameters
     ----------

@@ -121,7 +121,9 @@ def make_blobs(
     y = np.empty(stop - start, dtype=np.int64)
     for lo in range(start, stop, _BLOCK_ROWS):
         hi = min(lo + _BLOCK_ROWS, stop)
-        block_y = np.minimum((labels.uniform(lo, hi - lo)[:, 0] * n_centers).astype(np.int64), n_centers - 1)
+        block_y = np.minimum(
+            (labels.uniform(lo, hi - lo)[:, 0] * n_centers).astype(np.int64), n_centers - 1
+        )
         block = noise.normal(lo, hi - lo)
         block *= std[block_y, None]
         block += centers[block_y]

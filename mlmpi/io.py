@@ -65,7 +65,8 @@ def _npz_slice(archive, name, start, stop):
     with archive.open(name + ".npy") as f:
         version = np.lib.format.read_magic(f)
         read_header = (
-            np.lib.format.read_array_header_1_0 if version == (1, 0)
+            np.lib.format.read_array_header_1_0
+            if version == (1, 0)
             else np.lib.format.read_array_header_2_0
         )
         shape, _, dtype = read_header(f)

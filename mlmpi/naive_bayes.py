@@ -48,6 +48,7 @@ def _class_indices(estimator, y, classes, comms, *, refit, check_rows=None):
 
     This function is collective.
     """
+
     def local():
         labels = to_host(y)
         if check_rows is not None:
@@ -62,8 +63,7 @@ def _class_indices(estimator, y, classes, comms, *, refit, check_rows=None):
         missing = np.setdiff1d(labels, known)
         if missing.size:
             raise ValueError(
-                f"The target label(s) {missing} in y do not exist in the initial classes "
-                f"{known}"
+                f"The target label(s) {missing} in y do not exist in the initial classes {known}"
             )
         return (known, np.searchsorted(known, labels)), known
 
@@ -200,7 +200,11 @@ class _BaseNB(DistributedEstimatorMixin, ClassifierMixin, BaseEstimator):
                 f"{n_features} features as input."
             )
         indices = _class_indices(
-            self, y, classes, comms, refit=refit,
+            self,
+            y,
+            classes,
+            comms,
+            refit=refit,
             check_rows=None if check_rows is None else lambda: check_rows(X),
         )
         return X, indices, sample_weight, comms
@@ -358,10 +362,14 @@ class GaussianNB(_BaseNB):
         X = X.astype(xp.float64, copy=False)
         n_classes, n_features = theta.shape
         Y = _weighted_one_hot(indices, n_classes, sample_weight, xp)
-        first = xp.concatenate([
-            Y.sum(axis=0), _transposed_product(X, Y).ravel(),
-            xp.asarray([X.shape[0]], dtype=xp.float64), X.sum(axis=0),
-        ])
+        first = xp.concatenate(
+            [
+                Y.sum(axis=0),
+                _transposed_product(X, Y).ravel(),
+                xp.asarray([X.shape[0]], dtype=xp.float64),
+                X.sum(axis=0),
+            ]
+        )
         first = to_host(comms.allreduce(first))
         weight = first[:n_classes]
         sums = first[n_classes : n_classes * (1 + n_features)].reshape(n_classes, n_features)
@@ -371,10 +379,12 @@ class GaussianNB(_BaseNB):
         mean[present] = sums[present] / weight[present, None]
         centred = X - to_namespace(mean, xp)[xp.asarray(indices)]
         column_centred = X - to_namespace(first[-n_features:] / n_rows, xp)
-        second = xp.concatenate([
-            _transposed_product(centred * centred, Y).ravel(),
-            (column_centred * column_centred).sum(axis=0),
-        ])
+        second = xp.concatenate(
+            [
+                _transposed_product(centred * centred, Y).ravel(),
+                (column_centred * column_centred).sum(axis=0),
+            ]
+        )
         second = to_host(comms.allreduce(second))
         batch_var = np.zeros_like(sums)
         batch_var[present] = (
@@ -384,16 +394,19 @@ class GaussianNB(_BaseNB):
         epsilon = self.var_smoothing * float((second[-n_features:] / n_rows).max())
         theta, var = theta.copy(), var - epsilon if smoothed else var.copy()
         for i in np.flatnonzero(present):
-            theta[i], var[i] = _chan_merge(count[i], theta[i], var[i], weight[i], mean[i],
-                                           batch_var[i])
+            theta[i], var[i] = _chan_merge(
+                count[i], theta[i], var[i], weight[i], mean[i], batch_var[i]
+            )
         return theta, var, epsilon, weight
 
     def _set_state(self, xp, dtype, theta, var, count):
         self.theta_ = to_namespace(theta, xp).astype(dtype)
         self.var_ = to_namespace(var, xp).astype(dtype)
         self.class_count_ = to_namespace(count, xp).astype(dtype)
-        prior = np.asarray(self.priors, dtype=np.float64) if self.priors is not None else (
-            count / count.sum()
+        prior = (
+            np.asarray(self.priors, dtype=np.float64)
+            if self.priors is not None
+            else (count / count.sum())
         )
         self.class_prior_ = to_namespace(prior, xp).astype(dtype)
 
@@ -406,9 +419,11 @@ class GaussianNB(_BaseNB):
         for i in range(self.classes_.shape[0]):
             var = self.var_[i]
             normal = -0.5 * xp.log(2.0 * np.pi * var).sum()
-            jll[:, i] = xp.log(self.class_prior_[i]) + normal - 0.5 * (
-                (X - self.theta_[i]) ** 2 / var
-            ).sum(axis=1)
+            jll[:, i] = (
+                xp.log(self.class_prior_[i])
+                + normal
+                - 0.5 * ((X - self.theta_[i]) ** 2 / var).sum(axis=1)
+            )
         return jll
 
 
@@ -419,8 +434,10 @@ def _chan_merge(n_past, mean_past, var_past, n_new, mean_new, var_new):
         return mean_new, var_new
     n_total = n_past + n_new
     mean = (n_new * mean_new + n_past * mean_past) / n_total
-    squares = n_past * var_past + n_new * var_new + (
-        n_new * n_past / n_total * (mean_past - mean_new) ** 2
+    squares = (
+        n_past * var_past
+        + n_new * var_new
+        + (n_new * n_past / n_total * (mean_past - mean_new) ** 2)
     )
     return mean, squares / n_total
 
@@ -494,7 +511,11 @@ class _BaseDiscreteNB(_BaseNB):
     def _partial_fit(self, X, y, classes, sample_weight, *, refit):
         first_call = getattr(self, "classes_", None) is None
         X, indices, sample_weight, comms = self._validated(
-            X, y, sample_weight, classes, refit=refit,
+            X,
+            y,
+            sample_weight,
+            classes,
+            refit=refit,
             check_rows=self._check_counts,
         )
         X = self._binarized(X)
@@ -531,7 +552,8 @@ class _BaseDiscreteNB(_BaseNB):
         if np.min(alpha) < _ALPHA_MIN and not self.force_alpha:
             warnings.warn(
                 f"alpha too small will result in numeric errors, setting alpha = "
-                f"{_ALPHA_MIN:.1e}. Use `force_alpha=True` to keep alpha unchanged."
+                f"{_ALPHA_MIN:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
+                stacklevel=2,
             )
             return np.maximum(alpha, _ALPHA_MIN)
         return alpha
@@ -544,9 +566,7 @@ class _BaseDiscreteNB(_BaseNB):
             self.class_log_prior_ = np.log(self.class_prior)
         elif self.fit_prior:
             with np.errstate(divide="ignore"):  # a class not seen yet
-                self.class_log_prior_ = np.log(self.class_count_) - np.log(
-                    self.class_count_.sum()
-                )
+                self.class_log_prior_ = np.log(self.class_count_) - np.log(self.class_count_.sum())
         else:
             self.class_log_prior_ = np.full(n_classes, -np.log(n_classes))
 
@@ -606,8 +626,9 @@ class MultinomialNB(_BaseDiscreteNB):
     array([3])
     """
 
-    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None,
-                 comms=None):
+    def __init__(
+        self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None, comms=None
+    ):
         self.alpha = alpha
         self.force_alpha = force_alpha
         self.fit_prior = fit_prior
@@ -689,8 +710,16 @@ class BernoulliNB(_BaseDiscreteNB):
         "binarize": [None, Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, *, alpha=1.0, force_alpha=True, binarize=0.0, fit_prior=True,
-                 class_prior=None, comms=None):
+    def __init__(
+        self,
+        *,
+        alpha=1.0,
+        force_alpha=True,
+        binarize=0.0,
+        fit_prior=True,
+        class_prior=None,
+        comms=None,
+    ):
         self.alpha = alpha
         self.force_alpha = force_alpha
         self.binarize = binarize

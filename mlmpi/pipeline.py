@@ -99,5 +99,6 @@ def make_pipeline(*steps, memory=None, transform_input=None, verbose=False):
     reference = sk.make_pipeline(
         *steps, memory=memory, transform_input=transform_input, verbose=verbose
     )
-    return Pipeline(reference.steps, memory=memory, transform_input=transform_input,
-                    verbose=verbose)
+    return Pipeline(
+        reference.steps, memory=memory, transform_input=transform_input, verbose=verbose
+    )

@@ -20,7 +20,10 @@ def test_work_accounting():
     assert bench.knn_cost(1000, 10, 8, 4) == (160_000, 32_320)
     assert bench.gram_cost(100, 3, 8) == (1800, 2400)
     # 4 power iterations -> 10 passes over X, each with 16 + 10 columns.
-    assert bench.randomized_svd_cost(100, 5, 16, 10, 4, 4) == (2 * 100 * 5 * 26 * 10, 100 * 5 * 4 * 10)
+    assert bench.randomized_svd_cost(100, 5, 16, 10, 4, 4) == (
+        2 * 100 * 5 * 26 * 10,
+        100 * 5 * 4 * 10,
+    )
     assert bench.logistic_cost(100, 5, 3, 7, 4) == (4 * 100 * 5 * 3 * 7, 2 * 100 * 5 * 4 * 7)
 
 
@@ -34,11 +37,22 @@ def test_floor_is_the_slower_of_compute_and_memory():
 
 @pytest.mark.parametrize(
     "x_floor, sklearn_s, peer_s, met",
-    [(1.9, 60.0, 1.5, True), (2.1, 60.0, 1.5, False), (1.9, 40.0, 1.5, False), (1.9, 60.0, 0.9, False)],
+    [
+        (1.9, 60.0, 1.5, True),
+        (2.1, 60.0, 1.5, False),
+        (1.9, 40.0, 1.5, False),
+        (1.9, 60.0, 0.9, False),
+    ],
 )
 def test_targets(x_floor, sklearn_s, peer_s, met):
-    row = {"seconds": 1.0, "x_floor": x_floor, "target_x_floor": 2.0, "sklearn_s": sklearn_s,
-           "peer_s": peer_s, "target_speedup": 50.0}
+    row = {
+        "seconds": 1.0,
+        "x_floor": x_floor,
+        "target_x_floor": 2.0,
+        "sklearn_s": sklearn_s,
+        "peer_s": peer_s,
+        "target_speedup": 50.0,
+    }
     bench.finish(row)
     assert row["targets_met"] is met
     assert row["speedup"] == sklearn_s and row["vs_peer"] == 1.0 / peer_s

@@ -9,13 +9,20 @@ import sys
 from pathlib import Path
 
 import pytest
-
-import mlmpi
 from _mpi import run_mpi
 
+import mlmpi
+
 CORES = len(os.sched_getaffinity(0))
-CLEAN = ("MLMPI_COMMS", "MLMPI_NUM_THREADS", "PMI_RANK", "PMI_SIZE", "PMIX_RANK",
-         "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS")
+CLEAN = (
+    "MLMPI_COMMS",
+    "MLMPI_NUM_THREADS",
+    "PMI_RANK",
+    "PMI_SIZE",
+    "PMIX_RANK",
+    "OMPI_COMM_WORLD_SIZE",
+    "MPI_LOCALNRANKS",
+)
 
 
 def _console_script():
@@ -72,15 +79,18 @@ def test_info_does_not_initialise_mpi_outside_mpiexec():
 
 
 def test_info_settings_from_the_environment():
-    info = _info([sys.executable, "-m", "mlmpi"],
-                 env={"MLMPI_NUM_THREADS": "3", "MLMPI_COMMS": "mpi", "MLMPI_CUDA_AWARE_MPI": "1"})
+    info = _info(
+        [sys.executable, "-m", "mlmpi"],
+        env={"MLMPI_NUM_THREADS": "3", "MLMPI_COMMS": "mpi", "MLMPI_CUDA_AWARE_MPI": "1"},
+    )
     assert (info["threads_per_rank"], info["threads_source"]) == (3, "MLMPI_NUM_THREADS")
     assert info["default_comms"] == "mpi" and info["cuda_aware_mpi"] == "on"
 
 
 def test_info_under_mpiexec_prints_once_for_the_job():
-    returncode, output, timed_out = run_mpi(2, [sys.executable, "-m", "mlmpi", "info", "--json"],
-                                            timeout=60)
+    returncode, output, timed_out = run_mpi(
+        2, [sys.executable, "-m", "mlmpi", "info", "--json"], timeout=60
+    )
     assert returncode == 0 and not timed_out, output
     info = json.loads(output)  # exactly one JSON object: rank 0 alone printed
     assert (info["default_comms"], info["world_size"], info["ranks_on_node"]) == ("mpi", 2, 2)

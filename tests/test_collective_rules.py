@@ -7,8 +7,8 @@ import sys
 
 import numpy as np
 import pytest
-
 from _mpi import HERE, run_mpi
+
 from mlmpi import KMeans, _config
 from mlmpi.comms import collective_method, current_method, profile
 
@@ -20,8 +20,10 @@ WITHIN = 40
 def test_collective_method_on_one_rank_names_the_method(tmp_path, estimator):
     env = {"MLMPI_TIMEOUT": "4", "MLMPI_TIMELINE": str(tmp_path / "trace.json")}
     returncode, output, timed_out = run_mpi(
-        2, [sys.executable, SCRIPTS / "collective_on_one_rank.py", estimator],
-        timeout=WITHIN, env=env,
+        2,
+        [sys.executable, SCRIPTS / "collective_on_one_rank.py", estimator],
+        timeout=WITHIN,
+        env=env,
     )
     assert not timed_out, f"the job hung for {WITHIN} s:\n{output}"
     assert returncode != 0, output

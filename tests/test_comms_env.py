@@ -10,21 +10,30 @@ import sys
 
 import numpy as np
 import pytest
-
 from _mpi import HERE, case_names, run_mpi
+
 from mlmpi import _config, get_comms
 from mlmpi.comms import SelfComms, profile, resolve_comms
 from mlmpi.comms.nccl import NCCLComms, unavailable_reason
 
 PROBE = HERE / "scripts" / "comms_probe.py"
-LAUNCHER_VARIABLES = ("MLMPI_COMMS", "PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",
-                      "MPI_LOCALNRANKS", "MLMPI_NUM_THREADS", "MLMPI_TIMELINE", "MLMPI_TIMEOUT")
+LAUNCHER_VARIABLES = (
+    "MLMPI_COMMS",
+    "PMI_RANK",
+    "PMI_SIZE",
+    "PMIX_RANK",
+    "OMPI_COMM_WORLD_SIZE",
+    "MPI_LOCALNRANKS",
+    "MLMPI_NUM_THREADS",
+    "MLMPI_TIMELINE",
+    "MLMPI_TIMEOUT",
+)
 CORES = len(os.sched_getaffinity(0))
 
 
 def _probes(output):
     lines = [line for line in output.splitlines() if line.startswith("PROBE ")]
-    facts = [json.loads(line[len("PROBE "):]) for line in lines]
+    facts = [json.loads(line[len("PROBE ") :]) for line in lines]
     assert facts, output
     return sorted(facts, key=lambda f: f["rank"])
 
@@ -34,8 +43,12 @@ def _run_alone(args, env=None, cwd=None):
     full_env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARIABLES}
     full_env.update(env or {})
     done = subprocess.run(
-        [sys.executable, *map(str, args)], env=full_env, capture_output=True, text=True,
-        timeout=120, cwd=cwd,
+        [sys.executable, *map(str, args)],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
@@ -165,15 +178,18 @@ def test_nccl_unavailable_is_reported_cleanly():
     with pytest.raises(RuntimeError, match="NCCLComms is unavailable: .+"):
         NCCLComms()
     # Through get_comms, without touching MPI first.
-    output = _run_alone([
-        "-c",
-        "import sys\n"
-        "from mlmpi import get_comms\n"
-        "try:\n"
-        "    get_comms()\n"
-        "except RuntimeError as exc:\n"
-        "    print('ERROR', exc, 'mpi4py.MPI' in sys.modules)\n",
-    ], env={"MLMPI_COMMS": "nccl"})
+    output = _run_alone(
+        [
+            "-c",
+            "import sys\n"
+            "from mlmpi import get_comms\n"
+            "try:\n"
+            "    get_comms()\n"
+            "except RuntimeError as exc:\n"
+            "    print('ERROR', exc, 'mpi4py.MPI' in sys.modules)\n",
+        ],
+        env={"MLMPI_COMMS": "nccl"},
+    )
     assert output.startswith(f"ERROR NCCLComms is unavailable: {unavailable_reason()}. False")
 
 
@@ -196,8 +212,13 @@ def test_self_comms_cases(monkeypatch, case):
 def test_self_comms_copies_and_splits():
     comms = SelfComms()
     x = np.arange(4.0)
-    for out in (comms.allreduce(x), comms.reduce(x), comms.bcast(x), comms.allgatherv(x),
-                comms.iallreduce(x).wait()):
+    for out in (
+        comms.allreduce(x),
+        comms.reduce(x),
+        comms.bcast(x),
+        comms.allgatherv(x),
+        comms.iallreduce(x).wait(),
+    ):
         assert out is not x and not np.shares_memory(out, x)
         np.testing.assert_array_equal(out, x)
     assert comms.split(None) is None and isinstance(comms.split(3), SelfComms)

@@ -7,7 +7,6 @@ would run into ``run_mpi``'s 30 s timeout and fail the test.
 import sys
 
 import pytest
-
 from _mpi import HERE, run_mpi
 
 SCRIPT = HERE / "scripts" / "comms_fault.py"
@@ -30,8 +29,9 @@ def test_uncaught_exception_aborts_the_job(launch):
 
 
 def test_python_m_mpi4py_aborts_without_the_hook_too():
-    output = _run([sys.executable, "-m", "mpi4py", SCRIPT, "raise"],
-                  env={"MLMPI_ABORT_ON_ERROR": "0"})
+    output = _run(
+        [sys.executable, "-m", "mpi4py", SCRIPT, "raise"], env={"MLMPI_ABORT_ON_ERROR": "0"}
+    )
     # mpi4py aborts at once: the launcher may drop the traceback, so only
     # the end of the job (checked by _run) is certain.
     assert "mlmpi: uncaught" not in output
@@ -73,7 +73,9 @@ def test_failure_before_any_mpi_call_ends_the_job(others):
 
 def test_failure_before_any_mpi_call_can_be_left_alone():
     returncode, output, timed_out = run_mpi(
-        2, [sys.executable, FAIL_BEFORE_FIT, "nompi", "2"], timeout=WITHIN,
+        2,
+        [sys.executable, FAIL_BEFORE_FIT, "nompi", "2"],
+        timeout=WITHIN,
         env={"MLMPI_ABORT_ON_ERROR": "0"},
     )
     assert not timed_out, output

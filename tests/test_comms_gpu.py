@@ -6,7 +6,6 @@ jobs run only up to the number of visible devices.
 """
 
 import pytest
-
 from _gpu import BACKENDS, backend_env, skip_reason
 from _mpi import case_names
 

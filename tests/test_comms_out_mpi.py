@@ -1,9 +1,10 @@
-"""``out=`` for allreduce and iallreduce: SelfComms in process, CuPy on a GPU (the MPI runs at 1-4 ranks are in test_mpi_cases.py)."""
+"""``out=`` for allreduce and iallreduce: SelfComms in process, CuPy on a GPU
+(the MPI runs at 1-4 ranks are in test_mpi_cases.py)."""
 
 import numpy as np
 import pytest
-
 from _mpi import case_names
+
 from mlmpi.comms import SelfComms
 
 MODULE = "comms_out_cases"

@@ -1,8 +1,8 @@
-"""sendrecv / isendrecv / alltoallv on CuPy arrays (the NumPy runs at 1-4 ranks are in test_mpi_cases.py)
+"""sendrecv / isendrecv / alltoallv on CuPy arrays (the NumPy runs at 1-4 ranks
+are in test_mpi_cases.py)
 through MPI host staging and NCCL where a GPU is present."""
 
 import pytest
-
 from _mpi import RANK_COUNTS, case_names
 
 MODULE = "comms_p2p_cases"
@@ -21,7 +21,10 @@ def _gpu_backends():
     return [("self", 1)] + [("mpi", n) for n in RANK_COUNTS] + nccl
 
 
-@pytest.mark.parametrize("backend, nranks", _gpu_backends() or [pytest.param(None, 0, marks=pytest.mark.skip(reason="no CuPy/GPU"))])
+@pytest.mark.parametrize(
+    "backend, nranks",
+    _gpu_backends() or [pytest.param(None, 0, marks=pytest.mark.skip(reason="no CuPy/GPU"))],
+)
 @pytest.mark.parametrize("case", case_names(MODULE))
 def test_p2p_collectives_on_cupy(mpi_cases, case, backend, nranks):
     env = {"MLMPI_TEST_XP": "cupy", "MLMPI_COMMS": backend}

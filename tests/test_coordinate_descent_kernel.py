@@ -36,16 +36,40 @@ def test_enet_gram_matches_scikit_learn(dtype, random, positive):
         y_norm = np.array([np.linalg.norm(y)], dtype=dtype)
         start = (rng.normal(size=25) * 0.1).astype(dtype)
         expected, gap, _, n_iter = reference(
-            start.copy(), dtype(alpha), dtype(beta), gram, xty, y_norm, 300, dtype(1e-6),
-            _Seed(7), random, positive, True,
+            start.copy(),
+            dtype(alpha),
+            dtype(beta),
+            gram,
+            xty,
+            y_norm,
+            300,
+            dtype(1e-6),
+            _Seed(7),
+            random,
+            positive,
+            True,
         )
         w = start.copy()
         ours_gap, _, ours_n_iter, _ = kernels.enet_gram(
-            w, alpha, beta, gram, xty, float(y_norm @ y_norm), 300, 1e-6, 7, random, positive,
+            w,
+            alpha,
+            beta,
+            gram,
+            xty,
+            float(y_norm @ y_norm),
+            300,
+            1e-6,
+            7,
+            random,
+            positive,
         )
         rtol = 1e-10 if dtype == np.float64 else 1e-4
         # float32: rounding (our scalars are float64) may move the stop by one sweep
         assert abs(ours_n_iter - n_iter) <= (dtype == np.float32)
         assert_allclose(w, expected, rtol=rtol, atol=rtol * np.abs(expected).max())
-        assert_allclose(ours_gap, gap, rtol=1e-3 if dtype == np.float32 else 1e-8,
-                        atol=1e-6 * float(y_norm @ y_norm))
+        assert_allclose(
+            ours_gap,
+            gap,
+            rtol=1e-3 if dtype == np.float32 else 1e-8,
+            atol=1e-6 * float(y_norm @ y_norm),
+        )

@@ -4,13 +4,13 @@ The multi-rank comparisons with scikit-learn are in ``mpi_cases/dbscan_cases.py`
 import pickle
 
 import numpy as np
+from mlmpi.kernels.cpu import dbscan as kernels
 from numpy.testing import assert_array_equal
 from sklearn.cluster import DBSCAN as SkDBSCAN
 from sklearn.datasets import make_moons
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mlmpi import DBSCAN
-from mlmpi.kernels.cpu import dbscan as kernels
 
 
 @parametrize_with_checks([DBSCAN()])

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from _mpi import case_names
+
 from mlmpi import _array
 
 CASES = Path(__file__).resolve().parent / "mpi_cases"
@@ -36,14 +36,20 @@ def test_the_stand_in_is_strict(fake_cupy):
     x = fake_cupy.asarray(np.arange(6.0).reshape(2, 3))
     host = np.ones(3)
     for bad in (
-        lambda: np.asarray(x), lambda: x + host, lambda: host * x, lambda: np.dot(x, host),
-        lambda: fake_cupy.concatenate([x[0], host]), lambda: host.__setitem__(slice(None), x[0]),
+        lambda: np.asarray(x),
+        lambda: x + host,
+        lambda: host * x,
+        lambda: np.dot(x, host),
+        lambda: fake_cupy.concatenate([x[0], host]),
+        lambda: host.__setitem__(slice(None), x[0]),
     ):
         with pytest.raises(TypeError):
             bad()
     total = x.sum()
     assert isinstance(total, fake_cupy.ndarray) and total.shape == () and float(total) == 15.0
-    assert isinstance(np.exp(x), fake_cupy.ndarray) and isinstance(np.concatenate([x, x]), fake_cupy.ndarray)
+    assert isinstance(np.exp(x), fake_cupy.ndarray) and isinstance(
+        np.concatenate([x, x]), fake_cupy.ndarray
+    )
     assert _array.get_namespace(x) is fake_cupy and isinstance(x.get(), np.ndarray)
 
 

@@ -41,12 +41,15 @@ def _wrap(model, **kwargs):
     return DistributedOptimizer(opt, model.named_parameters(), comms=SelfComms(), **kwargs)
 
 
-@pytest.mark.parametrize("kwargs, error, match", [
-    ({"compression": "int8"}, ValueError, "compression"),
-    ({"op": "mean"}, ValueError, "op must be"),
-    ({"backward_passes_per_step": 0}, ValueError, "positive int"),
-    ({"bucket_cap_mb": 0}, ValueError, "bucket_cap_mb"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"compression": "int8"}, ValueError, "compression"),
+        ({"op": "mean"}, ValueError, "op must be"),
+        ({"backward_passes_per_step": 0}, ValueError, "positive int"),
+        ({"bucket_cap_mb": 0}, ValueError, "bucket_cap_mb"),
+    ],
+)
 def test_bad_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):
         _wrap(_model(), **kwargs)
@@ -177,8 +180,7 @@ def test_param_groups_state_dict_and_add_param_group_act_on_the_wrapped_optimize
     opt.add_param_group({"params": extra.parameters(), "lr": 0.2})
     assert opt.optimizer.param_groups[1]["lr"] == 0.2
     names = sorted(name for bucket in opt.buckets for name in bucket.names)
-    assert names[:2] == ["0.bias", "0.weight"] and names[-2:] == ["group1.param0",
-                                                                  "group1.param1"]
+    assert names[:2] == ["0.bias", "0.weight"] and names[-2:] == ["group1.param0", "group1.param1"]
     before = extra.weight.detach().clone()
     F.cross_entropy(model(X) + extra(X), y).backward()
     opt.step()  # the new group's gradients go through the buckets too

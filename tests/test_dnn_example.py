@@ -5,7 +5,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from _mpi import run_mpi
 
 pytest.importorskip("torch")

@@ -1,7 +1,7 @@
-"""The data-parallel trainer on CUDA with NCCL (the CPU runs at 1-3 ranks are in test_mpi_cases.py)."""
+"""The data-parallel trainer on CUDA with NCCL (the CPU runs at 1-3 ranks are
+in test_mpi_cases.py)."""
 
 import pytest
-
 from _mpi import case_names
 
 torch = pytest.importorskip("torch")

@@ -8,7 +8,6 @@ are GPUs. Skipped without CuPy and a CUDA device.
 """
 
 import pytest
-
 from _gpu import BACKENDS, backend_env, skip_reason
 from _mpi import case_names
 

@@ -5,7 +5,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from _mpi import run_mpi
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "kmeans.py"
@@ -56,8 +55,11 @@ def _run_example(name, nranks=2):
 
 def test_naive_bayes_example():
     output = _run_example("naive_bayes.py")
-    lines = re.findall(r"^(\S+)\s+accuracy (\S+)\s+scikit-learn (\S+)\s+max difference (\S+)$",
-                       output, re.MULTILINE)
+    lines = re.findall(
+        r"^(\S+)\s+accuracy (\S+)\s+scikit-learn (\S+)\s+max difference (\S+)$",
+        output,
+        re.MULTILINE,
+    )
     assert len(lines) == 3, output
     for _, score, reference, difference in lines:
         assert float(score) == float(reference)
@@ -66,9 +68,12 @@ def test_naive_bayes_example():
 
 def test_logistic_l1_example():
     output = _run_example("logistic_l1.py")
-    lines = re.findall(r"keeps (\d+) of \d+ features, accuracy (\S+); scikit-learn saga keeps "
-                       r"(\d+), accuracy (\S+); max coefficient difference (\S+)$", output,
-                       re.MULTILINE)
+    lines = re.findall(
+        r"keeps (\d+) of \d+ features, accuracy (\S+); scikit-learn saga keeps "
+        r"(\d+), accuracy (\S+); max coefficient difference (\S+)$",
+        output,
+        re.MULTILINE,
+    )
     assert len(lines) == 2, output
     for kept, score, reference_kept, reference_score, difference in lines:
         assert kept == reference_kept and score == reference_score

@@ -15,14 +15,14 @@ from mlmpi.ensemble import (
     RandomForestRegressor,
 )
 
-FORESTS = (RandomForestClassifier, RandomForestRegressor, ExtraTreesClassifier,
-           ExtraTreesRegressor)
+FORESTS = (RandomForestClassifier, RandomForestRegressor, ExtraTreesClassifier, ExtraTreesRegressor)
 
 # Bootstrap rows are Poisson draws per row: a weight of 2 is not the same
 # as a repeated row (two independent draws), as in scikit-learn's forests.
 EXPECTED_FAILED = {
-    "check_sample_weight_equivalence_on_dense_data":
-        "bootstrap draws per row: an integer weight is not a repeated row",
+    "check_sample_weight_equivalence_on_dense_data": (
+        "bootstrap draws per row: an integer weight is not a repeated row"
+    ),
 }
 
 
@@ -30,8 +30,10 @@ def _expected_failed(estimator):
     return EXPECTED_FAILED if estimator.bootstrap else {}
 
 
-@parametrize_with_checks([cls(n_estimators=5, random_state=0) for cls in FORESTS],
-                         expected_failed_checks=_expected_failed)
+@parametrize_with_checks(
+    [cls(n_estimators=5, random_state=0) for cls in FORESTS],
+    expected_failed_checks=_expected_failed,
+)
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
 

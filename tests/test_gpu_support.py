@@ -71,7 +71,8 @@ def fake_cupy(monkeypatch):
         get_default_memory_pool=lambda: types.SimpleNamespace(total_bytes=lambda: state.pool_bytes),
     )
     linalg = types.SimpleNamespace(
-        COMPUTE_TYPE_DEFAULT="default", COMPUTE_TYPE_TF32="tf32",
+        COMPUTE_TYPE_DEFAULT="default",
+        COMPUTE_TYPE_TF32="tf32",
         set_compute_type=lambda dtype, kind: state.compute.__setitem__(np.dtype(dtype), kind),
     )
     monkeypatch.setitem(sys.modules, "cupy", cupy)
@@ -110,7 +111,10 @@ def test_tf32_only_when_asked(fake_cupy, monkeypatch, value, expected):
     if expected is None:
         assert fake_cupy.compute == {}
     else:
-        assert fake_cupy.compute == {np.dtype(np.float32): expected, np.dtype(np.complex64): expected}
+        assert fake_cupy.compute == {
+            np.dtype(np.float32): expected,
+            np.dtype(np.complex64): expected,
+        }
 
 
 def test_tf32_flag_must_be_boolean(monkeypatch):

@@ -15,7 +15,9 @@ def test_lookup_by_device_and_layout():
     assert kernels_for("kmeans", X).lloyd_step.__module__ == "mlmpi.kernels.cpu.kmeans"
     sparse = kernels_for("kmeans", sp.csr_matrix(X)).lloyd_step
     assert sparse.__module__ == "mlmpi.kernels.cpu.kmeans_sparse"
-    assert kernels_for("kmeans", X, device="gpu").lloyd_step.__module__ == "mlmpi.kernels.gpu.kmeans"
+    assert (
+        kernels_for("kmeans", X, device="gpu").lloyd_step.__module__ == "mlmpi.kernels.gpu.kmeans"
+    )
     # a shared implementation serves both devices, dense and CSR rows
     for device in ("cpu", "gpu"):
         for data in (X, sp.csr_matrix(X)):
@@ -59,10 +61,13 @@ def test_every_kernel_module_is_declared_and_is_no_shim():
             for name in names:
                 if name == "mlmpi.kernels.gpu.kmeans_sparse":
                     continue  # imports CuPy
-                functions = [v for v in vars(importlib.import_module(name)).values()
-                             if inspect.isfunction(v)]
+                functions = [
+                    v for v in vars(importlib.import_module(name)).values() if inspect.isfunction(v)
+                ]
                 assert any(f.__module__ == name for f in functions), name
                 for f in functions:
-                    assert f.__module__ in names or not f.__module__.startswith(
-                        "mlmpi.kernels"), (name, f.__name__)
+                    assert f.__module__ in names or not f.__module__.startswith("mlmpi.kernels"), (
+                        name,
+                        f.__name__,
+                    )
     assert declared == on_disk

@@ -7,20 +7,22 @@ the kernel of a whole KMeans fit against scikit-learn.
 
 import numpy as np
 import pytest
+from mlmpi.kernels import kernels_for
+from mlmpi.kernels.cpu import kmeans as cpu_kernel
+from mlmpi.kernels.gpu import kmeans as device_kernel
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.cluster import KMeans as SKKMeans
 from sklearn.datasets import make_blobs
 
 from mlmpi import KMeans
 from mlmpi.cluster import _init, _kmeans, _lloyd
-from mlmpi.kernels import kernels_for
-from mlmpi.kernels.cpu import kmeans as cpu_kernel
-from mlmpi.kernels.gpu import kmeans as device_kernel
 
 
 def _buffers(n, k, d):
     return (
-        np.full(n, -1, dtype=np.int32), np.full((k, d), np.nan), np.full(k, np.nan),
+        np.full(n, -1, dtype=np.int32),
+        np.full((k, d), np.nan),
+        np.full(k, np.nan),
         np.full(1, np.nan),
     )
 
@@ -65,7 +67,9 @@ def test_lloyd_step_ties_go_to_the_smaller_centre():
 
 def test_lloyd_step_empty_shard():
     labels, sums, weights, stats = _buffers(0, 3, 2)
-    device_kernel.lloyd_step(np.empty((0, 2)), np.empty(0), np.ones((3, 2)), labels, sums, weights, stats)
+    device_kernel.lloyd_step(
+        np.empty((0, 2)), np.empty(0), np.ones((3, 2)), labels, sums, weights, stats
+    )
     assert_array_equal(sums, 0) and stats[0] == 0
 
 
@@ -92,8 +96,9 @@ def test_chunk_rows_bounds_memory():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_kmeans_fit_with_device_kernel_matches_sklearn(monkeypatch, dtype):
     for module in (_lloyd, _kmeans, _init):
-        monkeypatch.setattr(module, "kernels_for",
-                            lambda family, X: kernels_for(family, X, device="gpu"))
+        monkeypatch.setattr(
+            module, "kernels_for", lambda family, X: kernels_for(family, X, device="gpu")
+        )
     X, _ = make_blobs(2000, n_features=5, centers=6, cluster_std=3.0, random_state=0)
     X = X.astype(dtype)
     weight = np.random.default_rng(0).uniform(0.5, 2.0, len(X)).astype(dtype)

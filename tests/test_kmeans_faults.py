@@ -5,7 +5,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from _mpi import run_mpi
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"

@@ -22,7 +22,9 @@ def test_gpu_matches_cpu(cupy, init, dtype):
     weights = np.random.default_rng(0).uniform(0.5, 2.0, len(X)).astype(dtype)
     init_param = X[:5].copy() if init == "array" else init
     cpu = KMeans(5, init=init_param, random_state=0).fit(X, sample_weight=weights)
-    gpu = KMeans(5, init=init_param, random_state=0).fit(cp.asarray(X), sample_weight=cp.asarray(weights))
+    gpu = KMeans(5, init=init_param, random_state=0).fit(
+        cp.asarray(X), sample_weight=cp.asarray(weights)
+    )
     assert isinstance(gpu.cluster_centers_, cp.ndarray) and isinstance(gpu.labels_, cp.ndarray)
     assert gpu.labels_.dtype == cp.int32
     rtol = 1e-7 if dtype == np.float64 else 1e-4

@@ -19,4 +19,6 @@ def test_tsqr_r_equals_lapack_qr_up_to_row_signs(shape):
     assert R.shape == expected.shape
     assert np.allclose(np.tril(R, -1), 0)
     signs = np.sign(np.diag(R)) * np.sign(np.diag(expected))
-    np.testing.assert_allclose(R * signs[:, None], expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+    np.testing.assert_allclose(
+        R * signs[:, None], expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max()
+    )

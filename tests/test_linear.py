@@ -47,7 +47,8 @@ EXPECTED_FAILED_CHECKS = {
 @parametrize_with_checks(
     ESTIMATORS,
     expected_failed_checks=lambda est: (
-        {} if getattr(est, "solver", None) in ("lsqr", "sparse_cg")  # these iterate
+        {}
+        if getattr(est, "solver", None) in ("lsqr", "sparse_cg")  # these iterate
         else EXPECTED_FAILED_CHECKS.get(type(est).__name__, {})
     ),
 )
@@ -168,8 +169,11 @@ def _warnings_of(fit):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fit()
-    return [(w.category, str(w.message)) for w in caught
-            if not issubclass(w.category, ConvergenceWarning)]
+    return [
+        (w.category, str(w.message))
+        for w in caught
+        if not issubclass(w.category, ConvergenceWarning)
+    ]
 
 
 @pytest.mark.parametrize(

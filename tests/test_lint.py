@@ -16,6 +16,12 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.mark.parametrize("command", [["check"], ["format", "--check"]], ids=["check", "format"])
 def test_ruff(command):
-    done = subprocess.run([sys.executable, "-m", "ruff", *command, "."], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", *command, "."],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]

@@ -15,8 +15,16 @@ import mlmpi.metrics as ml
 
 Y3 = np.array([0, 1, 2, 2, 1, 0])
 P3 = np.array([0, 2, 2, 1, 1, 0])
-PROBA3 = np.array([[0.7, 0.2, 0.1], [0.1, 0.6, 0.3], [0.2, 0.2, 0.6],
-                   [0.3, 0.3, 0.4], [0.2, 0.5, 0.3], [0.8, 0.1, 0.1]])
+PROBA3 = np.array(
+    [
+        [0.7, 0.2, 0.1],
+        [0.1, 0.6, 0.3],
+        [0.2, 0.2, 0.6],
+        [0.3, 0.3, 0.4],
+        [0.2, 0.5, 0.3],
+        [0.8, 0.1, 0.1],
+    ]
+)
 Y2 = np.array([0, 1, 1, 0, 1, 0])
 REG = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
 
@@ -51,8 +59,9 @@ BAD_CALLS = [
 ]
 
 
-@pytest.mark.parametrize("name, args, kwargs", BAD_CALLS,
-                         ids=[f"{c[0]}-{i}" for i, c in enumerate(BAD_CALLS)])
+@pytest.mark.parametrize(
+    "name, args, kwargs", BAD_CALLS, ids=[f"{c[0]}-{i}" for i, c in enumerate(BAD_CALLS)]
+)
 def test_bad_input_raises_scikit_learns_error(name, args, kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -68,10 +77,26 @@ def test_single_class_roc_auc_warns_and_gives_nan_as_scikit_learn():
 
 
 def test_scorers_cover_what_model_selection_needs():
-    needed = {"accuracy", "balanced_accuracy", "f1", "f1_macro", "f1_micro", "f1_weighted",
-              "precision", "precision_macro", "recall", "recall_weighted", "roc_auc",
-              "roc_auc_ovr", "neg_log_loss", "r2", "neg_mean_squared_error",
-              "neg_root_mean_squared_error", "neg_mean_absolute_error", "adjusted_rand_score"}
+    needed = {
+        "accuracy",
+        "balanced_accuracy",
+        "f1",
+        "f1_macro",
+        "f1_micro",
+        "f1_weighted",
+        "precision",
+        "precision_macro",
+        "recall",
+        "recall_weighted",
+        "roc_auc",
+        "roc_auc_ovr",
+        "neg_log_loss",
+        "r2",
+        "neg_mean_squared_error",
+        "neg_root_mean_squared_error",
+        "neg_mean_absolute_error",
+        "adjusted_rand_score",
+    }
     assert needed <= set(ml.get_scorer_names())
     with pytest.raises(ValueError, match="'nope' is not a valid scoring value"):
         ml.get_scorer("nope")
@@ -90,27 +115,43 @@ def test_scorers_equal_scikit_learns():
     Xr, yr = load_diabetes(return_X_y=True)
     reg = Ridge().fit(Xr, yr)
     w = np.random.RandomState(0).uniform(0.5, 2.0, len(y))
-    for name in ("accuracy", "balanced_accuracy", "f1_macro", "f1_micro", "f1_weighted",
-                 "precision_macro", "recall_weighted", "roc_auc_ovr", "roc_auc_ovo",
-                 "neg_log_loss", "adjusted_rand_score"):
+    for name in (
+        "accuracy",
+        "balanced_accuracy",
+        "f1_macro",
+        "f1_micro",
+        "f1_weighted",
+        "precision_macro",
+        "recall_weighted",
+        "roc_auc_ovr",
+        "roc_auc_ovo",
+        "neg_log_loss",
+        "adjusted_rand_score",
+    ):
         assert ml.get_scorer(name)(clf, X, y) == pytest.approx(sk.get_scorer(name)(clf, X, y))
     for name in ("f1", "precision", "recall", "roc_auc", "neg_log_loss"):
         assert ml.get_scorer(name)(binary, X, y == 1, sample_weight=w) == pytest.approx(
-            sk.get_scorer(name)(binary, X, y == 1, sample_weight=w))
-    for name in ("r2", "neg_mean_squared_error", "neg_root_mean_squared_error",
-                 "neg_mean_absolute_error"):
-        assert ml.get_scorer(name)(reg, Xr, yr) == pytest.approx(
-            sk.get_scorer(name)(reg, Xr, yr))
+            sk.get_scorer(name)(binary, X, y == 1, sample_weight=w)
+        )
+    for name in (
+        "r2",
+        "neg_mean_squared_error",
+        "neg_root_mean_squared_error",
+        "neg_mean_absolute_error",
+    ):
+        assert ml.get_scorer(name)(reg, Xr, yr) == pytest.approx(sk.get_scorer(name)(reg, Xr, yr))
     f2 = ml.make_scorer(ml.fbeta_score, beta=2, average="macro")
     assert f2(clf, X, y) == pytest.approx(
-        sk.make_scorer(sk.fbeta_score, beta=2, average="macro")(clf, X, y))
+        sk.make_scorer(sk.fbeta_score, beta=2, average="macro")(clf, X, y)
+    )
     both = ml.check_scoring(reg, ["r2", "neg_mean_absolute_error"])(reg, Xr, yr)
     assert both["r2"] == pytest.approx(reg.score(Xr, yr))
     assert ml.check_scoring(reg)(reg, Xr, yr) == reg.score(Xr, yr)
 
 
-@pytest.mark.parametrize("module", ["_classification", "_regression", "_ranking", "_log_loss",
-                                    "_cluster", "_scorer"])
+@pytest.mark.parametrize(
+    "module", ["_classification", "_regression", "_ranking", "_log_loss", "_cluster", "_scorer"]
+)
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(f"mlmpi.metrics.{module}"))
     assert result.failed == 0
@@ -141,13 +182,16 @@ def test_device_arrays_give_the_host_values(fake_cupy):
     d = fake_cupy.asarray
     for name in ("r2_score", "mean_squared_error", "mean_absolute_error"):
         assert getattr(ml, name)(d(Y), d(P), sample_weight=d(w)) == pytest.approx(
-            getattr(sk, name)(Y, P, sample_weight=w), rel=1e-12)
+            getattr(sk, name)(Y, P, sample_weight=w), rel=1e-12
+        )
     labels, predicted = rng.randint(0, 3, 40), rng.randint(0, 3, 40)
     assert ml.f1_score(d(labels), d(predicted), average="macro") == pytest.approx(
-        sk.f1_score(labels, predicted, average="macro"))
+        sk.f1_score(labels, predicted, average="macro")
+    )
     proba = rng.dirichlet(np.ones(3), 40)
     assert ml.roc_auc_score(d(labels), d(proba), multi_class="ovr") == pytest.approx(
-        sk.roc_auc_score(labels, proba, multi_class="ovr"))
+        sk.roc_auc_score(labels, proba, multi_class="ovr")
+    )
     assert ml.log_loss(d(labels), d(proba)) == pytest.approx(sk.log_loss(labels, proba))
     X = rng.normal(size=(40, 3))
     samples = ml.silhouette_samples(d(X), d(labels))

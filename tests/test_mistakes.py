@@ -66,7 +66,8 @@ def test_mistake_ends_the_job_with_one_clear_error(mistake, nranks):
     # Every rank raised (or, ending, printed) the same message.
     lines = {
         line.split("ValueError: ", 1)[-1].split("mlmpi: ", 1)[-1]
-        for line in output.splitlines() if expected[:40] in line
+        for line in output.splitlines()
+        if expected[:40] in line
     }
     assert len(lines) == 1, lines
     assert "Fatal error" not in output and "truncated" not in output, output

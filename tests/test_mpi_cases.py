@@ -11,7 +11,6 @@ import ast
 import importlib.util
 
 import pytest
-
 from _mpi import HERE, RANK_COUNTS, case_names
 
 
@@ -36,7 +35,9 @@ def _params():
         marks = [pytest.mark.skip(reason=f"needs {', '.join(missing)}")] if missing else []
         for case in case_names(module):
             for nranks in ranks:
-                yield pytest.param(module, case, nranks, marks=marks, id=f"{module}-{case}-{nranks}")
+                yield pytest.param(
+                    module, case, nranks, marks=marks, id=f"{module}-{case}-{nranks}"
+                )
 
 
 @pytest.mark.parametrize("module, case, nranks", list(_params()))

@@ -6,13 +6,13 @@ import warnings
 import numpy as np
 import pytest
 import sklearn.neighbors as sk
+from mlmpi.kernels import kernels_for
+from mlmpi.kernels.shared.knn import GEMM_METRICS
 from scipy.spatial.distance import cdist
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import mlmpi
 from mlmpi import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
-from mlmpi.kernels import kernels_for
-from mlmpi.kernels.shared.knn import GEMM_METRICS
 
 
 @parametrize_with_checks([NearestNeighbors(), KNeighborsClassifier(), KNeighborsRegressor()])
@@ -27,8 +27,9 @@ def test_public_names():
 
 
 @pytest.mark.parametrize("algorithm", ["auto", "ball_tree", "kd_tree", "brute"])
-@pytest.mark.parametrize("p, effective", [(1, "manhattan"), (2, "euclidean"), (np.inf, "chebyshev"),
-                                          (3, "minkowski")])
+@pytest.mark.parametrize(
+    "p, effective", [(1, "manhattan"), (2, "euclidean"), (np.inf, "chebyshev"), (3, "minkowski")]
+)
 def test_algorithm_accepted_and_effective_metric(algorithm, p, effective):
     X = np.random.RandomState(0).standard_normal((40, 3))
     ours = NearestNeighbors(n_neighbors=4, algorithm=algorithm, p=p).fit(X)
@@ -36,7 +37,9 @@ def test_algorithm_accepted_and_effective_metric(algorithm, p, effective):
     assert ours.effective_metric_ == theirs.effective_metric_ == effective
     assert ours.effective_metric_params_ == theirs.effective_metric_params_
     # scikit-learn's GEMM gives ~1e-8 instead of 0 for a row and itself; ours is exact
-    np.testing.assert_allclose(ours.kneighbors(X[:7])[0], theirs.kneighbors(X[:7])[0], rtol=1e-10, atol=1e-7)
+    np.testing.assert_allclose(
+        ours.kneighbors(X[:7])[0], theirs.kneighbors(X[:7])[0], rtol=1e-10, atol=1e-7
+    )
 
 
 def _outcome(make, algorithm, metric, p, metric_params, X):
@@ -45,8 +48,9 @@ def _outcome(make, algorithm, metric, p, metric_params, X):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            nn = make(n_neighbors=4, algorithm=algorithm, metric=metric, p=p,
-                      metric_params=metric_params).fit(X)
+            nn = make(
+                n_neighbors=4, algorithm=algorithm, metric=metric, p=p, metric_params=metric_params
+            ).fit(X)
         except ValueError as exc:
             return "error", str(exc)
     found = sorted({(w.category.__name__, str(w.message)) for w in caught})
@@ -69,8 +73,7 @@ def test_metric_aliases_as_sklearn(metric, algorithm):
             continue
         assert ours[:2] == theirs[:2], where
         assert ours[3] == theirs[3], where
-        np.testing.assert_allclose(ours[2][0], theirs[2][0], rtol=1e-10, atol=1e-7,
-                                   err_msg=where)
+        np.testing.assert_allclose(ours[2][0], theirs[2][0], rtol=1e-10, atol=1e-7, err_msg=where)
         np.testing.assert_array_equal(ours[2][1], theirs[2][1], err_msg=where)
 
 
@@ -90,8 +93,10 @@ def test_gemm_rounding_cannot_reorder_neighbours():
 def _random_blocks(metric, seed=0):
     rng = np.random.RandomState(seed)
     Q = rng.randint(0, 3, size=(20, 4)).astype(np.float64) + (metric == "cosine")
-    blocks = [rng.randint(0, 3, size=(n, 4)).astype(np.float64) + (metric == "cosine")
-              for n in (7, 1, 12, 0, 30)]
+    blocks = [
+        rng.randint(0, 3, size=(n, 4)).astype(np.float64) + (metric == "cosine")
+        for n in (7, 1, 12, 0, 30)
+    ]
     if metric == "cosine":  # the kernels take unit rows for cosine
         Q = Q / np.linalg.norm(Q, axis=1)[:, None]
         blocks = [X / np.linalg.norm(X, axis=1)[:, None] for X in blocks]
@@ -116,7 +121,9 @@ def test_gpu_kernels_on_numpy_equal_cpu_kernels(metric):
             tol = np.full(len(Q), 1e-9 if metric in GEMM_METRICS else 0.0)
             kernels.update_topk(Q, X, D, q_term, x_term, tol, start, metric, p, best_d, best_i)
             rows, cols, values = kernels.radius_pairs(Q, X, D, q_term, x_term, tol, 2.0, metric, p)
-            pairs.append(sorted(zip(rows.tolist(), (cols + start).tolist(), values.round(9).tolist())))
+            pairs.append(
+                sorted(zip(rows.tolist(), (cols + start).tolist(), values.round(9).tolist()))
+            )
             start += len(X)
         results.append((best_d, best_i, pairs))
     (cpu_d, cpu_i, cpu_pairs), (gpu_d, gpu_i, gpu_pairs) = results
@@ -130,8 +137,10 @@ def test_gpu_kernels_on_numpy_equal_cpu_kernels(metric):
     name = {"manhattan": "cityblock"}.get(metric, metric)
     reference = cdist(Q, X, name, **({"p": p} if metric == "minkowski" else {}))
     if metric == "minkowski":
-        reference = reference ** p
-    order = np.lexsort((np.broadcast_to(np.arange(len(X)), reference.shape), reference.round(9)), axis=1)
+        reference = reference**p
+    order = np.lexsort(
+        (np.broadcast_to(np.arange(len(X)), reference.shape), reference.round(9)), axis=1
+    )
     np.testing.assert_array_equal(cpu_i, order[:, :k])
 
 
@@ -156,7 +165,10 @@ def test_zero_queries():
     dist, ind = nn.radius_neighbors(np.empty((0, 3)))
     assert dist.shape == ind.shape == (0,)
     assert KNeighborsRegressor(2).fit(X, X[:, 0]).predict(np.empty((0, 3))).shape == (0,)
-    assert KNeighborsClassifier(2).fit(X, X[:, 0] > 0).predict_proba(np.empty((0, 3))).shape == (0, 2)
+    assert KNeighborsClassifier(2).fit(X, X[:, 0] > 0).predict_proba(np.empty((0, 3))).shape == (
+        0,
+        2,
+    )
 
 
 def _cupy():
@@ -173,19 +185,29 @@ def _cupy():
 def test_cupy_in_cupy_out_equals_numpy(metric):
     cupy = _cupy()
     rng = np.random.RandomState(0)
-    X, Q = rng.randint(0, 3, size=(300, 5)).astype(float), rng.randint(0, 3, size=(40, 5)).astype(float)
+    X, Q = (
+        rng.randint(0, 3, size=(300, 5)).astype(float),
+        rng.randint(0, 3, size=(40, 5)).astype(float),
+    )
     y = rng.randint(0, 3, size=300)
     params = dict(metric=metric, p=3, batch_size=64)
     dist, ind = NearestNeighbors(n_neighbors=6, **params).fit(X).kneighbors(Q)
-    gdist, gind = NearestNeighbors(n_neighbors=6, **params).fit(cupy.asarray(X)).kneighbors(cupy.asarray(Q))
+    gdist, gind = (
+        NearestNeighbors(n_neighbors=6, **params).fit(cupy.asarray(X)).kneighbors(cupy.asarray(Q))
+    )
     assert isinstance(gdist, cupy.ndarray) and isinstance(gind, cupy.ndarray)
     np.testing.assert_allclose(gdist.get(), dist, rtol=1e-10, atol=1e-12)
     if metric != "cosine":
         np.testing.assert_array_equal(gind.get(), ind)
     clf = KNeighborsClassifier(5, **params).fit(cupy.asarray(X), cupy.asarray(y))
-    np.testing.assert_array_equal(clf.predict(cupy.asarray(Q)).get(),
-                                  KNeighborsClassifier(5, **params).fit(X, y).predict(Q))
-    gd, gi = NearestNeighbors(radius=1.5, **params).fit(cupy.asarray(X)).radius_neighbors(cupy.asarray(Q))
+    np.testing.assert_array_equal(
+        clf.predict(cupy.asarray(Q)).get(), KNeighborsClassifier(5, **params).fit(X, y).predict(Q)
+    )
+    gd, gi = (
+        NearestNeighbors(radius=1.5, **params)
+        .fit(cupy.asarray(X))
+        .radius_neighbors(cupy.asarray(Q))
+    )
     d, i = NearestNeighbors(radius=1.5, **params).fit(X).radius_neighbors(Q)
     for a, b in zip(gi, i):
         np.testing.assert_array_equal(a.get(), b)

@@ -16,8 +16,9 @@ from mlmpi.io import load_npy
 def _fresh(code):
     outside = ("MLMPI_COMMS", "PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE")
     env = {k: v for k, v in os.environ.items() if k not in outside}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 

@@ -31,22 +31,32 @@ SUITES = {
     "decomposition/tests/test_pca.py": ["PCA"],
     "decomposition/tests/test_truncated_svd.py": ["TruncatedSVD"],
     "neighbors/tests/test_neighbors.py": [
-        "NearestNeighbors", "KNeighborsClassifier", "KNeighborsRegressor",
+        "NearestNeighbors",
+        "KNeighborsClassifier",
+        "KNeighborsRegressor",
     ],
 }
 
 # Reasons for the deliberate differences (README, "Differences from scikit-learn").
-METRICS = ("metrics: the euclidean family, cosine, manhattan, chebyshev and minkowski with "
-           "their aliases; no 'precomputed', callables, DistanceMetric objects or other SciPy "
-           "metrics")
+METRICS = (
+    "metrics: the euclidean family, cosine, manhattan, chebyshev and minkowski with "
+    "their aliases; no 'precomputed', callables, DistanceMetric objects or other SciPy "
+    "metrics"
+)
 DENSE_KNN = "the neighbour estimators take dense rows only"
 BRUTE = "exact brute force whatever `algorithm` says (_fit_method is 'brute', no trees)"
-NOT_SKLEARN_SUBCLASS = ("the test picks n_neighbors or radius by issubclass(cls, scikit-learn's "
-                        "private KNeighborsMixin), which mlmpi's estimators do not subclass")
-SAG = ("Ridge's 'sag', 'saga' and 'lbfgs' run the direct or conjugate-gradient solvers "
-       "(solver_ names the one that ran; no stochastic iterations, n_iter_ or their warnings)")
-GRAM = ("a precomputed Gram matrix passed as precompute= is not used: the global one is "
-        "computed from the shards")
+NOT_SKLEARN_SUBCLASS = (
+    "the test picks n_neighbors or radius by issubclass(cls, scikit-learn's "
+    "private KNeighborsMixin), which mlmpi's estimators do not subclass"
+)
+SAG = (
+    "Ridge's 'sag', 'saga' and 'lbfgs' run the direct or conjugate-gradient solvers "
+    "(solver_ names the one that ran; no stochastic iterations, n_iter_ or their warnings)"
+)
+GRAM = (
+    "a precomputed Gram matrix passed as precompute= is not used: the global one is "
+    "computed from the shards"
+)
 PRIVATE = "uses scikit-learn's private attributes or methods (_n_init, _init_centroids)"
 IN_PLACE = "copy_X=False never centres the caller's X in place (the shard stays the user's data)"
 
@@ -59,12 +69,15 @@ DESELECT = {
         "test_sample_weight_init": PRIVATE,
         "test_sample_weight_zero": PRIVATE,
         "test_warning_elkan_1_cluster": "algorithm='elkan' runs Lloyd's iterations (same result)",
-        "test_transform": ("transform's distances come from one GEMM: a centre's distance to "
-                           "itself may be ~1e-8, not 0"),
+        "test_transform": (
+            "transform's distances come from one GEMM: a centre's distance to "
+            "itself may be ~1e-8, not 0"
+        ),
     },
     "linear_model/tests/test_base.py": {
-        "test_raises_value_error_if_positive_and_sparse":
-            "LinearRegression(positive=True) accepts sparse X (NNLS on the global Gram matrix)",
+        "test_raises_value_error_if_positive_and_sparse": (
+            "LinearRegression(positive=True) accepts sparse X (NNLS on the global Gram matrix)"
+        ),
         "test_inplace_data_preprocessing": IN_PLACE,
     },
     "linear_model/tests/test_ridge.py": {
@@ -80,8 +93,10 @@ DESELECT = {
     "linear_model/tests/test_coordinate_descent.py": {
         "test_elasticnet_precompute_incorrect_gram": GRAM,
         "test_overridden_gram_matrix": GRAM,
-        "test_check_input_false": ("check_input=False still validates: every rank must agree "
-                                   "on the inputs before the first collective"),
+        "test_check_input_false": (
+            "check_input=False still validates: every rank must agree "
+            "on the inputs before the first collective"
+        ),
         "test_enet_copy_X_False_check_input_False": IN_PLACE,
     },
     "linear_model/tests/test_logistic.py": {},
@@ -174,11 +189,13 @@ def _rewrite(source, replaced):
     """The module with ``module.Estimator`` spelt ``Estimator`` and the replaced
     names rebound to mlmpi's after the last top-level import."""
     for name in replaced:
-        source = re.sub(rf"\b(?:cluster|decomposition|linear_model|neighbors)\.{name}\b", name,
-                        source)
+        source = re.sub(
+            rf"\b(?:cluster|decomposition|linear_model|neighbors)\.{name}\b", name, source
+        )
     tree = ast.parse(source)
-    last = max(node.end_lineno for node in tree.body
-               if isinstance(node, (ast.Import, ast.ImportFrom)))
+    last = max(
+        node.end_lineno for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+    )
     lines = source.splitlines(keepends=True)
     rebind = "".join(f"from mlmpi import {name}  # noqa\n" for name in replaced)
     return "".join(lines[:last]) + rebind + "".join(lines[last:])
@@ -190,14 +207,33 @@ def suite_command(relative, tmp_path):
     replaced = SUITES[relative]
     target = tmp_path / Path(relative).name
     target.write_text(_rewrite((SKLEARN / relative).read_text(), replaced))
-    (tmp_path / "conftest.py").write_text(textwrap.dedent(CONFTEST).format(
-        replaced=set(replaced), deselect=sorted(DESELECT[relative]),
-    ))
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE")}
+    (tmp_path / "conftest.py").write_text(
+        textwrap.dedent(CONFTEST).format(
+            replaced=set(replaced),
+            deselect=sorted(DESELECT[relative]),
+        )
+    )
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE")
+    }
     env |= {"MLMPI_COMMS": "self", "SKLEARN_SKIP_NETWORK_TESTS": "1"}
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
-            "sklearn.conftest", "-W", "ignore", "--rootdir", str(tmp_path), str(target)]
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "sklearn.conftest",
+        "-W",
+        "ignore",
+        "--rootdir",
+        str(tmp_path),
+        str(target),
+    ]
     return argv, env
 
 
@@ -213,15 +249,23 @@ UNTRIAGED = {
 RUN_ALL = os.environ.get("MLMPI_SKLEARN_SUITES") == "all"
 
 
-@pytest.mark.parametrize("relative", [
-    pytest.param(rel, marks=[] if RUN_ALL or rel not in UNTRIAGED else
-                 pytest.mark.skip(reason=f"{UNTRIAGED[rel]}; MLMPI_SKLEARN_SUITES=all runs it"))
-    for rel in SUITES
-])
+@pytest.mark.parametrize(
+    "relative",
+    [
+        pytest.param(
+            rel,
+            marks=[]
+            if RUN_ALL or rel not in UNTRIAGED
+            else pytest.mark.skip(reason=f"{UNTRIAGED[rel]}; MLMPI_SKLEARN_SUITES=all runs it"),
+        )
+        for rel in SUITES
+    ],
+)
 def test_sklearn_suite_passes_with_mlmpi_estimators(relative, tmp_path):
     argv, env = suite_command(relative, tmp_path)
-    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=900,
-                          env=env, check=False)
+    done = subprocess.run(
+        argv, cwd=tmp_path, capture_output=True, text=True, timeout=900, env=env, check=False
+    )
     summary = done.stdout.strip().splitlines()[-1:] or [""]
     assert done.returncode == 0, done.stdout[-8000:] + done.stderr[-2000:]
     assert re.search(r"\d+ passed", summary[0]), summary

@@ -11,9 +11,21 @@ from sklearn import cluster, decomposition, linear_model, neighbors
 import mlmpi
 
 SKLEARN_MODULES = (cluster, decomposition, linear_model, neighbors)
-METHODS = ("predict", "predict_proba", "predict_log_proba", "decision_function", "transform",
-           "inverse_transform", "score", "score_samples", "kneighbors", "get_covariance",
-           "get_precision", "fit_predict", "fit_transform")
+METHODS = (
+    "predict",
+    "predict_proba",
+    "predict_log_proba",
+    "decision_function",
+    "transform",
+    "inverse_transform",
+    "score",
+    "score_samples",
+    "kneighbors",
+    "get_covariance",
+    "get_precision",
+    "fit_predict",
+    "fit_transform",
+)
 # Deliberate differences (README, "Differences from scikit-learn").
 OURS_ONLY = {"solver_", "shard_counts_"}
 
@@ -23,8 +35,12 @@ def _targets(rng, n):
     labels = rng.randint(0, 3, n)
     return {
         "real": {"1d": real, "n1": real[:, None], "n2": rng.standard_normal((n, 2))},
-        "labels": {"1d": labels, "n1": labels[:, None],
-                   "n2": np.c_[labels, rng.randint(0, 2, n)], "binary": labels % 2},
+        "labels": {
+            "1d": labels,
+            "n1": labels[:, None],
+            "n2": np.c_[labels, rng.randint(0, 2, n)],
+            "binary": labels % 2,
+        },
     }
 
 
@@ -72,9 +88,14 @@ def _profile(cls, params, X, y):
         est = cls(**params).fit(*args)
     except (ValueError, TypeError) as exc:
         return {"fit": ("error", type(exc).__name__)}
-    found = {name: _describe(getattr(est, name)) for name in dir(est)
-             if name.endswith("_") and not name.startswith("_") and not name.endswith("__")
-             and name not in OURS_ONLY}
+    found = {
+        name: _describe(getattr(est, name))
+        for name in dir(est)
+        if name.endswith("_")
+        and not name.startswith("_")
+        and not name.endswith("__")
+        and name not in OURS_ONLY
+    }
     for method in METHODS:
         if not hasattr(est, method):
             continue
@@ -116,6 +137,9 @@ def test_attributes_and_outputs_have_sklearn_types(name, params, kind, dtype):
             theirs = _profile(theirs_cls, params, X, y)
             ours = _profile(ours_cls, params, X, y)
         _deliberate(name, y_name, dtype, ours, theirs)
-        differ = {key: (theirs.get(key, "missing"), ours.get(key, "missing"))
-                  for key in set(theirs) | set(ours) if theirs.get(key) != ours.get(key)}
+        differ = {
+            key: (theirs.get(key, "missing"), ours.get(key, "missing"))
+            for key in set(theirs) | set(ours)
+            if theirs.get(key) != ours.get(key)
+        }
         assert not differ, f"y={y_name}: (scikit-learn, mlmpi) {differ}"

@@ -11,6 +11,9 @@ import zipfile
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from mlmpi.kernels.cpu import kmeans as dense_kmeans
+from mlmpi.kernels.cpu import kmeans_sparse
+from mlmpi.kernels.shared import decomposition as decomposition_kernels
 from numpy.testing import assert_allclose, assert_array_equal
 
 from mlmpi import PCA
@@ -18,14 +21,12 @@ from mlmpi._array import is_sparse, sparse_namespace, to_csr
 from mlmpi.comms import SelfComms
 from mlmpi.datasets import make_sparse_text
 from mlmpi.io import _npz_slice, load_npz
-from mlmpi.kernels.shared import decomposition as decomposition_kernels
-from mlmpi.kernels.cpu import kmeans as dense_kmeans
-from mlmpi.kernels.cpu import kmeans_sparse
 
 
 def _text(n=300, d=50, dtype=np.float64, seed=0):
-    return make_sparse_text(n, d, nnz_per_row=6, random_state=seed, dtype=dtype,
-                            comms=SelfComms())[0]
+    return make_sparse_text(n, d, nnz_per_row=6, random_state=seed, dtype=dtype, comms=SelfComms())[
+        0
+    ]
 
 
 def test_array_helpers():
@@ -38,8 +39,9 @@ def test_array_helpers():
 
 
 def test_make_sparse_text_rows_and_errors():
-    X, y = make_sparse_text(200, 30, nnz_per_row=4, n_classes=3, random_state=0,
-                            dtype=np.float32, comms=SelfComms())
+    X, y = make_sparse_text(
+        200, 30, nnz_per_row=4, n_classes=3, random_state=0, dtype=np.float32, comms=SelfComms()
+    )
     assert X.dtype == np.float32 and y.dtype.kind == "i" and set(np.unique(y)) == {0, 1, 2}
     lengths = np.diff(X.indptr)
     assert lengths.min() >= 1 and lengths.max() <= 7
@@ -71,8 +73,11 @@ def test_decomposition_kernels_sparse_equal_dense(monkeypatch, center):
     c = dense.mean(axis=0) + 0.1 if center else None
     Q = np.random.RandomState(0).normal(size=(X.shape[1], 3))
     d = X.shape[1]
-    for name, out_shape in (("add_normal_product", Q.shape), ("add_squared_norms", (4,)),
-                            ("project", (X.shape[0], 3))):
+    for name, out_shape in (
+        ("add_normal_product", Q.shape),
+        ("add_squared_norms", (4,)),
+        ("project", (X.shape[0], 3)),
+    ):
         kernel = getattr(decomposition_kernels, name)
         got = kernel(X, c, Q, np.zeros(out_shape))
         expected = kernel(dense, c, Q, np.zeros(out_shape))

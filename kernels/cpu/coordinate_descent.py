@@ -140,8 +140,9 @@ def _descend(w, alpha, beta, Q, q, y_norm2, max_iter, tol, seed, random, positiv
             if gap <= tol:
                 return gap, tol, n_iter + 1, True
             if screening:
-                n_active = _screen(w, alpha, beta, Q, Qw, XtA, dual_norm, gap, active, excluded,
-                                   False)
+                n_active = _screen(
+                    w, alpha, beta, Q, Qw, XtA, dual_norm, gap, active, excluded, False
+                )
     return gap, tol, n_iter + 1, False
 
 
@@ -178,7 +179,16 @@ def enet_gram(w, alpha, beta, gram, xty, y_norm2, max_iter, tol, seed, random, p
     """
     dtype = w.dtype.type
     gap, tol, n_iter, converged = _descend(
-        w, dtype(alpha), dtype(beta), gram, xty, dtype(y_norm2), int(max_iter), dtype(tol),
-        int(seed), bool(random), bool(positive),
+        w,
+        dtype(alpha),
+        dtype(beta),
+        gram,
+        xty,
+        dtype(y_norm2),
+        int(max_iter),
+        dtype(tol),
+        int(seed),
+        bool(random),
+        bool(positive),
     )
     return float(gap), float(tol), int(n_iter), bool(converged)

@@ -26,8 +26,10 @@ def eps_pairs_within(tree, eps, p):
     (int64 arrays; one self-join of the tree)."""
     pairs = tree.query_pairs(eps, p=p, output_type="ndarray").astype(np.int64)
     own = np.arange(tree.n, dtype=np.int64)
-    return (np.concatenate([own, pairs[:, 0], pairs[:, 1]]),
-            np.concatenate([own, pairs[:, 1], pairs[:, 0]]))
+    return (
+        np.concatenate([own, pairs[:, 0], pairs[:, 1]]),
+        np.concatenate([own, pairs[:, 1], pairs[:, 0]]),
+    )
 
 
 def eps_pairs(tree, block_tree, eps, p):

@@ -19,7 +19,7 @@ from numba import njit
 @njit(cache=True, nogil=True)
 def _bin_columns(X, edges, edge_starts, out):
     for f in range(X.shape[1]):
-        column_edges = edges[edge_starts[f]:edge_starts[f + 1]]
+        column_edges = edges[edge_starts[f] : edge_starts[f + 1]]
         for i in range(X.shape[0]):
             out[i, f] = np.searchsorted(column_edges, X[i, f], side="left")
 
@@ -57,8 +57,9 @@ def build_histograms(binned, rows, node_of_row, first_node, features, row_stats,
 
 
 @njit(cache=True, nogil=True)
-def route_rows(binned, rows, node_of_row, split_feature, split_bin, left_next, right_next,
-               n_next, out):
+def route_rows(
+    binned, rows, node_of_row, split_feature, split_bin, left_next, right_next, n_next, out
+):
     """Send each active row of open node ``n`` to ``left_next[n]`` (bin <=
     ``split_bin[n]``) or ``right_next[n]``; -1 (a leaf) where ``split_feature[n] < 0``
     or the child is not open. Updates ``node_of_row`` in place, writes the rows
@@ -144,8 +145,23 @@ def _random_bin(edges, low, high, u):
 
 
 @njit(cache=True, nogil=True)
-def find_splits(hist, valid, features, edges, edge_starts, criterion, min_samples_leaf,
-                min_weight_leaf, uniform, slot, split_bin, gain, left, total, constant):
+def find_splits(
+    hist,
+    valid,
+    features,
+    edges,
+    edge_starts,
+    criterion,
+    min_samples_leaf,
+    min_weight_leaf,
+    uniform,
+    slot,
+    split_bin,
+    gain,
+    left,
+    total,
+    constant,
+):
     """Best split of each node of a histogram chunk, into the caller's arrays.
 
     ``hist`` (nodes, sampled features, bins, statistics): global histograms,
@@ -182,9 +198,12 @@ def find_splits(hist, valid, features, edges, edge_starts, criterion, min_sample
                 continue
             first, last = low, high - 1
             if uniform.shape[0]:
-                first = _random_bin(edges[edge_starts[features[n, k]]:
-                                          edge_starts[features[n, k] + 1]],
-                                    low, high, uniform[n, k])
+                first = _random_bin(
+                    edges[edge_starts[features[n, k]] : edge_starts[features[n, k] + 1]],
+                    low,
+                    high,
+                    uniform[n, k],
+                )
                 last = first
             running[:] = 0.0
             for b in range(first):

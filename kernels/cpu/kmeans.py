@@ -127,8 +127,9 @@ def _add_block(X, sample_weight, start, best, labels, sums, weights, stats, upda
     stats[0] += changed
 
 
-def _run_group(X, sample_weight, centers_t, centers_sq, labels, sums, weights, stats, update,
-               first, last):
+def _run_group(
+    X, sample_weight, centers_t, centers_sq, labels, sums, weights, stats, update, first, last
+):
     n = X.shape[0]
     k = centers_t.shape[1]
     columns = k >= COLUMN_MIN_CLUSTERS
@@ -186,8 +187,19 @@ def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_c
     centers_sq = np.einsum("ij,ij->i", centers, centers)
     bounds = [g * n_blocks // groups for g in range(groups + 1)]
     args = [
-        (X, sample_weight, centers_t, centers_sq, labels, group_sums[g], group_weights[g],
-         group_stats[g], update_centers, bounds[g], bounds[g + 1])
+        (
+            X,
+            sample_weight,
+            centers_t,
+            centers_sq,
+            labels,
+            group_sums[g],
+            group_weights[g],
+            group_stats[g],
+            update_centers,
+            bounds[g],
+            bounds[g + 1],
+        )
         for g in range(groups)
     ]
     if groups == 1:

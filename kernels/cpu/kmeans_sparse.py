@@ -17,8 +17,20 @@ from numba import njit, prange
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _lloyd_ranges(data, indices, indptr, sample_weight, centers_t, centers_sq, labels,
-                  group_sums, group_weights, group_changed, bounds, update):
+def _lloyd_ranges(
+    data,
+    indices,
+    indptr,
+    sample_weight,
+    centers_t,
+    centers_sq,
+    labels,
+    group_sums,
+    group_weights,
+    group_changed,
+    bounds,
+    update,
+):
     k = centers_t.shape[1]
     for g in prange(bounds.size - 1):
         dots = np.empty(k, dtype=np.float64)
@@ -66,9 +78,20 @@ def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_c
     group_changed = np.zeros(groups, dtype=np.float64)
     centers64 = centers.astype(np.float64)
     centers_sq = np.einsum("ij,ij->i", centers64, centers64)
-    _lloyd_ranges(X.data, X.indices, X.indptr, sample_weight, np.ascontiguousarray(centers64.T),
-                  centers_sq, labels, group_sums, group_weights, group_changed, bounds,
-                  update_centers)
+    _lloyd_ranges(
+        X.data,
+        X.indices,
+        X.indptr,
+        sample_weight,
+        np.ascontiguousarray(centers64.T),
+        centers_sq,
+        labels,
+        group_sums,
+        group_weights,
+        group_changed,
+        bounds,
+        update_centers,
+    )
     stats[0] = group_changed.sum()
     if update_centers:
         np.sum(group_sums, axis=0, out=sums)

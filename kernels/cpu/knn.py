@@ -65,7 +65,8 @@ def _update(Q, X, D, q_term, x_term, tol, start, code, p, exact_again, best_dist
                 continue
             pos = k - 1
             while pos > 0 and (
-                best_dist[i, pos - 1] > e or (best_dist[i, pos - 1] == e and best_index[i, pos - 1] > g)
+                best_dist[i, pos - 1] > e
+                or (best_dist[i, pos - 1] == e and best_index[i, pos - 1] > g)
             ):
                 best_dist[i, pos] = best_dist[i, pos - 1]
                 best_index[i, pos] = best_index[i, pos - 1]
@@ -125,5 +126,17 @@ def update_topk(Q, X, D, q_term, x_term, tol, start, metric, p, best_dist, best_
     if D.size == 0:
         return
     exact_again = metric in ("sqeuclidean", "cosine")
-    _update(Q, X, D, q_term, x_term, tol.astype(D.dtype, copy=False), int(start), _CODES[metric],
-            float(p), exact_again, best_dist, best_index)
+    _update(
+        Q,
+        X,
+        D,
+        q_term,
+        x_term,
+        tol.astype(D.dtype, copy=False),
+        int(start),
+        _CODES[metric],
+        float(p),
+        exact_again,
+        best_dist,
+        best_index,
+    )

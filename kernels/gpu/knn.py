@@ -32,8 +32,8 @@ def block_distances(Q, X, metric, p, out):
         return gemm_distances(Q, X, metric, out)
     rows = max(1, _CHUNK // max(X.shape[0] * Q.shape[1], 1))
     for start in range(0, Q.shape[0], rows):
-        block = Q[start:start + rows]
-        out[start:start + rows] = reduce_differences(block[:, None, :] - X[None, :, :], metric, p)
+        block = Q[start : start + rows]
+        out[start : start + rows] = reduce_differences(block[:, None, :] - X[None, :, :], metric, p)
     return out
 
 
@@ -56,8 +56,9 @@ def update_topk(Q, X, D, q_term, x_term, tol, start, metric, p, best_dist, best_
     all_rows = xp.concatenate([rows, xp.repeat(xp.arange(n_queries), k)])
     all_dist = xp.concatenate([reduced.astype(best_dist.dtype), best_dist.ravel()])
     all_index = xp.concatenate([cols.astype(best_index.dtype) + start, best_index.ravel()])
-    keys = xp.stack([all_index.astype(xp.float64), all_dist.astype(xp.float64),
-                     all_rows.astype(xp.float64)])
+    keys = xp.stack(
+        [all_index.astype(xp.float64), all_dist.astype(xp.float64), all_rows.astype(xp.float64)]
+    )
     order = xp.lexsort(keys)
     sorted_rows = all_rows[order]
     first = xp.searchsorted(sorted_rows, xp.arange(n_queries))

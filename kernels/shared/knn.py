@@ -47,7 +47,7 @@ def reduce_differences(diff, metric, p):
         return absolute.sum(axis=-1)
     if metric == "chebyshev":
         return absolute.max(axis=-1)
-    return (absolute ** p).sum(axis=-1)
+    return (absolute**p).sum(axis=-1)
 
 
 def pair_distances(Q, X, rows, cols, metric, p):
@@ -57,11 +57,11 @@ def pair_distances(Q, X, rows, cols, metric, p):
     out = xp.empty(rows.shape[0], dtype=Q.dtype)
     step = max(1, _PAIR_CHUNK // max(Q.shape[1], 1))
     for start in range(0, rows.shape[0], step):
-        r, c = rows[start:start + step], cols[start:start + step]
+        r, c = rows[start : start + step], cols[start : start + step]
         if metric == "cosine":
-            out[start:start + step] = 1 - (Q[r] * X[c]).sum(axis=-1)
+            out[start : start + step] = 1 - (Q[r] * X[c]).sum(axis=-1)
         else:
-            out[start:start + step] = reduce_differences(Q[r] - X[c], metric, p)
+            out[start : start + step] = reduce_differences(Q[r] - X[c], metric, p)
     return out
 
 

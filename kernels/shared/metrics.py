@@ -11,8 +11,9 @@ def add_weight_below(sorted_scores, sorted_weights, queries, out, ties=0.5):
     """``out[i] += Σ w_j [s_j < q_i] + ties · Σ w_j [s_j == q_i]`` over one block
     of scores sorted ascending (the rank statistic behind the exact ROC AUC)."""
     xp = _namespace(queries)
-    cumulative = xp.concatenate([xp.zeros(1, dtype=xp.float64),
-                                 xp.cumsum(sorted_weights, dtype=xp.float64)])
+    cumulative = xp.concatenate(
+        [xp.zeros(1, dtype=xp.float64), xp.cumsum(sorted_weights, dtype=xp.float64)]
+    )
     lower = xp.searchsorted(sorted_scores, queries, side="left")
     upper = xp.searchsorted(sorted_scores, queries, side="right")
     out += cumulative[lower] + ties * (cumulative[upper] - cumulative[lower])

@@ -201,8 +201,11 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
         This method is collective.
         """
         on_tree = metric in TREE_POWERS or (metric == "minkowski" and p >= 1)
-        if self.algorithm == "brute" or is_device_array(X) or not on_tree or (
-            self.algorithm == "auto" and X.shape[1] > _MAX_TREE_FEATURES
+        if (
+            self.algorithm == "brute"
+            or is_device_array(X)
+            or not on_tree
+            or (self.algorithm == "auto" and X.shape[1] > _MAX_TREE_FEATURES)
         ):
             if self.algorithm in ("kd_tree", "ball_tree"):
                 raise ValueError(
@@ -210,8 +213,13 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
                     f"host arrays; got metric={metric!r}. Use algorithm='brute' or 'auto'."
                 )
             rows, neighbours, _ = _ring.radius_neighbors(
-                _ring.prepare_rows(X, metric), X, radius=self.eps, metric=metric, p=p,
-                comms=comms, counts=layout.counts,
+                _ring.prepare_rows(X, metric),
+                X,
+                radius=self.eps,
+                metric=metric,
+                p=p,
+                comms=comms,
+                counts=layout.counts,
                 batch_size=DEFAULT_BATCH[is_device_array(X)],
             )
             return to_host(rows).astype(np.int64), to_host(neighbours).astype(np.int64)
@@ -223,8 +231,9 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
             rows, columns = kernels.eps_pairs_within(tree, self.eps, p)
             found = [(rows, columns + layout.offset)]
         own = range(layout.offset, layout.offset + X.shape[0])
-        for block, start, request in _ring.ring_blocks(X, comms, layout.counts, _TREE_BLOCK,
-                                                       "euclidean"):
+        for block, start, request in _ring.ring_blocks(
+            X, comms, layout.counts, _TREE_BLOCK, "euclidean"
+        ):
             if tree is not None and block.shape[0] and start not in own:
                 block_tree = kernels.build_tree(block, self.leaf_size)
                 rows, columns = kernels.eps_pairs(tree, block_tree, self.eps, p)
@@ -267,6 +276,7 @@ def _agreed_weights(sample_weight, X, comms):
 
     This function is collective.
     """
+
     def check():
         if sample_weight is None:
             return None, (False, X.shape[0])
@@ -274,9 +284,7 @@ def _agreed_weights(sample_weight, X, comms):
         if weights.ndim == 0:
             weights = np.full(X.shape[0], float(weights))
         if weights.shape != (X.shape[0],):
-            raise ValueError(
-                f"sample_weight.shape == {weights.shape}, expected {(X.shape[0],)}!"
-            )
+            raise ValueError(f"sample_weight.shape == {weights.shape}, expected {(X.shape[0],)}!")
         if not np.isfinite(weights).all():
             raise ValueError("Input sample_weight contains NaN or infinity.")
         return weights, (True, np.count_nonzero(weights))

@@ -146,8 +146,9 @@ def kmeans_plusplus(X, n_clusters, x_sq_norms, sample_weight, rng, *, comms, n_l
     return centers
 
 
-def kmeans_parallel(X, n_clusters, x_sq_norms, sample_weight, rng, *, comms, offset,
-                    oversampling_factor, n_rounds):
+def kmeans_parallel(
+    X, n_clusters, x_sq_norms, sample_weight, rng, *, comms, offset, oversampling_factor, n_rounds
+):
     """k-means|| (Bahmani et al., 2012), then greedy k-means++ on the candidates.
 
     One first centre is drawn proportionally to the weights; then in each of
@@ -156,9 +157,9 @@ def kmeans_parallel(X, n_clusters, x_sq_norms, sample_weight, rng, *, comms, off
     the global weighted cost), drawing its uniform number from a stream
     addressed by its global row index. The candidates are weighted by the
     (weighted) number of rows closest to them, and every rank runs the same
-    weighted k-means++ and a few weighted Lloyd iterations on that small set. If fewer than ``n_clusters``
-    candidates come out (very few distinct rows), k-means++ on the full data
-    is used instead.
+    weighted k-means++ and a few weighted Lloyd iterations on that small
+    set. If fewer than ``n_clusters`` candidates come out (very few distinct
+    rows), k-means++ on the full data is used instead.
 
     Returns
     -------
@@ -202,8 +203,13 @@ def kmeans_parallel(X, n_clusters, x_sq_norms, sample_weight, rng, *, comms, off
         candidates, n_clusters, row_sq_norms(candidates), weights, rng, comms=SelfComms()
     )
     _, _, centers, _, _ = lloyd(
-        candidates, weights, centers, comms=SelfComms(), offset=0,
-        max_iter=_RECLUSTER_ITERATIONS, tol=0.0,
+        candidates,
+        weights,
+        centers,
+        comms=SelfComms(),
+        offset=0,
+        max_iter=_RECLUSTER_ITERATIONS,
+        tol=0.0,
     )
     return centers
 

@@ -34,8 +34,14 @@ def _labels(X, centers):
     k, d = centers.shape
     sums, weights = xp.empty((k, d), dtype=xp.float64), xp.empty(k, dtype=xp.float64)
     kernels_for("kmeans", X).lloyd_step(
-        X, xp.ones(X.shape[0], dtype=X.dtype), centers, labels, sums, weights,
-        xp.empty(1, dtype=xp.float64), update_centers=False,
+        X,
+        xp.ones(X.shape[0], dtype=X.dtype),
+        centers,
+        labels,
+        sums,
+        weights,
+        xp.empty(1, dtype=xp.float64),
+        update_centers=False,
     )
     return labels
 
@@ -61,7 +67,11 @@ def _same_clustering(labels1, labels2, n_clusters, comms):
 
 
 class KMeans(
-    DistributedEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator
+    DistributedEstimatorMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    ClusterMixin,
+    BaseEstimator,
 ):
     """K-Means clustering of data whose rows are spread over MPI ranks.
 
@@ -250,12 +260,20 @@ class KMeans(
             return kmeans_plusplus(X, self.n_clusters, x_sq_norms, sample_weight, rng, comms=comms)
         if isinstance(init, str) and init == "k-means||":
             return kmeans_parallel(
-                X, self.n_clusters, x_sq_norms, sample_weight, rng, comms=comms,
-                offset=layout.offset, oversampling_factor=self.oversampling_factor,
+                X,
+                self.n_clusters,
+                x_sq_norms,
+                sample_weight,
+                rng,
+                comms=comms,
+                offset=layout.offset,
+                oversampling_factor=self.oversampling_factor,
                 n_rounds=self.init_max_iter,
             )
         if isinstance(init, str) and init == "random":
-            return random_rows(X, self.n_clusters, sample_weight, rng, comms=comms, offset=layout.offset)
+            return random_rows(
+                X, self.n_clusters, sample_weight, rng, comms=comms, offset=layout.offset
+            )
         if callable(init):
             return self._call_init(X, rng.randint(np.iinfo(np.int32).max), comms, layout)
         return init
@@ -286,8 +304,13 @@ class KMeans(
         """
         comms = self._get_comms()
         X, _, sample_weight, layout = validate_fit_data(
-            self, X, comms=comms, sample_weight=sample_weight, order="C",
-            accept_sparse="csr", accept_large_sparse=False,
+            self,
+            X,
+            comms=comms,
+            sample_weight=sample_weight,
+            order="C",
+            accept_sparse="csr",
+            accept_large_sparse=False,
         )
         if layout.n_samples < self.n_clusters:
             raise ValueError(
@@ -306,7 +329,9 @@ class KMeans(
         sparse = is_sparse(X)
         if not sparse:
             X_mean = to_namespace(
-                (to_host(comms.allreduce(X.sum(axis=0, dtype=xp.float64))) / layout.n_samples).astype(X.dtype),
+                (
+                    to_host(comms.allreduce(X.sum(axis=0, dtype=xp.float64))) / layout.n_samples
+                ).astype(X.dtype),
                 xp,
             )
             if self.copy_x:
@@ -327,8 +352,14 @@ class KMeans(
             if self.verbose and comms.rank == 0:
                 print("Initialization complete")
             labels, inertia, centers, n_iter, n_distinct = lloyd(
-                X, sample_weight, centers_init, comms=comms, offset=layout.offset,
-                max_iter=self.max_iter, tol=tol, verbose=self.verbose,
+                X,
+                sample_weight,
+                centers_init,
+                comms=comms,
+                offset=layout.offset,
+                max_iter=self.max_iter,
+                tol=tol,
+                verbose=self.verbose,
             )
             if best_inertia is None or (
                 inertia < best_inertia
@@ -363,10 +394,12 @@ class KMeans(
         d = X.shape[1]
         if is_sparse(X):
             data = X.data.astype(xp.float64)
-            moments = xp.concatenate([
-                xp.bincount(X.indices, weights=data * data, minlength=d),
-                xp.bincount(X.indices, weights=data, minlength=d),
-            ])
+            moments = xp.concatenate(
+                [
+                    xp.bincount(X.indices, weights=data * data, minlength=d),
+                    xp.bincount(X.indices, weights=data, minlength=d),
+                ]
+            )
         else:
             moments = xp.zeros(2 * d, dtype=xp.float64)
             # float64 blocks: no float64 copy of the whole of X (float32 stays float32).
@@ -478,7 +511,9 @@ class KMeans(
 
         (X_checked, weights), _ = agree(comms, check)
         centers = self._centers_like(X_checked)
-        inertia, _ = final_inertia(X_checked, weights, centers, _labels(X_checked, centers), comms=comms)
+        inertia, _ = final_inertia(
+            X_checked, weights, centers, _labels(X_checked, centers), comms=comms
+        )
         return -inertia
 
     def _centers_like(self, X):

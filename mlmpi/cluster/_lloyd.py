@@ -16,7 +16,9 @@ from ..kernels import kernels_for
 from ._common import dense_rows
 
 
-def _relocate_empty_clusters(X, sample_weight, centers_old, labels, sums, weights, *, comms, offset):
+def _relocate_empty_clusters(
+    X, sample_weight, centers_old, labels, sums, weights, *, comms, offset
+):
     """Move each empty cluster to one of the points farthest from their centres.
 
     Like scikit-learn's ``_relocate_empty_clusters_dense``; the farthest
@@ -36,7 +38,13 @@ def _relocate_empty_clusters(X, sample_weight, centers_old, labels, sums, weight
     weight = to_host(sample_weight)
     label = to_host(labels)
     mine = [
-        (float(dist[i]), offset + int(i), float(weight[i]), int(label[i]), rows[j].astype(np.float64))
+        (
+            float(dist[i]),
+            offset + int(i),
+            float(weight[i]),
+            int(label[i]),
+            rows[j].astype(np.float64),
+        )
         for j, i in enumerate(nearest)
     ]
     candidates = [c for part in comms.allgather_object(mine) for c in part]
@@ -136,8 +144,14 @@ def lloyd(X, sample_weight, centers_init, *, comms, offset, max_iter, tol, verbo
             if talk:
                 print(f"Iteration {i}, inertia {inertia}.")
         _relocate_empty_clusters(
-            X, sample_weight, centers, labels, global_sums, global_weights,
-            comms=comms, offset=offset,
+            X,
+            sample_weight,
+            centers,
+            labels,
+            global_sums,
+            global_weights,
+            comms=comms,
+            offset=offset,
         )
         new_centers = to_namespace(_average_centers(global_sums, global_weights, X.dtype), xp)
         center_shift_tot = float(((new_centers - centers) ** 2).sum())
@@ -156,6 +170,8 @@ def lloyd(X, sample_weight, centers_init, *, comms, offset, max_iter, tol, verbo
             break
     if not strict_convergence:
         # One more E-step so that the labels match the returned centres.
-        kernels.lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_centers=False)
+        kernels.lloyd_step(
+            X, sample_weight, centers, labels, sums, weights, stats, update_centers=False
+        )
     inertia, n_distinct = final_inertia(X, sample_weight, centers, labels, comms=comms)
     return labels, inertia, centers, i + 1, n_distinct

@@ -194,8 +194,12 @@ class _Collective:
             comms._watch.deadline = None
         if _profile.active():
             _profile.record(
-                _label(current_method(), self.op), _nbytes(self.payload), self.start,
-                time.perf_counter() - self.start, comms.rank, comms.backend,
+                _label(current_method(), self.op),
+                _nbytes(self.payload),
+                self.start,
+                time.perf_counter() - self.start,
+                comms.rank,
+                comms.backend,
             )
         return False
 
@@ -445,11 +449,16 @@ class Comms(ABC):
         x = self._as_array(x)
         with self._collective("alltoallv", x):
             matrix = self._agreed_exchange(
-                x, "alltoallv", [x.shape[0] if x.ndim else -1] + [int(c) for c in counts],
+                x,
+                "alltoallv",
+                [x.shape[0] if x.ndim else -1] + [int(c) for c in counts],
             )
             bad = [
-                r for r, row in enumerate(matrix)
-                if len(row) != self.size + 1 or min(row[1:], default=0) < 0 or sum(row[1:]) != row[0]
+                r
+                for r, row in enumerate(matrix)
+                if len(row) != self.size + 1
+                or min(row[1:], default=0) < 0
+                or sum(row[1:]) != row[0]
             ]
             if bad:
                 raise ValueError(
@@ -470,8 +479,11 @@ class Comms(ABC):
             if not (0 <= d < size and 0 <= s < size) or matrix[d][2] != r:
                 raise ValueError(
                     f"sendrecv pairs do not match: rank {r} sends to {d} and receives from {s}, "
-                    + (f"but rank {d} receives from {matrix[d][2]}." if 0 <= d < size
-                       else f"but the comms has {size} ranks.")
+                    + (
+                        f"but rank {d} receives from {matrix[d][2]}."
+                        if 0 <= d < size
+                        else f"but the comms has {size} ranks."
+                    )
                 )
         return int(matrix[int(source)][0])
 
@@ -502,7 +514,9 @@ class Comms(ABC):
             )
         wrong = [r for r, (_, _, values) in enumerate(gathered) if values is None]
         if wrong:
-            raise ValueError(f"{op} needs integer ranks and counts (rank {wrong[0]} passed others).")
+            raise ValueError(
+                f"{op} needs integer ranks and counts (rank {wrong[0]} passed others)."
+            )
         return [values for _, _, values in gathered]
 
     # -- object collectives -------------------------------------------------

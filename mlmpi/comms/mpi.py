@@ -24,10 +24,14 @@ def _mpi_op(op):
     if not _MPI_OPS:
         from mpi4py import MPI
 
-        _MPI_OPS.update({
-            ReduceOp.SUM: MPI.SUM, ReduceOp.PROD: MPI.PROD,
-            ReduceOp.MIN: MPI.MIN, ReduceOp.MAX: MPI.MAX,
-        })
+        _MPI_OPS.update(
+            {
+                ReduceOp.SUM: MPI.SUM,
+                ReduceOp.PROD: MPI.PROD,
+                ReduceOp.MIN: MPI.MIN,
+                ReduceOp.MAX: MPI.MAX,
+            }
+        )
     return _MPI_OPS[op]
 
 

@@ -36,14 +36,24 @@ def _nccl_tables():
     from cupy.cuda import nccl
 
     dtypes = {
-        "b": nccl.NCCL_INT8, "?": nccl.NCCL_UINT8, "B": nccl.NCCL_UINT8,
-        "i": nccl.NCCL_INT32, "I": nccl.NCCL_UINT32,
-        "l": nccl.NCCL_INT64, "q": nccl.NCCL_INT64, "L": nccl.NCCL_UINT64, "Q": nccl.NCCL_UINT64,
-        "e": nccl.NCCL_FLOAT16, "f": nccl.NCCL_FLOAT32, "d": nccl.NCCL_FLOAT64,
+        "b": nccl.NCCL_INT8,
+        "?": nccl.NCCL_UINT8,
+        "B": nccl.NCCL_UINT8,
+        "i": nccl.NCCL_INT32,
+        "I": nccl.NCCL_UINT32,
+        "l": nccl.NCCL_INT64,
+        "q": nccl.NCCL_INT64,
+        "L": nccl.NCCL_UINT64,
+        "Q": nccl.NCCL_UINT64,
+        "e": nccl.NCCL_FLOAT16,
+        "f": nccl.NCCL_FLOAT32,
+        "d": nccl.NCCL_FLOAT64,
     }
     ops = {
-        ReduceOp.SUM: nccl.NCCL_SUM, ReduceOp.PROD: nccl.NCCL_PROD,
-        ReduceOp.MIN: nccl.NCCL_MIN, ReduceOp.MAX: nccl.NCCL_MAX,
+        ReduceOp.SUM: nccl.NCCL_SUM,
+        ReduceOp.PROD: nccl.NCCL_PROD,
+        ReduceOp.MIN: nccl.NCCL_MIN,
+        ReduceOp.MAX: nccl.NCCL_MAX,
     }
     return dtypes, ops
 

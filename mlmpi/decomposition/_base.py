@@ -2,12 +2,17 @@
 and the call of the randomized solver."""
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
 from sklearn.utils.extmath import svd_flip
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from ..base import DistributedEstimatorMixin
 from .._array import get_namespace, is_device_array, to_namespace
+from ..base import DistributedEstimatorMixin
 from ..comms import Comms, collective_method
 from ..random import shared_seed
 from ..utils.validation import _check_device_array, check_local
@@ -130,7 +135,9 @@ class _BaseDecomposition(
         This method is collective.
         """
         return randomized_svd(
-            X, center, n_components,
+            X,
+            center,
+            n_components,
             n_oversamples=self.n_oversamples,
             n_iter=n_iter,
             power_iteration_normalizer=self.power_iteration_normalizer,
@@ -139,7 +146,8 @@ class _BaseDecomposition(
         )
 
     def _attribute(self, name, X):
-        """Fitted attribute ``name`` in the namespace of ``X`` (fit on GPU, transform on host...)."""
+        """Fitted attribute ``name`` in the namespace of ``X`` (fit on GPU,
+        transform on host...)."""
         return to_namespace(getattr(self, name), get_namespace(X))
 
     def _check_transform_input(self, X, accept_sparse=False):

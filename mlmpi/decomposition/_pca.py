@@ -258,7 +258,11 @@ class PCA(_BaseDecomposition):
     def _fit(self, X):
         comms = self._get_comms()
         X, _, _, layout = validate_fit_data(
-            self, X, comms=comms, dtype=FLOAT_DTYPES, ensure_min_samples=2,
+            self,
+            X,
+            comms=comms,
+            dtype=FLOAT_DTYPES,
+            ensure_min_samples=2,
             accept_sparse=("csr", "csc"),
         )
         n_samples, n_features = layout.n_samples, X.shape[1]
@@ -284,7 +288,9 @@ class PCA(_BaseDecomposition):
         mean = global_mean(X, n_samples, comms)
         if self._fit_svd_solver == "full" or (self._fit_svd_solver == "arpack" and not sparse):
             S, Vt = exact_svd(X, mean, comms)
-            self._set_exact(mean, S**2 / (n_samples - 1), S, Vt, n_components, n_samples, xp, X.dtype)
+            self._set_exact(
+                mean, S**2 / (n_samples - 1), S, Vt, n_components, n_samples, xp, X.dtype
+            )
         else:
             self._fit_truncated(X, mean, n_components, n_samples, comms)
         return X
@@ -358,8 +364,17 @@ class PCA(_BaseDecomposition):
         else:
             noise_variance = 0.0
         k = n_components
-        self._set(mean, flip_signs(Vt[:k].copy()), explained_variance[:k], ratio[:k], S[:k],
-                  noise_variance, n_samples, xp, dtype)
+        self._set(
+            mean,
+            flip_signs(Vt[:k].copy()),
+            explained_variance[:k],
+            ratio[:k],
+            S[:k],
+            noise_variance,
+            n_samples,
+            xp,
+            dtype,
+        )
 
     def _fit_truncated(self, X, mean, n_components, n_samples, comms):
         """Attributes from the distributed randomized SVD, or from ARPACK on
@@ -368,8 +383,12 @@ class PCA(_BaseDecomposition):
         smallest = min(n_samples, n_features)
         if self._fit_svd_solver == "arpack":
             S, Vt = arpack_svd(
-                X, mean, n_components, tol=self.tol,
-                seed=shared_seed(self.random_state, comms), comms=comms,
+                X,
+                mean,
+                n_components,
+                tol=self.tol,
+                seed=shared_seed(self.random_state, comms),
+                comms=comms,
             )
         else:
             n_iter = self.iterated_power
@@ -383,11 +402,30 @@ class PCA(_BaseDecomposition):
             noise_variance = (total_var - explained_variance.sum()) / (smallest - n_components)
         else:
             noise_variance = 0.0
-        self._set(mean, flip_signs(Vt), explained_variance, explained_variance / total_var, S,
-                  noise_variance, n_samples, get_namespace(X), X.dtype)
+        self._set(
+            mean,
+            flip_signs(Vt),
+            explained_variance,
+            explained_variance / total_var,
+            S,
+            noise_variance,
+            n_samples,
+            get_namespace(X),
+            X.dtype,
+        )
 
-    def _set(self, mean, components, explained_variance, ratio, singular_values,
-             noise_variance, n_samples, xp, dtype):
+    def _set(
+        self,
+        mean,
+        components,
+        explained_variance,
+        ratio,
+        singular_values,
+        noise_variance,
+        n_samples,
+        xp,
+        dtype,
+    ):
         self.mean_ = replicated(mean, xp, dtype)
         self.components_ = replicated(components, xp, dtype)
         self.explained_variance_ = replicated(explained_variance, xp, dtype)

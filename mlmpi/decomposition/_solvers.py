@@ -1,10 +1,10 @@
 """Single-run solvers of distributed PCA and truncated SVD.
 
 Each solver owns its collectives; local work goes through the kernels of
-the ``decomposition`` kernel family (dense or CSR rows). The small replicated matrices (covariance, sketches, R
-factors) are factored on the host in float64, from identical inputs on
-every rank, so every rank gets the same factors, whatever the device of
-``X``.
+the ``decomposition`` kernel family (dense or CSR rows). The small
+replicated matrices (covariance, sketches, R factors) are factored on the
+host in float64, from identical inputs on every rank, so every rank gets
+the same factors, whatever the device of ``X``.
 """
 
 import numpy as np
@@ -164,7 +164,9 @@ def _local_normal_product(X, center, v):
     """This rank's ``Xcᵀ (Xc v)`` for a host vector ``v`` (float64, ``X``'s namespace)."""
     xp = get_namespace(X)
     out = xp.zeros((X.shape[1], 1), dtype=xp.float64)
-    return kernels_for("decomposition", X).add_normal_product(X, center, _as_local(v[:, None], X), out)[:, 0]
+    return kernels_for("decomposition", X).add_normal_product(
+        X, center, _as_local(v[:, None], X), out
+    )[:, 0]
 
 
 def _root_eigsh(X, center, n_components, *, tol, seed, comms):

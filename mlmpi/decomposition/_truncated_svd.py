@@ -130,7 +130,12 @@ class TruncatedSVD(_BaseDecomposition):
     def _fit(self, X):
         comms = self._get_comms()
         X, _, _, layout = validate_fit_data(
-            self, X, comms=comms, dtype=FLOAT_DTYPES, ensure_min_samples=2, ensure_min_features=2,
+            self,
+            X,
+            comms=comms,
+            dtype=FLOAT_DTYPES,
+            ensure_min_samples=2,
+            ensure_min_features=2,
             accept_sparse=("csr", "csc"),
         )
         n_samples, n_features = layout.n_samples, X.shape[1]

@@ -42,7 +42,7 @@ def bcast_tensors(named, root, comms):
         offset = 0
         with torch.no_grad():
             for tensor in tensors:
-                tensor.copy_(received[offset:offset + tensor.numel()].view_as(tensor))
+                tensor.copy_(received[offset : offset + tensor.numel()].view_as(tensor))
                 offset += tensor.numel()
 
 
@@ -78,8 +78,10 @@ def broadcast_parameters(params, root=0, comms=None):
     def check():
         if layout != root_layout:
             diff = next(
-                (mine, theirs) for mine, theirs in zip(layout + [None] * len(root_layout),
-                                                       root_layout + [None] * len(layout))
+                (mine, theirs)
+                for mine, theirs in zip(
+                    layout + [None] * len(root_layout), root_layout + [None] * len(layout)
+                )
                 if mine != theirs
             )
             raise ValueError(
@@ -128,8 +130,9 @@ def broadcast_optimizer_state(optimizer, root=0, comms=None):
 
     def fill(value):
         if isinstance(value, _Slot):
-            tensor = torch.empty(value.shape, dtype=value.dtype,
-                                 device="cpu" if value.on_cpu else device)
+            tensor = torch.empty(
+                value.shape, dtype=value.dtype, device="cpu" if value.on_cpu else device
+            )
             tensors[value.path] = tensor
             return tensor
         if isinstance(value, dict):

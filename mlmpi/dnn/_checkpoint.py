@@ -41,8 +41,15 @@ def save_checkpoint(path, model, optimizer, epoch, *, comms=None, **extra):
             handle, tmp = tempfile.mkstemp(prefix=".ckpt-", dir=directory)
             try:
                 with os.fdopen(handle, "wb") as f:
-                    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                                "epoch": epoch, "extra": extra}, f)
+                    torch.save(
+                        {
+                            "model": model.state_dict(),
+                            "optimizer": optimizer.state_dict(),
+                            "epoch": epoch,
+                            "extra": extra,
+                        },
+                        f,
+                    )
                 os.replace(tmp, path)
             except BaseException:
                 os.unlink(tmp)

@@ -27,5 +27,11 @@ class DistributedSampler(torch.utils.data.DistributedSampler):
 
     def __init__(self, dataset, *, comms=None, shuffle=True, seed=0, drop_last=False):
         comms = resolve_comms(comms)
-        super().__init__(dataset, num_replicas=comms.size, rank=comms.rank, shuffle=shuffle,
-                         seed=seed, drop_last=drop_last)
+        super().__init__(
+            dataset,
+            num_replicas=comms.size,
+            rank=comms.rank,
+            shuffle=shuffle,
+            seed=seed,
+            drop_last=drop_last,
+        )

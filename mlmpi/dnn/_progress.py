@@ -36,8 +36,12 @@ class progress:
         if enabled:
             from tqdm.auto import tqdm
 
-            self._bar = tqdm(iterable, desc=None if epoch is None else f"epoch {epoch}",
-                             leave=True, dynamic_ncols=True)
+            self._bar = tqdm(
+                iterable,
+                desc=None if epoch is None else f"epoch {epoch}",
+                leave=True,
+                dynamic_ncols=True,
+            )
         self._start = time.perf_counter()
         self._samples = 0
 

@@ -90,8 +90,17 @@ class DistributedOptimizer(torch.optim.Optimizer):
     overrides), as for the estimators.
     """
 
-    def __init__(self, optimizer, named_parameters=None, *, comms=None, bucket_cap_mb=25,
-                 compression=None, backward_passes_per_step=1, op="average"):
+    def __init__(
+        self,
+        optimizer,
+        named_parameters=None,
+        *,
+        comms=None,
+        bucket_cap_mb=25,
+        compression=None,
+        backward_passes_per_step=1,
+        op="average",
+    ):
         if not isinstance(optimizer, torch.optim.Optimizer):
             raise TypeError(
                 f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}."
@@ -297,7 +306,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
         """
         if self._synchronized:
             return
-        for bucket in self.buckets[self._next:]:
+        for bucket in self.buckets[self._next :]:
             bucket.pack_missing()
         self._finish_all(contributed=True)
         self._passes = dict.fromkeys(self._passes, 0)

@@ -90,30 +90,53 @@ def _doc(summary, *, criteria, criterion, max_features, bootstrap, classifier, e
         f"{summary}\n{_DIFFERENCES.format(rate='1' if bootstrap == 'True' else 'rate')}"
         "\n    Parameters\n    ----------"
         + _PARAMETERS.format(
-            criteria=criteria, criterion=criterion, max_features=max_features,
-            bootstrap=bootstrap, thresholds=", the thresholds" if extra else "",
+            criteria=criteria,
+            criterion=criterion,
+            max_features=max_features,
+            bootstrap=bootstrap,
+            thresholds=", the thresholds" if extra else "",
             class_weight=_CLASS_WEIGHT if classifier else "",
         )
         + _ATTRIBUTES.format(
             classes="\n    classes_ : ndarray of shape (n_classes,)\n        Class labels over "
             "all ranks. Replicated.\n    n_classes_ : int\n        Number of classes. "
-            "Replicated." if classifier else "",
+            "Replicated."
+            if classifier
+            else "",
             oob_local="oob_decision_function_" if classifier else "oob_prediction_",
         )
         + (
             "\n    ExtraTrees' random threshold of a feature is drawn uniformly among the bin\n"
-            "    edges between the node's lowest and highest occupied bins.\n" if extra else ""
+            "    edges between the node's lowest and highest occupied bins.\n"
+            if extra
+            else ""
         )
         + f"\n    Examples\n    --------\n{example}"
     )
 
 
 class RandomForestClassifier(ForestClassifier):
-    def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
-                 max_features="sqrt", min_impurity_decrease=0.0, bootstrap=True,
-                 oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 class_weight=None, max_samples=None, max_bins=255, comms=None):
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        criterion="gini",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features="sqrt",
+        min_impurity_decrease=0.0,
+        bootstrap=True,
+        oob_score=False,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        class_weight=None,
+        max_samples=None,
+        max_bins=255,
+        comms=None,
+    ):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -136,27 +159,69 @@ class RandomForestClassifier(ForestClassifier):
 class ExtraTreesClassifier(RandomForestClassifier):
     _random_thresholds = True
 
-    def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
-                 max_features="sqrt", min_impurity_decrease=0.0, bootstrap=False,
-                 oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 class_weight=None, max_samples=None, max_bins=255, comms=None):
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        criterion="gini",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features="sqrt",
+        min_impurity_decrease=0.0,
+        bootstrap=False,
+        oob_score=False,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        class_weight=None,
+        max_samples=None,
+        max_bins=255,
+        comms=None,
+    ):
         super().__init__(
-            n_estimators, criterion=criterion, max_depth=max_depth,
-            min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
-            min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
-            min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
-            oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
-            class_weight=class_weight, max_samples=max_samples, max_bins=max_bins, comms=comms,
+            n_estimators,
+            criterion=criterion,
+            max_depth=max_depth,
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features,
+            min_impurity_decrease=min_impurity_decrease,
+            bootstrap=bootstrap,
+            oob_score=oob_score,
+            n_jobs=n_jobs,
+            random_state=random_state,
+            verbose=verbose,
+            class_weight=class_weight,
+            max_samples=max_samples,
+            max_bins=max_bins,
+            comms=comms,
         )
 
 
 class RandomForestRegressor(ForestRegressor):
-    def __init__(self, n_estimators=100, *, criterion="squared_error", max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
-                 max_features=1.0, min_impurity_decrease=0.0, bootstrap=True,
-                 oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 max_samples=None, max_bins=255, comms=None):
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        criterion="squared_error",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features=1.0,
+        min_impurity_decrease=0.0,
+        bootstrap=True,
+        oob_score=False,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        max_samples=None,
+        max_bins=255,
+        comms=None,
+    ):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -178,18 +243,43 @@ class RandomForestRegressor(ForestRegressor):
 class ExtraTreesRegressor(RandomForestRegressor):
     _random_thresholds = True
 
-    def __init__(self, n_estimators=100, *, criterion="squared_error", max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
-                 max_features=1.0, min_impurity_decrease=0.0, bootstrap=False,
-                 oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 max_samples=None, max_bins=255, comms=None):
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        criterion="squared_error",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features=1.0,
+        min_impurity_decrease=0.0,
+        bootstrap=False,
+        oob_score=False,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        max_samples=None,
+        max_bins=255,
+        comms=None,
+    ):
         super().__init__(
-            n_estimators, criterion=criterion, max_depth=max_depth,
-            min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
-            min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
-            min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
-            oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
-            max_samples=max_samples, max_bins=max_bins, comms=comms,
+            n_estimators,
+            criterion=criterion,
+            max_depth=max_depth,
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features,
+            min_impurity_decrease=min_impurity_decrease,
+            bootstrap=bootstrap,
+            oob_score=oob_score,
+            n_jobs=n_jobs,
+            random_state=random_state,
+            verbose=verbose,
+            max_samples=max_samples,
+            max_bins=max_bins,
+            comms=comms,
         )
 
 
@@ -202,14 +292,26 @@ _EXAMPLE = """    >>> import numpy as np
 """
 
 _SUMMARIES = {
-    RandomForestClassifier: ("A random forest classifier over rows spread across ranks.",
-                             "gini", False),
-    ExtraTreesClassifier: ("An extra-trees classifier over rows spread across ranks.",
-                           "gini", True),
-    RandomForestRegressor: ("A random forest regressor over rows spread across ranks.",
-                            "squared_error", False),
-    ExtraTreesRegressor: ("An extra-trees regressor over rows spread across ranks.",
-                          "squared_error", True),
+    RandomForestClassifier: (
+        "A random forest classifier over rows spread across ranks.",
+        "gini",
+        False,
+    ),
+    ExtraTreesClassifier: (
+        "An extra-trees classifier over rows spread across ranks.",
+        "gini",
+        True,
+    ),
+    RandomForestRegressor: (
+        "A random forest regressor over rows spread across ranks.",
+        "squared_error",
+        False,
+    ),
+    ExtraTreesRegressor: (
+        "An extra-trees regressor over rows spread across ranks.",
+        "squared_error",
+        True,
+    ),
 }
 
 for _cls, (_summary, _criterion, _extra) in _SUMMARIES.items():
@@ -217,9 +319,14 @@ for _cls, (_summary, _criterion, _extra) in _SUMMARIES.items():
     _cls.__doc__ = _doc(
         _summary,
         criteria='{"gini", "entropy", "log_loss"}' if _classifier else '{"squared_error"}',
-        criterion=_criterion, max_features='"sqrt"' if _classifier else "1.0",
-        bootstrap="False" if _extra else "True", classifier=_classifier, extra=_extra,
-        example=_EXAMPLE.format(name=_cls.__name__) if _classifier else _EXAMPLE.format(
-            name=_cls.__name__).replace("[2.8]]))", "[2.8]])).round()").replace(
-            "array([0, 1])", "array([0., 1.])"),
+        criterion=_criterion,
+        max_features='"sqrt"' if _classifier else "1.0",
+        bootstrap="False" if _extra else "True",
+        classifier=_classifier,
+        extra=_extra,
+        example=_EXAMPLE.format(name=_cls.__name__)
+        if _classifier
+        else _EXAMPLE.format(name=_cls.__name__)
+        .replace("[2.8]]))", "[2.8]])).round()")
+        .replace("array([0, 1])", "array([0., 1.])"),
     )

@@ -119,13 +119,18 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         if not isinstance(split, Integral):
             split = max(2, math.ceil(split * n_samples))
         return SplitRules(
-            criterion="gini" if self.criterion == "gini" else (
-                "squared_error" if self.criterion == "squared_error" else "entropy"),
-            max_depth=self.max_depth, min_samples_split=max(split, 2 * leaf),
+            criterion="gini"
+            if self.criterion == "gini"
+            else ("squared_error" if self.criterion == "squared_error" else "entropy"),
+            max_depth=self.max_depth,
+            min_samples_split=max(split, 2 * leaf),
             min_samples_leaf=leaf,
             min_weight_leaf=self.min_weight_fraction_leaf * total_weight,
-            min_impurity_decrease=self.min_impurity_decrease, total_weight=total_weight,
-            random_thresholds=self._random_thresholds, edges=edges, edge_starts=edge_starts,
+            min_impurity_decrease=self.min_impurity_decrease,
+            total_weight=total_weight,
+            random_thresholds=self._random_thresholds,
+            edges=edges,
+            edge_starts=edge_starts,
             scale=scale,
         )
 
@@ -137,12 +142,16 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         n_sampled = self._resolved_max_features(X.shape[1])
         seed = shared_seed(self.random_state, comms)
         X_host = to_host(X)
-        weight = np.ones(layout.n_local) if sample_weight is None else (
-            to_host(sample_weight).astype(np.float64))
+        weight = (
+            np.ones(layout.n_local)
+            if sample_weight is None
+            else (to_host(sample_weight).astype(np.float64))
+        )
         edges, edge_starts = global_edges(X_host, weight > 0, layout, self.max_bins, seed, comms)
         kernels = kernels_for("forest", X_host)
-        binned = kernels.bin_columns(X_host, edges, edge_starts,
-                                     np.empty(X_host.shape, dtype=np.uint8))
+        binned = kernels.bin_columns(
+            X_host, edges, edge_starts, np.empty(X_host.shape, dtype=np.uint8)
+        )
         n_bins = int(np.diff(edge_starts).max(initial=0)) + 1
         trees = []
         for t in range(self.n_estimators):
@@ -154,15 +163,26 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             total_weight = float(total[0] if self._n_stats == 4 else total[:-1].sum())
             rng = np.random.default_rng([seed, t]) if comms.rank == 0 else None
             rules = self._rules(layout.n_samples, total_weight, edges, edge_starts, scale)
-            trees.append(grow_tree(
-                binned, row_stats, np.flatnonzero(tree_weight > 0), n_bins=n_bins,
-                constant_features=np.diff(edge_starts) == 0, rules=rules, n_sampled=n_sampled,
-                rng=rng, comms=comms, kernels=kernels,
-            ))
+            trees.append(
+                grow_tree(
+                    binned,
+                    row_stats,
+                    np.flatnonzero(tree_weight > 0),
+                    n_bins=n_bins,
+                    constant_features=np.diff(edge_starts) == 0,
+                    rules=rules,
+                    n_sampled=n_sampled,
+                    rng=rng,
+                    comms=comms,
+                    kernels=kernels,
+                )
+            )
         fitted = None
         if comms.rank == 0:
-            fitted = (assemble(trees, edges, edge_starts, self._leaf_values),
-                      feature_importances(trees, X.shape[1]))
+            fitted = (
+                assemble(trees, edges, edge_starts, self._leaf_values),
+                feature_importances(trees, X.shape[1]),
+            )
         self.forest_, self.feature_importances_ = comms.bcast_object(fitted, root=0)
         self._seed = seed
         if self.oob_score:
@@ -188,7 +208,9 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         if missing:
             warnings.warn(
                 "Some inputs do not have OOB scores. This probably means too few trees were "
-                "used to compute any reliable OOB estimates.", UserWarning, stacklevel=3,
+                "used to compute any reliable OOB estimates.",
+                UserWarning,
+                stacklevel=3,
             )
 
     def _leaf_sums(self, X):
@@ -234,7 +256,12 @@ class ForestClassifier(ClassifierMixin, BaseHistogramForest):
         """
         comms = self._get_comms()
         X, y, sample_weight, layout = validate_fit_data(
-            self, X, y, comms=comms, sample_weight=sample_weight, dtype=_FLOAT_DTYPES,
+            self,
+            X,
+            y,
+            comms=comms,
+            sample_weight=sample_weight,
+            dtype=_FLOAT_DTYPES,
         )
         self.classes_, self._class_counts, targets = _global_classes(y, None, comms)
         self.n_classes_ = int(self.classes_.shape[0])
@@ -254,8 +281,9 @@ class ForestClassifier(ClassifierMixin, BaseHistogramForest):
     def _stats_scale(self, targets, counts, comms):
         scale = np.ones(self._n_stats)
         if self.class_weight == "balanced_subsample":
-            drawn = comms.allreduce(np.bincount(targets, weights=counts,
-                                                minlength=self.n_classes_).astype(np.float64))
+            drawn = comms.allreduce(
+                np.bincount(targets, weights=counts, minlength=self.n_classes_).astype(np.float64)
+            )
             present = drawn > 0
             scale[:-1][present] = drawn.sum() / (present.sum() * drawn[present])
         elif self.class_weight is not None:
@@ -375,7 +403,12 @@ class ForestRegressor(RegressorMixin, BaseHistogramForest):
         """
         comms = self._get_comms()
         X, y, sample_weight, layout = validate_fit_data(
-            self, X, y, comms=comms, sample_weight=sample_weight, dtype=_FLOAT_DTYPES,
+            self,
+            X,
+            y,
+            comms=comms,
+            sample_weight=sample_weight,
+            dtype=_FLOAT_DTYPES,
             y_numeric=True,
         )
         self._fit_forest(X, to_host(y).astype(np.float64), sample_weight, layout, comms)
@@ -385,8 +418,15 @@ class ForestRegressor(RegressorMixin, BaseHistogramForest):
 
     @staticmethod
     def _row_stats(targets, tree_weight):
-        return np.stack([tree_weight, tree_weight * targets, tree_weight * targets ** 2,
-                         (tree_weight > 0).astype(np.float64)], axis=1)
+        return np.stack(
+            [
+                tree_weight,
+                tree_weight * targets,
+                tree_weight * targets**2,
+                (tree_weight > 0).astype(np.float64),
+            ],
+            axis=1,
+        )
 
     @staticmethod
     def _leaf_values(stats):
@@ -437,8 +477,11 @@ class ForestRegressor(RegressorMixin, BaseHistogramForest):
             y_true = np.asarray(to_host(y), dtype=np.float64)
             if y_true.shape != y_pred.shape:
                 raise ValueError(f"y has shape {y_true.shape}, expected {y_pred.shape}.")
-            weight = None if sample_weight is None else np.asarray(
-                to_host(sample_weight), dtype=np.float64)
+            weight = (
+                None
+                if sample_weight is None
+                else np.asarray(to_host(sample_weight), dtype=np.float64)
+            )
             return (y_true, weight), None
 
         (y_true, weight), _ = agree(comms, check)

@@ -58,8 +58,9 @@ class _Level:
         self.features = np.where(self.valid, features, features - n_features)
 
 
-def grow_tree(binned, row_stats, active, *, n_bins, constant_features, rules, n_sampled, rng,
-              comms, kernels):
+def grow_tree(
+    binned, row_stats, active, *, n_bins, constant_features, rules, n_sampled, rng, comms, kernels
+):
     """Grow one tree on the rows with ``active`` (positive) weight.
 
     Parameters
@@ -106,19 +107,27 @@ def grow_tree(binned, row_stats, active, *, n_bins, constant_features, rules, n_
         chunk = max(1, _HISTOGRAM_ELEMENTS // (features.shape[1] * n_bins * n_stats))
         decisions = [] if root else None
         for first in range(0, n_open, chunk):
-            part = features[first:first + chunk]
+            part = features[first : first + chunk]
             hist = np.zeros((part.shape[0], part.shape[1], n_bins, n_stats))
             kernels.build_histograms(binned, active, node_of_row, first, part, row_stats, hist)
             total = comms.reduce(hist, root=0)
             if root:
-                decisions.append(rules.best(total, level.valid[first:first + chunk], part, rng))
+                decisions.append(rules.best(total, level.valid[first : first + chunk], part, rng))
         if root:
             level, packet = _decide(tree, level, decisions, depth, rules, n_sampled, rng)
         packet = comms.bcast_object(packet, root=0)
         grouped = np.empty_like(active)
-        kept = kernels.route_rows(binned, active, node_of_row, packet["split_feature"],
-                                  packet["split_bin"], packet["left_next"],
-                                  packet["right_next"], packet["features"].shape[0], grouped)
+        kept = kernels.route_rows(
+            binned,
+            active,
+            node_of_row,
+            packet["split_feature"],
+            packet["split_bin"],
+            packet["left_next"],
+            packet["right_next"],
+            packet["features"].shape[0],
+            grouped,
+        )
         active = grouped[:kept]
         depth += 1
     return tree
@@ -155,6 +164,11 @@ def _decide(tree, level, decisions, depth, rules, n_sampled, rng):
         next_constant.append(constant[worth])
         nxt.append(position)
     next_level = _Level(np.concatenate(next_ids), np.concatenate(next_constant), n_sampled, rng)
-    packet = {"split_feature": split_feature, "split_bin": bins, "left_next": nxt[0],
-              "right_next": nxt[1], "features": next_level.features}
+    packet = {
+        "split_feature": split_feature,
+        "split_bin": bins,
+        "left_next": nxt[0],
+        "right_next": nxt[1],
+        "features": next_level.features,
+    }
     return next_level, packet

@@ -31,7 +31,7 @@ def proxy(stats, criterion):
     counts = stats[..., :-1]
     weight = _safe(counts.sum(axis=-1))
     if criterion == "gini":
-        return (counts ** 2).sum(axis=-1) / weight
+        return (counts**2).sum(axis=-1) / weight
     with np.errstate(divide="ignore", invalid="ignore"):  # entropy/log_loss in bits
         terms = np.where(counts > 0, counts * np.log2(np.where(counts > 0, counts, 1.0)), 0.0)
     return terms.sum(axis=-1) - weight * np.log2(weight)
@@ -50,9 +50,21 @@ def impurity(stats, criterion):
 class SplitRules:
     """The stopping and validity rules of one fit (scikit-learn's tree parameters)."""
 
-    def __init__(self, *, criterion, max_depth, min_samples_split, min_samples_leaf,
-                 min_weight_leaf, min_impurity_decrease, total_weight, random_thresholds,
-                 edges, edge_starts, scale):
+    def __init__(
+        self,
+        *,
+        criterion,
+        max_depth,
+        min_samples_split,
+        min_samples_leaf,
+        min_weight_leaf,
+        min_impurity_decrease,
+        total_weight,
+        random_thresholds,
+        edges,
+        edge_starts,
+        scale,
+    ):
         self.criterion = criterion
         self.classification = criterion != "squared_error"
         self.max_depth = np.inf if max_depth is None else max_depth
@@ -115,9 +127,21 @@ class SplitRules:
         constant = np.empty((n_nodes, n_slots), dtype=bool)
         uniform = rng.random((n_nodes, n_slots)) if self.random_thresholds else np.empty((0, 0))
         kernels_for("forest", hist).find_splits(
-            hist, valid, features, self.edges, self.edge_starts, _CRITERIA[self.criterion],
-            self.min_samples_leaf, max(self.min_weight_leaf, EPSILON), uniform, slot, split_bin,
-            decrease, left, total, constant,
+            hist,
+            valid,
+            features,
+            self.edges,
+            self.edge_starts,
+            _CRITERIA[self.criterion],
+            self.min_samples_leaf,
+            max(self.min_weight_leaf, EPSILON),
+            uniform,
+            slot,
+            split_bin,
+            decrease,
+            left,
+            total,
+            constant,
         )
         weak = decrease / max(self.total_weight, EPSILON) + EPSILON < self.min_impurity_decrease
         slot[weak] = -1

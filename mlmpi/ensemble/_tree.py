@@ -25,8 +25,9 @@ class HistogramForest:
         Node id of each tree's root.
     """
 
-    def __init__(self, feature, threshold, children_left, children_right, value,
-                 n_node_samples, roots):
+    def __init__(
+        self, feature, threshold, children_left, children_right, value, n_node_samples, roots
+    ):
         self.feature = feature
         self.threshold = threshold
         self.children_left = children_left
@@ -45,8 +46,14 @@ class HistogramForest:
         roots = self.roots if trees is None else self.roots[trees]
         if X.shape[0] and roots.shape[0]:
             kernels_for("forest", X).accumulate_leaves(
-                np.ascontiguousarray(X), self.feature, self.threshold, self.children_left,
-                self.children_right, self.value, roots, out,
+                np.ascontiguousarray(X),
+                self.feature,
+                self.threshold,
+                self.children_left,
+                self.children_right,
+                self.value,
+                roots,
+                out,
             )
         return out
 
@@ -70,9 +77,15 @@ def assemble(trees, edges, edge_starts, leaf_value):
         roots.append(offset)
         offset += feature.shape[0]
     joined = {name: np.concatenate(values) for name, values in parts.items()}
-    return HistogramForest(joined["feature"], joined["threshold"], joined["left"],
-                           joined["right"], joined["value"], joined["rows"],
-                           np.asarray(roots, dtype=np.int64))
+    return HistogramForest(
+        joined["feature"],
+        joined["threshold"],
+        joined["left"],
+        joined["right"],
+        joined["value"],
+        joined["rows"],
+        np.asarray(roots, dtype=np.int64),
+    )
 
 
 def feature_importances(trees, n_features):
@@ -83,8 +96,9 @@ def feature_importances(trees, n_features):
         split = tree.feature >= 0
         if not split.any():
             continue
-        decrease = np.bincount(tree.feature[split], weights=tree.decrease[split],
-                               minlength=n_features)
+        decrease = np.bincount(
+            tree.feature[split], weights=tree.decrease[split], minlength=n_features
+        )
         per_tree.append(decrease / decrease.sum() if decrease.sum() > 0 else decrease)
     if not per_tree:
         return np.zeros(n_features)

@@ -72,11 +72,25 @@ class SimpleImputer(CollectiveTransformerMixin, LocalInverseMixin, sk.SimpleImpu
 
     _parameter_constraints: dict = with_comms(sk.SimpleImputer)
 
-    def __init__(self, *, missing_values=np.nan, strategy="mean", fill_value=None, copy=True,
-                 add_indicator=False, keep_empty_features=False, comms=None):
-        super().__init__(missing_values=missing_values, strategy=strategy,
-                         fill_value=fill_value, copy=copy, add_indicator=add_indicator,
-                         keep_empty_features=keep_empty_features)
+    def __init__(
+        self,
+        *,
+        missing_values=np.nan,
+        strategy="mean",
+        fill_value=None,
+        copy=True,
+        add_indicator=False,
+        keep_empty_features=False,
+        comms=None,
+    ):
+        super().__init__(
+            missing_values=missing_values,
+            strategy=strategy,
+            fill_value=fill_value,
+            copy=copy,
+            add_indicator=add_indicator,
+            keep_empty_features=keep_empty_features,
+        )
         self.comms = comms
 
     @collective_method
@@ -99,8 +113,9 @@ class SimpleImputer(CollectiveTransformerMixin, LocalInverseMixin, sk.SimpleImpu
         """
         comms = self._get_comms()
         view = X if is_sparse(X) else object_view(X)
-        validate_fit_data(self, view, comms=comms, dtype=None, ensure_all_finite=False,
-                          accept_sparse="csc")
+        validate_fit_data(
+            self, view, comms=comms, dtype=None, ensure_all_finite=False, accept_sparse="csc"
+        )
         n_features, names = self.n_features_in_, getattr(self, "feature_names_in_", None)
         self._validate_params()
         if callable(self.strategy):
@@ -147,8 +162,7 @@ class SimpleImputer(CollectiveTransformerMixin, LocalInverseMixin, sk.SimpleImpu
         empty = counts == 0
         fill_empty = 0 if self.keep_empty_features else np.nan
         if self.strategy == "constant":
-            statistics = np.full(X.shape[1], fill_value,
-                                 dtype=np.float64 if sparse else object)
+            statistics = np.full(X.shape[1], fill_value, dtype=np.float64 if sparse else object)
             if not self.keep_empty_features:
                 statistics[(present if sparse else counts) == 0] = np.nan
             return statistics
@@ -156,8 +170,10 @@ class SimpleImputer(CollectiveTransformerMixin, LocalInverseMixin, sk.SimpleImpu
             values = X.data if sparse else X
             kept = np.where(missing.data if sparse else missing, 0, values)
             if sparse:
-                sums = np.asarray(X.__class__((kept, X.indices, X.indptr), shape=X.shape)
-                                  .sum(axis=0), dtype=np.float64).ravel()
+                sums = np.asarray(
+                    X.__class__((kept, X.indices, X.indptr), shape=X.shape).sum(axis=0),
+                    dtype=np.float64,
+                ).ravel()
             else:
                 sums = kept.sum(axis=0, dtype=np.float64)
             sums = comms.allreduce(sums)
@@ -178,8 +194,8 @@ class SimpleImputer(CollectiveTransformerMixin, LocalInverseMixin, sk.SimpleImpu
         counters = []
         for j in range(X.shape[1]):
             if is_sparse(X):
-                column = X.data[X.indptr[j]:X.indptr[j + 1]]
-                keep = ~missing.data[X.indptr[j]:X.indptr[j + 1]]
+                column = X.data[X.indptr[j] : X.indptr[j + 1]]
+                keep = ~missing.data[X.indptr[j] : X.indptr[j + 1]]
                 counter = Counter(column[keep].tolist())
                 implicit = X.shape[0] - column.size
                 if implicit:

@@ -1,7 +1,6 @@
 """Pieces shared by the distributed linear estimators: data checks, the
 fitted coefficients, local prediction and the global (collective) scores."""
 
-
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -33,8 +32,14 @@ def regression_data(estimator, X, y, sample_weight):
     """
     comms = estimator._get_comms()
     X, y, sample_weight, layout = validate_fit_data(
-        estimator, X, y, comms=comms, sample_weight=sample_weight,
-        multi_output=True, y_numeric=True, accept_sparse="csr",
+        estimator,
+        X,
+        y,
+        comms=comms,
+        sample_weight=sample_weight,
+        multi_output=True,
+        y_numeric=True,
+        accept_sparse="csr",
     )
     single = y.ndim == 1
     Y = (y[:, None] if single else y).astype(X.dtype, copy=False)

@@ -56,8 +56,22 @@ _RIDGE_HINT = (
 )
 
 
-def _gram_path(gram, xty, yty, alphas, coef_init, *, l1_ratio, n_samples, dtype, max_iter,
-               tol, rng, random, positive):
+def _gram_path(
+    gram,
+    xty,
+    yty,
+    alphas,
+    coef_init,
+    *,
+    l1_ratio,
+    n_samples,
+    dtype,
+    max_iter,
+    tol,
+    rng,
+    random,
+    positive,
+):
     """Coordinate descent on the replicated Gram matrix along ``alphas`` (warm starts).
 
     The ``coordinate_descent`` kernel (scikit-learn's Gram-solver rules) on the
@@ -77,8 +91,17 @@ def _gram_path(gram, xty, yty, alphas, coef_init, *, l1_ratio, n_samples, dtype,
     for i, alpha in enumerate(alphas):
         l1 = dtype(alpha * l1_ratio * n_samples)
         gap, target, n_iter, converged = kernels.enet_gram(
-            coef, l1, dtype(alpha * (1.0 - l1_ratio) * n_samples), gram, xty, y_norm2,
-            max_iter, tol, rng.randint(0, kernels.RAND_R_MAX), random, positive,
+            coef,
+            l1,
+            dtype(alpha * (1.0 - l1_ratio) * n_samples),
+            gram,
+            xty,
+            y_norm2,
+            max_iter,
+            tol,
+            rng.randint(0, kernels.RAND_R_MAX),
+            random,
+            positive,
         )
         if not converged:
             message = f"{_NOT_CONVERGED} Duality gap: {gap:.6e}, tolerance: {target:.3e}"
@@ -91,8 +114,7 @@ def _gram_path(gram, xty, yty, alphas, coef_init, *, l1_ratio, n_samples, dtype,
     return coefs, gaps, n_iters
 
 
-def _fista_path(op, b, alphas, coef_init, *, l1_ratio, n_samples, max_iter, tol, positive,
-                comms):
+def _fista_path(op, b, alphas, coef_init, *, l1_ratio, n_samples, max_iter, tol, positive, comms):
     """:func:`_gram_path` without the Gram matrix: FISTA with distributed products
     along ``alphas`` (warm starts). This function is collective."""
     coefs = np.empty((op.x_mean.shape[0], len(alphas)))
@@ -100,8 +122,15 @@ def _fista_path(op, b, alphas, coef_init, *, l1_ratio, n_samples, max_iter, tol,
     coef = np.asarray(coef_init, dtype=np.float64)
     for i, alpha in enumerate(alphas):
         coef, gap, n_iter = fista(
-            op, b, comms, l1=alpha * l1_ratio * n_samples, l2=alpha * (1.0 - l1_ratio) * n_samples,
-            coef_init=coef, max_iter=max_iter, tol=tol, positive=positive,
+            op,
+            b,
+            comms,
+            l1=alpha * l1_ratio * n_samples,
+            l2=alpha * (1.0 - l1_ratio) * n_samples,
+            coef_init=coef,
+            max_iter=max_iter,
+            tol=tol,
+            positive=positive,
         )
         coefs[:, i] = coef
         gaps[i] = gap / n_samples
@@ -137,13 +166,27 @@ class _TargetProblem:
 
     def path(self, alphas, coef_init, *, l1_ratio, max_iter, tol, rng, random, positive):
         """``(coefs, dual_gaps, n_iters)`` along ``alphas``. This method is collective."""
-        options = {"l1_ratio": l1_ratio, "n_samples": self.n_samples, "max_iter": max_iter,
-                   "tol": tol, "positive": positive}
+        options = {
+            "l1_ratio": l1_ratio,
+            "n_samples": self.n_samples,
+            "max_iter": max_iter,
+            "tol": tol,
+            "positive": positive,
+        }
         if self.solver == "fista":
             return _fista_path(self.op, self.b, alphas, coef_init, comms=self.comms, **options)
         m = self.moments
-        return _gram_path(m.gram * self.scale, self.xty(), m.yty[self.target] * self.scale,
-                          alphas, coef_init, dtype=self.dtype, rng=rng, random=random, **options)
+        return _gram_path(
+            m.gram * self.scale,
+            self.xty(),
+            m.yty[self.target] * self.scale,
+            alphas,
+            coef_init,
+            dtype=self.dtype,
+            rng=rng,
+            random=random,
+            **options,
+        )
 
 
 def _alpha_grid(xty, n_samples, *, l1_ratio, positive, eps, n_alphas):
@@ -160,9 +203,25 @@ def _alpha_grid(xty, n_samples, *, l1_ratio, positive, eps, n_alphas):
     return np.geomspace(alpha_max, alpha_max * eps, num=n_alphas)
 
 
-def enet_path(X, y, *, l1_ratio=0.5, eps=1e-3, n_alphas="deprecated", alphas="warn",
-              precompute="auto", Xy=None, copy_X=True, coef_init=None, verbose=False,
-              return_n_iter=False, positive=False, check_input=True, comms=None, **params):
+def enet_path(
+    X,
+    y,
+    *,
+    l1_ratio=0.5,
+    eps=1e-3,
+    n_alphas="deprecated",
+    alphas="warn",
+    precompute="auto",
+    Xy=None,
+    copy_X=True,
+    coef_init=None,
+    verbose=False,
+    return_n_iter=False,
+    positive=False,
+    check_input=True,
+    comms=None,
+    **params,
+):
     """Elastic-net path of the global row-sharded data (scikit-learn's ``enet_path``).
 
     As scikit-learn's, no intercept is fitted (X and y are used as given).
@@ -205,6 +264,7 @@ def enet_path(X, y, *, l1_ratio=0.5, eps=1e-3, n_alphas="deprecated", alphas="wa
             "explicit value to 'alphas' and leave 'n_alphas' to its default value to "
             "silence this warning.",
             FutureWarning,
+            stacklevel=2,
         )
         grid_size = n_alphas
     if alphas is None:
@@ -212,6 +272,7 @@ def enet_path(X, y, *, l1_ratio=0.5, eps=1e-3, n_alphas="deprecated", alphas="wa
             "'alphas=None' is deprecated and will be removed in 1.11, at which point the "
             "default value will be set to 100. Set 'alphas=100' to silence this warning.",
             FutureWarning,
+            stacklevel=2,
         )
     elif not (isinstance(alphas, str) and alphas == "warn"):
         grid_size = alphas
@@ -228,18 +289,31 @@ def enet_path(X, y, *, l1_ratio=0.5, eps=1e-3, n_alphas="deprecated", alphas="wa
     if not single:
         raise ValueError("mlmpi's enet_path needs a 1-D y (the multi-task path is not provided).")
     moments = centred_moments(X, Y, None, comms, fit_intercept=False, products=gram_fits(X))
-    problem = _TargetProblem(X, Y, 0, None, moments, scale=1.0, n_samples=layout.n_samples,
-                             comms=comms)
+    problem = _TargetProblem(
+        X, Y, 0, None, moments, scale=1.0, n_samples=layout.n_samples, comms=comms
+    )
     if isinstance(grid_size, Integral):
-        grid = _alpha_grid(problem.xty(), layout.n_samples, l1_ratio=l1_ratio,
-                           positive=positive, eps=eps, n_alphas=grid_size)
+        grid = _alpha_grid(
+            problem.xty(),
+            layout.n_samples,
+            l1_ratio=l1_ratio,
+            positive=positive,
+            eps=eps,
+            n_alphas=grid_size,
+        )
     else:
         grid = np.sort(np.asarray(grid_size, dtype=np.float64))[::-1]
     rng = check_random_state(shared_seed(random_state, comms) if selection == "random" else 0)
     start = np.zeros(X.shape[1]) if coef_init is None else to_host(coef_init)
     coefs, gaps, n_iters = problem.path(
-        grid, start, l1_ratio=l1_ratio, max_iter=max_iter, tol=tol, rng=rng,
-        random=selection == "random", positive=positive,
+        grid,
+        start,
+        l1_ratio=l1_ratio,
+        max_iter=max_iter,
+        tol=tol,
+        rng=rng,
+        random=selection == "random",
+        positive=positive,
     )
     if return_n_iter:
         return grid, coefs, gaps, n_iters
@@ -313,9 +387,22 @@ class ElasticNet(
         "comms": "no_validation",
     }
 
-    def __init__(self, alpha=1.0, *, l1_ratio=0.5, fit_intercept=True, precompute=False,
-                 max_iter=1000, copy_X=True, tol=1e-4, warm_start=False, positive=False,
-                 random_state=None, selection="cyclic", comms=None):
+    def __init__(
+        self,
+        alpha=1.0,
+        *,
+        l1_ratio=0.5,
+        fit_intercept=True,
+        precompute=False,
+        max_iter=1000,
+        copy_X=True,
+        tol=1e-4,
+        warm_start=False,
+        positive=False,
+        random_state=None,
+        selection="cyclic",
+        comms=None,
+    ):
         self.alpha = alpha
         self.l1_ratio = l1_ratio
         self.fit_intercept = fit_intercept
@@ -363,8 +450,9 @@ class ElasticNet(
                 stacklevel=2,
             )
         X, Y, sample_weight, single, comms, layout = regression_data(self, X, y, sample_weight)
-        moments = centred_moments(X, Y, sample_weight, comms, fit_intercept=self.fit_intercept,
-                                  products=gram_fits(X))
+        moments = centred_moments(
+            X, Y, sample_weight, comms, fit_intercept=self.fit_intercept, products=gram_fits(X)
+        )
         n_samples = layout.n_samples
         # scikit-learn rescales the weights to sum to n_samples
         scale = 1.0 if sample_weight is None else n_samples / moments.weight_sum
@@ -373,11 +461,18 @@ class ElasticNet(
         coef = self._initial_coef(Y.shape[1], X.shape[1])
         gaps, n_iters = np.zeros(Y.shape[1], dtype=X.dtype), []
         for target in range(Y.shape[1]):
-            problem = _TargetProblem(X, Y, target, sample_weight, moments, scale=scale,
-                                     n_samples=n_samples, comms=comms)
+            problem = _TargetProblem(
+                X, Y, target, sample_weight, moments, scale=scale, n_samples=n_samples, comms=comms
+            )
             w, gap, n_iter = problem.path(
-                [self.alpha], coef[target], l1_ratio=self.l1_ratio, max_iter=self.max_iter,
-                tol=self.tol, rng=rng, random=random, positive=self.positive,
+                [self.alpha],
+                coef[target],
+                l1_ratio=self.l1_ratio,
+                max_iter=self.max_iter,
+                tol=self.tol,
+                rng=rng,
+                random=random,
+                positive=self.positive,
             )
             coef[target] = w[:, 0]
             gaps[target] = gap[0]
@@ -414,11 +509,32 @@ class Lasso(ElasticNet):
         key: value for key, value in ElasticNet._parameter_constraints.items() if key != "l1_ratio"
     }
 
-    def __init__(self, alpha=1.0, *, fit_intercept=True, precompute=False, copy_X=True,
-                 max_iter=1000, tol=1e-4, warm_start=False, positive=False, random_state=None,
-                 selection="cyclic", comms=None):
+    def __init__(
+        self,
+        alpha=1.0,
+        *,
+        fit_intercept=True,
+        precompute=False,
+        copy_X=True,
+        max_iter=1000,
+        tol=1e-4,
+        warm_start=False,
+        positive=False,
+        random_state=None,
+        selection="cyclic",
+        comms=None,
+    ):
         super().__init__(
-            alpha=alpha, l1_ratio=1.0, fit_intercept=fit_intercept, precompute=precompute,
-            max_iter=max_iter, copy_X=copy_X, tol=tol, warm_start=warm_start, positive=positive,
-            random_state=random_state, selection=selection, comms=comms,
+            alpha=alpha,
+            l1_ratio=1.0,
+            fit_intercept=fit_intercept,
+            precompute=precompute,
+            max_iter=max_iter,
+            copy_X=copy_X,
+            tol=tol,
+            warm_start=warm_start,
+            positive=positive,
+            random_state=random_state,
+            selection=selection,
+            comms=comms,
         )

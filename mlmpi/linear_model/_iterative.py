@@ -39,8 +39,9 @@ class CentredRows:
         xp = get_namespace(X.data if hasattr(X, "indptr") else X)
         self.X, self.xp = X, xp
         self.x_mean = xp.asarray(x_mean, dtype=xp.float64)
-        self.root = None if sample_weight is None else xp.sqrt(
-            xp.asarray(sample_weight, dtype=xp.float64))
+        self.root = (
+            None if sample_weight is None else xp.sqrt(xp.asarray(sample_weight, dtype=xp.float64))
+        )
 
     def matvec(self, v):
         """``A v`` for this rank's rows (float64, X's namespace); ``v`` host (d,)."""
@@ -168,8 +169,14 @@ def lsqr(op, b, comms, *, damp=0.0, atol=1e-6, btol=1e-6, conlim=1e8, iter_lim=N
         test3 = 1 / (acond + eps)
         t1 = test1 / (1 + anorm * xnorm / bnorm)
         rtol = btol + atol * anorm * xnorm / bnorm
-        if (1 + test3 <= 1 or 1 + test2 <= 1 or 1 + t1 <= 1 or test3 <= ctol
-                or test2 <= atol or test1 <= rtol):
+        if (
+            1 + test3 <= 1
+            or 1 + test2 <= 1
+            or 1 + t1 <= 1
+            or test3 <= ctol
+            or test2 <= atol
+            or test1 <= rtol
+        ):
             break
     return x, itn
 
@@ -197,8 +204,13 @@ def conjugate_gradient(op, b, comms, *, alpha, tol, max_iter):
     def count(_):
         iterations[0] += 1
 
-    x, info = cg(LinearOperator((n, n), matvec=normal, dtype=np.float64), rhs, rtol=tol,
-                 maxiter=max_iter, callback=count)
+    x, info = cg(
+        LinearOperator((n, n), matvec=normal, dtype=np.float64),
+        rhs,
+        rtol=tol,
+        maxiter=max_iter,
+        callback=count,
+    )
     if info < 0:
         raise ValueError(f"Failed with error code {info}")
     return x, iterations[0]

@@ -32,9 +32,9 @@ from scipy import linalg, optimize
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._array import is_sparse
 from ..base import DistributedEstimatorMixin
 from ..comms import collective_method
-from .._array import is_sparse
 from ._base import (
     GRAM_MAX_FEATURES,
     RegressionMixin,
@@ -49,8 +49,8 @@ from ._stats import centred_moments, reduced_qr
 _MAX_SCALED_CONDITION = 1e6  # of the Gram matrix, i.e. cond(X) <= 1e3
 
 _NO_GRAM = (
-    "Sparse X with {} features (more than %d): the d x d Gram matrix that {} needs is "
-    "not formed. Use the matrix-free solvers (positive=False)." % GRAM_MAX_FEATURES
+    f"Sparse X with {{}} features (more than {GRAM_MAX_FEATURES}): the d x d Gram matrix "
+    "that {} needs is not formed. Use the matrix-free solvers (positive=False)."
 )
 
 
@@ -167,8 +167,9 @@ class LinearRegression(
         "comms": "no_validation",
     }
 
-    def __init__(self, *, fit_intercept=True, copy_X=True, tol=1e-6, n_jobs=None,
-                 positive=False, comms=None):
+    def __init__(
+        self, *, fit_intercept=True, copy_X=True, tol=1e-6, n_jobs=None, positive=False, comms=None
+    ):
         self.fit_intercept = fit_intercept
         self.copy_X = copy_X
         self.tol = tol
@@ -197,16 +198,27 @@ class LinearRegression(
         self._validate_params()
         X, Y, sample_weight, single, comms, _ = regression_data(self, X, y, sample_weight)
         gram = gram_fits(X)
-        moments = centred_moments(X, Y, sample_weight, comms, fit_intercept=self.fit_intercept,
-                                  products=gram)
+        moments = centred_moments(
+            X, Y, sample_weight, comms, fit_intercept=self.fit_intercept, products=gram
+        )
         for name in ("rank_", "singular_"):  # not set by every path
             self.__dict__.pop(name, None)
-        if is_sparse(X) and not self.positive and not (
-            gram and _gram_is_well_conditioned(moments.gram, self.tol)
+        if (
+            is_sparse(X)
+            and not self.positive
+            and not (gram and _gram_is_well_conditioned(moments.gram, self.tol))
         ):  # scikit-learn's sparse solver: LSQR on the implicitly centred X
-            coef, _ = _ridge_iterative("lsqr", X, Y, sample_weight, moments,
-                                       np.zeros(Y.shape[1]), tol=self.tol, max_iter=None,
-                                       comms=comms)
+            coef, _ = _ridge_iterative(
+                "lsqr",
+                X,
+                Y,
+                sample_weight,
+                moments,
+                np.zeros(Y.shape[1]),
+                tol=self.tol,
+                max_iter=None,
+                comms=comms,
+            )
             self.solver_ = "lsqr"
         else:
             if not gram:
@@ -262,11 +274,13 @@ def _ridge_iterative(solver, X, Y, sample_weight, moments, alphas, *, tol, max_i
         if op.root is not None:
             y = y * op.root
         if solver == "lsqr":
-            coef[target], n_iter[target] = lsqr(op, y, comms, damp=np.sqrt(alpha), atol=tol,
-                                                btol=tol, iter_lim=max_iter)
+            coef[target], n_iter[target] = lsqr(
+                op, y, comms, damp=np.sqrt(alpha), atol=tol, btol=tol, iter_lim=max_iter
+            )
         else:
-            coef[target], n_iter[target] = conjugate_gradient(op, y, comms, alpha=alpha, tol=tol,
-                                                              max_iter=max_iter)
+            coef[target], n_iter[target] = conjugate_gradient(
+                op, y, comms, alpha=alpha, tol=tol, max_iter=max_iter
+            )
     return coef, n_iter
 
 
@@ -352,8 +366,19 @@ class Ridge(
         "comms": "no_validation",
     }
 
-    def __init__(self, alpha=1.0, *, fit_intercept=True, copy_X=True, max_iter=None, tol=1e-4,
-                 solver="auto", positive=False, random_state=None, comms=None):
+    def __init__(
+        self,
+        alpha=1.0,
+        *,
+        fit_intercept=True,
+        copy_X=True,
+        max_iter=None,
+        tol=1e-4,
+        solver="auto",
+        positive=False,
+        random_state=None,
+        comms=None,
+    ):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.copy_X = copy_X
@@ -429,26 +454,45 @@ class Ridge(
         X, Y, sample_weight, single, comms, _ = regression_data(self, X, y, sample_weight)
         solver = self._sparse_solver(solver, X)
         alphas = _alphas(self.alpha, Y.shape[1])
-        moments = centred_moments(X, Y, sample_weight, comms, fit_intercept=self.fit_intercept,
-                                  products=solver in ("cholesky", "nnls"))
+        moments = centred_moments(
+            X,
+            Y,
+            sample_weight,
+            comms,
+            fit_intercept=self.fit_intercept,
+            products=solver in ("cholesky", "nnls"),
+        )
         coef, n_iter = None, None
         if solver == "cholesky":
             coef = _ridge_cholesky(moments, alphas)
             if coef is None:  # not numerically positive definite
                 solver = "lsqr" if is_sparse(X) else "svd"
         if solver in ("lsqr", "sparse_cg"):
-            coef, n_iter = _ridge_iterative(solver, X, Y, sample_weight, moments, alphas,
-                                            tol=self.tol, max_iter=self.max_iter, comms=comms)
+            coef, n_iter = _ridge_iterative(
+                solver,
+                X,
+                Y,
+                sample_weight,
+                moments,
+                alphas,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                comms=comms,
+            )
         elif solver == "svd":
             coef = _ridge_svd(*reduced_qr(X, Y, moments, sample_weight, comms), alphas)
         elif solver == "nnls":
             R, Z, _ = reduced_problem(X, Y, sample_weight, comms, moments, 0.0)
             d = R.shape[1]
-            coef = np.vstack([
-                _nnls(np.vstack([R, np.sqrt(alpha) * np.eye(d)]),
-                      np.concatenate([Z[:, [target]], np.zeros((d, 1))]))
-                for target, alpha in enumerate(alphas)
-            ])
+            coef = np.vstack(
+                [
+                    _nnls(
+                        np.vstack([R, np.sqrt(alpha) * np.eye(d)]),
+                        np.concatenate([Z[:, [target]], np.zeros((d, 1))]),
+                    )
+                    for target, alpha in enumerate(alphas)
+                ]
+            )
         self.solver_ = solver
         self.n_iter_ = n_iter
         set_coefficients(self, coef, moments, single=single, like=X, ravel_one_column=True)

@@ -239,7 +239,7 @@ class LogisticObjective:
 
         This method and every call of ``hessp`` are collective.
         """
-        xp, d = self.xp, self.X.shape[1]
+        _xp, d = self.xp, self.X.shape[1]
         loss, proba, residual = self._local(self._params(params))
         loss, grad, _ = self._allreduce(loss, residual)
         _, grad = self._penalised(params, loss, grad)
@@ -267,9 +267,9 @@ class LogisticRegression(
     (softmax) model, as current scikit-learn. The classes are discovered
     over all ranks (a rank may lack some). Fitted by distributed L-BFGS or
     Newton (L2 or no penalty) or by a distributed proximal gradient (L1 and
-    elastic-net penalties, binary and multinomial; see ``solver``); the model is replicated and minimises the same
-    objective as scikit-learn on the union of the shards. ``X`` may be
-    dense or CSR (sparse rows are never densified).
+    elastic-net penalties, binary and multinomial; see ``solver``); the
+    model is replicated and minimises the same objective as scikit-learn on
+    the union of the shards. ``X`` may be dense or CSR (sparse rows are never densified).
 
     Parameters
     ----------
@@ -341,7 +341,9 @@ class LogisticRegression(
 
     _parameter_constraints: dict = {
         "penalty": [
-            StrOptions({"l1", "l2", "elasticnet"}), None, Hidden(StrOptions({"deprecated"}))
+            StrOptions({"l1", "l2", "elasticnet"}),
+            None,
+            Hidden(StrOptions({"deprecated"})),
         ],
         "C": [Interval(Real, 0, None, closed="right")],
         "l1_ratio": [Interval(Real, 0, 1, closed="both"), None],
@@ -359,10 +361,25 @@ class LogisticRegression(
         "comms": "no_validation",
     }
 
-    def __init__(self, penalty="deprecated", *, C=1.0, l1_ratio=0.0, dual=False, tol=1e-4,
-                 fit_intercept=True, intercept_scaling=1, class_weight=None, random_state=None,
-                 solver="lbfgs", max_iter=100, verbose=0, warm_start=False, n_jobs=None,
-                 comms=None):
+    def __init__(
+        self,
+        penalty="deprecated",
+        *,
+        C=1.0,
+        l1_ratio=0.0,
+        dual=False,
+        tol=1e-4,
+        fit_intercept=True,
+        intercept_scaling=1,
+        class_weight=None,
+        random_state=None,
+        solver="lbfgs",
+        max_iter=100,
+        verbose=0,
+        warm_start=False,
+        n_jobs=None,
+        comms=None,
+    ):
         self.penalty = penalty
         self.C = C
         self.l1_ratio = l1_ratio
@@ -389,6 +406,7 @@ class LogisticRegression(
                     "'l1_ratio=None' was deprecated in version 1.8 and will trigger an "
                     "error in 1.10. Use 0<=l1_ratio<=1 instead.",
                     FutureWarning,
+                    stacklevel=2,
                 )
             if self.l1_ratio in (0, None):
                 penalty = "l2"
@@ -398,18 +416,20 @@ class LogisticRegression(
                 penalty = None
         else:
             penalty = self.penalty
-            warnings.warn(_PENALTY_DEPRECATED, FutureWarning)
+            warnings.warn(_PENALTY_DEPRECATED, FutureWarning, stacklevel=2)
         if penalty != "elasticnet" and self.l1_ratio is not None and 0 < self.l1_ratio < 1:
             warnings.warn(
                 "l1_ratio parameter is only used when penalty is 'elasticnet'. Got "
-                f"(penalty={penalty})"
+                f"(penalty={penalty})",
+                stacklevel=2,
             )
         if (self.penalty == "l2" and self.l1_ratio != 0) or (
             self.penalty == "l1" and self.l1_ratio != 1
         ):
             warnings.warn(
                 f"Inconsistent values: penalty={self.penalty} with l1_ratio={self.l1_ratio}. "
-                "penalty is deprecated. Please use l1_ratio only."
+                "penalty is deprecated. Please use l1_ratio only.",
+                stacklevel=2,
             )
         _check_solver(self.solver, penalty, self.dual)
         if penalty == "elasticnet" and self.l1_ratio is None:
@@ -422,12 +442,15 @@ class LogisticRegression(
                 "penalises the intercept); use solver='lbfgs'."
             )
         if self.penalty is None and self.C != 1.0:
-            warnings.warn("Setting penalty=None will ignore the C and l1_ratio parameters")
+            warnings.warn(
+                "Setting penalty=None will ignore the C and l1_ratio parameters", stacklevel=2
+            )
         if self.n_jobs is not None:
             warnings.warn(
                 "'n_jobs' has no effect since 1.8 and will be removed in 1.10. "
                 f"You provided 'n_jobs={self.n_jobs}', please leave it unspecified.",
                 FutureWarning,
+                stacklevel=2,
             )
         if self.penalty is None or penalty is None:
             return "l2", np.inf
@@ -454,8 +477,9 @@ class LogisticRegression(
         weights = np.full(objective.shape, 1.0 / (l1_C * objective.weight_sum))
         if self.fit_intercept:
             d = objective.shape[1] - 1
-            weights[:, d] = weights[:, d] / self.intercept_scaling if (
-                self.solver == "liblinear") else 0.0
+            weights[:, d] = (
+                weights[:, d] / self.intercept_scaling if (self.solver == "liblinear") else 0.0
+            )
         return weights.ravel()
 
     def _initial_params(self, shape):
@@ -513,16 +537,25 @@ class LogisticRegression(
             weight *= sample_weight
         l1_ratio = {"l1": 1.0, "elasticnet": self.l1_ratio}.get(penalty, 0.0)
         objective = LogisticObjective(
-            X, classes_idx, weight, n_classes=classes.shape[0], fit_intercept=self.fit_intercept,
+            X,
+            classes_idx,
+            weight,
+            n_classes=classes.shape[0],
+            fit_intercept=self.fit_intercept,
             C=C / (1.0 - l1_ratio) if l1_ratio < 1 else np.inf,
-            weight_sum=float(class_weight @ counts), comms=comms,
+            weight_sum=float(class_weight @ counts),
+            comms=comms,
         )
         self.solver_ = self._solver_to_run(objective.shape, penalty)
         start = self._initial_params(objective.shape).ravel()
         options = {"tol": self.tol, "max_iter": self.max_iter}
         if self.solver_ == "newton-cholesky":
-            gauge = _Gauge(objective.shape, multinomial=objective.n_outputs > 1,
-                           fit_intercept=self.fit_intercept, penalised=objective.l2 > 0)
+            gauge = _Gauge(
+                objective.shape,
+                multinomial=objective.n_outputs > 1,
+                fit_intercept=self.fit_intercept,
+                penalised=objective.l2 > 0,
+            )
             params, n_iter = newton_cholesky(objective, start, gauge=gauge, **options)
         elif self.solver_ == "fista":
             l1 = self._l1_weights(objective, C / l1_ratio)

@@ -26,9 +26,11 @@ from sklearn.utils.optimize import _check_optimize_result, _newton_cg
 def lbfgs(objective, params, *, tol, max_iter):
     """Minimise with L-BFGS-B; returns ``(params, n_iter)``. This function is collective."""
     result = optimize.minimize(
-        objective, params, method="L-BFGS-B", jac=True,
-        options={"maxiter": max_iter, "maxls": 50, "gtol": tol,
-                 "ftol": 64 * np.finfo(float).eps},
+        objective,
+        params,
+        method="L-BFGS-B",
+        jac=True,
+        options={"maxiter": max_iter, "maxls": 50, "gtol": tol, "ftol": 64 * np.finfo(float).eps},
     )
     return result.x, _check_optimize_result("lbfgs", result, max_iter)
 
@@ -42,7 +44,9 @@ def newton_cg(objective, params, *, tol, max_iter):
         grad_hess=objective.gradient_hessian_product,
         func=lambda w: objective(w)[0],
         grad=lambda w: objective(w)[1],
-        x0=params, tol=tol, maxiter=max_iter,
+        x0=params,
+        tol=tol,
+        maxiter=max_iter,
     )
 
 
@@ -57,7 +61,7 @@ class _Gauge:
         self.free = np.ones(n, dtype=bool)
         self.centre = None
         if multinomial and not penalised:
-            self.free[-shape[1]:] = False
+            self.free[-shape[1] :] = False
             self.centre = "all"
         elif multinomial and fit_intercept:
             self.free[-1] = False
@@ -97,6 +101,7 @@ def _newton_step(gradient, hessian, free):
             "ill-conditioned Hessian matrix. It will now resort to lbfgs instead.\n"
             "The original Linear Algebra message was:\n" + str(exc),
             scipy.linalg.LinAlgWarning,
+            stacklevel=2,
         )
         return None
     return step
@@ -150,12 +155,12 @@ def newton_cholesky(objective, params, *, tol, max_iter, gauge):
                 f"#{iteration} did not converge after 21 line search refinement "
                 "iterations. It will now resort to lbfgs instead.",
                 ConvergenceWarning,
+                stacklevel=2,
             )
             fallback = True
             break
         params, loss, gradient = accepted
-        converged = (np.max(np.abs(gradient)) <= tol
-                     and 0.5 * (step @ hessian @ step) <= tol)
+        converged = np.max(np.abs(gradient)) <= tol and 0.5 * (step @ hessian @ step) <= tol
         iteration += 1
     if not converged:
         if fallback:
@@ -165,5 +170,6 @@ def newton_cholesky(objective, params, *, tol, max_iter, gauge):
             warnings.warn(
                 f"Newton solver did not converge after {iteration - 1} iterations.",
                 ConvergenceWarning,
+                stacklevel=2,
             )
     return gauge.symmetric(params), iteration - 1

@@ -141,6 +141,7 @@ def fista(op, b, comms, *, l1, l2, coef_init, max_iter, tol, positive):
         "Objective did not converge. You might want to increase the number of "
         f"iterations. Duality gap: {gap}, tolerance: {target}",
         ConvergenceWarning,
+        stacklevel=2,
     )
     return w, gap, n_iter
 
@@ -205,5 +206,6 @@ def proximal_gradient(objective, start, *, l1, max_iter, tol):
         "The max_iter was reached which means the coef_ did not converge "
         f"(proximal gradient mapping {mapping:.3g}, tol {tol:.3g}).",
         ConvergenceWarning,
+        stacklevel=2,
     )
     return w, n_iter

@@ -88,8 +88,9 @@ def balanced_accuracy_score(y_true, y_pred, *, sample_weight=None, adjusted=Fals
 
 
 @collective_function
-def confusion_matrix(y_true, y_pred, *, labels=None, sample_weight=None, normalize=None,
-                     comms=None):
+def confusion_matrix(
+    y_true, y_pred, *, labels=None, sample_weight=None, normalize=None, comms=None
+):
     """Confusion matrix of the rows of all ranks.
 
     Classes are the sorted union over all ranks (a class may be missing on
@@ -111,14 +112,25 @@ def confusion_matrix(y_true, y_pred, *, labels=None, sample_weight=None, normali
     [[1, 0], [1, 1]]
     """
     true, pred, weights = _table(y_true, y_pred, sample_weight, comms)
-    return sk.confusion_matrix(true, pred, labels=labels, sample_weight=weights,
-                               normalize=normalize)
+    return sk.confusion_matrix(
+        true, pred, labels=labels, sample_weight=weights, normalize=normalize
+    )
 
 
 @collective_function
-def precision_recall_fscore_support(y_true, y_pred, *, beta=1.0, labels=None, pos_label=1,
-                                    average=None, warn_for=("precision", "recall", "f-score"),
-                                    sample_weight=None, zero_division="warn", comms=None):
+def precision_recall_fscore_support(
+    y_true,
+    y_pred,
+    *,
+    beta=1.0,
+    labels=None,
+    pos_label=1,
+    average=None,
+    warn_for=("precision", "recall", "f-score"),
+    sample_weight=None,
+    zero_division="warn",
+    comms=None,
+):
     """Precision, recall, F-beta and support over the rows of all ranks.
 
     Every ``average`` mode of scikit-learn (``'binary'``, ``'micro'``,
@@ -143,8 +155,15 @@ def precision_recall_fscore_support(y_true, y_pred, *, beta=1.0, labels=None, po
     """
     true, pred, weights = _table(y_true, y_pred, sample_weight, comms)
     precision, recall, fscore, support = sk.precision_recall_fscore_support(
-        true, pred, beta=beta, labels=labels, pos_label=pos_label, average=average,
-        warn_for=warn_for, sample_weight=weights, zero_division=zero_division,
+        true,
+        pred,
+        beta=beta,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        warn_for=warn_for,
+        sample_weight=weights,
+        zero_division=zero_division,
     )
     if support is not None and sample_weight is None:  # counts, as scikit-learn's
         support = np.rint(support).astype(np.int64)
@@ -155,11 +174,27 @@ def _averaged(name, doc_example):
     """``precision_score``, ``recall_score`` or ``f1_score``: scikit-learn's on the table."""
     sk_func = getattr(sk, name)
 
-    def metric(y_true, y_pred, *, labels=None, pos_label=1, average="binary",
-               sample_weight=None, zero_division="warn", comms=None):
+    def metric(
+        y_true,
+        y_pred,
+        *,
+        labels=None,
+        pos_label=1,
+        average="binary",
+        sample_weight=None,
+        zero_division="warn",
+        comms=None,
+    ):
         true, pred, weights = _table(y_true, y_pred, sample_weight, comms)
-        return sk_func(true, pred, labels=labels, pos_label=pos_label, average=average,
-                       sample_weight=weights, zero_division=zero_division)
+        return sk_func(
+            true,
+            pred,
+            labels=labels,
+            pos_label=pos_label,
+            average=average,
+            sample_weight=weights,
+            zero_division=zero_division,
+        )
 
     metric.__name__ = metric.__qualname__ = name
     metric.__module__ = __name__
@@ -194,8 +229,18 @@ f1_score = _averaged("f1_score", "0.6666666666666666")
 
 
 @collective_function
-def fbeta_score(y_true, y_pred, *, beta, labels=None, pos_label=1, average="binary",
-                sample_weight=None, zero_division="warn", comms=None):
+def fbeta_score(
+    y_true,
+    y_pred,
+    *,
+    beta,
+    labels=None,
+    pos_label=1,
+    average="binary",
+    sample_weight=None,
+    zero_division="warn",
+    comms=None,
+):
     """scikit-learn's ``fbeta_score`` over the rows of all ranks.
 
     Parameters are scikit-learn's, plus ``comms`` (None: :func:`mlmpi.get_comms`).
@@ -216,13 +261,31 @@ def fbeta_score(y_true, y_pred, *, beta, labels=None, pos_label=1, average="bina
     0.5556
     """
     true, pred, weights = _table(y_true, y_pred, sample_weight, comms)
-    return sk.fbeta_score(true, pred, beta=beta, labels=labels, pos_label=pos_label,
-                          average=average, sample_weight=weights, zero_division=zero_division)
+    return sk.fbeta_score(
+        true,
+        pred,
+        beta=beta,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        sample_weight=weights,
+        zero_division=zero_division,
+    )
 
 
 @collective_function
-def classification_report(y_true, y_pred, *, labels=None, target_names=None, sample_weight=None,
-                          digits=2, output_dict=False, zero_division="warn", comms=None):
+def classification_report(
+    y_true,
+    y_pred,
+    *,
+    labels=None,
+    target_names=None,
+    sample_weight=None,
+    digits=2,
+    output_dict=False,
+    zero_division="warn",
+    comms=None,
+):
     """scikit-learn's text (or dict) report over the rows of all ranks.
 
     Parameters are scikit-learn's, plus ``comms`` (None: :func:`mlmpi.get_comms`).
@@ -243,9 +306,16 @@ def classification_report(y_true, y_pred, *, labels=None, target_names=None, sam
                0       0.50      1.00      0.67         1
     """
     true, pred, weights = _table(y_true, y_pred, sample_weight, comms)
-    report = sk.classification_report(true, pred, labels=labels, target_names=target_names,
-                                      sample_weight=weights, digits=digits,
-                                      output_dict=output_dict, zero_division=zero_division)
+    report = sk.classification_report(
+        true,
+        pred,
+        labels=labels,
+        target_names=target_names,
+        sample_weight=weights,
+        digits=digits,
+        output_dict=output_dict,
+        zero_division=zero_division,
+    )
     if output_dict or sample_weight is not None:
         return report
     return "\n".join(_support_as_count(line) for line in report.split("\n"))

@@ -49,8 +49,9 @@ def adjusted_rand_score(labels_true, labels_pred, *, comms=None):
     """
     comms = resolve_comms(comms)
 
-    (true, pred), counts = global_table(comms, (labels_true, labels_pred), None,
-                                        names=("labels_true", "labels_pred"))
+    (true, pred), counts = global_table(
+        comms, (labels_true, labels_pred), None, names=("labels_true", "labels_pred")
+    )
     table = [int(c) for c in counts]
     n = sum(table)
     rows = _marginal(true, table)
@@ -101,28 +102,36 @@ def _silhouette_local(X, labels, metric, comms, kwds, sample_size=None, random_s
     n_local x n_clusters sums plus two blocks and one distance block.
     """
     if metric == "precomputed":
-        raise ValueError("mlmpi's silhouette needs feature rows; metric='precomputed' would "
-                         "need the columns of every rank.")
+        raise ValueError(
+            "mlmpi's silhouette needs feature rows; metric='precomputed' would "
+            "need the columns of every rank."
+        )
 
     def check():
-        Xv = check_array(X, ensure_min_samples=0, dtype=[np.float64, np.float32]) \
-            if not is_device_array(X) else X
+        Xv = (
+            check_array(X, ensure_min_samples=0, dtype=[np.float64, np.float32])
+            if not is_device_array(X)
+            else X
+        )
         codes = column_or_1d(to_host(labels))
         check_consistent_length(Xv, codes)
         if metric not in ("euclidean", "l2", "sqeuclidean"):  # the metric and its kwds
             if is_device_array(Xv):
-                raise ValueError(f"metric={metric!r} needs host rows; on the GPU the "
-                                 "silhouette computes euclidean distances only.")
+                raise ValueError(
+                    f"metric={metric!r} needs host rows; on the GPU the "
+                    "silhouette computes euclidean distances only."
+                )
             probe = np.zeros((1, Xv.shape[1]), dtype=Xv.dtype)
             pairwise_distances(probe, probe, metric=metric, **kwds)
         return (Xv, codes), (Xv.shape[0], Xv.shape[1], distinct(codes)[0])
 
     (Xv, local_labels), facts = agree(comms, check)
     counts = [f[0] for f in facts]
-    n_samples, offset = sum(counts), sum(counts[:comms.rank])
+    n_samples, offset = sum(counts), sum(counts[: comms.rank])
     if sample_size is not None:
-        keep = _sampled_rows(sample_size, random_state, n_samples, offset, counts[comms.rank],
-                             comms)
+        keep = _sampled_rows(
+            sample_size, random_state, n_samples, offset, counts[comms.rank], comms
+        )
         Xv, local_labels = Xv[to_namespace(keep, get_namespace(Xv))], local_labels[keep]
         counts = [int(c) for c in comms.allgather(np.array([len(keep)], dtype=np.int64))]
         n_samples = sum(counts)
@@ -139,9 +148,9 @@ def _silhouette_local(X, labels, metric, comms, kwds, sample_size=None, random_s
     n_features = with_rows[0][1]
     Xv = Xv.reshape(-1, n_features)
     sums = xp.zeros((Xv.shape[0], len(classes)), dtype=Xv.dtype)
-    travelling = xp.ascontiguousarray(xp.concatenate(
-        [Xv, to_namespace(codes.astype(Xv.dtype), xp).reshape(-1, 1)], axis=1
-    ))
+    travelling = xp.ascontiguousarray(
+        xp.concatenate([Xv, to_namespace(codes.astype(Xv.dtype), xp).reshape(-1, 1)], axis=1)
+    )
     kernels = kernels_for("metrics", Xv)
     for block, owner, start in ring_blocks(travelling, comms, counts, _BLOCK_ROWS):
         block_rows = block[:, :n_features]
@@ -149,9 +158,15 @@ def _silhouette_local(X, labels, metric, comms, kwds, sample_size=None, random_s
         for lo in range(0, Xv.shape[0], _BLOCK_ROWS):
             hi = min(lo + _BLOCK_ROWS, Xv.shape[0])
             shift = lo - start if owner == comms.rank else None
-            kernels.add_cluster_distance_sums(Xv[lo:hi], block_rows, block_codes, metric,
-                                              None if shift is None else -shift, sums[lo:hi],
-                                              **kwds)
+            kernels.add_cluster_distance_sums(
+                Xv[lo:hi],
+                block_rows,
+                block_codes,
+                metric,
+                None if shift is None else -shift,
+                sums[lo:hi],
+                **kwds,
+            )
     return to_namespace(_coefficients(to_host(sums), codes, present), xp), comms
 
 
@@ -207,8 +222,9 @@ def silhouette_samples(X, labels, *, metric="euclidean", comms=None, **kwds):
 
 
 @collective_function
-def silhouette_score(X, labels, *, metric="euclidean", sample_size=None, random_state=None,
-                     comms=None, **kwds):
+def silhouette_score(
+    X, labels, *, metric="euclidean", sample_size=None, random_state=None, comms=None, **kwds
+):
     """Mean silhouette coefficient of the rows of all ranks (exact).
 
     Every row's mean distance to each cluster is summed over every rank's
@@ -248,8 +264,10 @@ def silhouette_score(X, labels, *, metric="euclidean", sample_size=None, random_
     >>> round(silhouette_score([[0.0], [1.0], [5.0], [6.0]], [0, 0, 1, 1]), 4)
     0.798
     """
-    coefficients, comms = _silhouette_local(X, labels, metric, resolve_comms(comms), kwds,
-                                            sample_size, random_state)
-    total, count = comms.allreduce(np.array([float(coefficients.sum()), coefficients.shape[0]],
-                                            dtype=np.float64))
+    coefficients, comms = _silhouette_local(
+        X, labels, metric, resolve_comms(comms), kwds, sample_size, random_state
+    )
+    total, count = comms.allreduce(
+        np.array([float(coefficients.sum()), coefficients.shape[0]], dtype=np.float64)
+    )
     return float(total / count)

@@ -1,7 +1,6 @@
 """What every metric shares: the collective marker and the global table of
 distinct label combinations (the weighted contingency table of the data)."""
 
-
 import numpy as np
 from sklearn.utils import column_or_1d
 from sklearn.utils.validation import check_consistent_length
@@ -65,7 +64,7 @@ def merge_tables(tables):
         columns.append(values)
         start = 0
         for r, t in enumerate(tables):
-            local = inverse[start:start + len(t[0][c])]
+            local = inverse[start : start + len(t[0][c])]
             start += len(t[0][c])
             codes[r].append(local[t[1][:, c]])
     stacked = np.concatenate([np.stack(code, axis=1) for code in codes])

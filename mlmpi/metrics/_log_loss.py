@@ -27,12 +27,12 @@ def _binarizer(values, labels):
                 f"lexicographically. Pass the ordered labels={binarizer.classes_.tolist()} and "
                 "ensure that the columns of y_prob correspond to this ordering.",
                 UserWarning,
+                stacklevel=2,
             )
         undeclared = set(values) - set(labels)
         if undeclared:
             raise ValueError(
-                f"y_true contains values {undeclared} not belonging to the passed labels "
-                f"{labels}."
+                f"y_true contains values {undeclared} not belonging to the passed labels {labels}."
             )
     if binarizer.classes_.shape[0] == 1:
         if labels is None:
@@ -84,8 +84,9 @@ def log_loss(y_true, y_proba, *, normalize=True, sample_weight=None, labels=None
     comms = resolve_comms(comms)
 
     def check():
-        proba = check_array(to_host(y_proba), ensure_2d=False, ensure_min_samples=0,
-                            dtype=[np.float64, np.float32])
+        proba = check_array(
+            to_host(y_proba), ensure_2d=False, ensure_min_samples=0, dtype=[np.float64, np.float32]
+        )
         check_consistent_length(proba, y_true, sample_weight)
         true = host_labels(y_true)
         columns = proba if proba.ndim == 2 else proba.reshape(-1, 1)
@@ -93,8 +94,13 @@ def log_loss(y_true, y_proba, *, normalize=True, sample_weight=None, labels=None
             columns = np.concatenate([1 - columns, columns], axis=1)
         normalised = np.isclose(columns.sum(axis=1), 1, rtol=np.sqrt(np.finfo(proba.dtype).eps))
         extremes = (float(proba.max()), float(proba.min())) if proba.size else None
-        facts = (true.shape[0], distinct(true)[0], columns.shape[1], extremes,
-                 bool(normalised.all()))
+        facts = (
+            true.shape[0],
+            distinct(true)[0],
+            columns.shape[1],
+            extremes,
+            bool(normalised.all()),
+        )
         return (true, columns, host_weights(sample_weight)), facts
 
     (true, proba, weight), facts = agree(comms, check)
@@ -107,8 +113,11 @@ def log_loss(y_true, y_proba, *, normalize=True, sample_weight=None, labels=None
     values = distinct(np.concatenate([f[1] for f in with_rows]))[0]
     binarizer = _binarizer(values, labels)
     if not all(f[4] for f in facts):
-        warnings.warn("The y_prob values do not sum to one. Make sure to pass probabilities.",
-                      UserWarning)
+        warnings.warn(
+            "The y_prob values do not sum to one. Make sure to pass probabilities.",
+            UserWarning,
+            stacklevel=2,
+        )
     n_columns = with_rows[0][2]
     n_classes = binarizer.classes_.shape[0]
     if n_classes != n_columns:

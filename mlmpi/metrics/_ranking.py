@@ -45,7 +45,9 @@ def _global_weight_below(comms, sorted_rows, counts, queries, ties):
     """
     below = np.zeros(queries.shape[0])
     for block, _, _ in ring_blocks(sorted_rows, comms, counts, _BLOCK_ROWS):
-        kernels_for("metrics", queries).add_weight_below(block[:, 0], block[:, 1], queries, below, ties)
+        kernels_for("metrics", queries).add_weight_below(
+            block[:, 0], block[:, 1], queries, below, ties
+        )
     return below
 
 
@@ -61,15 +63,18 @@ def _binary_auc(comms, positive, score, weight, max_fpr=None):
     negatives = ~positive
     sorted_negatives = _sorted_block(score[negatives], weight[negatives])
     pos_score, pos_weight = score[positive], weight[positive]
-    stats = comms.allgather(np.array(
-        [positive.sum(), negatives.sum(), pos_weight.sum(), sorted_negatives[:, 1].sum()],
-        dtype=np.float64,
-    )).reshape(comms.size, 4)
+    stats = comms.allgather(
+        np.array(
+            [positive.sum(), negatives.sum(), pos_weight.sum(), sorted_negatives[:, 1].sum()],
+            dtype=np.float64,
+        )
+    ).reshape(comms.size, 4)
     n_pos, n_neg, w_pos, w_neg = stats.sum(axis=0)
     if n_pos == 0 or n_neg == 0:
         warnings.warn(
             "Only one class is present in y_true. ROC AUC score is not defined in that case.",
             UndefinedMetricWarning,
+            stacklevel=2,
         )
         return np.nan
     negative_counts = stats[:, 1].astype(np.int64).tolist()
@@ -97,21 +102,29 @@ def _partial_auc(comms, stats, sorted_negatives, pos_score, pos_weight, max_fpr)
     _, _, w_pos, w_neg = stats.sum(axis=0)
     neg_score, neg_weight = sorted_negatives[:, 0], sorted_negatives[:, 1]
     negative_counts = stats[:, 1].astype(np.int64).tolist()
-    at_or_above = w_neg - _global_weight_below(comms, sorted_negatives, negative_counts,
-                                               neg_score, 0.0)
+    at_or_above = w_neg - _global_weight_below(
+        comms, sorted_negatives, negative_counts, neg_score, 0.0
+    )
     crossing = neg_score[at_or_above > max_fpr * w_neg]
     t = comms.allreduce(np.array([crossing.max() if crossing.size else -np.inf]), op="max")[0]
     sorted_positives = _sorted_block(pos_score, pos_weight)
     positive_counts = stats[:, 0].astype(np.int64).tolist()
     above = neg_score > t
-    positive_above = w_pos - _global_weight_below(comms, sorted_positives, positive_counts,
-                                                  neg_score[above], 0.5)
+    positive_above = w_pos - _global_weight_below(
+        comms, sorted_positives, positive_counts, neg_score[above], 0.5
+    )
     at_t = neg_score == t
-    area, fps, tps, fps_t, tps_t = comms.allreduce(np.array([
-        neg_weight[above] @ positive_above,
-        neg_weight[above].sum(), pos_weight[pos_score > t].sum(),
-        neg_weight[above | at_t].sum(), pos_weight[pos_score >= t].sum(),
-    ]))
+    area, fps, tps, fps_t, tps_t = comms.allreduce(
+        np.array(
+            [
+                neg_weight[above] @ positive_above,
+                neg_weight[above].sum(),
+                pos_weight[pos_score > t].sum(),
+                neg_weight[above | at_t].sum(),
+                pos_weight[pos_score >= t].sum(),
+            ]
+        )
+    )
     fpr = [fps / w_neg, fps_t / w_neg]
     tpr = [tps / w_pos, tps_t / w_pos]
     tpr_at_max = np.interp(max_fpr, fpr, tpr)
@@ -128,8 +141,9 @@ def _indicator_auc(comms, Y, S, weight, average, max_fpr=None):
         return _binary_auc(comms, Y.ravel().astype(bool), S.ravel(), repeated, max_fpr)
     if average == "samples":
         if max_fpr is not None and max_fpr != 1:
-            raise NotImplementedError("mlmpi's roc_auc_score has no partial AUC (max_fpr) "
-                                      "with average='samples'.")
+            raise NotImplementedError(
+                "mlmpi's roc_auc_score has no partial AUC (max_fpr) with average='samples'."
+            )
         return _average_of_rows(comms, Y, S, weight)
     average_weight = None
     if average == "weighted":
@@ -137,8 +151,12 @@ def _indicator_auc(comms, Y, S, weight, average, max_fpr=None):
         average_weight = comms.allreduce(np.asarray(w @ Y, dtype=np.float64))
         if np.isclose(average_weight.sum(), 0):
             return 0
-    scores = np.array([_binary_auc(comms, Y[:, c].astype(bool), S[:, c], weight, max_fpr)
-                       for c in range(Y.shape[1])])
+    scores = np.array(
+        [
+            _binary_auc(comms, Y[:, c].astype(bool), S[:, c], weight, max_fpr)
+            for c in range(Y.shape[1])
+        ]
+    )
     if average is None:
         return scores
     if average_weight is not None:
@@ -153,10 +171,12 @@ def _row_auc(y, s):
         warnings.warn(
             "Only one class is present in y_true. ROC AUC score is not defined in that case.",
             UndefinedMetricWarning,
+            stacklevel=2,
         )
         return np.nan
-    below = kernels_for("metrics", s).add_weight_below(np.sort(s[~positive]), np.ones((~positive).sum()),
-                                     s[positive], np.zeros(positive.sum()))
+    below = kernels_for("metrics", s).add_weight_below(
+        np.sort(s[~positive]), np.ones((~positive).sum()), s[positive], np.zeros(positive.sum())
+    )
     return below.sum() / (positive.sum() * (~positive).sum())
 
 
@@ -170,8 +190,9 @@ def _average_of_rows(comms, Y, S, weight):
     return float(total / weight_sum)
 
 
-def _check_multiclass(classes_present, n_columns, sums_to_one, labels, multi_class, average,
-                      sample_weight):
+def _check_multiclass(
+    classes_present, n_columns, sums_to_one, labels, multi_class, average, sample_weight
+):
     """scikit-learn's checks of a multiclass ``roc_auc_score`` call, in its order;
     returns the classes (the columns of the scores)."""
     if n_columns is None:
@@ -239,8 +260,17 @@ def _ovo_auc(comms, true, S, classes, present, average):
 
 
 @collective_function
-def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_fpr=None,
-                  multi_class="raise", labels=None, comms=None):
+def roc_auc_score(
+    y_true,
+    y_score,
+    *,
+    average="macro",
+    sample_weight=None,
+    max_fpr=None,
+    multi_class="raise",
+    labels=None,
+    comms=None,
+):
     """Exact area under the ROC curve over the rows of all ranks.
 
     Binary, multiclass (``multi_class='ovr'`` or ``'ovo'``) and multilabel
@@ -280,8 +310,7 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
 
     def check():
         check_consistent_length(y_true, y_score, sample_weight)
-        true = check_array(host_labels(y_true), ensure_2d=False, dtype=None,
-                           ensure_min_samples=0)
+        true = check_array(host_labels(y_true), ensure_2d=False, dtype=None, ensure_min_samples=0)
         score = check_array(to_host(y_score), ensure_2d=False, ensure_min_samples=0)
         weight = host_weights(sample_weight)
         sums_to_one = score.ndim == 2 and bool(np.allclose(1, score.sum(axis=1)))
@@ -307,8 +336,15 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
             )
         if multi_class == "raise":
             raise ValueError("multi_class must be in ('ovo', 'ovr')")
-        classes = _check_multiclass(values, n_columns, all(f[3] for f in with_rows), labels,
-                                    multi_class, average, sample_weight)
+        classes = _check_multiclass(
+            values,
+            n_columns,
+            all(f[3] for f in with_rows),
+            labels,
+            multi_class,
+            average,
+            sample_weight,
+        )
         if multi_class == "ovo":
             return _ovo_auc(comms, true, score, classes, values, average)
         Y = true.reshape(-1, 1) == classes.reshape(1, -1)

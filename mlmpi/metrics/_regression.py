@@ -23,8 +23,11 @@ _MULTIOUTPUT = ("raw_values", "uniform_average", "variance_weighted")
 
 
 def _as_columns(y, xp):
-    y = y if xp is not np else check_array(y, ensure_2d=False, ensure_min_samples=0,
-                                           dtype="numeric")
+    y = (
+        y
+        if xp is not np
+        else check_array(y, ensure_2d=False, ensure_min_samples=0, dtype="numeric")
+    )
     y = xp.asarray(y, dtype=xp.float64)
     return y.reshape(-1, 1) if y.ndim == 1 else y
 
@@ -72,9 +75,7 @@ def _targets(comms, y_true, y_pred, sample_weight, multioutput, allowed):
     widths = {width for rows, width in facts if rows}
     if len(widths) > 1:
         described = "; ".join(f"rank {r}: {w}" for r, (_, w) in enumerate(facts))
-        raise ValueError(
-            f"y has a different number of outputs on different ranks ({described})."
-        )
+        raise ValueError(f"y has a different number of outputs on different ranks ({described}).")
     n_outputs = widths.pop() if widths else true.shape[1]
     n_samples = sum(rows for rows, _ in facts)
     if n_samples == 0:
@@ -112,12 +113,13 @@ def _mean_errors(comms, y_true, y_pred, sample_weight, multioutput, error):
     xp = get_namespace(true)
     n_outputs = true.shape[1]
     sums = _weighted_sums(comms, xp, weights, error(xp, true - pred))
-    return sums[1:1 + n_outputs] / sums[0], multioutput
+    return sums[1 : 1 + n_outputs] / sums[0], multioutput
 
 
 @collective_function
-def mean_squared_error(y_true, y_pred, *, sample_weight=None, multioutput="uniform_average",
-                       comms=None):
+def mean_squared_error(
+    y_true, y_pred, *, sample_weight=None, multioutput="uniform_average", comms=None
+):
     """Mean squared error over the rows of all ranks.
 
     Parameters
@@ -143,14 +145,16 @@ def mean_squared_error(y_true, y_pred, *, sample_weight=None, multioutput="unifo
     >>> mean_squared_error([3.0, -0.5, 2.0, 7.0], [2.5, 0.0, 2.0, 8.0])
     0.375
     """
-    errors, multioutput = _mean_errors(resolve_comms(comms), y_true, y_pred, sample_weight,
-                                       multioutput, lambda xp, d: d * d)
+    errors, multioutput = _mean_errors(
+        resolve_comms(comms), y_true, y_pred, sample_weight, multioutput, lambda xp, d: d * d
+    )
     return _average_outputs(errors, multioutput)
 
 
 @collective_function
-def root_mean_squared_error(y_true, y_pred, *, sample_weight=None,
-                            multioutput="uniform_average", comms=None):
+def root_mean_squared_error(
+    y_true, y_pred, *, sample_weight=None, multioutput="uniform_average", comms=None
+):
     """Root mean squared error (per output, then averaged) over the rows of all ranks.
 
     Parameters are those of :func:`mean_squared_error`.
@@ -170,14 +174,16 @@ def root_mean_squared_error(y_true, y_pred, *, sample_weight=None,
     >>> root_mean_squared_error([3.0, -0.5, 2.0, 7.0], [2.5, 0.0, 2.0, 8.0])
     0.6123724356957945
     """
-    errors, multioutput = _mean_errors(resolve_comms(comms), y_true, y_pred, sample_weight,
-                                       multioutput, lambda xp, d: d * d)
+    errors, multioutput = _mean_errors(
+        resolve_comms(comms), y_true, y_pred, sample_weight, multioutput, lambda xp, d: d * d
+    )
     return _average_outputs(np.sqrt(errors), multioutput)
 
 
 @collective_function
-def mean_absolute_error(y_true, y_pred, *, sample_weight=None, multioutput="uniform_average",
-                        comms=None):
+def mean_absolute_error(
+    y_true, y_pred, *, sample_weight=None, multioutput="uniform_average", comms=None
+):
     """Mean absolute error over the rows of all ranks.
 
     Parameters are those of :func:`mean_squared_error`.
@@ -197,14 +203,22 @@ def mean_absolute_error(y_true, y_pred, *, sample_weight=None, multioutput="unif
     >>> mean_absolute_error([3.0, -0.5, 2.0, 7.0], [2.5, 0.0, 2.0, 8.0])
     0.5
     """
-    errors, multioutput = _mean_errors(resolve_comms(comms), y_true, y_pred, sample_weight,
-                                       multioutput, lambda xp, d: xp.abs(d))
+    errors, multioutput = _mean_errors(
+        resolve_comms(comms), y_true, y_pred, sample_weight, multioutput, lambda xp, d: xp.abs(d)
+    )
     return _average_outputs(errors, multioutput)
 
 
 @collective_function
-def r2_score(y_true, y_pred, *, sample_weight=None, multioutput="uniform_average",
-             force_finite=True, comms=None):
+def r2_score(
+    y_true,
+    y_pred,
+    *,
+    sample_weight=None,
+    multioutput="uniform_average",
+    force_finite=True,
+    comms=None,
+):
     """R² (coefficient of determination) over the rows of all ranks.
 
     Parameters
@@ -237,8 +251,11 @@ def r2_score(y_true, y_pred, *, sample_weight=None, multioutput="uniform_average
         comms, y_true, y_pred, sample_weight, multioutput, _MULTIOUTPUT
     )
     if n_samples < 2:
-        warnings.warn("R^2 score is not well-defined with less than two samples.",
-                      UndefinedMetricWarning)
+        warnings.warn(
+            "R^2 score is not well-defined with less than two samples.",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
         return float("nan")
     xp = get_namespace(true)
     n_outputs = true.shape[1]
@@ -246,7 +263,7 @@ def r2_score(y_true, y_pred, *, sample_weight=None, multioutput="uniform_average
     mean = xp.asarray(sums[1:] / sums[0])
     residual, centred = true - pred, true - mean
     sums = _weighted_sums(comms, xp, weights, residual * residual, centred * centred)
-    numerator, denominator = sums[1:1 + n_outputs], sums[1 + n_outputs:]
+    numerator, denominator = sums[1 : 1 + n_outputs], sums[1 + n_outputs :]
     return _fraction_explained(numerator, denominator, multioutput, force_finite)
 
 

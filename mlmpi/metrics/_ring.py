@@ -19,12 +19,11 @@ def ring_blocks(local, comms, counts, rows):
     rank, size = comms.rank, comms.size
     rounds = max((math.ceil(c / rows) for c in counts), default=0)
     for j in range(rounds):
-        block = local[j * rows:(j + 1) * rows]
+        block = local[j * rows : (j + 1) * rows]
         for hop in range(size):
             request = None
             if hop < size - 1:
-                request = comms.isendrecv(block, dest=(rank + 1) % size,
-                                          source=(rank - 1) % size)
+                request = comms.isendrecv(block, dest=(rank + 1) % size, source=(rank - 1) % size)
             yield block, (rank - hop) % size, j * rows
             if request is not None:
                 block = request.wait()

@@ -19,11 +19,17 @@ from . import _classification, _cluster, _log_loss, _ranking, _regression
 _METRICS = {
     func.__name__: func
     for func in (
-        _classification.accuracy_score, _classification.balanced_accuracy_score,
-        _classification.precision_score, _classification.recall_score,
-        _classification.f1_score, _ranking.roc_auc_score, _log_loss.log_loss,
-        _regression.r2_score, _regression.mean_squared_error,
-        _regression.root_mean_squared_error, _regression.mean_absolute_error,
+        _classification.accuracy_score,
+        _classification.balanced_accuracy_score,
+        _classification.precision_score,
+        _classification.recall_score,
+        _classification.f1_score,
+        _ranking.roc_auc_score,
+        _log_loss.log_loss,
+        _regression.r2_score,
+        _regression.mean_squared_error,
+        _regression.root_mean_squared_error,
+        _regression.mean_absolute_error,
         _cluster.adjusted_rand_score,
     )
 }
@@ -58,7 +64,8 @@ def _global_version(scorer):
 
 
 _SCORERS = {
-    name: ours for name, scorer in sk_scorer._SCORERS.items()
+    name: ours
+    for name, scorer in sk_scorer._SCORERS.items()
     if (ours := _global_version(scorer)) is not None
 }
 
@@ -180,5 +187,4 @@ def check_scoring(estimator=None, scoring=None, *, allow_none=False, raise_exc=T
         names = scoring if isinstance(scoring, dict) else {name: name for name in scoring}
         scorers = {key: get_scorer(value) for key, value in names.items()}
         return sk_scorer._MultimetricScorer(scorers=scorers, raise_exc=raise_exc)
-    return sk_scorer.check_scoring(estimator, scoring, allow_none=allow_none,
-                                   raise_exc=raise_exc)
+    return sk_scorer.check_scoring(estimator, scoring, allow_none=allow_none, raise_exc=raise_exc)

@@ -15,8 +15,10 @@ def collective_scoring(scoring):
     if isinstance(scoring, str):
         return get_scorer(scoring)
     if isinstance(scoring, dict):
-        return {key: get_scorer(value) if isinstance(value, str) else value
-                for key, value in scoring.items()}
+        return {
+            key: get_scorer(value) if isinstance(value, str) else value
+            for key, value in scoring.items()
+        }
     return {name: get_scorer(name) for name in scoring}
 
 
@@ -25,4 +27,3 @@ def rank0_times(results, keys, comms):
     the results are the same on every rank. This function is collective."""
     results.update(comms.bcast_object({key: results[key] for key in keys}, root=0))
     return results
-

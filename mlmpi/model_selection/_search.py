@@ -161,12 +161,31 @@ n_splits_, refit_time_, multimetric_
         sk.GridSearchCV._parameter_constraints, comms=[None, Comms]
     )
 
-    def __init__(self, estimator, param_grid, *, scoring=None, n_jobs=None, refit=True,
-                 cv=None, verbose=0, pre_dispatch="2*n_jobs", error_score=np.nan,
-                 return_train_score=False, comms=None):
+    def __init__(
+        self,
+        estimator,
+        param_grid,
+        *,
+        scoring=None,
+        n_jobs=None,
+        refit=True,
+        cv=None,
+        verbose=0,
+        pre_dispatch="2*n_jobs",
+        error_score=np.nan,
+        return_train_score=False,
+        comms=None,
+    ):
         super().__init__(
-            estimator, param_grid, scoring=scoring, n_jobs=n_jobs, refit=refit, cv=cv,
-            verbose=verbose, pre_dispatch=pre_dispatch, error_score=error_score,
+            estimator,
+            param_grid,
+            scoring=scoring,
+            n_jobs=n_jobs,
+            refit=refit,
+            cv=cv,
+            verbose=verbose,
+            pre_dispatch=pre_dispatch,
+            error_score=error_score,
             return_train_score=return_train_score,
         )
         self.comms = comms
@@ -226,13 +245,35 @@ n_splits_, refit_time_, multimetric_
         sk.RandomizedSearchCV._parameter_constraints, comms=[None, Comms]
     )
 
-    def __init__(self, estimator, param_distributions, *, n_iter=10, scoring=None, n_jobs=None,
-                 refit=True, cv=None, verbose=0, pre_dispatch="2*n_jobs", random_state=None,
-                 error_score=np.nan, return_train_score=False, comms=None):
+    def __init__(
+        self,
+        estimator,
+        param_distributions,
+        *,
+        n_iter=10,
+        scoring=None,
+        n_jobs=None,
+        refit=True,
+        cv=None,
+        verbose=0,
+        pre_dispatch="2*n_jobs",
+        random_state=None,
+        error_score=np.nan,
+        return_train_score=False,
+        comms=None,
+    ):
         super().__init__(
-            estimator, param_distributions, n_iter=n_iter, scoring=scoring, n_jobs=n_jobs,
-            refit=refit, cv=cv, verbose=verbose, pre_dispatch=pre_dispatch,
-            random_state=random_state, error_score=error_score,
+            estimator,
+            param_distributions,
+            n_iter=n_iter,
+            scoring=scoring,
+            n_jobs=n_jobs,
+            refit=refit,
+            cv=cv,
+            verbose=verbose,
+            pre_dispatch=pre_dispatch,
+            random_state=random_state,
+            error_score=error_score,
             return_train_score=return_train_score,
         )
         self.comms = comms

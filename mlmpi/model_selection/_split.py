@@ -99,8 +99,10 @@ class _GlobalRowSplitter(DistributedEstimatorMixin):
         layout = RowLayout(tuple(f[0] for f in facts), comms.rank)
         X_global, y_global, rows = self._placeholder(layout, local, facts)
         splits = [
-            (_local_members(train, rows, layout.n_samples),
-             _local_members(test, rows, layout.n_samples))
+            (
+                _local_members(train, rows, layout.n_samples),
+                _local_members(test, rows, layout.n_samples),
+            )
             for train, test in self._reference_splitter(comms).split(X_global, y_global)
         ]
         return iter(splits)
@@ -187,10 +189,12 @@ class ShuffleSplit(_GlobalRowSplitter, sk.ShuffleSplit):
 
     _reference = sk.ShuffleSplit
 
-    def __init__(self, n_splits=10, *, test_size=None, train_size=None, random_state=None,
-                 comms=None):
-        super().__init__(n_splits=n_splits, test_size=test_size, train_size=train_size,
-                         random_state=random_state)
+    def __init__(
+        self, n_splits=10, *, test_size=None, train_size=None, random_state=None, comms=None
+    ):
+        super().__init__(
+            n_splits=n_splits, test_size=test_size, train_size=train_size, random_state=random_state
+        )
         self.comms = comms
 
 
@@ -204,9 +208,7 @@ class _ByGlobalClass(_GlobalRowSplitter):
     def _check(self, X, y, groups):
         n_rows = _n_rows(X, y, groups)
         if y is None:
-            raise ValueError(
-                f"{type(self).__name__}.split needs y: the labels to stratify on."
-            )
+            raise ValueError(f"{type(self).__name__}.split needs y: the labels to stratify on.")
         y = np.asarray(to_host(y))
         if n_rows == 0:
             return y, (n_rows, [], [], [])
@@ -318,15 +320,24 @@ class StratifiedShuffleSplit(_ByGlobalClass, sk.StratifiedShuffleSplit):
 
     _reference = sk.StratifiedShuffleSplit
 
-    def __init__(self, n_splits=10, *, test_size=None, train_size=None, random_state=None,
-                 comms=None):
-        super().__init__(n_splits=n_splits, test_size=test_size, train_size=train_size,
-                         random_state=random_state)
+    def __init__(
+        self, n_splits=10, *, test_size=None, train_size=None, random_state=None, comms=None
+    ):
+        super().__init__(
+            n_splits=n_splits, test_size=test_size, train_size=train_size, random_state=random_state
+        )
         self.comms = comms
 
 
-def train_test_split(*arrays, test_size=None, train_size=None, random_state=None,
-                     shuffle=True, stratify=None, comms=None):
+def train_test_split(
+    *arrays,
+    test_size=None,
+    train_size=None,
+    random_state=None,
+    shuffle=True,
+    stratify=None,
+    comms=None,
+):
     """Split this rank's rows into random train and test subsets, by global row.
 
     The same split as :func:`sklearn.model_selection.train_test_split` on the
@@ -372,14 +383,17 @@ def train_test_split(*arrays, test_size=None, train_size=None, random_state=None
     comms = resolve_comms(comms)
     if shuffle:
         splitter_class = ShuffleSplit if stratify is None else StratifiedShuffleSplit
-        splitter = splitter_class(n_splits=1, test_size=test_size, train_size=train_size,
-                                  random_state=random_state, comms=comms)
+        splitter = splitter_class(
+            n_splits=1,
+            test_size=test_size,
+            train_size=train_size,
+            random_state=random_state,
+            comms=comms,
+        )
         train, test = next(splitter.split(arrays[0], stratify))
     else:
         if stratify is not None:
-            raise ValueError(
-                "Stratified train/test split is not implemented for shuffle=False"
-            )
+            raise ValueError("Stratified train/test split is not implemented for shuffle=False")
         _, counts = agree(comms, lambda: (None, _n_rows(*arrays)))
         layout = RowLayout(tuple(counts), comms.rank)
         n_train, n_test = _validate_shuffle_split(
@@ -388,9 +402,9 @@ def train_test_split(*arrays, test_size=None, train_size=None, random_state=None
         rows = np.arange(layout.offset, layout.offset + layout.n_local)
         train = np.flatnonzero(rows < n_train)
         test = np.flatnonzero((rows >= n_train) & (rows < n_train + n_test))
-    return list(chain.from_iterable(
-        (_safe_indexing(a, train), _safe_indexing(a, test)) for a in arrays
-    ))
+    return list(
+        chain.from_iterable((_safe_indexing(a, train), _safe_indexing(a, test)) for a in arrays)
+    )
 
 
 _DISTRIBUTED = {
@@ -403,6 +417,7 @@ _DISTRIBUTED = {
 
 def _is_classification_target(y, comms):
     """Whether every rank's labels are binary or multiclass (ranks without rows abstain)."""
+
     def check():
         if y is None or _num_samples(y) == 0:
             return None, None

@@ -12,10 +12,24 @@ from ._scoring import collective_scoring, rank0_times
 from ._split import check_cv
 
 
-def cross_validate(estimator, X, y=None, *, groups=None, scoring=None, cv=None, n_jobs=None,
-                   verbose=0, params=None, pre_dispatch="2*n_jobs", return_train_score=False,
-                   return_estimator=False, return_indices=False, error_score=np.nan,
-                   comms=None):
+def cross_validate(
+    estimator,
+    X,
+    y=None,
+    *,
+    groups=None,
+    scoring=None,
+    cv=None,
+    n_jobs=None,
+    verbose=0,
+    params=None,
+    pre_dispatch="2*n_jobs",
+    return_train_score=False,
+    return_estimator=False,
+    return_indices=False,
+    error_score=np.nan,
+    comms=None,
+):
     """Evaluate metric(s) by cross-validation over every rank's rows.
 
     :func:`sklearn.model_selection.cross_validate` with folds cut by global
@@ -69,18 +83,39 @@ error_score
         check_n_jobs(n_jobs, comms)
         warn_shard_local_learners(estimator, comms)
         results = sk.cross_validate(
-            estimator, X, y, groups=groups, scoring=collective_scoring(scoring),
+            estimator,
+            X,
+            y,
+            groups=groups,
+            scoring=collective_scoring(scoring),
             cv=check_cv(cv, y, classifier=is_classifier(estimator), comms=comms),
-            n_jobs=n_jobs, verbose=verbose, params=params, pre_dispatch=pre_dispatch,
-            return_train_score=return_train_score, return_estimator=return_estimator,
-            return_indices=return_indices, error_score=error_score,
+            n_jobs=n_jobs,
+            verbose=verbose,
+            params=params,
+            pre_dispatch=pre_dispatch,
+            return_train_score=return_train_score,
+            return_estimator=return_estimator,
+            return_indices=return_indices,
+            error_score=error_score,
         )
         return rank0_times(results, ("fit_time", "score_time"), comms)
 
 
-def cross_val_score(estimator, X, y=None, *, groups=None, scoring=None, cv=None, n_jobs=None,
-                    verbose=0, params=None, pre_dispatch="2*n_jobs", error_score=np.nan,
-                    comms=None):
+def cross_val_score(
+    estimator,
+    X,
+    y=None,
+    *,
+    groups=None,
+    scoring=None,
+    cv=None,
+    n_jobs=None,
+    verbose=0,
+    params=None,
+    pre_dispatch="2*n_jobs",
+    error_score=np.nan,
+    comms=None,
+):
     """Evaluate a score by cross-validation over every rank's rows.
 
     :func:`cross_validate`'s ``test_score``; the same array on every rank.
@@ -112,7 +147,16 @@ error_score, comms
             f"cross_validate for several metrics (got {scoring!r})."
         )
     return cross_validate(
-        estimator, X, y, groups=groups, scoring=scoring, cv=cv, n_jobs=n_jobs,
-        verbose=verbose, params=params, pre_dispatch=pre_dispatch, error_score=error_score,
+        estimator,
+        X,
+        y,
+        groups=groups,
+        scoring=scoring,
+        cv=cv,
+        n_jobs=n_jobs,
+        verbose=verbose,
+        params=params,
+        pre_dispatch=pre_dispatch,
+        error_score=error_score,
         comms=comms,
     )["test_score"]

@@ -19,17 +19,23 @@ from . import _precomputed, _ring, _sparse
 # Every name scikit-learn accepts for a metric the search computes, and that metric.
 # 'p' and 'infinity' are tree-only names (scikit-learn's 'auto' accepts them, 'brute' does not).
 METRICS = {
-    "euclidean": "euclidean", "l2": "euclidean",
+    "euclidean": "euclidean",
+    "l2": "euclidean",
     "sqeuclidean": "sqeuclidean",
     "cosine": "cosine",
-    "manhattan": "manhattan", "cityblock": "manhattan", "l1": "manhattan",
-    "chebyshev": "chebyshev", "infinity": "chebyshev",
-    "minkowski": "minkowski", "p": "minkowski",
+    "manhattan": "manhattan",
+    "cityblock": "manhattan",
+    "l1": "manhattan",
+    "chebyshev": "chebyshev",
+    "infinity": "chebyshev",
+    "minkowski": "minkowski",
+    "p": "minkowski",
     "precomputed": "precomputed",
 }
 _TREE_METRICS = set(METRICS) - {"sqeuclidean", "cosine", "precomputed"}
 VALID_METRICS = {
-    "brute": set(METRICS) - {"p", "infinity"}, "kd_tree": _TREE_METRICS,
+    "brute": set(METRICS) - {"p", "infinity"},
+    "kd_tree": _TREE_METRICS,
     "ball_tree": _TREE_METRICS,
 }
 
@@ -107,7 +113,9 @@ def effective_metric(metric, p, metric_params, algorithm="auto"):
     if "p" in params and p is not None:
         warnings.warn(
             "Parameter p is found in metric_params. The corresponding parameter from "
-            "__init__ is ignored.", SyntaxWarning, stacklevel=4,
+            "__init__ is ignored.",
+            SyntaxWarning,
+            stacklevel=4,
         )
     if metric != "minkowski":
         return metric, params
@@ -127,7 +135,8 @@ def effective_metric(metric, p, metric_params, algorithm="auto"):
             )
         warnings.warn(
             "Mind that for 0 < p < 1, Minkowski metrics are not distance metrics. "
-            "Continuing the execution with `algorithm='brute'`.", stacklevel=4,
+            "Continuing the execution with `algorithm='brute'`.",
+            stacklevel=4,
         )
     return "minkowski", {"p": p, "w": None}
 
@@ -168,7 +177,9 @@ def fetch_rows(values, indices, comms, counts):
     send = np.bincount(owner, minlength=comms.size).astype(np.int64)
     requested = comms.alltoallv(flat[order], send)
     offset = int(ends[comms.rank] - counts[comms.rank])
-    replies = comms.alltoallv(np.ascontiguousarray(values[requested - offset]), _received(send, comms))
+    replies = comms.alltoallv(
+        np.ascontiguousarray(values[requested - offset]), _received(send, comms)
+    )
     out = np.empty_like(replies)
     out[order] = replies
     return out.reshape(indices.shape + values.shape[1:])
@@ -238,9 +249,7 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
         self.effective_metric_, self.effective_metric_params_ = effective_metric(
             self.metric, self.p, self.metric_params, self.algorithm
         )
-        self._metric, self._p = search_metric(
-            self.effective_metric_, self.effective_metric_params_
-        )
+        self._metric, self._p = search_metric(self.effective_metric_, self.effective_metric_params_)
         if is_sparse(X) and (is_device_array(X) or self._metric not in _sparse.METRICS):
             raise ValueError(
                 f"Sparse (CSR) rows are searched with the metrics {_sparse.METRICS} on the "
@@ -273,6 +282,7 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
 
         This method is collective.
         """
+
         def check():
             check_setting()
             if X is None:
@@ -296,8 +306,13 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
         return self.batch_size or DEFAULT_BATCH[is_device_array(self._fit_X)]
 
     def _search_args(self, comms):
-        return dict(metric=self._metric, p=self._p,
-                    comms=comms, counts=self.shard_counts_, batch_size=self._batch_size())
+        return dict(
+            metric=self._metric,
+            p=self._p,
+            comms=comms,
+            counts=self.shard_counts_,
+            batch_size=self._batch_size(),
+        )
 
     # -- searches ---------------------------------------------------------------
     @collective_method
@@ -344,7 +359,9 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
             n_neighbors += 1
         if n_neighbors > self.n_samples_fit_:
             shown = n_neighbors - 1 if query_is_train else n_neighbors
-            inequality = "n_neighbors < n_samples_fit" if query_is_train else "n_neighbors <= n_samples_fit"
+            inequality = (
+                "n_neighbors < n_samples_fit" if query_is_train else "n_neighbors <= n_samples_fit"
+            )
             raise ValueError(
                 f"Expected {inequality}, but n_neighbors = {shown}, "
                 f"n_samples_fit = {self.n_samples_fit_}, n_samples = {n_queries}"
@@ -353,13 +370,20 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
             dist, indices = _precomputed.kneighbors(Q, n_neighbors)
         elif is_sparse(self._fit_X):
             dist, indices = _sparse.kneighbors(
-                Q, self._fit_X, n_neighbors=n_neighbors, metric=self._metric,
-                comms=comms, counts=self.shard_counts_, batch_size=self._batch_size(),
+                Q,
+                self._fit_X,
+                n_neighbors=n_neighbors,
+                metric=self._metric,
+                comms=comms,
+                counts=self.shard_counts_,
+                batch_size=self._batch_size(),
             )
         else:
             reduced, indices = _ring.kneighbors(
-                _ring.prepare_rows(Q, self._metric), self._fit_X,
-                n_neighbors=n_neighbors, **self._search_args(comms),
+                _ring.prepare_rows(Q, self._metric),
+                self._fit_X,
+                n_neighbors=n_neighbors,
+                **self._search_args(comms),
             )
             dist = _ring.to_distance(reduced, self._metric, self._p)
         if query_is_train:
@@ -445,8 +469,10 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
             rows, indices, dist = _precomputed.radius_neighbors(Q, float(radius))
         else:
             rows, indices, dist = _ring.radius_neighbors(
-                _ring.prepare_rows(Q, self._metric), self._fit_X,
-                radius=float(radius), **self._search_args(comms),
+                _ring.prepare_rows(Q, self._metric),
+                self._fit_X,
+                radius=float(radius),
+                **self._search_args(comms),
             )
         if query_is_train:
             keep = indices != rows + self._fit_offset()
@@ -473,7 +499,9 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
             CSR, local rows, **global** column indices.
         """
         _check_mode(mode)
-        dist, ind = self.radius_neighbors(X, radius, return_distance=True, sort_results=sort_results)
+        dist, ind = self.radius_neighbors(
+            X, radius, return_distance=True, sort_results=sort_results
+        )
         xp = get_namespace(*ind) if ind.shape[0] else np
         lengths = [len(i) for i in ind]
         indptr = xp.asarray(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
@@ -490,7 +518,8 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
 def _check_mode(mode):
     if mode not in ("connectivity", "distance"):
         raise ValueError(
-            f'Unsupported mode, must be one of "connectivity", or "distance" but got "{mode}" instead'
+            'Unsupported mode, must be one of "connectivity", or "distance" but got '
+            f'"{mode}" instead'
         )
 
 
@@ -514,7 +543,11 @@ def _group_by_row(rows, indices, dist, n_queries, sort_results):
         keys.append(dist.astype(xp.float64))
     keys.append(rows.astype(xp.float64))
     order = xp.lexsort(xp.stack(keys))
-    counts = to_host(xp.bincount(rows, minlength=n_queries)) if rows.shape[0] else np.zeros(n_queries, int)
+    counts = (
+        to_host(xp.bincount(rows, minlength=n_queries))
+        if rows.shape[0]
+        else np.zeros(n_queries, int)
+    )
     cuts = np.cumsum(counts)[:-1].tolist()
     neigh_dist = np.empty(n_queries, dtype=object)
     neigh_ind = np.empty(n_queries, dtype=object)
@@ -535,8 +568,20 @@ class SupervisedNeighborsBase(NeighborsBase):
     }
     _zero_weights_error = False
 
-    def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto", leaf_size=30, p=2,
-                 metric="minkowski", metric_params=None, n_jobs=None, batch_size=None, comms=None):
+    def __init__(
+        self,
+        n_neighbors=5,
+        *,
+        weights="uniform",
+        algorithm="auto",
+        leaf_size=30,
+        p=2,
+        metric="minkowski",
+        metric_params=None,
+        n_jobs=None,
+        batch_size=None,
+        comms=None,
+    ):
         self.n_neighbors = n_neighbors
         self.weights = weights
         self.algorithm = algorithm
@@ -560,8 +605,12 @@ class SupervisedNeighborsBase(NeighborsBase):
 
         def check():
             weights = neighbour_weights(to_host(dist).astype(np.float64), self.weights)
-            if (self._zero_weights_error and weights is not None and weights.shape[1]
-                    and bool(np.any(np.all(weights == 0, axis=1)))):
+            if (
+                self._zero_weights_error
+                and weights is not None
+                and weights.shape[1]
+                and bool(np.any(np.all(weights == 0, axis=1)))
+            ):
                 raise ValueError(
                     "All neighbors of some sample is getting zero weights. Please modify "
                     "'weights' to avoid this case if you are using a user-defined function."

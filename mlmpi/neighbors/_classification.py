@@ -17,41 +17,41 @@ from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighbo
 class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighborsBase):
     """Classifier implementing the k-nearest neighbours vote over rows spread across ranks.
 
-    scikit-learn's :class:`sklearn.neighbors.KNeighborsClassifier` (brute
-    force). The classes are discovered over all ranks (a rank may hold no
-    example of some class, or no rows at all); the labels of the neighbours
-    come from the ranks that own them (two ``alltoallv`` per prediction).
-    {shared}
-    Parameters
-    ----------
-{parameters}
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,) or list of such arrays
-        Class labels (one array per output). Replicated.
-    effective_metric_, effective_metric_params_ : str, dict
-        The metric used and its parameters. Replicated.
-    n_features_in_ : int
-        Number of features seen during fit. Replicated.
-    n_samples_fit_ : int
-        Rows in the global index. Replicated.
-    shard_counts_ : tuple of int
-        Rows of the index held by each rank. Replicated.
-    outputs_2d_ : bool
-        Whether ``y`` had several outputs at fit. Replicated.
+        scikit-learn's :class:`sklearn.neighbors.KNeighborsClassifier` (brute
+        force). The classes are discovered over all ranks (a rank may hold no
+        example of some class, or no rows at all); the labels of the neighbours
+        come from the ranks that own them (two ``alltoallv`` per prediction).
+        {shared}
+        Parameters
+        ----------
+    {parameters}
+        Attributes
+        ----------
+        classes_ : ndarray of shape (n_classes,) or list of such arrays
+            Class labels (one array per output). Replicated.
+        effective_metric_, effective_metric_params_ : str, dict
+            The metric used and its parameters. Replicated.
+        n_features_in_ : int
+            Number of features seen during fit. Replicated.
+        n_samples_fit_ : int
+            Rows in the global index. Replicated.
+        shard_counts_ : tuple of int
+            Rows of the index held by each rank. Replicated.
+        outputs_2d_ : bool
+            Whether ``y`` had several outputs at fit. Replicated.
 
-    Notes
-    -----
-    :meth:`fit`, :meth:`predict`, :meth:`predict_proba`, :meth:`score` and
-    the neighbour searches are collective. A rank may hold zero rows.
+        Notes
+        -----
+        :meth:`fit`, :meth:`predict`, :meth:`predict_proba`, :meth:`score` and
+        the neighbour searches are collective. A rank may hold zero rows.
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mlmpi import KNeighborsClassifier
-    >>> clf = KNeighborsClassifier(n_neighbors=1).fit(np.array([[0.0], [1.0]]), [0, 1])
-    >>> clf.predict(np.array([[0.9]]))
-    array([1])
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from mlmpi import KNeighborsClassifier
+        >>> clf = KNeighborsClassifier(n_neighbors=1).fit(np.array([[0.0], [1.0]]), [0, 1])
+        >>> clf.predict(np.array([[0.9]]))
+        array([1])
     """
 
     _zero_weights_error = True
@@ -82,7 +82,8 @@ class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighbor
                 warnings.warn(
                     "A column-vector y was passed when a 1d array was expected. Please change "
                     "the shape of y to (n_samples,), for example using ravel().",
-                    DataConversionWarning, stacklevel=2,
+                    DataConversionWarning,
+                    stacklevel=2,
                 )
             self.outputs_2d_ = False
             y = y.reshape(-1, 1)
@@ -154,8 +155,11 @@ class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighbor
         probabilities, xp = self._probabilities(X)
         classes = self.classes_ if self.outputs_2d_ else [self.classes_]
         predicted = np.stack(
-            [classes_j[np.argmax(proba, axis=1)] if proba.shape[0] else classes_j[:0]
-             for classes_j, proba in zip(classes, probabilities)], axis=1,
+            [
+                classes_j[np.argmax(proba, axis=1)] if proba.shape[0] else classes_j[:0]
+                for classes_j, proba in zip(classes, probabilities)
+            ],
+            axis=1,
         )
         if not self.outputs_2d_:
             predicted = predicted.ravel()

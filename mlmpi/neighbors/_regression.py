@@ -13,36 +13,36 @@ from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighbo
 class KNeighborsRegressor(MultiOutputMixin, RegressorMixin, SupervisedNeighborsBase):
     """Regression by the k nearest neighbours over rows spread across ranks.
 
-    scikit-learn's :class:`sklearn.neighbors.KNeighborsRegressor` (brute
-    force): the (weighted) mean of the neighbours' targets, fetched from the
-    ranks that own them (two ``alltoallv`` per prediction).
-    {shared}
-    Parameters
-    ----------
-{parameters}
-    Attributes
-    ----------
-    effective_metric_, effective_metric_params_ : str, dict
-        The metric used and its parameters. Replicated.
-    n_features_in_ : int
-        Number of features seen during fit. Replicated.
-    n_samples_fit_ : int
-        Rows in the global index. Replicated.
-    shard_counts_ : tuple of int
-        Rows of the index held by each rank. Replicated.
+        scikit-learn's :class:`sklearn.neighbors.KNeighborsRegressor` (brute
+        force): the (weighted) mean of the neighbours' targets, fetched from the
+        ranks that own them (two ``alltoallv`` per prediction).
+        {shared}
+        Parameters
+        ----------
+    {parameters}
+        Attributes
+        ----------
+        effective_metric_, effective_metric_params_ : str, dict
+            The metric used and its parameters. Replicated.
+        n_features_in_ : int
+            Number of features seen during fit. Replicated.
+        n_samples_fit_ : int
+            Rows in the global index. Replicated.
+        shard_counts_ : tuple of int
+            Rows of the index held by each rank. Replicated.
 
-    Notes
-    -----
-    :meth:`fit`, :meth:`predict`, :meth:`score` and the neighbour searches
-    are collective. A rank may hold zero rows.
+        Notes
+        -----
+        :meth:`fit`, :meth:`predict`, :meth:`score` and the neighbour searches
+        are collective. A rank may hold zero rows.
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from mlmpi import KNeighborsRegressor
-    >>> reg = KNeighborsRegressor(n_neighbors=2).fit(np.array([[0.0], [1.0], [3.0]]), [0, 1, 3])
-    >>> reg.predict(np.array([[0.9]]))
-    array([0.5])
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from mlmpi import KNeighborsRegressor
+        >>> reg = KNeighborsRegressor(n_neighbors=2).fit(np.array([[0.0], [1.0], [3.0]]), [0, 1, 3])
+        >>> reg.predict(np.array([[0.9]]))
+        array([0.5])
     """
 
     @collective_method

@@ -22,8 +22,14 @@ from .._array import get_namespace
 from ..kernels import kernels_for
 
 #: Reduced metric used for the search, per effective metric.
-REDUCED = {"euclidean": "sqeuclidean", "sqeuclidean": "sqeuclidean", "cosine": "cosine",
-           "manhattan": "manhattan", "chebyshev": "chebyshev", "minkowski": "minkowski"}
+REDUCED = {
+    "euclidean": "sqeuclidean",
+    "sqeuclidean": "sqeuclidean",
+    "cosine": "cosine",
+    "manhattan": "manhattan",
+    "chebyshev": "chebyshev",
+    "minkowski": "minkowski",
+}
 
 
 def prepare_rows(X, metric):
@@ -57,7 +63,7 @@ def ring_blocks(X, comms, counts, rows, metric):
     rounds = max(math.ceil(c / rows) for c in counts)
     rank, size = comms.rank, comms.size
     for j in range(rounds):
-        block = prepare_rows(X[j * rows:(j + 1) * rows], metric)
+        block = prepare_rows(X[j * rows : (j + 1) * rows], metric)
         for hop in range(size):
             request = None
             if hop < size - 1:
@@ -93,7 +99,9 @@ def _search(Q, X, comms, counts, metric, p, batch_size, visit):
             Qb, q_term = Q[batch], q_terms[batch]
             D = buffer[: Qb.shape[0] * block.shape[0]].reshape(Qb.shape[0], block.shape[0])
             kernels.block_distances(Qb, block, reduced, p, D)
-            visit(batch, Qb, block, D, q_term, x_term, _tolerance(Qb, q_term, x_term, reduced), start)
+            visit(
+                batch, Qb, block, D, q_term, x_term, _tolerance(Qb, q_term, x_term, reduced), start
+            )
             if request is not None:
                 request.test()  # lets MPI progress the transfer between batches
 
@@ -114,8 +122,19 @@ def kneighbors(Q, X, *, n_neighbors, metric, p, comms, counts, batch_size):
     reduced = REDUCED[metric]
 
     def visit(batch, Qb, block, D, q_term, x_term, tol, start):
-        kernels.update_topk(Qb, block, D, q_term, x_term, tol, start, reduced, p,
-                            best_dist[batch], best_index[batch])
+        kernels.update_topk(
+            Qb,
+            block,
+            D,
+            q_term,
+            x_term,
+            tol,
+            start,
+            reduced,
+            p,
+            best_dist[batch],
+            best_index[batch],
+        )
 
     _search(Q, X, comms, counts, metric, p, batch_size, visit)
     return best_dist, best_index
@@ -132,12 +151,14 @@ def radius_neighbors(Q, X, *, radius, metric, p, comms, counts, batch_size):
     xp = get_namespace(X)
     kernels = kernels_for("knn", X)
     reduced = REDUCED[metric]
-    bound = {"euclidean": radius ** 2, "minkowski": radius ** p}.get(metric, radius)
+    bound = {"euclidean": radius**2, "minkowski": radius**p}.get(metric, radius)
     bound *= 1 + 8 * float(xp.finfo(X.dtype).eps)  # the final distance decides at the edge
     found = []
 
     def visit(batch, Qb, block, D, q_term, x_term, tol, start):
-        rows, cols, values = kernels.radius_pairs(Qb, block, D, q_term, x_term, tol, bound, reduced, p)
+        rows, cols, values = kernels.radius_pairs(
+            Qb, block, D, q_term, x_term, tol, bound, reduced, p
+        )
         distances = to_distance(values, metric, p)
         keep = distances <= radius
         found.append((rows[keep] + batch.start, cols[keep] + start, distances[keep]))

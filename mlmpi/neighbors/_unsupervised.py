@@ -76,9 +76,20 @@ class NearestNeighbors(NeighborsBase):
     array([[1, 0]])
     """
 
-    def __init__(self, *, n_neighbors=5, radius=1.0, algorithm="auto", leaf_size=30,
-                 metric="minkowski", p=2, metric_params=None, n_jobs=None, batch_size=None,
-                 comms=None):
+    def __init__(
+        self,
+        *,
+        n_neighbors=5,
+        radius=1.0,
+        algorithm="auto",
+        leaf_size=30,
+        metric="minkowski",
+        p=2,
+        metric_params=None,
+        n_jobs=None,
+        batch_size=None,
+        comms=None,
+    ):
         self.n_neighbors = n_neighbors
         self.radius = radius
         self.algorithm = algorithm

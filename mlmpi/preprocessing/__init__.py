@@ -27,6 +27,7 @@ def __getattr__(name):
         return SimpleImputer
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 __all__ = [
     "LabelEncoder",
     "MaxAbsScaler",

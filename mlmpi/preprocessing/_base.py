@@ -65,8 +65,7 @@ class CollectiveTransformerMixin(DistributedEstimatorMixin):
         X_new : ndarray or sparse matrix of shape (n_local, n_features_new)
             This rank's transformed rows.
         """
-        return self._local_rows(super().transform, X, self._transform_placeholder, *args,
-                                **kwargs)
+        return self._local_rows(super().transform, X, self._transform_placeholder, *args, **kwargs)
 
     def _local_rows(self, method, X, placeholder, *args, **kwargs):
         """scikit-learn's local ``method`` on this rank's rows. scikit-learn
@@ -133,8 +132,9 @@ class LocalInverseMixin:
         X_original : ndarray or sparse matrix of shape (n_local, n_features)
             This rank's rows in the original space.
         """
-        return self._local_rows(super().inverse_transform, X, self._inverse_placeholder, *args,
-                                **kwargs)
+        return self._local_rows(
+            super().inverse_transform, X, self._inverse_placeholder, *args, **kwargs
+        )
 
     def _inverse_placeholder(self, X):
         return zero_row(X, len(self.get_feature_names_out()))

@@ -156,8 +156,12 @@ class StandardScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.StandardS
         """
         first_call = not hasattr(self, "n_samples_seen_")
         X, sample_weight, _ = self._validate_fit(
-            X, first_call=first_call, sample_weight=sample_weight,
-            accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES, ensure_all_finite="allow-nan",
+            X,
+            first_call=first_call,
+            sample_weight=sample_weight,
+            accept_sparse=("csr", "csc"),
+            dtype=FLOAT_DTYPES,
+            ensure_all_finite="allow-nan",
         )
         if is_sparse(X) and self.with_mean:
             raise ValueError(
@@ -172,16 +176,23 @@ class StandardScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.StandardS
             sample_weight = None
         batch = global_moments(X, sample_weight, comms=self._get_comms())
         if first_call or getattr(self, "mean_", None) is None:
-            total = batch if first_call else Moments(
-                np.asarray(self.n_samples_seen_, dtype=np.float64) + batch.count,
-                batch.mean, batch.m2,
+            total = (
+                batch
+                if first_call
+                else Moments(
+                    np.asarray(self.n_samples_seen_, dtype=np.float64) + batch.count,
+                    batch.mean,
+                    batch.m2,
+                )
             )
         else:
-            seen = np.broadcast_to(np.asarray(self.n_samples_seen_, dtype=np.float64),
-                                   batch.count.shape)
+            seen = np.broadcast_to(
+                np.asarray(self.n_samples_seen_, dtype=np.float64), batch.count.shape
+            )
             last_var = self.var_ if self.var_ is not None else np.zeros_like(batch.m2)
-            total = Moments(seen, np.nan_to_num(self.mean_),
-                            np.nan_to_num(last_var) * seen).merge(batch)
+            total = Moments(seen, np.nan_to_num(self.mean_), np.nan_to_num(last_var) * seen).merge(
+                batch
+            )
         counts = total.count.astype(np.float64 if keep_moments else count_dtype)
         if keep_moments:
             with np.errstate(invalid="ignore"):
@@ -286,8 +297,11 @@ class MinMaxScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MinMaxScale
             Fitted scaler.
         """
         comms = self._get_comms()
-        reject_sparse(X, comms, "MinMaxScaler does not support sparse input. "
-                      "Consider using MaxAbsScaler instead.")
+        reject_sparse(
+            X,
+            comms,
+            "MinMaxScaler does not support sparse input. Consider using MaxAbsScaler instead.",
+        )
         first_call = not hasattr(self, "n_samples_seen_")
         X, _, layout = self._validate_fit(
             X, first_call=first_call, dtype=FLOAT_DTYPES, ensure_all_finite="allow-nan"
@@ -397,7 +411,10 @@ class MaxAbsScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MaxAbsScale
         """
         first_call = not hasattr(self, "n_samples_seen_")
         X, _, layout = self._validate_fit(
-            X, first_call=first_call, accept_sparse=("csr", "csc"), dtype=FLOAT_DTYPES,
+            X,
+            first_call=first_call,
+            accept_sparse=("csr", "csc"),
+            dtype=FLOAT_DTYPES,
             ensure_all_finite="allow-nan",
         )
         low, high = _global_extremes(X, self._get_comms())
@@ -460,10 +477,23 @@ class RobustScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.RobustScale
 
     _parameter_constraints: dict = with_comms(sk.RobustScaler)
 
-    def __init__(self, *, with_centering=True, with_scaling=True, quantile_range=(25.0, 75.0),
-                 copy=True, unit_variance=False, comms=None):
-        super().__init__(with_centering=with_centering, with_scaling=with_scaling,
-                         quantile_range=quantile_range, copy=copy, unit_variance=unit_variance)
+    def __init__(
+        self,
+        *,
+        with_centering=True,
+        with_scaling=True,
+        quantile_range=(25.0, 75.0),
+        copy=True,
+        unit_variance=False,
+        comms=None,
+    ):
+        super().__init__(
+            with_centering=with_centering,
+            with_scaling=with_scaling,
+            quantile_range=quantile_range,
+            copy=copy,
+            unit_variance=unit_variance,
+        )
         self.comms = comms
 
     @collective_method
@@ -569,12 +599,25 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
 
     _parameter_constraints: dict = with_comms(sk.QuantileTransformer)
 
-    def __init__(self, *, n_quantiles=1000, output_distribution="uniform",
-                 ignore_implicit_zeros=False, subsample=10_000, random_state=None, copy=True,
-                 comms=None):
-        super().__init__(n_quantiles=n_quantiles, output_distribution=output_distribution,
-                         ignore_implicit_zeros=ignore_implicit_zeros, subsample=subsample,
-                         random_state=random_state, copy=copy)
+    def __init__(
+        self,
+        *,
+        n_quantiles=1000,
+        output_distribution="uniform",
+        ignore_implicit_zeros=False,
+        subsample=10_000,
+        random_state=None,
+        copy=True,
+        comms=None,
+    ):
+        super().__init__(
+            n_quantiles=n_quantiles,
+            output_distribution=output_distribution,
+            ignore_implicit_zeros=ignore_implicit_zeros,
+            subsample=subsample,
+            random_state=random_state,
+            copy=copy,
+        )
         self.comms = comms
 
     @collective_method
@@ -612,7 +655,8 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
         if self.n_quantiles > n_samples:
             warnings.warn(
                 f"n_quantiles ({self.n_quantiles}) is greater than the total number "
-                f"of samples ({n_samples}). n_quantiles is set to n_samples."
+                f"of samples ({n_samples}). n_quantiles is set to n_samples.",
+                stacklevel=2,
             )
         self.n_quantiles_ = max(1, min(self.n_quantiles, n_samples))
         rng = check_random_state(shared_seed(self.random_state, comms))
@@ -638,12 +682,17 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
         if self.ignore_implicit_zeros:
             warnings.warn(
                 "'ignore_implicit_zeros' takes effect only with"
-                " sparse matrix. This parameter has no effect."
+                " sparse matrix. This parameter has no effect.",
+                stacklevel=2,
             )
         X = to_host(X)
         if self.subsample is not None and self.subsample < layout.n_samples:
-            drawn = resample(np.arange(layout.n_samples), replace=False,
-                             n_samples=self.subsample, random_state=rng)
+            drawn = resample(
+                np.arange(layout.n_samples),
+                replace=False,
+                n_samples=self.subsample,
+                random_state=rng,
+            )
             mine = drawn[(drawn >= layout.offset) & (drawn < layout.offset + layout.n_local)]
             X = X[np.sort(mine) - layout.offset]
         return global_percentiles(X, self.references_ * 100, comms=comms)
@@ -660,10 +709,13 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
         total = per_rank.sum(axis=0)
         values, zeros, empty = [], [], []
         for j in range(X.shape[1]):
-            data = X.data[X.indptr[j]:X.indptr[j + 1]].astype(np.float64)
+            data = X.data[X.indptr[j] : X.indptr[j + 1]].astype(np.float64)
             if self.subsample is not None and total[j] > self.subsample:
-                drawn_count = (self.subsample if self.ignore_implicit_zeros
-                               else self.subsample * int(total[j]) // n_samples)
+                drawn_count = (
+                    self.subsample
+                    if self.ignore_implicit_zeros
+                    else self.subsample * int(total[j]) // n_samples
+                )
                 drawn = rng.choice(int(total[j]), size=drawn_count, replace=False)
                 mine = drawn[(drawn >= before[j]) & (drawn < before[j] + data.size)]
                 data = data[mine - before[j]]

@@ -58,12 +58,19 @@ class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
         self : object
             Fitted encoder.
         """
-        validate_fit_data(self, object_view(X), comms=self._get_comms(), dtype=None,
-                          ensure_all_finite=False)
+        validate_fit_data(
+            self, object_view(X), comms=self._get_comms(), dtype=None, ensure_all_finite=False
+        )
         return super().fit(X, y)
 
-    def _fit(self, X, handle_unknown="error", ensure_all_finite=True, return_counts=False,
-             return_and_ignore_missing_for_infrequent=False):
+    def _fit(
+        self,
+        X,
+        handle_unknown="error",
+        ensure_all_finite=True,
+        return_counts=False,
+        return_and_ignore_missing_for_infrequent=False,
+    ):
         self._check_infrequent_enabled()
         comms = self._get_comms()
         n_features = self.n_features_in_
@@ -73,7 +80,9 @@ class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
             if _num_samples(X) == 0:
                 return None, None
             output = super(_GlobalCategoriesMixin, self)._fit(
-                X, handle_unknown=handle_unknown, ensure_all_finite=ensure_all_finite,
+                X,
+                handle_unknown=handle_unknown,
+                ensure_all_finite=ensure_all_finite,
                 return_counts=True,
             )
             return None, (self.categories_, output["category_counts"], output["n_samples"])
@@ -84,8 +93,10 @@ class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
             self.feature_names_in_ = names
         n_samples = sum(f[2] for f in facts if f is not None)
         if self.categories == "auto":
-            merged = [_union([(f[0][i], f[1][i]) if f else None for f in facts])
-                      for i in range(n_features)]
+            merged = [
+                _union([(f[0][i], f[1][i]) if f else None for f in facts])
+                for i in range(n_features)
+            ]
             self.categories_ = [cats for cats, _ in merged]
             category_counts = [counts for _, counts in merged]
         else:  # the given categories, identical on every rank with rows
@@ -101,7 +112,8 @@ class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
         missing_indices = {}
         if return_and_ignore_missing_for_infrequent:
             missing_indices = {
-                i: cats.size - 1 for i, cats in enumerate(self.categories_)
+                i: cats.size - 1
+                for i, cats in enumerate(self.categories_)
                 if is_scalar_nan(cats[-1])
             }
             output["missing_indices"] = missing_indices
@@ -174,13 +186,29 @@ class OneHotEncoder(_GlobalCategoriesMixin, sk.OneHotEncoder):
 
     _parameter_constraints: dict = with_comms(sk.OneHotEncoder)
 
-    def __init__(self, *, categories="auto", drop=None, sparse_output=True, dtype=np.float64,
-                 handle_unknown="error", min_frequency=None, max_categories=None,
-                 feature_name_combiner="concat", comms=None):
-        super().__init__(categories=categories, drop=drop, sparse_output=sparse_output,
-                         dtype=dtype, handle_unknown=handle_unknown,
-                         min_frequency=min_frequency, max_categories=max_categories,
-                         feature_name_combiner=feature_name_combiner)
+    def __init__(
+        self,
+        *,
+        categories="auto",
+        drop=None,
+        sparse_output=True,
+        dtype=np.float64,
+        handle_unknown="error",
+        min_frequency=None,
+        max_categories=None,
+        feature_name_combiner="concat",
+        comms=None,
+    ):
+        super().__init__(
+            categories=categories,
+            drop=drop,
+            sparse_output=sparse_output,
+            dtype=dtype,
+            handle_unknown=handle_unknown,
+            min_frequency=min_frequency,
+            max_categories=max_categories,
+            feature_name_combiner=feature_name_combiner,
+        )
         self.comms = comms
 
 
@@ -227,13 +255,27 @@ class OrdinalEncoder(_GlobalCategoriesMixin, sk.OrdinalEncoder):
 
     _parameter_constraints: dict = with_comms(sk.OrdinalEncoder)
 
-    def __init__(self, *, categories="auto", dtype=np.float64, handle_unknown="error",
-                 unknown_value=None, encoded_missing_value=np.nan, min_frequency=None,
-                 max_categories=None, comms=None):
-        super().__init__(categories=categories, dtype=dtype, handle_unknown=handle_unknown,
-                         unknown_value=unknown_value,
-                         encoded_missing_value=encoded_missing_value,
-                         min_frequency=min_frequency, max_categories=max_categories)
+    def __init__(
+        self,
+        *,
+        categories="auto",
+        dtype=np.float64,
+        handle_unknown="error",
+        unknown_value=None,
+        encoded_missing_value=np.nan,
+        min_frequency=None,
+        max_categories=None,
+        comms=None,
+    ):
+        super().__init__(
+            categories=categories,
+            dtype=dtype,
+            handle_unknown=handle_unknown,
+            unknown_value=unknown_value,
+            encoded_missing_value=encoded_missing_value,
+            min_frequency=min_frequency,
+            max_categories=max_categories,
+        )
         self.comms = comms
 
     def _inverse_placeholder(self, X):

@@ -45,10 +45,12 @@ class PolynomialFeatures(CollectiveTransformerMixin, sk.PolynomialFeatures):
 
     _parameter_constraints: dict = with_comms(sk.PolynomialFeatures)
 
-    def __init__(self, degree=2, *, interaction_only=False, include_bias=True, order="C",
-                 comms=None):
-        super().__init__(degree=degree, interaction_only=interaction_only,
-                         include_bias=include_bias, order=order)
+    def __init__(
+        self, degree=2, *, interaction_only=False, include_bias=True, order="C", comms=None
+    ):
+        super().__init__(
+            degree=degree, interaction_only=interaction_only, include_bias=include_bias, order=order
+        )
         self.comms = comms
 
     @collective_method

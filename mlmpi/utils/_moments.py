@@ -52,9 +52,7 @@ def local_moments(X, sample_weight=None):
             zeros = np.zeros(X.shape[1])
             return Moments(zeros, zeros.copy(), zeros.copy())
         weights = None if sample_weight is None else to_host(sample_weight)
-        mean, var, count = mean_variance_axis(
-            X, axis=0, weights=weights, return_sum_weights=True
-        )
+        mean, var, count = mean_variance_axis(X, axis=0, weights=weights, return_sum_weights=True)
         count = np.asarray(count, dtype=np.float64)
         mean = np.where(count > 0, mean, 0.0)
         return Moments(count, mean, np.where(count > 0, var * count, 0.0))

@@ -54,7 +54,7 @@ class _SortedColumns:
             n_rows = csc.shape[0]
             self.values, self.zeros = [], []
             for j in range(csc.shape[1]):
-                data = np.asarray(csc.data[csc.indptr[j]:csc.indptr[j + 1]], dtype=np.float64)
+                data = np.asarray(csc.data[csc.indptr[j] : csc.indptr[j + 1]], dtype=np.float64)
                 self.values.append(np.sort(data[~np.isnan(data)]))
                 self.zeros.append(n_rows - data.size)
         else:
@@ -63,7 +63,7 @@ class _SortedColumns:
                 dense = dense[:, None]
             ordered = np.sort(dense, axis=0)  # NaN sorts last
             valid = dense.shape[0] - np.isnan(dense).sum(axis=0)
-            self.values = [ordered[:valid[j], j] for j in range(dense.shape[1])]
+            self.values = [ordered[: valid[j], j] for j in range(dense.shape[1])]
             self.zeros = [0] * dense.shape[1]
         self.n_columns = len(self.values)
 
@@ -159,9 +159,7 @@ def _order_statistics(columns, column_of, kth, low, high, comms):
         # the answer lies in (pivots[first - 1], pivots[first]]
         first = np.argmax(counts > kth[active, None], axis=1)
         rows = np.arange(active.size)
-        left = np.where(
-            first > 0, pivots[rows, first - 1], np.nextafter(low[active], -np.inf)
-        )
+        left = np.where(first > 0, pivots[rows, first - 1], np.nextafter(low[active], -np.inf))
         right = pivots[rows, first]
         bounds = np.empty((2, active.size))
         for j, sel in _by_column(column_of[active]):
@@ -233,8 +231,7 @@ def _lerp(a, b, t, *, weak):
         t_up, t_down = t_up.astype(a.dtype), t_down.astype(a.dtype)
     diff = b - a
     result = np.add(a, diff * t_up)
-    np.subtract(b, diff * t_down, out=result, where=t >= 0.5, casting="unsafe",
-                dtype=result.dtype)
+    np.subtract(b, diff * t_down, out=result, where=t >= 0.5, casting="unsafe", dtype=result.dtype)
     return result
 
 
@@ -411,8 +408,11 @@ def global_bin_thresholds(X, max_bins, *, comms):
         distinct.append(union if union is not None and union.size <= max_bins else None)
     percentiles = np.linspace(0, 100, num=max_bins + 1)[1:-1]
     many = [j for j, values in enumerate(distinct) if values is None]
-    quantiles = global_percentiles(X[:, many], percentiles, comms=comms,
-                                   method="averaged_inverted_cdf") if many else None
+    quantiles = (
+        global_percentiles(X[:, many], percentiles, comms=comms, method="averaged_inverted_cdf")
+        if many
+        else None
+    )
     thresholds = []
     for j, values in enumerate(distinct):
         if values is not None:

@@ -78,8 +78,9 @@ def warn_shard_local_learners(estimator, comms):
         origin = "scikit-learn" if cls.__module__.startswith("sklearn.") else cls.__module__
         replacement = _replacement(cls)
         advice = (
-            f"use {replacement}" if replacement else
-            "mlmpi has no replacement for it yet; its result depends on how the rows are "
+            f"use {replacement}"
+            if replacement
+            else "mlmpi has no replacement for it yet; its result depends on how the rows are "
             "spread over the ranks"
         )
         warnings.warn(

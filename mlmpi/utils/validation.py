@@ -112,8 +112,9 @@ def _check_device_sparse(X, accept_sparse):
     return to_csr(X)
 
 
-def _check_device_array(X, *, dtype, ensure_2d, ensure_all_finite, n_features_in=None,
-                        accept_sparse=False):
+def _check_device_array(
+    X, *, dtype, ensure_2d, ensure_all_finite, n_features_in=None, accept_sparse=False
+):
     xp = get_namespace(X)
     if is_sparse(X):
         X = _check_device_sparse(X, accept_sparse)
@@ -129,8 +130,11 @@ def _check_device_array(X, *, dtype, ensure_2d, ensure_all_finite, n_features_in
                 raise TypeError(f"Expected a numeric array, got dtype {X.dtype}.")
             X = X.astype(dtypes[0])
     values = X.data if is_sparse(X) else X
-    if ensure_all_finite and X.dtype.kind == "f" and values.size and not bool(
-        xp.isfinite(values).all()
+    if (
+        ensure_all_finite
+        and X.dtype.kind == "f"
+        and values.size
+        and not bool(xp.isfinite(values).all())
     ):
         raise ValueError("Input X contains NaN or infinity.")
     if n_features_in is not None and X.shape[1] != n_features_in:
@@ -141,7 +145,9 @@ def _check_device_array(X, *, dtype, ensure_2d, ensure_all_finite, n_features_in
     return X
 
 
-def check_local(estimator, X, *, reset=False, dtype=_FLOAT_DTYPES, ensure_all_finite=True, **check_params):
+def check_local(
+    estimator, X, *, reset=False, dtype=_FLOAT_DTYPES, ensure_all_finite=True, **check_params
+):
     """Validate this rank's rows at ``predict``/``transform`` time (no communication).
 
     Accepts zero rows. NumPy input goes through scikit-learn's
@@ -187,9 +193,7 @@ def _check_weights(sample_weight, X):
             f"Expected either a scalar value or a 1D array of length {X.shape[0]}."
         )
     if sample_weight.shape != (X.shape[0],):
-        raise ValueError(
-            f"sample_weight.shape == {sample_weight.shape}, expected {(X.shape[0],)}!"
-        )
+        raise ValueError(f"sample_weight.shape == {sample_weight.shape}, expected {(X.shape[0],)}!")
     if sample_weight.size and not bool(xp.isfinite(sample_weight).all()):
         raise ValueError("Input sample_weight contains NaN or infinity.")
     if sample_weight.size and bool((sample_weight < 0).any()):
@@ -197,8 +201,9 @@ def _check_weights(sample_weight, X):
     return sample_weight
 
 
-def _validate_empty_shard(estimator, X, y, *, dtype, multi_output=False, y_numeric=False,
-                          **check_params):
+def _validate_empty_shard(
+    estimator, X, y, *, dtype, multi_output=False, y_numeric=False, **check_params
+):
     """``validate_data(X, y)`` for a rank without rows: scikit-learn's check of
     ``y`` would demand at least one sample."""
     Xv = validate_data(estimator, X, reset=True, dtype=dtype, ensure_min_samples=0, **check_params)
@@ -259,7 +264,9 @@ def validate_fit_data(
         on_device = is_device_array(X)
         if on_device:
             Xv = _check_device_array(
-                X, dtype=dtype, ensure_2d=True,
+                X,
+                dtype=dtype,
+                ensure_2d=True,
                 ensure_all_finite=check_params.get("ensure_all_finite", True),
                 accept_sparse=check_params.get("accept_sparse", False),
             )
@@ -276,9 +283,18 @@ def validate_fit_data(
                     raise ValueError("Input y contains NaN or infinity.")
             estimator.n_features_in_ = Xv.shape[1]
         elif y is None:  # passing y=None raises scikit-learn's error if the estimator needs y
-            Xv, yv = validate_data(
-                estimator, X, None, reset=True, dtype=dtype, ensure_min_samples=0, **check_params
-            ), None
+            Xv, yv = (
+                validate_data(
+                    estimator,
+                    X,
+                    None,
+                    reset=True,
+                    dtype=dtype,
+                    ensure_min_samples=0,
+                    **check_params,
+                ),
+                None,
+            )
         elif _num_samples(X) == 0:
             Xv, yv = _validate_empty_shard(estimator, X, y, dtype=dtype, **check_params)
         else:
@@ -289,8 +305,12 @@ def validate_fit_data(
         y_tail = None if yv is None else tuple(yv.shape[1:])
         weight_sum = Xv.shape[0] if swv is None else float(swv.sum())
         return (Xv, yv, swv), (
-            Xv.shape[0], None if unknown_width else Xv.shape[1], Xv.dtype.str, on_device,
-            y_tail, weight_sum,
+            Xv.shape[0],
+            None if unknown_width else Xv.shape[1],
+            Xv.dtype.str,
+            on_device,
+            y_tail,
+            weight_sum,
             _shared_facts(Xv, yv),
             is_sparse(Xv),
         )
@@ -379,10 +399,8 @@ def _rows_fingerprint(X):
     projection = to_host(X @ direction).astype(np.float64).ravel()
     k = min(_EXTREMES, n)
     lowest = np.sort(np.partition(projection, k - 1)[:k])
-    highest = np.sort(np.partition(projection, n - k)[n - k:])
-    return n, np.concatenate(
-        [[projection.sum(), (projection * projection).sum()], lowest, highest]
-    )
+    highest = np.sort(np.partition(projection, n - k)[n - k :])
+    return n, np.concatenate([[projection.sum(), (projection * projection).sum()], lowest, highest])
 
 
 def _same_rows(a, b):

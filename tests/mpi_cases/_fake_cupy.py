@@ -40,7 +40,9 @@ def _is_host_array(x):
 def _check_no_host(values, what):
     for value in values:
         if _is_host_array(value):
-            raise TypeError(f"Unsupported type {type(value)} in {what} (a NumPy array mixed with CuPy ones)")
+            raise TypeError(
+                f"Unsupported type {type(value)} in {what} (a NumPy array mixed with CuPy ones)"
+            )
         if isinstance(value, (list, tuple)):
             _check_no_host(value, what)
 
@@ -173,10 +175,19 @@ def _binary(op, reflected=False, inplace=False):
 
 
 for _name, _op in {
-    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
-    "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow, "matmul": operator.matmul,
-    "and": operator.and_, "or": operator.or_, "xor": operator.xor,
-    "lshift": operator.lshift, "rshift": operator.rshift,
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "truediv": operator.truediv,
+    "floordiv": operator.floordiv,
+    "mod": operator.mod,
+    "pow": operator.pow,
+    "matmul": operator.matmul,
+    "and": operator.and_,
+    "or": operator.or_,
+    "xor": operator.xor,
+    "lshift": operator.lshift,
+    "rshift": operator.rshift,
 }.items():
     setattr(FakeDeviceArray, f"__{_name}__", _binary(_op))
     setattr(FakeDeviceArray, f"__r{_name}__", _binary(_op, reflected=True))
@@ -185,7 +196,11 @@ for _name, _op in {
 for _name in ("lt", "le", "gt", "ge", "eq", "ne"):
     setattr(FakeDeviceArray, f"__{_name}__", _binary(getattr(operator, _name)))
 for _name in ("neg", "pos", "abs", "invert"):
-    setattr(FakeDeviceArray, f"__{_name}__", (lambda op: lambda self: _wrap(op(self._a)))(getattr(operator, _name)))
+    setattr(
+        FakeDeviceArray,
+        f"__{_name}__",
+        (lambda op: lambda self: _wrap(op(self._a)))(getattr(operator, _name)),
+    )
 FakeDeviceArray.__hash__ = None
 
 
@@ -208,7 +223,9 @@ _DEVICE_ONLY = {"searchsorted": 2}
 def _check_device_only(name, args):
     for position, value in enumerate(args[: _DEVICE_ONLY.get(name, 0)]):
         if not isinstance(value, FakeDeviceArray):
-            raise NotImplementedError(f"cupy.{name}: argument {position} must be a cupy.ndarray, got {type(value)}")
+            raise NotImplementedError(
+                f"cupy.{name}: argument {position} must be a cupy.ndarray, got {type(value)}"
+            )
 
 
 class _Namespace(types.ModuleType):
@@ -249,8 +266,10 @@ def modules():
     if _MODULES:
         return dict(_MODULES)
     cupy = _Namespace("cupy", np)
-    from_host = {name: _function(getattr(np, name), name, from_host=True)
-                 for name in ("asarray", "array", "ascontiguousarray", "asfortranarray")}
+    from_host = {
+        name: _function(getattr(np, name), name, from_host=True)
+        for name in ("asarray", "array", "ascontiguousarray", "asfortranarray")
+    }
     cupy.__dict__.update(from_host)
     cupy.ndarray = FakeDeviceArray
     cupy.asnumpy = _asnumpy
@@ -260,7 +279,9 @@ def modules():
     cupy.cuda = types.SimpleNamespace(
         get_current_stream=lambda: stream,
         Stream=lambda non_blocking=False: _Stream(),
-        Device=lambda device=0: types.SimpleNamespace(use=lambda: None, synchronize=lambda: None, id=device),
+        Device=lambda device=0: types.SimpleNamespace(
+            use=lambda: None, synchronize=lambda: None, id=device
+        ),
         runtime=types.SimpleNamespace(getDeviceCount=lambda: 1, CUDARuntimeError=RuntimeError),
     )
     cupy.get_default_memory_pool = lambda: types.SimpleNamespace(total_bytes=lambda: 0)

@@ -8,11 +8,11 @@ import os
 
 import numpy as np
 import pytest
+from shards import layouts
 
 from mlmpi import get_comms
 from mlmpi.comms import MPIComms, profile
 from mlmpi.datasets import shard
-from shards import layouts
 
 DTYPES = (np.float32, np.float64, np.int64)
 

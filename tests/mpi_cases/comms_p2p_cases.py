@@ -64,7 +64,9 @@ def case_sendrecv_pairs_swap():
     r, n = comms.rank, comms.size
     partner = r ^ 1 if (r ^ 1) < n else r
     out = comms.sendrecv(xp.asarray(_block(r, np.float32, rows=2)), dest=partner, source=partner)
-    np.testing.assert_array_equal(_host(out, np.float32, (2, 3)), _block(partner, np.float32, rows=2))
+    np.testing.assert_array_equal(
+        _host(out, np.float32, (2, 3)), _block(partner, np.float32, rows=2)
+    )
 
 
 def case_sendrecv_mismatch_raises_on_every_rank():
@@ -94,7 +96,7 @@ def _alltoallv_counts(rank, size):
 def _alltoallv_rows(source, dest, size, dtype):
     counts = _alltoallv_counts(source, size)
     start = sum(counts[:dest])
-    return _block(source, dtype, rows=sum(counts))[start:start + counts[dest]]
+    return _block(source, dtype, rows=sum(counts))[start : start + counts[dest]]
 
 
 def case_alltoallv():

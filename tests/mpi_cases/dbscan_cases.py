@@ -38,18 +38,24 @@ def _check_like_sklearn(X, sample_weight=None, **params):
 
 def case_tree_path_equals_sklearn():
     X = _blobs_with_noise()
-    for params in (dict(eps=0.5, min_samples=5), dict(eps=0.3, min_samples=3),
-                   dict(eps=1.0, min_samples=25), dict(eps=0.6, min_samples=4, leaf_size=3)):
+    for params in (
+        dict(eps=0.5, min_samples=5),
+        dict(eps=0.3, min_samples=3),
+        dict(eps=1.0, min_samples=25),
+        dict(eps=0.6, min_samples=4, leaf_size=3),
+    ):
         _check_like_sklearn(X, **params)
 
 
 def case_other_metrics_and_brute_force_equal_sklearn():
     X = _blobs_with_noise(300, seed=3)
-    for params in (dict(eps=0.5, min_samples=5, algorithm="brute"),
-                   dict(eps=0.7, min_samples=4, metric="manhattan"),
-                   dict(eps=0.4, min_samples=4, metric="chebyshev"),
-                   dict(eps=0.5, min_samples=4, metric="minkowski", p=3),
-                   dict(eps=0.02, min_samples=4, metric="cosine")):
+    for params in (
+        dict(eps=0.5, min_samples=5, algorithm="brute"),
+        dict(eps=0.7, min_samples=4, metric="manhattan"),
+        dict(eps=0.4, min_samples=4, metric="chebyshev"),
+        dict(eps=0.5, min_samples=4, metric="minkowski", p=3),
+        dict(eps=0.02, min_samples=4, metric="cosine"),
+    ):
         _check_like_sklearn(X, **params)
 
 
@@ -86,13 +92,13 @@ def case_no_core_sample_and_one_cluster():
 
 def case_fit_predict_is_labels():
     X = _blobs_with_noise(200, seed=11)
-    X_local = X[COMMS.rank::COMMS.size]
+    X_local = X[COMMS.rank :: COMMS.size]
     model = DBSCAN(eps=0.5)
     assert_array_equal(model.fit_predict(X_local), model.labels_)
 
 
 def case_bad_input_on_one_rank_raises_everywhere():
-    X = _blobs_with_noise(100, seed=13)[COMMS.rank::COMMS.size].copy()
+    X = _blobs_with_noise(100, seed=13)[COMMS.rank :: COMMS.size].copy()
     if LAST:
         X[0, 0] = np.nan
     with pytest.raises(ValueError, match="Input X contains NaN"):
@@ -109,12 +115,12 @@ def case_bad_input_on_one_rank_raises_everywhere():
 
 def case_weights_on_some_ranks_only_mean_unit_weights_elsewhere():
     X = _blobs_with_noise(200, seed=15)
-    X_local = X[COMMS.rank::COMMS.size]
+    X_local = X[COMMS.rank :: COMMS.size]
     weights = np.full(X_local.shape[0], 2.0) if COMMS.rank == 0 else None
     expected_w = np.concatenate(
-        [np.full(X[r::COMMS.size].shape[0], 2.0 if r == 0 else 1.0) for r in range(COMMS.size)]
+        [np.full(X[r :: COMMS.size].shape[0], 2.0 if r == 0 else 1.0) for r in range(COMMS.size)]
     )
-    X_order = np.concatenate([X[r::COMMS.size] for r in range(COMMS.size)])
+    X_order = np.concatenate([X[r :: COMMS.size] for r in range(COMMS.size)])
     expected = SkDBSCAN(eps=0.3, min_samples=4).fit(X_order, sample_weight=expected_w)
     model = DBSCAN(eps=0.3, min_samples=4).fit(X_local, sample_weight=weights)
     assert_array_equal(gather_rows(model.labels_), expected.labels_)

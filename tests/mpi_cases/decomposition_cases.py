@@ -7,12 +7,12 @@ then fits mlmpi on its own rows for each layout (even, uneven, rank 0 empty).
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
+from shards import each_layout
 from sklearn import decomposition as skd
 from sklearn.datasets import load_digits, load_iris
 
 from mlmpi import PCA, TruncatedSVD, get_comms
 from mlmpi.comms import SelfComms
-from shards import each_layout
 
 EXACT = dict(rtol=1e-8, atol=1e-10)
 
@@ -41,8 +41,13 @@ def _assert_pca_equal(ours, ref, X_local, atol):
     """Replicated attributes equal to the reference; transform of the local rows too."""
     assert ours.n_components_ == ref.n_components_
     assert ours.n_samples_ == ref.n_samples_
-    for name in ("components_", "explained_variance_", "explained_variance_ratio_",
-                 "singular_values_", "mean_"):
+    for name in (
+        "components_",
+        "explained_variance_",
+        "explained_variance_ratio_",
+        "singular_values_",
+        "mean_",
+    ):
         assert_allclose(getattr(ours, name), getattr(ref, name), rtol=1e-8, atol=atol, err_msg=name)
     assert_allclose(ours.noise_variance_, ref.noise_variance_, rtol=1e-8, atol=atol)
     out = ours.transform(X_local)
@@ -90,7 +95,7 @@ def case_pca_fit_transform_score_covariance():
     X = _low_rank(n_samples=300, n_features=12)
     for whiten in (False, True):
         ref = skd.PCA(n_components=4, svd_solver="full", whiten=whiten).fit(X)
-        for layout, (X_local,) in each_layout(X):
+        for _layout, (X_local,) in each_layout(X):
             ours = PCA(n_components=4, svd_solver="full", whiten=whiten)
             out = ours.fit_transform(X_local)
             assert out.shape == (X_local.shape[0], 4)
@@ -131,10 +136,19 @@ def case_truncated_svd():
         for layout, (X_local,) in each_layout(X):
             exact = TruncatedSVD(n_components=k, algorithm="arpack")
             out = exact.fit_transform(X_local)
-            for attr in ("components_", "explained_variance_", "explained_variance_ratio_",
-                         "singular_values_"):
-                assert_allclose(getattr(exact, attr), getattr(ref, attr), rtol=1e-8, atol=atol,
-                                err_msg=f"{name} {layout} {attr}")
+            for attr in (
+                "components_",
+                "explained_variance_",
+                "explained_variance_ratio_",
+                "singular_values_",
+            ):
+                assert_allclose(
+                    getattr(exact, attr),
+                    getattr(ref, attr),
+                    rtol=1e-8,
+                    atol=atol,
+                    err_msg=f"{name} {layout} {attr}",
+                )
             assert out.shape == (X_local.shape[0], k)
             if X_local.shape[0]:
                 assert_allclose(out, ref.transform(X_local), rtol=1e-8, atol=atol * 1e3)
@@ -145,13 +159,18 @@ def case_truncated_svd():
                 assert_allclose(back, expected, rtol=1e-8, atol=atol * 1e3)
             ours = TruncatedSVD(**params).fit(X_local)
             for attr in ("components_", "explained_variance_", "singular_values_"):
-                assert_allclose(getattr(ours, attr), getattr(one_rank, attr), rtol=1e-8, atol=atol,
-                                err_msg=f"{name} {layout} {attr}")
+                assert_allclose(
+                    getattr(ours, attr),
+                    getattr(one_rank, attr),
+                    rtol=1e-8,
+                    atol=atol,
+                    err_msg=f"{name} {layout} {attr}",
+                )
             error = np.abs(ours.components_ - ref.components_).max()
             assert error <= 2 * sk_error + 1e-10, (name, layout, error, sk_error)
     # without an int seed, rank 0 draws the seed for every rank: still replicated
     X = load_iris().data
-    for layout, (X_local,) in each_layout(X):
+    for _layout, (X_local,) in each_layout(X):
         components = TruncatedSVD(n_components=2, n_iter=1).fit(X_local).components_
         gathered = get_comms().allgather(np.ascontiguousarray(components[None]))
         for other in gathered:
@@ -162,11 +181,13 @@ def case_fewer_rows_than_columns_per_rank():
     X = load_digits().data[:120]  # at 2+ ranks every rank holds fewer than 64 rows
     for solver in ("full", "covariance_eigh"):
         ref = skd.PCA(n_components=10, svd_solver=solver).fit(X)
-        for layout, (X_local,) in each_layout(X):
+        for _layout, (X_local,) in each_layout(X):
             ours = PCA(n_components=10, svd_solver=solver).fit(X_local)
             _assert_pca_equal(ours, ref, X_local, atol=1e-9)
-    one_rank = PCA(n_components=10, svd_solver="randomized", random_state=1, comms=SelfComms()).fit(X)
-    for layout, (X_local,) in each_layout(X):
+    one_rank = PCA(n_components=10, svd_solver="randomized", random_state=1, comms=SelfComms()).fit(
+        X
+    )
+    for _layout, (X_local,) in each_layout(X):
         ours = PCA(n_components=10, svd_solver="randomized", random_state=1).fit(X_local)
         _assert_pca_equal(ours, one_rank, X_local, atol=1e-9)
 
@@ -175,17 +196,18 @@ def case_float32():
     X = _low_rank().astype(np.float32)
     for solver in ("full", "covariance_eigh", "randomized"):
         ref = skd.PCA(n_components=6, svd_solver=solver, random_state=0).fit(X)
-        for layout, (X_local,) in each_layout(X):
+        for _layout, (X_local,) in each_layout(X):
             ours = PCA(n_components=6, svd_solver=solver, random_state=0).fit(X_local)
             for attr in ("components_", "explained_variance_", "singular_values_", "mean_"):
                 value = getattr(ours, attr)
                 assert value.dtype == np.float32, (solver, attr)
-                assert_allclose(value, getattr(ref, attr), rtol=2e-3, atol=2e-3,
-                                err_msg=f"{solver} {attr}")
+                assert_allclose(
+                    value, getattr(ref, attr), rtol=2e-3, atol=2e-3, err_msg=f"{solver} {attr}"
+                )
             out = ours.transform(X_local)
             assert out.dtype == np.float32 and out.shape == (X_local.shape[0], 6)
     tsvd = TruncatedSVD(n_components=4, random_state=0)
-    for layout, (X_local,) in each_layout(X):
+    for _layout, (X_local,) in each_layout(X):
         assert tsvd.fit(X_local).components_.dtype == np.float32
         assert tsvd.transform(X_local).dtype == np.float32
 
@@ -193,7 +215,7 @@ def case_float32():
 def case_partial_fit_streams_chunks():
     X = _low_rank(n_samples=500, n_features=15)
     ref = skd.PCA(n_components=5, svd_solver="covariance_eigh").fit(X)
-    for layout, (X_local,) in each_layout(X):
+    for _layout, (X_local,) in each_layout(X):
         ours = PCA(n_components=5, svd_solver="covariance_eigh")
         for chunk in np.array_split(X_local, 3):  # chunks may be empty on some ranks
             ours.partial_fit(chunk)
@@ -220,7 +242,7 @@ TOO_MANY_COMPONENTS = [  # for 6 features
 def case_bad_input_same_error_on_every_rank():
     comms = get_comms()
     X = _low_rank(n_samples=40, n_features=6)
-    for layout, (X_local,) in each_layout(X):
+    for _layout, (X_local,) in each_layout(X):
         for match, estimator in TOO_MANY_COMPONENTS:
             _raises_everywhere(ValueError, match, lambda: estimator.fit(X_local))
     # NaN on the last rank only
@@ -247,7 +269,7 @@ def case_bad_input_same_error_on_every_rank():
 
 def case_empty_rows_everywhere_outputs():
     X = load_iris().data
-    for layout, (X_local,) in each_layout(X):
+    for _layout, (X_local,) in each_layout(X):
         pca = PCA(n_components=2).fit(X_local)
         empty = X_local[:0]
         assert pca.transform(empty).shape == (0, 2)

@@ -36,14 +36,21 @@ RTOL, ATOL = 1e-5, 1e-6
 
 def _mlp(seed=0):
     torch.manual_seed(seed)
-    return nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(),
-                         nn.Linear(16, 3)).to(DEVICE)
+    return nn.Sequential(
+        nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 3)
+    ).to(DEVICE)
 
 
 def _cnn(seed=0):
     torch.manual_seed(seed)
-    return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 4, 3), nn.ReLU(),
-                         nn.Flatten(), nn.Linear(4 * 6 * 6, 3)).to(DEVICE)
+    return nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(4, 4, 3),
+        nn.ReLU(),
+        nn.Flatten(),
+        nn.Linear(4 * 6 * 6, 3),
+    ).to(DEVICE)
 
 
 MODELS = {"mlp": (_mlp, (6,)), "cnn": (_cnn, (1, 8, 8))}
@@ -64,7 +71,7 @@ def _data(shape, steps=STEPS, batch=GLOBAL_BATCH, seed=1):
 def _local(batch, comms):
     """This rank's equal slice of a global batch."""
     n = batch.shape[0] // comms.size
-    return batch[comms.rank * n:(comms.rank + 1) * n]
+    return batch[comms.rank * n : (comms.rank + 1) * n]
 
 
 def _flat(model):
@@ -91,8 +98,13 @@ def _reference(make_model, make_opt, X, y, steps=STEPS):
 
 def _train(make_model, make_opt, X, y, comms, steps=STEPS, **kwargs):
     model = make_model()
-    opt = DistributedOptimizer(make_opt(model.parameters()), model.named_parameters(),
-                               comms=comms, bucket_cap_mb=TINY_BUCKETS, **kwargs)
+    opt = DistributedOptimizer(
+        make_opt(model.parameters()),
+        model.named_parameters(),
+        comms=comms,
+        bucket_cap_mb=TINY_BUCKETS,
+        **kwargs,
+    )
     for t in range(steps):
         opt.zero_grad()
         F.cross_entropy(model(_local(X[t], comms)), _local(y[t], comms)).backward()
@@ -109,8 +121,9 @@ def case_sgd_and_adam_match_the_global_batch():
             model, opt = _train(make_model, make_opt, X, y, comms)
             assert len(opt.buckets) > 1
             expected = _reference(make_model, make_opt, X, y)
-            np.testing.assert_allclose(_flat(model), _flat(expected), rtol=RTOL, atol=ATOL,
-                                       err_msg=f"{name} {opt_name}")
+            np.testing.assert_allclose(
+                _flat(model), _flat(expected), rtol=RTOL, atol=ATOL, err_msg=f"{name} {opt_name}"
+            )
 
 
 def case_lr_schedulers_take_the_distributed_optimizer():
@@ -118,9 +131,7 @@ def case_lr_schedulers_take_the_distributed_optimizer():
     X, y = _data((6,), steps=STEPS)
     schedulers = {
         "StepLR": lambda opt: torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5),
-        "OneCycleLR": lambda opt: torch.optim.lr_scheduler.OneCycleLR(
-            opt, 0.2, total_steps=STEPS
-        ),
+        "OneCycleLR": lambda opt: torch.optim.lr_scheduler.OneCycleLR(opt, 0.2, total_steps=STEPS),
     }
     for name, make_scheduler in schedulers.items():
         runs = {}
@@ -128,14 +139,16 @@ def case_lr_schedulers_take_the_distributed_optimizer():
             model = _mlp()
             opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
             if distributed:
-                opt = DistributedOptimizer(opt, model.named_parameters(), comms=comms,
-                                           bucket_cap_mb=TINY_BUCKETS)
+                opt = DistributedOptimizer(
+                    opt, model.named_parameters(), comms=comms, bucket_cap_mb=TINY_BUCKETS
+                )
             scheduler = make_scheduler(opt)
             lrs = []
             for t in range(STEPS):
                 opt.zero_grad()
-                X_t, y_t = (_local(X[t], comms), _local(y[t], comms)) if distributed else (
-                    X[t], y[t])
+                X_t, y_t = (
+                    (_local(X[t], comms), _local(y[t], comms)) if distributed else (X[t], y[t])
+                )
                 F.cross_entropy(model(X_t), y_t).backward()
                 opt.step()
                 lrs.append(opt.param_groups[0]["lr"])
@@ -144,8 +157,9 @@ def case_lr_schedulers_take_the_distributed_optimizer():
         (expected, expected_lrs), (model, lrs) = runs[False], runs[True]
         assert lrs == expected_lrs and len(set(lrs)) > 1, name
         _assert_same_on_every_rank(model, comms)
-        np.testing.assert_allclose(_flat(model), _flat(expected), rtol=RTOL, atol=ATOL,
-                                   err_msg=name)
+        np.testing.assert_allclose(
+            _flat(model), _flat(expected), rtol=RTOL, atol=ATOL, err_msg=name
+        )
 
 
 def case_compression_within_tolerance():
@@ -155,19 +169,30 @@ def case_compression_within_tolerance():
     F.cross_entropy(reference(X[0]), y[0]).backward()
     F.cross_entropy(local(_local(X[0], comms)), _local(y[0], comms)).backward()
     # the tolerance is relative to the largest gradient entry of any rank
-    scales = [float(comms.allreduce(p.grad.abs().max().cpu().numpy(), op="max"))
-              for p in local.parameters()]
+    scales = [
+        float(comms.allreduce(p.grad.abs().max().cpu().numpy(), op="max"))
+        for p in local.parameters()
+    ]
     for compression, tolerance in (("fp16", 2.0**-10), ("bf16", 2.0**-8)):
         model = _mlp()
-        opt = DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
-                                   model.named_parameters(), comms=comms,
-                                   bucket_cap_mb=TINY_BUCKETS, compression=compression)
+        opt = DistributedOptimizer(
+            torch.optim.SGD(model.parameters(), lr=0.1),
+            model.named_parameters(),
+            comms=comms,
+            bucket_cap_mb=TINY_BUCKETS,
+            compression=compression,
+        )
         F.cross_entropy(model(_local(X[0], comms)), _local(y[0], comms)).backward()
         opt.synchronize()
         for p, ref, scale in zip(model.parameters(), reference.parameters(), scales):
             assert p.grad.dtype == torch.float32
-            np.testing.assert_allclose(p.grad.cpu().numpy(), ref.grad.cpu().numpy(), rtol=0,
-                                       atol=tolerance * scale, err_msg=compression)
+            np.testing.assert_allclose(
+                p.grad.cpu().numpy(),
+                ref.grad.cpu().numpy(),
+                rtol=0,
+                atol=tolerance * scale,
+                err_msg=compression,
+            )
             grads = comms.allgather(p.grad.cpu().numpy()[None])
             assert all(np.array_equal(g, grads[0]) for g in grads)
         with opt.skip_synchronize():
@@ -183,9 +208,13 @@ def case_backward_passes_per_step_and_no_sync_equal_the_doubled_batch():
     # two passes over halves of the local batch per step
     for mode in ("passes", "no_sync"):
         model = _mlp()
-        opt = DistributedOptimizer(make_opt(model.parameters()), model.named_parameters(),
-                                   comms=comms, bucket_cap_mb=TINY_BUCKETS,
-                                   backward_passes_per_step=2 if mode == "passes" else 1)
+        opt = DistributedOptimizer(
+            make_opt(model.parameters()),
+            model.named_parameters(),
+            comms=comms,
+            bucket_cap_mb=TINY_BUCKETS,
+            backward_passes_per_step=2 if mode == "passes" else 1,
+        )
         for t in range(2):
             opt.zero_grad()
             Xl, yl = _local(X[t], comms), _local(y[t], comms)
@@ -200,8 +229,9 @@ def case_backward_passes_per_step_and_no_sync_equal_the_doubled_batch():
                 (F.cross_entropy(model(Xl[second]), yl[second]) / 2).backward()
             opt.step()
         _assert_same_on_every_rank(model, comms)
-        np.testing.assert_allclose(_flat(model), _flat(expected), rtol=RTOL, atol=ATOL,
-                                   err_msg=mode)
+        np.testing.assert_allclose(
+            _flat(model), _flat(expected), rtol=RTOL, atol=ATOL, err_msg=mode
+        )
 
 
 class _Branchy(nn.Module):
@@ -222,8 +252,12 @@ def case_unused_parameters_never_hang():
     comms = get_comms()
     X, y = _data((6,), steps=3)
     model = _Branchy().to(DEVICE)
-    opt = DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9),
-                               model.named_parameters(), comms=comms, bucket_cap_mb=TINY_BUCKETS)
+    opt = DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9),
+        model.named_parameters(),
+        comms=comms,
+        bucket_cap_mb=TINY_BUCKETS,
+    )
     branch_grads = []
     for t in range(3):
         opt.zero_grad()
@@ -246,13 +280,19 @@ def case_join_with_uneven_batches():
     X, y = _data((6,), steps=steps, batch=2 * comms.size)
     make_opt = OPTIMIZERS["sgd"]
     model = _mlp()
-    opt = DistributedOptimizer(make_opt(model.parameters()), model.named_parameters(),
-                               comms=comms, bucket_cap_mb=TINY_BUCKETS)
+    opt = DistributedOptimizer(
+        make_opt(model.parameters()),
+        model.named_parameters(),
+        comms=comms,
+        bucket_cap_mb=TINY_BUCKETS,
+    )
     with opt.join():
         for t in range(counts[comms.rank]):
             opt.zero_grad()
-            F.cross_entropy(model(X[t, 2 * comms.rank:2 * comms.rank + 2]),
-                            y[t, 2 * comms.rank:2 * comms.rank + 2]).backward()
+            F.cross_entropy(
+                model(X[t, 2 * comms.rank : 2 * comms.rank + 2]),
+                y[t, 2 * comms.rank : 2 * comms.rank + 2],
+            ).backward()
             opt.step()
     _assert_same_on_every_rank(model, comms)
     # one process: step t averages the mean losses of the ranks that still had a batch
@@ -261,8 +301,10 @@ def case_join_with_uneven_batches():
     for t in range(steps):
         ref_opt.zero_grad()
         ranks = [r for r in range(comms.size) if counts[r] > t]
-        loss = sum(F.cross_entropy(expected(X[t, 2 * r:2 * r + 2]), y[t, 2 * r:2 * r + 2])
-                   for r in ranks) / len(ranks)
+        loss = sum(
+            F.cross_entropy(expected(X[t, 2 * r : 2 * r + 2]), y[t, 2 * r : 2 * r + 2])
+            for r in ranks
+        ) / len(ranks)
         loss.backward()
         ref_opt.step()
     np.testing.assert_allclose(_flat(model), _flat(expected), rtol=RTOL, atol=ATOL)
@@ -272,12 +314,15 @@ def case_join_with_uneven_batches():
 def case_different_model_raises_on_every_rank():
     comms = get_comms()
     odd = comms.size > 1 and comms.rank == comms.size - 1
-    for width, dtype in ((17 if odd else 16, torch.float32),
-                         (16, torch.float64 if odd else torch.float32)):
+    for width, dtype in (
+        (17 if odd else 16, torch.float32),
+        (16, torch.float64 if odd else torch.float32),
+    ):
         torch.manual_seed(0)
         model = nn.Sequential(nn.Linear(6, width), nn.Tanh(), nn.Linear(width, 3)).to(DEVICE, dtype)
-        opt = DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
-                                   model.named_parameters(), comms=comms)
+        opt = DistributedOptimizer(
+            torch.optim.SGD(model.parameters(), lr=0.1), model.named_parameters(), comms=comms
+        )
         X, y = _data((6,), steps=1)
         loss = F.cross_entropy(model(_local(X[0], comms).to(dtype)), _local(y[0], comms))
         if comms.size == 1:
@@ -300,8 +345,12 @@ def case_checkpoint_resume_is_bitwise():
     save_checkpoint(path, first, opt, epoch=2, comms=comms, note="half")
     assert path.exists() and sorted(os.listdir(directory)) == ["ckpt.pt"]
     resumed = _cnn(seed=comms.rank + 7)  # a different start on every rank
-    opt = DistributedOptimizer(make_opt(resumed.parameters()), resumed.named_parameters(),
-                               comms=comms, bucket_cap_mb=TINY_BUCKETS)
+    opt = DistributedOptimizer(
+        make_opt(resumed.parameters()),
+        resumed.named_parameters(),
+        comms=comms,
+        bucket_cap_mb=TINY_BUCKETS,
+    )
     info = load_checkpoint(path, resumed, opt, comms=comms)
     assert info == {"epoch": 2, "note": "half"}
     for t in range(2, 4):
@@ -351,12 +400,13 @@ def case_sampler_and_metrics():
             assert len({len(part) for part in everyone}) == 1
             perm = torch.randperm(10, generator=torch.Generator().manual_seed(3 + epoch)).tolist()
             if drop_last:
-                perm = perm[:10 - 10 % comms.size]
+                perm = perm[: 10 - 10 % comms.size]
             else:
-                perm = (perm * comms.size)[:-(-10 // comms.size) * comms.size]
-            assert mine == perm[comms.rank::comms.size]
-    averaged = allreduce_metrics({"loss": float(comms.rank), "acc": torch.tensor(1.0)},
-                                 weight=comms.rank + 1, comms=comms)
+                perm = (perm * comms.size)[: -(-10 // comms.size) * comms.size]
+            assert mine == perm[comms.rank :: comms.size]
+    averaged = allreduce_metrics(
+        {"loss": float(comms.rank), "acc": torch.tensor(1.0)}, weight=comms.rank + 1, comms=comms
+    )
     weights = np.arange(1, comms.size + 1)
     assert averaged["acc"] == 1.0
     assert averaged["loss"] == pytest.approx(float((weights - 1) @ weights / weights.sum()))

@@ -83,9 +83,13 @@ def case_kmeans():
     for dtype in DTYPES:
         for init in ("k-means++", "k-means||", "random", X[:5].astype(dtype)):
             _compare(
-                lambda: KMeans(5, init=init, n_init=1, random_state=0), X, None, dtype,
+                lambda: KMeans(5, init=init, n_init=1, random_state=0),
+                X,
+                None,
+                dtype,
                 ["cluster_centers_", "inertia_", "n_iter_", "labels_"],
-                ["predict", "transform", "score"], sample_weight=_weights(len(X)),
+                ["predict", "transform", "score"],
+                sample_weight=_weights(len(X)),
             )
 
 
@@ -98,7 +102,9 @@ def case_linear_regression_and_ridge():
             lambda: lin.Ridge(alpha=3.0, solver="svd"),
         ):
             for weight in (None, _weights(len(X))):
-                _compare(make, X, y.astype(dtype), dtype, ["coef_", "intercept_"], ["predict"], weight)
+                _compare(
+                    make, X, y.astype(dtype), dtype, ["coef_", "intercept_"], ["predict"], weight
+                )
 
 
 def case_logistic_regression():
@@ -108,7 +114,10 @@ def case_logistic_regression():
     for dtype in DTYPES:
         for labels in (y, (y > 0).astype(np.int64)):
             _compare(
-                lambda: lin.LogisticRegression(C=0.5, tol=1e-10, max_iter=500), X, labels, dtype,
+                lambda: lin.LogisticRegression(C=0.5, tol=1e-10, max_iter=500),
+                X,
+                labels,
+                dtype,
                 ["coef_", "intercept_"],  # classes_ stays NumPy: labels may be strings
                 ["predict", "predict_proba", "decision_function"],
             )
@@ -128,9 +137,17 @@ def case_pca_and_truncated_svd():
         for solver in ("covariance_eigh", "full", "randomized"):
             for whiten in (False, True):
                 _compare(
-                    lambda: dec.PCA(4, svd_solver=solver, whiten=whiten, random_state=0), X, None, dtype,
-                    ["components_", "explained_variance_", "singular_values_", "mean_",
-                     "noise_variance_"],
+                    lambda: dec.PCA(4, svd_solver=solver, whiten=whiten, random_state=0),
+                    X,
+                    None,
+                    dtype,
+                    [
+                        "components_",
+                        "explained_variance_",
+                        "singular_values_",
+                        "mean_",
+                        "noise_variance_",
+                    ],
                     ["transform", "score_samples", "score"],
                 )
         # Every rank passes all of X here (the global data is X repeated, alike for both).
@@ -145,7 +162,10 @@ def case_pca_and_truncated_svd():
             _same(device, host, dtype, what, float(np.abs(host).max()))
         for algorithm in ("arpack", "randomized"):
             _compare(
-                lambda: dec.TruncatedSVD(4, algorithm=algorithm, random_state=0), X, None, dtype,
+                lambda: dec.TruncatedSVD(4, algorithm=algorithm, random_state=0),
+                X,
+                None,
+                dtype,
                 ["components_", "explained_variance_", "singular_values_"],
                 ["transform"],
             )

@@ -10,15 +10,16 @@ from shards import each_layout, gather_rows
 from sklearn.cluster import KMeans as SKKMeans
 from sklearn.datasets import make_blobs
 
-from mlmpi import KMeans, get_comms
+from mlmpi import KMeans
 from mlmpi.comms import SelfComms
 
 RTOL = {np.float64: 1e-7, np.float32: 1e-4}
 
 
 def _blobs(n=600, n_features=5, centers=6, cluster_std=2.0, seed=0):
-    X, y = make_blobs(n, n_features=n_features, centers=centers, cluster_std=cluster_std,
-                      random_state=seed)
+    X, y = make_blobs(
+        n, n_features=n_features, centers=centers, cluster_std=cluster_std, random_state=seed
+    )
     weights = np.random.default_rng(seed).uniform(0.2, 3.0, n)
     return X, y, weights
 
@@ -84,8 +85,9 @@ def case_tol_zero_and_max_iter_match_sklearn():
 
 
 def _separated_blobs():
-    return make_blobs(900, n_features=4, centers=8, cluster_std=0.5, center_box=(-20, 20),
-                      random_state=3)
+    return make_blobs(
+        900, n_features=4, centers=8, cluster_std=0.5, center_box=(-20, 20), random_state=3
+    )
 
 
 def case_seeded_inits_do_not_depend_on_ranks():
@@ -99,8 +101,12 @@ def case_seeded_inits_do_not_depend_on_ranks():
                 assert one.inertia_ <= 1.01 * best, (init, one.inertia_, best)
             for layout, (Xl, swl) in each_layout(X, sw):
                 ours = KMeans(8, init=init, random_state=7).fit(Xl, sample_weight=swl)
-                assert_allclose(ours.cluster_centers_, one.cluster_centers_, rtol=1e-6,
-                                err_msg=f"{init} {layout}")
+                assert_allclose(
+                    ours.cluster_centers_,
+                    one.cluster_centers_,
+                    rtol=1e-6,
+                    err_msg=f"{init} {layout}",
+                )
                 assert_allclose(ours.inertia_, one.inertia_, rtol=1e-6)
                 assert ours.n_iter_ == one.n_iter_
                 assert_array_equal(gather_rows(ours.labels_), one.labels_)
@@ -119,8 +125,9 @@ def case_predict_transform_score_match_sklearn():
         assert distances.shape == (len(Xl), 6)
         assert_allclose(gather_rows(distances), ref.transform(X), rtol=1e-7, atol=1e-9)
         assert_allclose(ours.score(Xl), ref.score(X), rtol=1e-7)
-        assert_allclose(ours.score(Xl, sample_weight=swl), ref.score(X, sample_weight=weights),
-                        rtol=1e-7)
+        assert_allclose(
+            ours.score(Xl, sample_weight=swl), ref.score(X, sample_weight=weights), rtol=1e-7
+        )
         assert_array_equal(gather_rows(ours.fit_predict(Xl)), ref.labels_)
         assert_allclose(gather_rows(ours.fit_transform(Xl)), ref.transform(X), rtol=1e-7, atol=1e-9)
         empty = Xl[:0]

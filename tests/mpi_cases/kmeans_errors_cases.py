@@ -62,7 +62,9 @@ def case_bad_sample_weight_on_one_rank():
     negative = np.ones(len(X))
     if LAST:
         negative[0] = -1.0
-    _raises(ValueError, "Negative values in data passed to `sample_weight`", X, sample_weight=negative)
+    _raises(
+        ValueError, "Negative values in data passed to `sample_weight`", X, sample_weight=negative
+    )
 
 
 def case_zero_weights():

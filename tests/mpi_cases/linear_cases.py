@@ -52,7 +52,9 @@ def _check_regressor(make_ml, make_sk, X, Y, weights, *, rtol, atol=0.0, fit_sk=
                 if hasattr(reference, "rank_"):
                     assert fitted.rank_ == reference.rank_
                     np.testing.assert_allclose(
-                        fitted.singular_, reference.singular_, rtol=1e-8,
+                        fitted.singular_,
+                        reference.singular_,
+                        rtol=1e-8,
                         atol=1e-8 * reference.singular_[0],
                     )
                 # the global score is the same on every rank and equals scikit-learn's
@@ -71,7 +73,11 @@ def case_linear_regression_fewer_rows_than_columns_on_some_ranks():
     _check_regressor(ml.LinearRegression, sk.LinearRegression, X, Y, weights, rtol=1e-8)
     _check_regressor(
         lambda: ml.LinearRegression(fit_intercept=False),
-        lambda: sk.LinearRegression(fit_intercept=False), X, Y, weights, rtol=1e-8,
+        lambda: sk.LinearRegression(fit_intercept=False),
+        X,
+        Y,
+        weights,
+        rtol=1e-8,
     )
 
 
@@ -79,8 +85,13 @@ def case_linear_regression_rank_deficient_gives_min_norm():
     X, y, _, weights = _diabetes()
     duplicated = np.c_[X, X[:, 2], np.ones(len(y))]  # a copied column and a constant one
     _check_regressor(
-        ml.LinearRegression, sk.LinearRegression, duplicated, np.c_[y, -y], weights,
-        rtol=1e-8, atol=1e-8,
+        ml.LinearRegression,
+        sk.LinearRegression,
+        duplicated,
+        np.c_[y, -y],
+        weights,
+        rtol=1e-8,
+        atol=1e-8,
     )
     fitted = ml.LinearRegression().fit(*next(each_layout(duplicated, y))[1])
     assert np.all(np.isfinite(fitted.coef_))
@@ -91,16 +102,30 @@ def case_linear_regression_positive():
     X, _, Y, weights = _diabetes()
     _check_regressor(
         lambda: ml.LinearRegression(positive=True),
-        lambda: sk.LinearRegression(positive=True), X, Y, weights, rtol=1e-8, atol=1e-8,
+        lambda: sk.LinearRegression(positive=True),
+        X,
+        Y,
+        weights,
+        rtol=1e-8,
+        atol=1e-8,
     )
 
 
 def case_ridge_solvers():
     X, _, Y, weights = _diabetes()
-    for solver, reference_solver in (("auto", "cholesky"), ("svd", "svd"), ("qr", "svd"), ("sag", "cholesky")):
+    for solver, reference_solver in (
+        ("auto", "cholesky"),
+        ("svd", "svd"),
+        ("qr", "svd"),
+        ("sag", "cholesky"),
+    ):
         _check_regressor(
             lambda: ml.Ridge(alpha=0.1, solver=solver),
-            lambda: sk.Ridge(alpha=0.1, solver=reference_solver), X, Y, weights, rtol=1e-8,
+            lambda: sk.Ridge(alpha=0.1, solver=reference_solver),
+            X,
+            Y,
+            weights,
+            rtol=1e-8,
         )
         reference = sk.Ridge(alpha=[0.1, 3.0], solver=reference_solver).fit(X, Y, weights)
         for _, (Xl, Yl, swl) in each_layout(X, Y, weights):
@@ -127,7 +152,11 @@ def case_ridge_iterative_solvers():
     for solver in ("lsqr", "sparse_cg"):
         _check_regressor(
             lambda: ml.Ridge(alpha=0.1, solver=solver, tol=1e-10),
-            lambda: sk.Ridge(alpha=0.1, solver=solver, tol=1e-10), X, Y, weights, rtol=1e-7,
+            lambda: sk.Ridge(alpha=0.1, solver=solver, tol=1e-10),
+            X,
+            Y,
+            weights,
+            rtol=1e-7,
         )
     reference = sk.Ridge(alpha=0.1, solver="lsqr").fit(X, Y, weights)  # default tol=1e-4
     for _, (Xl, Yl, swl) in each_layout(X, Y, weights):
@@ -161,18 +190,33 @@ def case_lasso_and_elastic_net():
         _check_regressor(
             lambda: ml.Lasso(alpha=alpha, tol=1e-10, max_iter=100_000),
             lambda: sk.Lasso(alpha=alpha),
-            X, Y, weights, rtol=0, atol=1e-6, fit_sk=_fit_enet_tight,
+            X,
+            Y,
+            weights,
+            rtol=0,
+            atol=1e-6,
+            fit_sk=_fit_enet_tight,
         )
         _check_regressor(
             lambda: ml.ElasticNet(alpha=alpha, l1_ratio=0.3, tol=1e-10, max_iter=100_000),
-            lambda: sk.ElasticNet(alpha=alpha, l1_ratio=0.3), X, Y, weights, rtol=0, atol=1e-6,
+            lambda: sk.ElasticNet(alpha=alpha, l1_ratio=0.3),
+            X,
+            Y,
+            weights,
+            rtol=0,
+            atol=1e-6,
             fit_sk=_fit_enet_tight,
         )
     Xw, Yw, weights_w = _wide()
     _check_regressor(
         lambda: ml.ElasticNet(alpha=0.05, positive=True, tol=1e-10, max_iter=100_000),
-        lambda: sk.ElasticNet(alpha=0.05, positive=True), Xw, Yw, weights_w,
-        rtol=0, atol=1e-6, fit_sk=_fit_enet_tight,
+        lambda: sk.ElasticNet(alpha=0.05, positive=True),
+        Xw,
+        Yw,
+        weights_w,
+        rtol=0,
+        atol=1e-6,
+        fit_sk=_fit_enet_tight,
     )
 
 
@@ -203,8 +247,9 @@ def case_lasso_non_finite_fit_raises_everywhere():
         with pytest.raises(ValueError, match="non-finite parameter values"):
             make_sk().fit(X, y)
         for _, (Xl, yl) in each_layout(X, y):
-            _raises_everywhere(ValueError, "non-finite parameter values",
-                               lambda: make_ml().fit(Xl, yl))
+            _raises_everywhere(
+                ValueError, "non-finite parameter values", lambda: make_ml().fit(Xl, yl)
+            )
     for _, (Xl, yl) in each_layout(X, y):  # no silent NaN model from the other solvers
         for model in (ml.Ridge(solver="sparse_cg"), ml.Ridge(solver="lsqr")):
             _raises_everywhere(ValueError, "non-finite parameter values", lambda: model.fit(Xl, yl))
@@ -234,8 +279,12 @@ def case_logistic_binary_breast_cancer():
     X = StandardScaler().fit_transform(X)
     weights = np.random.RandomState(2).uniform(0.2, 2.0, size=len(y))
     _check_classifier(
-        lambda: ml.LogisticRegression(max_iter=1000), lambda: sk.LogisticRegression(max_iter=1000),
-        X, y, weights, atol=1e-4,
+        lambda: ml.LogisticRegression(max_iter=1000),
+        lambda: sk.LogisticRegression(max_iter=1000),
+        X,
+        y,
+        weights,
+        atol=1e-4,
     )
 
 
@@ -249,7 +298,10 @@ def case_logistic_multinomial_iris():
         _check_classifier(
             lambda: ml.LogisticRegression(max_iter=1000, **options),
             lambda: sk.LogisticRegression(max_iter=1000, **options),
-            X, labels, weights, atol=1e-4,
+            X,
+            labels,
+            weights,
+            atol=1e-4,
         )
 
 
@@ -264,7 +316,11 @@ def case_logistic_newton_solvers():
     for solver in ("newton-cholesky", "newton-cg"):
         _check_classifier(
             lambda: ml.LogisticRegression(solver=solver, tol=1e-8),
-            lambda: sk.LogisticRegression(solver=solver, tol=1e-8), X, labels, weights, atol=1e-5,
+            lambda: sk.LogisticRegression(solver=solver, tol=1e-8),
+            X,
+            labels,
+            weights,
+            atol=1e-5,
         )
     for (features, target), options, solvers in (
         ((X, labels), {"C": np.inf}, ("newton-cholesky",)),
@@ -273,7 +329,8 @@ def case_logistic_newton_solvers():
     ):
         for solver in solvers:
             reference = sk.LogisticRegression(solver=solver, tol=1e-8, **options).fit(
-                features, target)
+                features, target
+            )
             for _, (Xl, yl) in each_layout(features, target):
                 fitted = ml.LogisticRegression(solver=solver, tol=1e-8, **options).fit(Xl, yl)
                 assert fitted.solver_ == solver
@@ -359,6 +416,7 @@ def case_bad_input_same_error_on_every_rank():
         ValueError, "alpha", lambda: ml.Ridge(alpha=[1.0, -1.0]).fit(Xl, np.c_[yl, yl])
     )
     _raises_everywhere(
-        ValueError, "supports only 'l2' or None penalties",
+        ValueError,
+        "supports only 'l2' or None penalties",
         lambda: ml.LogisticRegression(l1_ratio=1.0).fit(Xl, yl > 150),
     )

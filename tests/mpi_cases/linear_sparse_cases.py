@@ -20,8 +20,14 @@ import mlmpi.linear_model._logistic as logistic
 def _sparse_data(n_samples=300, n_features=25, seed=0):
     """Sparse X (10% non-zeros, columns with non-zero means) and two targets."""
     rng = np.random.RandomState(seed)
-    X = sp.random(n_samples, n_features, density=0.1, format="csr", random_state=rng,
-                  data_rvs=lambda k: rng.uniform(0.5, 2.0, size=k))
+    X = sp.random(
+        n_samples,
+        n_features,
+        density=0.1,
+        format="csr",
+        random_state=rng,
+        data_rvs=lambda k: rng.uniform(0.5, 2.0, size=k),
+    )
     Y = X @ rng.normal(size=(n_features, 2)) + 3.0 + 0.1 * rng.normal(size=(n_samples, 2))
     return X, Y, rng.uniform(0.2, 2.0, size=n_samples)
 
@@ -44,21 +50,53 @@ def _fit_enet_tight(model, X, y, sw):
 
 def _check_sparse_regressors(expected_solvers):
     X, Y, weights = _sparse_data()
-    _check_regressor(lambda: ml.LinearRegression(tol=1e-12), lambda: sk.LinearRegression(tol=1e-12),
-                     X, Y, weights,
-                     rtol=1e-6, atol=1e-8)
-    _check_regressor(lambda: ml.Ridge(alpha=0.5, tol=1e-12),
-                     lambda: sk.Ridge(alpha=0.5, solver="sparse_cg", tol=1e-12),
-                     X, Y, weights, rtol=1e-7, atol=1e-9)
-    _check_regressor(lambda: ml.Ridge(alpha=0.5, solver="lsqr", tol=1e-12),
-                     lambda: sk.Ridge(alpha=0.5, solver="lsqr", tol=1e-12),
-                     X, Y, weights, rtol=1e-7, atol=1e-9)
-    _check_regressor(lambda: ml.ElasticNet(alpha=0.01, l1_ratio=0.3, tol=1e-12, max_iter=100_000),
-                     lambda: sk.ElasticNet(alpha=0.01, l1_ratio=0.3), X, Y, weights,
-                     rtol=0, atol=1e-6, fit_sk=_fit_enet_tight)
-    _check_regressor(lambda: ml.Lasso(alpha=0.005, tol=1e-12, max_iter=100_000),
-                     lambda: sk.Lasso(alpha=0.005), X, Y, weights,
-                     rtol=0, atol=1e-6, fit_sk=_fit_enet_tight)
+    _check_regressor(
+        lambda: ml.LinearRegression(tol=1e-12),
+        lambda: sk.LinearRegression(tol=1e-12),
+        X,
+        Y,
+        weights,
+        rtol=1e-6,
+        atol=1e-8,
+    )
+    _check_regressor(
+        lambda: ml.Ridge(alpha=0.5, tol=1e-12),
+        lambda: sk.Ridge(alpha=0.5, solver="sparse_cg", tol=1e-12),
+        X,
+        Y,
+        weights,
+        rtol=1e-7,
+        atol=1e-9,
+    )
+    _check_regressor(
+        lambda: ml.Ridge(alpha=0.5, solver="lsqr", tol=1e-12),
+        lambda: sk.Ridge(alpha=0.5, solver="lsqr", tol=1e-12),
+        X,
+        Y,
+        weights,
+        rtol=1e-7,
+        atol=1e-9,
+    )
+    _check_regressor(
+        lambda: ml.ElasticNet(alpha=0.01, l1_ratio=0.3, tol=1e-12, max_iter=100_000),
+        lambda: sk.ElasticNet(alpha=0.01, l1_ratio=0.3),
+        X,
+        Y,
+        weights,
+        rtol=0,
+        atol=1e-6,
+        fit_sk=_fit_enet_tight,
+    )
+    _check_regressor(
+        lambda: ml.Lasso(alpha=0.005, tol=1e-12, max_iter=100_000),
+        lambda: sk.Lasso(alpha=0.005),
+        X,
+        Y,
+        weights,
+        rtol=0,
+        atol=1e-6,
+        fit_sk=_fit_enet_tight,
+    )
     for _, (Xl, Yl) in each_layout(X, Y):
         assert sp.issparse(Xl)
         for model, solver in zip(
@@ -103,23 +141,34 @@ def _check_sparse_classifier(X, y, runs):
     """``runs``: (solver, sample_weight) pairs."""
     for solver, sw in runs:
         reference = sk.LogisticRegression(solver=solver, tol=1e-10, max_iter=1000).fit(
-            X, y, sample_weight=sw)
+            X, y, sample_weight=sw
+        )
         for _, (Xl, yl, swl) in each_layout(X, y, sw):
             fitted = ml.LogisticRegression(solver=solver, tol=1e-10, max_iter=1000).fit(
-                Xl, yl, sample_weight=swl)
+                Xl, yl, sample_weight=swl
+            )
             _assert_coefficients(fitted, reference, 0, 1e-6)
             np.testing.assert_allclose(
                 gather_rows(fitted.predict_proba(Xl)), reference.predict_proba(X), atol=1e-7
             )
             assert fitted.score(Xl, yl, sample_weight=swl) == pytest.approx(
-                reference.score(X, y, sample_weight=sw))
+                reference.score(X, y, sample_weight=sw)
+            )
 
 
 def case_sparse_logistic():
     X, Y, weights = _sparse_data()
     classes = np.digitize(Y[:, 0], np.quantile(Y[:, 0], [0.33, 0.66]))
-    _check_sparse_classifier(X, classes, [("lbfgs", None), ("newton-cholesky", None),
-                                          ("newton-cholesky", weights), ("newton-cg", weights)])
+    _check_sparse_classifier(
+        X,
+        classes,
+        [
+            ("lbfgs", None),
+            ("newton-cholesky", None),
+            ("newton-cholesky", weights),
+            ("newton-cg", weights),
+        ],
+    )
     _check_sparse_classifier(X, classes == 1, [("newton-cholesky", weights)])
     previous = logistic._MAX_HESSIAN_PARAMS
     logistic._MAX_HESSIAN_PARAMS = 10  # too many parameters: newton-cholesky runs Newton-CG

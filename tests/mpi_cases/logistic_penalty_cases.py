@@ -49,15 +49,15 @@ def _check(params, X, y, weights, *, rtol=1e-6, sparse_too=False):
     for sw in (None, weights):
         reference = _reference(params, X, y, sw)
         scale = np.abs(reference.coef_).max()
-        for data in ([X, sparse.csr_matrix(X)] if sparse_too else [X]):
+        for data in [X, sparse.csr_matrix(X)] if sparse_too else [X]:
             for _, (Xl, yl, swl) in each_layout(data, y, sw):
                 fitted = ml.LogisticRegression(**params, **TIGHT).fit(Xl, yl, sample_weight=swl)
                 assert fitted.solver_ == "fista"
                 np.testing.assert_array_equal(fitted.classes_, reference.classes_)
-                np.testing.assert_allclose(fitted.coef_, reference.coef_, rtol=0,
-                                           atol=rtol * scale)
-                np.testing.assert_allclose(fitted.intercept_, reference.intercept_, rtol=0,
-                                           atol=rtol * max(scale, 1.0))
+                np.testing.assert_allclose(fitted.coef_, reference.coef_, rtol=0, atol=rtol * scale)
+                np.testing.assert_allclose(
+                    fitted.intercept_, reference.intercept_, rtol=0, atol=rtol * max(scale, 1.0)
+                )
                 # the same zero pattern, away from coefficients at the threshold's edge
                 clear = np.abs(reference.coef_) > 1e-4 * scale
                 np.testing.assert_array_equal((fitted.coef_ != 0)[clear], True)
@@ -71,8 +71,12 @@ def case_l1_binary_and_multinomial():
     weights = np.random.RandomState(0).uniform(0.2, 2.0, size=len(y))
     _check({"l1_ratio": 1.0, "C": 0.2, "solver": "saga"}, X, y, weights, sparse_too=True)
     X, y = _multiclass()
-    _check({"l1_ratio": 1.0, "C": 0.5, "solver": "saga", "class_weight": "balanced"},
-           X, y, weights[: len(y)])
+    _check(
+        {"l1_ratio": 1.0, "C": 0.5, "solver": "saga", "class_weight": "balanced"},
+        X,
+        y,
+        weights[: len(y)],
+    )
 
 
 def case_elastic_net_binary_and_multinomial():
@@ -80,8 +84,13 @@ def case_elastic_net_binary_and_multinomial():
     weights = np.random.RandomState(1).uniform(0.2, 2.0, size=len(y))
     _check({"l1_ratio": 0.4, "C": 0.3, "solver": "saga"}, X, y, weights)
     X, y = _multiclass()
-    _check({"l1_ratio": 0.7, "C": 1.0, "solver": "saga", "fit_intercept": False},
-           X, y, weights[: len(y)], sparse_too=True)
+    _check(
+        {"l1_ratio": 0.7, "C": 1.0, "solver": "saga", "fit_intercept": False},
+        X,
+        y,
+        weights[: len(y)],
+        sparse_too=True,
+    )
 
 
 def case_liblinear_l1_penalises_the_intercept_as_liblinear():

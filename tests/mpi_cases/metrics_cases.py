@@ -78,11 +78,14 @@ def _compare(name, global_arrays, *, kwargs=(), rtol=RTOL, **params):
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         expected = getattr(sk, name)(
             *global_arrays[:n_positional],
-            **dict(zip(names, global_arrays[n_positional:])), **params,
+            **dict(zip(names, global_arrays[n_positional:])),
+            **params,
         )
         for _, local in each_layout(*global_arrays):
             actual = getattr(ml, name)(
-                *local[:n_positional], **dict(zip(names, local[n_positional:])), **params,
+                *local[:n_positional],
+                **dict(zip(names, local[n_positional:])),
+                **params,
             )
             if isinstance(expected, tuple):
                 for a, e in zip(actual, expected):
@@ -149,8 +152,13 @@ def case_label_metrics_multilabel():
         _compare("classification_report", (Y, P) + weights, kwargs=kw, zero_division=0)
         for average in ("samples", "micro", "macro", "weighted", None):
             _compare("f1_score", (Y, P) + weights, kwargs=kw, average=average, zero_division=0)
-            _compare("precision_recall_fscore_support", (Y, P) + weights, kwargs=kw,
-                     average=average, zero_division=1)
+            _compare(
+                "precision_recall_fscore_support",
+                (Y, P) + weights,
+                kwargs=kw,
+                average=average,
+                zero_division=1,
+            )
 
 
 def case_regression_metrics():
@@ -164,15 +172,18 @@ def case_regression_metrics():
             for multioutput in ("raw_values", "uniform_average", [0.2, 0.3, 0.5]):
                 if y.ndim == 1 and not isinstance(multioutput, str):
                     continue
-                for metric in ("mean_squared_error", "root_mean_squared_error",
-                               "mean_absolute_error", "r2_score"):
+                for metric in (
+                    "mean_squared_error",
+                    "root_mean_squared_error",
+                    "mean_absolute_error",
+                    "r2_score",
+                ):
                     _compare(metric, (y, p) + weights, kwargs=kw, multioutput=multioutput)
             _compare("r2_score", (y, p) + weights, kwargs=kw, multioutput="variance_weighted")
     constant = np.c_[np.full(60, 2.0), Y[:, 0]]  # a constant target: force_finite rules
     for force_finite in (True, False):
         for p in (constant, np.c_[P[:, 0], P[:, 0]]):
-            _compare("r2_score", (constant, p), multioutput="raw_values",
-                     force_finite=force_finite)
+            _compare("r2_score", (constant, p), multioutput="raw_values", force_finite=force_finite)
 
 
 def case_log_loss():
@@ -182,8 +193,7 @@ def case_log_loss():
     proba[0] = [1.0, 0.0, 0.0, 0.0]  # clipped
     _compare("log_loss", (y, proba))
     _compare("log_loss", (y, proba, w), kwargs=("sample_weight",), normalize=False)
-    _compare("log_loss", (y[y < 3], proba[y < 3, :3] / proba[y < 3, :3].sum(axis=1,
-                                                                          keepdims=True)))
+    _compare("log_loss", (y[y < 3], proba[y < 3, :3] / proba[y < 3, :3].sum(axis=1, keepdims=True)))
     # a class nobody has, declared through labels=
     five = np.c_[proba, np.zeros(len(y))]
     _compare("log_loss", (y, five), labels=[0, 1, 2, 3, 4])
@@ -209,11 +219,21 @@ def case_roc_auc_exact_with_ties():
         _compare("roc_auc_score", (yb, tied, w), kwargs=("sample_weight",), max_fpr=max_fpr)
     for average in ("macro", "weighted"):
         _compare("roc_auc_score", (y, proba), multi_class="ovr", average=average)
-        _compare("roc_auc_score", (y, proba, w), kwargs=("sample_weight",), multi_class="ovr",
-                 average=average)
+        _compare(
+            "roc_auc_score",
+            (y, proba, w),
+            kwargs=("sample_weight",),
+            multi_class="ovr",
+            average=average,
+        )
         _compare("roc_auc_score", (y, proba), multi_class="ovo", average=average)
-    _compare("roc_auc_score", (y, proba, w), kwargs=("sample_weight",), multi_class="ovr",
-             average="micro")
+    _compare(
+        "roc_auc_score",
+        (y, proba, w),
+        kwargs=("sample_weight",),
+        multi_class="ovr",
+        average="micro",
+    )
     _compare("roc_auc_score", (y, proba), multi_class="ovr", average=None)
     Y = (rng.rand(n, 3) < 0.4).astype(int)
     S = np.round(rng.rand(n, 3) + 0.3 * Y, 1)
@@ -244,10 +264,10 @@ def case_clustering_metrics():
     for seed in (0, 4):
         _compare("silhouette_score", (X, labels), sample_size=20, random_state=seed, rtol=1e-9)
     for _, (Xl, ll) in each_layout(X, labels):
-        value = ml.silhouette_score(Xl, ll, sample_size=20,
-                                    random_state=np.random.RandomState(4))
+        value = ml.silhouette_score(Xl, ll, sample_size=20, random_state=np.random.RandomState(4))
         assert _same_everywhere(value) == pytest.approx(
-            sk.silhouette_score(X, labels, sample_size=20, random_state=4), rel=1e-9)
+            sk.silhouette_score(X, labels, sample_size=20, random_state=4), rel=1e-9
+        )
 
 
 def case_bad_input_on_one_rank_raises_everywhere():
@@ -263,24 +283,43 @@ def case_bad_input_on_one_rank_raises_everywhere():
     expect(ValueError, lengths, lambda: ml.accuracy_score(y, short))
     expect(ValueError, lengths, lambda: ml.r2_score(y, short))
     expect(ValueError, lengths, lambda: ml.roc_auc_score(y, short))
-    expect(TypeError, "'<' not supported between instances of",  # scikit-learn's error
-           lambda: ml.f1_score(np.array(["a", 1, 0, 1], dtype=object) if last else y, y))
-    expect(ValueError, "y_true and y_pred have different number of output (1!=2)",
-           lambda: ml.mean_squared_error(y, np.c_[y, y] if last else y))
+    expect(
+        TypeError,
+        "'<' not supported between instances of",  # scikit-learn's error
+        lambda: ml.f1_score(np.array(["a", 1, 0, 1], dtype=object) if last else y, y),
+    )
+    expect(
+        ValueError,
+        "y_true and y_pred have different number of output (1!=2)",
+        lambda: ml.mean_squared_error(y, np.c_[y, y] if last else y),
+    )
     bad_proba = np.array([0.2, 1.5, 0.5, 0.1]) if last else np.array([0.2, 0.5, 0.5, 0.1])
-    expect(ValueError, "y_prob contains values greater than 1: 1.5",
-           lambda: ml.log_loss(y, bad_proba))
+    expect(
+        ValueError, "y_prob contains values greater than 1: 1.5", lambda: ml.log_loss(y, bad_proba)
+    )
     # a global fact scikit-learn checks: one class over all ranks, though ranks differ
-    expect(ValueError, "y_true contains only one label (0)",
-           lambda: ml.log_loss(np.zeros(4, int), np.full(4, 0.3)))
-    expect(ValueError, "labels_true must be 1D: shape is (4, 1)",
-           lambda: ml.adjusted_rand_score(y[:, None] if last else y, y))
-    expect(ValueError, "Number of labels is 1. Valid values are 2 to n_samples - 1 (inclusive)",
-           lambda: ml.silhouette_score(np.ones((4, 2)), np.zeros(4)))
+    expect(
+        ValueError,
+        "y_true contains only one label (0)",
+        lambda: ml.log_loss(np.zeros(4, int), np.full(4, 0.3)),
+    )
+    expect(
+        ValueError,
+        "labels_true must be 1D: shape is (4, 1)",
+        lambda: ml.adjusted_rand_score(y[:, None] if last else y, y),
+    )
+    expect(
+        ValueError,
+        "Number of labels is 1. Valid values are 2 to n_samples - 1 (inclusive)",
+        lambda: ml.silhouette_score(np.ones((4, 2)), np.zeros(4)),
+    )
     if COMMS.size > 1:
         # binary on every rank, multiclass together: average='binary' is refused everywhere
-        expect(ValueError, "Target is multiclass but average='binary'",
-               lambda: ml.f1_score(y + 2 * COMMS.rank, y + 2 * COMMS.rank))
+        expect(
+            ValueError,
+            "Target is multiclass but average='binary'",
+            lambda: ml.f1_score(y + 2 * COMMS.rank, y + 2 * COMMS.rank),
+        )
 
 
 def case_scorers_and_estimator_score():
@@ -300,16 +339,30 @@ def case_scorers_and_estimator_score():
     for _, (Xl, yl, wl) in each_layout(X, y, w):
         clf = LogisticRegression(max_iter=1000).fit(Xl, yl)
         assert _same_everywhere(clf.score(Xl, yl, sample_weight=wl)) == pytest.approx(
-            reference.score(X, y, sample_weight=w), rel=1e-8)
-        for name in ("accuracy", "balanced_accuracy", "f1_macro", "precision_weighted",
-                     "recall_micro", "roc_auc_ovr", "neg_log_loss"):
+            reference.score(X, y, sample_weight=w), rel=1e-8
+        )
+        for name in (
+            "accuracy",
+            "balanced_accuracy",
+            "f1_macro",
+            "precision_weighted",
+            "recall_micro",
+            "roc_auc_ovr",
+            "neg_log_loss",
+        ):
             # scikit-learn's scorer of the same model on all rows (its predict is local)
             assert _same_everywhere(ml.get_scorer(name)(clf, Xl, yl)) == pytest.approx(
-                sk.get_scorer(name)(clf, X, y), rel=1e-10)
+                sk.get_scorer(name)(clf, X, y), rel=1e-10
+            )
     for _, (Xl, yl) in each_layout(Xr, yr):
         reg = LinearRegression().fit(Xl, yl)
-        for name in ("r2", "neg_mean_squared_error", "neg_root_mean_squared_error",
-                     "neg_mean_absolute_error"):
+        for name in (
+            "r2",
+            "neg_mean_squared_error",
+            "neg_root_mean_squared_error",
+            "neg_mean_absolute_error",
+        ):
             assert _same_everywhere(ml.get_scorer(name)(reg, Xl, yl)) == pytest.approx(
-                sk.get_scorer(name)(reg, Xr, yr), rel=1e-10)
+                sk.get_scorer(name)(reg, Xr, yr), rel=1e-10
+            )
         assert reg.score(Xl, yl) == pytest.approx(regression.score(Xr, yr), rel=1e-8)

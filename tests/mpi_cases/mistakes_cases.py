@@ -80,7 +80,8 @@ def case_invalid_parameter_on_every_rank_is_scikit_learns_error():
     local, local_y = shard(X, COMMS), shard(y, COMMS)
     for cls, name, value in INVALID[:3]:
         same_error_everywhere(
-            InvalidParameterError, f"The '{name}' parameter of {cls.__name__} must be",
+            InvalidParameterError,
+            f"The '{name}' parameter of {cls.__name__} must be",
             lambda cls=cls, params={name: value}: cls(**params).fit(local, local_y),
         )
 
@@ -117,8 +118,10 @@ def case_uneven_partial_fit_chunks_on_a_new_estimator():
         second.partial_fit(local)
 
     same_error_everywhere(
-        ValueError, rf"called PCA.partial_fit \(call #1\); rank {ODD} called PCA.partial_fit "
-                    r"\(call #3\)", loops,
+        ValueError,
+        rf"called PCA.partial_fit \(call #1\); rank {ODD} called PCA.partial_fit "
+        r"\(call #3\)",
+        loops,
     )
 
 
@@ -153,8 +156,9 @@ def case_a_rank_calls_another_estimators_method():
     local, local_y = shard(X, COMMS), shard(y, COMMS)
     model = KNeighborsRegressor(n_neighbors=3).fit(local, local_y)
     same_error_everywhere(
-        ValueError, rf"called KNeighborsRegressor.predict \(call #1\); rank {ODD} called "
-                    r"KMeans.fit \(call #1\)",
+        ValueError,
+        rf"called KNeighborsRegressor.predict \(call #1\); rank {ODD} called "
+        r"KMeans.fit \(call #1\)",
         lambda: KMeans(2, n_init=1).fit(local) if LAST else model.predict(local),
     )
 
@@ -175,28 +179,33 @@ def case_different_inputs_between_ranks():
     X, y = _data()
     local, local_y = shard(X, COMMS), shard(y, COMMS)
     same_error_everywhere(
-        ValueError, rf"LinearRegression.fit: X has a different number of features on different "
-                    rf"ranks; every shard must have the same columns \(rank 0: 3 features;.* "
-                    rf"rank {ODD}: 2 features\)",
+        ValueError,
+        rf"LinearRegression.fit: X has a different number of features on different "
+        rf"ranks; every shard must have the same columns \(rank 0: 3 features;.* "
+        rf"rank {ODD}: 2 features\)",
         lambda: LinearRegression().fit(local[:, :2] if LAST else local, local_y),
     )
     same_error_everywhere(
-        ValueError, rf"KMeans.fit: X has a different dtype on different ranks.*rank {ODD}: "
-                    r"float32",
+        ValueError,
+        rf"KMeans.fit: X has a different dtype on different ranks.*rank {ODD}: "
+        r"float32",
         lambda: KMeans(2, n_init=1).fit(local.astype(np.float32) if LAST else local),
     )
     nn = NearestNeighbors(n_neighbors=2).fit(local)
     same_error_everywhere(
-        ValueError, rf"NearestNeighbors.kneighbors was called with a different 'n_neighbors' "
-                    rf"on different ranks \(rank 0: None;.* rank {ODD}: 3\)",
+        ValueError,
+        rf"NearestNeighbors.kneighbors was called with a different 'n_neighbors' "
+        rf"on different ranks \(rank 0: None;.* rank {ODD}: 3\)",
         lambda: nn.kneighbors(local, n_neighbors=3 if LAST else None),
     )
     same_error_everywhere(
-        ValueError, rf"NearestNeighbors.kneighbors: X is None on rank {ODD} and given on",
+        ValueError,
+        rf"NearestNeighbors.kneighbors: X is None on rank {ODD} and given on",
         lambda: nn.kneighbors(None if LAST else local),
     )
     same_error_everywhere(
-        ValueError, rf"KMeans.score: X has a different number of features.*rank {ODD}: 2 feat",
+        ValueError,
+        rf"KMeans.score: X has a different number of features.*rank {ODD}: 2 feat",
         lambda: KMeans(2, n_init=1).fit(local).score(local[:, :2] if LAST else local),
     )
 
@@ -208,12 +217,14 @@ def case_a_failure_inside_a_collective_method_is_raised_everywhere():
     if LAST:
         bad[0, 0] = np.nan
     same_error_everywhere(
-        ValueError, rf"(?s)Input X contains NaN.*\[raised on rank {ODD} of {COMMS.size}\]",
+        ValueError,
+        rf"(?s)Input X contains NaN.*\[raised on rank {ODD} of {COMMS.size}\]",
         lambda: LogisticRegression().fit(bad, local_y),
     )
     model = KNeighborsClassifier(n_neighbors=3).fit(local, local_y)
     same_error_everywhere(
-        ValueError, rf"(?s)Input X contains NaN.*\[raised on rank {ODD} of {COMMS.size}\]",
+        ValueError,
+        rf"(?s)Input X contains NaN.*\[raised on rank {ODD} of {COMMS.size}\]",
         lambda: model.predict(bad),
     )
 
@@ -229,8 +240,7 @@ def case_full_data_shuffled_differently_on_every_rank_warns():
     caught = [w for w in caught if issubclass(w.category, IdenticalShardsWarning)]
     if COMMS.rank == 0:
         assert len(caught) == 3, caught
-        assert all(f"Every rank passed the same {len(X)} rows to" in str(w.message)
-                   for w in caught)
+        assert all(f"Every rank passed the same {len(X)} rows to" in str(w.message) for w in caught)
     else:
         assert caught == []
     with warnings.catch_warnings():  # genuine shards of the same size: no warning

@@ -47,19 +47,31 @@ def case_splitters_cut_by_global_row():
     X, y = _labelled_rows()
     pairs = [
         (lambda: ms.KFold(5), lambda: sk.KFold(5)),
-        (lambda: ms.KFold(4, shuffle=True, random_state=3),
-         lambda: sk.KFold(4, shuffle=True, random_state=3)),
-        (lambda: ms.KFold(3, shuffle=True, random_state=np.random.RandomState(5)),
-         lambda: sk.KFold(3, shuffle=True, random_state=np.random.RandomState(5))),
+        (
+            lambda: ms.KFold(4, shuffle=True, random_state=3),
+            lambda: sk.KFold(4, shuffle=True, random_state=3),
+        ),
+        (
+            lambda: ms.KFold(3, shuffle=True, random_state=np.random.RandomState(5)),
+            lambda: sk.KFold(3, shuffle=True, random_state=np.random.RandomState(5)),
+        ),
         (lambda: ms.StratifiedKFold(4), lambda: sk.StratifiedKFold(4)),
-        (lambda: ms.StratifiedKFold(5, shuffle=True, random_state=1),
-         lambda: sk.StratifiedKFold(5, shuffle=True, random_state=1)),
-        (lambda: ms.ShuffleSplit(4, test_size=0.3, random_state=0),
-         lambda: sk.ShuffleSplit(4, test_size=0.3, random_state=0)),
-        (lambda: ms.ShuffleSplit(2, train_size=20, test_size=10, random_state=2),
-         lambda: sk.ShuffleSplit(2, train_size=20, test_size=10, random_state=2)),
-        (lambda: ms.StratifiedShuffleSplit(3, test_size=0.25, random_state=0),
-         lambda: sk.StratifiedShuffleSplit(3, test_size=0.25, random_state=0)),
+        (
+            lambda: ms.StratifiedKFold(5, shuffle=True, random_state=1),
+            lambda: sk.StratifiedKFold(5, shuffle=True, random_state=1),
+        ),
+        (
+            lambda: ms.ShuffleSplit(4, test_size=0.3, random_state=0),
+            lambda: sk.ShuffleSplit(4, test_size=0.3, random_state=0),
+        ),
+        (
+            lambda: ms.ShuffleSplit(2, train_size=20, test_size=10, random_state=2),
+            lambda: sk.ShuffleSplit(2, train_size=20, test_size=10, random_state=2),
+        ),
+        (
+            lambda: ms.StratifiedShuffleSplit(3, test_size=0.25, random_state=0),
+            lambda: sk.StratifiedShuffleSplit(3, test_size=0.25, random_state=0),
+        ),
     ]
     for _, (Xl, yl) in each_layout(X, y):
         for make_ml, make_sk in pairs:
@@ -124,8 +136,9 @@ def case_cross_validation_equals_scikit_learn():
         # timings are rank 0's: the same dict on every rank
         times = get_comms().allgather_object(list(found["fit_time"]))
         assert all(t == times[0] for t in times)
-        np.testing.assert_allclose(ms.cross_val_score(Ridge(alpha=0.3), Xl, yl, cv=3), plain,
-                                   rtol=1e-8)
+        np.testing.assert_allclose(
+            ms.cross_val_score(Ridge(alpha=0.3), Xl, yl, cv=3), plain, rtol=1e-8
+        )
 
 
 def _check_search(found, reference, rtol):
@@ -137,12 +150,17 @@ def _check_search(found, reference, rtol):
         if key.endswith("_time"):
             continue
         if key.startswith(("split", "mean_", "std_")):
-            np.testing.assert_allclose(found.cv_results_[key], expected, rtol=rtol,
-                                       atol=1e-12, err_msg=key)
+            np.testing.assert_allclose(
+                found.cv_results_[key], expected, rtol=rtol, atol=1e-12, err_msg=key
+            )
         else:
             assert list(found.cv_results_[key]) == list(expected), key
-    np.testing.assert_allclose(found.best_estimator_.coef_, reference.best_estimator_.coef_,
-                               rtol=max(rtol, 1e-6), atol=1e-8)
+    np.testing.assert_allclose(
+        found.best_estimator_.coef_,
+        reference.best_estimator_.coef_,
+        rtol=max(rtol, 1e-6),
+        atol=1e-8,
+    )
 
 
 def case_grid_search_equals_scikit_learn():
@@ -172,8 +190,7 @@ def case_randomized_search_equals_scikit_learn():
     X, y = _diabetes()
     space = {"alpha": loguniform(1e-3, 1e3), "fit_intercept": [True, False]}
     cv = sk.ShuffleSplit(3, test_size=0.25, random_state=1)
-    reference = sk.RandomizedSearchCV(skl.Ridge(), space, n_iter=6, cv=cv,
-                                      random_state=0).fit(X, y)
+    reference = sk.RandomizedSearchCV(skl.Ridge(), space, n_iter=6, cv=cv, random_state=0).fit(X, y)
     comms = get_comms()
     for _, (Xl, yl) in each_layout(X, y):
         found = ms.RandomizedSearchCV(Ridge(), space, n_iter=6, cv=cv, random_state=0).fit(Xl, yl)
@@ -197,19 +214,21 @@ def case_n_jobs_refused_on_every_rank_under_mpiexec():
 
 def case_scorer_names_are_collective():
     X, y = _diabetes()
-    reference_scores = sk.cross_val_score(skl.Ridge(), X, y, scoring="neg_mean_squared_error",
-                                          cv=3)
+    reference_scores = sk.cross_val_score(skl.Ridge(), X, y, scoring="neg_mean_squared_error", cv=3)
     scoring = ["r2", "neg_mean_absolute_error"]
     grid = {"alpha": [0.01, 1.0, 100.0]}
-    reference = sk.GridSearchCV(skl.Ridge(), grid, scoring=scoring,
-                                refit="neg_mean_absolute_error", cv=3).fit(X, y)
+    reference = sk.GridSearchCV(
+        skl.Ridge(), grid, scoring=scoring, refit="neg_mean_absolute_error", cv=3
+    ).fit(X, y)
     for _, (Xl, yl) in each_layout(X, y):
         np.testing.assert_allclose(
             ms.cross_val_score(Ridge(), Xl, yl, scoring="neg_mean_squared_error", cv=3),
-            reference_scores, rtol=1e-8,
+            reference_scores,
+            rtol=1e-8,
         )
-        found = ms.GridSearchCV(Ridge(), grid, scoring=scoring,
-                                refit="neg_mean_absolute_error", cv=3).fit(Xl, yl)
+        found = ms.GridSearchCV(
+            Ridge(), grid, scoring=scoring, refit="neg_mean_absolute_error", cv=3
+        ).fit(Xl, yl)
         _check_search(found, reference, 1e-8)
 
 
@@ -234,12 +253,15 @@ def case_scikit_learn_learners_warn_once_per_class():
     expected = 1 if comms.size > 1 and comms.rank == 0 else 0
     assert len(messages) == expected, messages
     if expected:
-        assert messages[0] == ("StandardScaler from scikit-learn learns from this rank's rows "
-                               "only; use mlmpi.preprocessing.StandardScaler.")
+        assert messages[0] == (
+            "StandardScaler from scikit-learn learns from this rank's rows "
+            "only; use mlmpi.preprocessing.StandardScaler."
+        )
     # a scikit-learn model is a learner too, and mlmpi has its replacement
     messages = _shard_local_warnings(lambda: ms.cross_val_score(skl.Ridge(), Xl, yl, cv=cv))
-    ridge = ("Ridge from scikit-learn learns from this rank's rows only; "
-             "use mlmpi.linear_model.Ridge.")
+    ridge = (
+        "Ridge from scikit-learn learns from this rank's rows only; use mlmpi.linear_model.Ridge."
+    )
     assert messages == [ridge] * expected
     # fitting a pipeline directly warns too; stateless steps never do
     assert len(_shard_local_warnings(lambda: stateful.fit(Xl, yl))) == expected

@@ -13,8 +13,16 @@ from mlmpi import get_comms
 from mlmpi.datasets import shard
 
 ATTRIBUTES = (
-    "classes_", "class_count_", "class_prior_", "theta_", "var_", "epsilon_",
-    "feature_count_", "feature_log_prob_", "class_log_prior_", "n_features_in_",
+    "classes_",
+    "class_count_",
+    "class_prior_",
+    "theta_",
+    "var_",
+    "epsilon_",
+    "feature_count_",
+    "feature_log_prob_",
+    "class_log_prior_",
+    "n_features_in_",
 )
 
 
@@ -22,8 +30,10 @@ def _data(counts=False):
     """Labels sorted by class, so at 3-4 ranks some shards lack some classes."""
     rng = np.random.RandomState(0)
     y = np.sort(rng.choice(["a", "b", "c", "d"], size=90, p=[0.4, 0.3, 0.2, 0.1]))
-    X = rng.poisson(1.5, size=(90, 7)).astype(np.float64) if counts else (
-        rng.normal(size=(90, 7)) * [1, 2, 3, 4, 5, 6, 7] + 10
+    X = (
+        rng.poisson(1.5, size=(90, 7)).astype(np.float64)
+        if counts
+        else (rng.normal(size=(90, 7)) * [1, 2, 3, 4, 5, 6, 7] + 10)
     )
     X[:, 0] += (y == "b") * 3.0
     return X, y, rng.uniform(0.2, 2.0, size=90)
@@ -34,8 +44,7 @@ def _assert_same(fitted, reference):
         if hasattr(reference, name):
             expected, actual = getattr(reference, name), getattr(fitted, name)
             if np.asarray(expected).dtype.kind in "fi":
-                np.testing.assert_allclose(actual, expected, rtol=1e-10, atol=1e-12,
-                                           err_msg=name)
+                np.testing.assert_allclose(actual, expected, rtol=1e-10, atol=1e-12, err_msg=name)
             else:
                 np.testing.assert_array_equal(actual, expected, err_msg=name)
 
@@ -48,16 +57,22 @@ def _check(make_ml, make_sk, X, y, weights, *, sparse_too=False):
         reference = make_sk().fit(X, y, sample_weight=sw)
         online = make_sk()
         for rows in batches:
-            online.partial_fit(X[rows], y[rows], classes=np.unique(y),
-                               sample_weight=None if sw is None else sw[rows])
+            online.partial_fit(
+                X[rows],
+                y[rows],
+                classes=np.unique(y),
+                sample_weight=None if sw is None else sw[rows],
+            )
         for data in inputs:
             for _, (Xl, yl, swl) in each_layout(data, y, sw):
                 fitted = make_ml().fit(Xl, yl, sample_weight=swl)
                 _assert_same(fitted, reference)
                 if len(yl):
                     np.testing.assert_allclose(
-                        fitted.predict_log_proba(Xl), reference.predict_log_proba(Xl),
-                        rtol=1e-10, atol=1e-10,
+                        fitted.predict_log_proba(Xl),
+                        reference.predict_log_proba(Xl),
+                        rtol=1e-10,
+                        atol=1e-10,
                     )
                     np.testing.assert_array_equal(fitted.predict(Xl), reference.predict(Xl))
                 assert fitted.score(Xl, yl, sample_weight=swl) == pytest.approx(
@@ -65,9 +80,12 @@ def _check(make_ml, make_sk, X, y, weights, *, sparse_too=False):
                 )
             model = make_ml()
             for batch, rows in enumerate(batches):  # each batch split another way
-                splits = [parts for _, parts in each_layout(
-                    data[rows], y[rows], None if sw is None else sw[rows]
-                )]
+                splits = [
+                    parts
+                    for _, parts in each_layout(
+                        data[rows], y[rows], None if sw is None else sw[rows]
+                    )
+                ]
                 Xl, yl, swl = splits[batch % len(splits)]
                 model.partial_fit(Xl, yl, classes=np.unique(y), sample_weight=swl)
             _assert_same(model, online)
@@ -76,26 +94,44 @@ def _check(make_ml, make_sk, X, y, weights, *, sparse_too=False):
 def case_gaussian_nb():
     X, y, weights = _data()
     _check(ml.GaussianNB, sk.GaussianNB, X, y, weights)
-    _check(lambda: ml.GaussianNB(priors=[0.1, 0.2, 0.3, 0.4], var_smoothing=1e-3),
-           lambda: sk.GaussianNB(priors=[0.1, 0.2, 0.3, 0.4], var_smoothing=1e-3),
-           X, y, weights)
+    _check(
+        lambda: ml.GaussianNB(priors=[0.1, 0.2, 0.3, 0.4], var_smoothing=1e-3),
+        lambda: sk.GaussianNB(priors=[0.1, 0.2, 0.3, 0.4], var_smoothing=1e-3),
+        X,
+        y,
+        weights,
+    )
 
 
 def case_multinomial_nb():
     X, y, weights = _data(counts=True)
     _check(ml.MultinomialNB, sk.MultinomialNB, X, y, weights, sparse_too=True)
-    _check(lambda: ml.MultinomialNB(alpha=np.linspace(0.1, 1, 7), fit_prior=False),
-           lambda: sk.MultinomialNB(alpha=np.linspace(0.1, 1, 7), fit_prior=False),
-           X, y, weights)
+    _check(
+        lambda: ml.MultinomialNB(alpha=np.linspace(0.1, 1, 7), fit_prior=False),
+        lambda: sk.MultinomialNB(alpha=np.linspace(0.1, 1, 7), fit_prior=False),
+        X,
+        y,
+        weights,
+    )
 
 
 def case_bernoulli_nb():
     X, y, weights = _data(counts=True)
-    _check(lambda: ml.BernoulliNB(binarize=1.0), lambda: sk.BernoulliNB(binarize=1.0),
-           X, y, weights, sparse_too=True)
-    _check(lambda: ml.BernoulliNB(class_prior=[0.25] * 4, alpha=0.3, binarize=None),
-           lambda: sk.BernoulliNB(class_prior=[0.25] * 4, alpha=0.3, binarize=None),
-           (X > 1).astype(np.float64), y, weights)
+    _check(
+        lambda: ml.BernoulliNB(binarize=1.0),
+        lambda: sk.BernoulliNB(binarize=1.0),
+        X,
+        y,
+        weights,
+        sparse_too=True,
+    )
+    _check(
+        lambda: ml.BernoulliNB(class_prior=[0.25] * 4, alpha=0.3, binarize=None),
+        lambda: sk.BernoulliNB(class_prior=[0.25] * 4, alpha=0.3, binarize=None),
+        (X > 1).astype(np.float64),
+        y,
+        weights,
+    )
 
 
 def case_errors_are_raised_on_every_rank():

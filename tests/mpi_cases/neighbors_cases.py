@@ -15,9 +15,16 @@ from mlmpi import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors, g
 from mlmpi.datasets import shard
 
 COMMS = get_comms()
-METRICS = [("euclidean", {}), ("sqeuclidean", {}), ("cosine", {}), ("manhattan", {}),
-           ("chebyshev", {}), ("minkowski", {"p": 3}), ("minkowski", {"p": 1}),
-           ("cityblock", {})]
+METRICS = [
+    ("euclidean", {}),
+    ("sqeuclidean", {}),
+    ("cosine", {}),
+    ("manhattan", {}),
+    ("chebyshev", {}),
+    ("minkowski", {"p": 3}),
+    ("minkowski", {"p": 1}),
+    ("cityblock", {}),
+]
 
 
 def _query_counts(n):
@@ -71,22 +78,30 @@ def _check_kneighbors(X, Q, k, batch_size):
     for metric, params in METRICS:
         ref_d, ref_i = _reference(Q, X, metric, params, min(k + 1, len(X)))
         ref_d, ref_i = ref_d[mine], ref_i[mine]
-        skd, ski = sk.NearestNeighbors(n_neighbors=k, metric=metric, algorithm="brute",
-                                       **params).fit(X).kneighbors(Q)
+        skd, ski = (
+            sk.NearestNeighbors(n_neighbors=k, metric=metric, algorithm="brute", **params)
+            .fit(X)
+            .kneighbors(Q)
+        )
         padded = np.c_[ref_d, np.full((len(ref_d), k + 2 - ref_d.shape[1]), np.inf)]
-        gaps = np.diff(padded, axis=1) > 1e-9  # gaps[:, j]: the (j+1)-th is strictly before the next
+        gaps = (
+            np.diff(padded, axis=1) > 1e-9
+        )  # gaps[:, j]: the (j+1)-th is strictly before the next
         separated = gaps[:, :k] & np.c_[np.ones((len(gaps), 1), bool), gaps[:, : k - 1]]
         first = None
         for name, _, X_local in _splits(X):
-            nn = NearestNeighbors(n_neighbors=k, metric=metric, batch_size=batch_size,
-                                  **params).fit(X_local)
+            nn = NearestNeighbors(
+                n_neighbors=k, metric=metric, batch_size=batch_size, **params
+            ).fit(X_local)
             dist, ind = nn.kneighbors(Q_local)
             where = f"{metric} {params} {name}"
             assert dist.shape == ind.shape == (len(Q_local), k), where
             np.testing.assert_allclose(dist, skd[mine], rtol=1e-6, atol=1e-12, err_msg=where)
             np.testing.assert_array_equal(ind[separated], ski[mine][separated], err_msg=where)
             order = np.lexsort((ind, dist), axis=1)
-            np.testing.assert_array_equal(order, np.broadcast_to(np.arange(k), order.shape), err_msg=where)
+            np.testing.assert_array_equal(
+                order, np.broadcast_to(np.arange(k), order.shape), err_msg=where
+            )
             if metric != "cosine":
                 np.testing.assert_array_equal(ind, ref_i[:, :k], err_msg=where)
             # (cosines equal in exact arithmetic may differ in their last bit; the
@@ -126,13 +141,19 @@ def case_kneighbors_self_exclusion():
         start = sum(counts[: COMMS.rank])
         nn = NearestNeighbors(n_neighbors=6, batch_size=50).fit(X_local)
         dist, ind = nn.kneighbors()
-        np.testing.assert_allclose(dist, ref_d[start:start + len(X_local)], atol=1e-12, err_msg=name)
-        np.testing.assert_array_equal(ind, expected[start:start + len(X_local)], err_msg=name)
+        np.testing.assert_allclose(
+            dist, ref_d[start : start + len(X_local)], atol=1e-12, err_msg=name
+        )
+        np.testing.assert_array_equal(ind, expected[start : start + len(X_local)], err_msg=name)
         graph = nn.kneighbors_graph(mode="distance").toarray()
         assert graph.shape == (len(X_local), len(X))
         rows = np.arange(len(X_local))[:, None]
-        np.testing.assert_allclose(graph[rows, expected[start:start + len(X_local)]],
-                                   ref_d[start:start + len(X_local)], atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(
+            graph[rows, expected[start : start + len(X_local)]],
+            ref_d[start : start + len(X_local)],
+            atol=1e-12,
+            err_msg=name,
+        )
         assert (graph != 0).sum() <= 6 * len(X_local)
 
 
@@ -140,24 +161,34 @@ def case_radius_neighbors():
     X, Q = _digits()
     Q_local = shard(Q, COMMS, counts=_query_counts(len(Q)))
     q0 = sum(_query_counts(len(Q))[: COMMS.rank])
-    for metric, params, radius in (("euclidean", {}, 25.0), ("manhattan", {}, 120.0),
-                                   ("cosine", {}, 0.1), ("minkowski", {"p": 3}, 15.0)):
+    for metric, params, radius in (
+        ("euclidean", {}, 25.0),
+        ("manhattan", {}, 120.0),
+        ("cosine", {}, 0.1),
+        ("minkowski", {"p": 3}, 15.0),
+    ):
         ref = sk.NearestNeighbors(radius=radius, metric=metric, algorithm="brute", **params).fit(X)
         ref_d, ref_i = ref.radius_neighbors(Q, sort_results=True)
         for name, _, X_local in _splits(X):
-            nn = NearestNeighbors(radius=radius, metric=metric, batch_size=256, **params).fit(X_local)
+            nn = NearestNeighbors(radius=radius, metric=metric, batch_size=256, **params).fit(
+                X_local
+            )
             dist, ind = nn.radius_neighbors(Q_local, sort_results=True)
             unsorted = nn.radius_neighbors(Q_local, return_distance=False)
             assert len(ind) == len(Q_local)
             for i in range(len(Q_local)):
                 where = f"{metric} {name} query {q0 + i}"
-                np.testing.assert_array_equal(np.sort(ind[i]), np.sort(ref_i[q0 + i]), err_msg=where)
-                np.testing.assert_allclose(dist[i], ref_d[q0 + i], rtol=1e-6, atol=1e-12, err_msg=where)
+                np.testing.assert_array_equal(
+                    np.sort(ind[i]), np.sort(ref_i[q0 + i]), err_msg=where
+                )
+                np.testing.assert_allclose(
+                    dist[i], ref_d[q0 + i], rtol=1e-6, atol=1e-12, err_msg=where
+                )
                 order = np.lexsort((ind[i], dist[i]))
                 np.testing.assert_array_equal(order, np.arange(len(order)), err_msg=where)
                 np.testing.assert_array_equal(unsorted[i], np.sort(ref_i[q0 + i]), err_msg=where)
             graph = nn.radius_neighbors_graph(Q_local, mode="distance")
-            expected = ref.radius_neighbors_graph(Q, mode="distance")[q0:q0 + len(Q_local)]
+            expected = ref.radius_neighbors_graph(Q, mode="distance")[q0 : q0 + len(Q_local)]
             np.testing.assert_allclose(graph.toarray(), expected.toarray(), rtol=1e-6, atol=1e-12)
 
 
@@ -176,7 +207,7 @@ def _classes_on_one_rank(y, counts):
     y = y.copy()
     last = max(r for r, c in enumerate(counts) if c)
     start = sum(counts[:last])
-    y[start:start + 5] = 10
+    y[start : start + 5] = 10
     return y
 
 
@@ -189,23 +220,33 @@ def case_classifier_matches_sklearn():
         labels = names[_classes_on_one_rank(y, counts)]
         X_local, y_local = shard(X, COMMS, counts=counts), shard(labels, COMMS, counts=counts)
         for weights, metric in (("uniform", "euclidean"), ("distance", "manhattan")):
-            ref = sk.KNeighborsClassifier(7, weights=weights, metric=metric,
-                                          algorithm="brute").fit(X, labels)
-            clf = KNeighborsClassifier(7, weights=weights, metric=metric,
-                                       batch_size=200).fit(X_local, y_local)
+            ref = sk.KNeighborsClassifier(7, weights=weights, metric=metric, algorithm="brute").fit(
+                X, labels
+            )
+            clf = KNeighborsClassifier(7, weights=weights, metric=metric, batch_size=200).fit(
+                X_local, y_local
+            )
             where = f"{name} {weights} {metric}"
             np.testing.assert_array_equal(clf.classes_, ref.classes_, err_msg=where)
-            np.testing.assert_array_equal(clf.predict(Q[q0:q0 + nq]), ref.predict(Q)[q0:q0 + nq],
-                                          err_msg=where)
-            np.testing.assert_allclose(clf.predict_proba(Q[q0:q0 + nq]),
-                                       ref.predict_proba(Q)[q0:q0 + nq], atol=1e-12, err_msg=where)
-            assert clf.score(Q[q0:q0 + nq], names[yq[q0:q0 + nq]]) == pytest.approx(
-                ref.score(Q, names[yq]))
+            np.testing.assert_array_equal(
+                clf.predict(Q[q0 : q0 + nq]), ref.predict(Q)[q0 : q0 + nq], err_msg=where
+            )
+            np.testing.assert_allclose(
+                clf.predict_proba(Q[q0 : q0 + nq]),
+                ref.predict_proba(Q)[q0 : q0 + nq],
+                atol=1e-12,
+                err_msg=where,
+            )
+            assert clf.score(Q[q0 : q0 + nq], names[yq[q0 : q0 + nq]]) == pytest.approx(
+                ref.score(Q, names[yq])
+            )
         # X=None: the fitted rows, each excluding itself
         ref = sk.KNeighborsClassifier(5, algorithm="brute").fit(X, labels)
         clf = KNeighborsClassifier(5).fit(X_local, y_local)
         start = sum(counts[: COMMS.rank])
-        np.testing.assert_array_equal(clf.predict(None), ref.predict(None)[start:start + len(X_local)])
+        np.testing.assert_array_equal(
+            clf.predict(None), ref.predict(None)[start : start + len(X_local)]
+        )
 
 
 def case_classifier_multi_output():
@@ -216,10 +257,13 @@ def case_classifier_multi_output():
     q0, nq = sum(counts_q[: COMMS.rank]), counts_q[COMMS.rank]
     for name, counts in layouts(len(X), COMMS.size).items():
         clf = KNeighborsClassifier(4, weights="distance").fit(
-            shard(X, COMMS, counts=counts), shard(Y, COMMS, counts=counts))
-        np.testing.assert_array_equal(clf.predict(Q[q0:q0 + nq]), ref.predict(Q)[q0:q0 + nq], err_msg=name)
-        for mine, theirs in zip(clf.predict_proba(Q[q0:q0 + nq]), ref.predict_proba(Q)):
-            np.testing.assert_allclose(mine, theirs[q0:q0 + nq], atol=1e-12)
+            shard(X, COMMS, counts=counts), shard(Y, COMMS, counts=counts)
+        )
+        np.testing.assert_array_equal(
+            clf.predict(Q[q0 : q0 + nq]), ref.predict(Q)[q0 : q0 + nq], err_msg=name
+        )
+        for mine, theirs in zip(clf.predict_proba(Q[q0 : q0 + nq]), ref.predict_proba(Q)):
+            np.testing.assert_allclose(mine, theirs[q0 : q0 + nq], atol=1e-12)
 
 
 def case_regressor_matches_sklearn():
@@ -235,10 +279,16 @@ def case_regressor_matches_sklearn():
             ref = sk.KNeighborsRegressor(6, weights=weights, algorithm="brute").fit(X, targets)
             reg = KNeighborsRegressor(6, weights=weights, batch_size=128).fit(X_local, y_local)
             where = f"{name} {weights} {targets.ndim}"
-            np.testing.assert_allclose(reg.predict(Q[q0:q0 + nq]), ref.predict(Q)[q0:q0 + nq],
-                                       rtol=1e-10, err_msg=where)
+            np.testing.assert_allclose(
+                reg.predict(Q[q0 : q0 + nq]),
+                ref.predict(Q)[q0 : q0 + nq],
+                rtol=1e-10,
+                err_msg=where,
+            )
             truth = Yq[:, 0] if targets.ndim == 1 else Yq
-            assert reg.score(Q[q0:q0 + nq], truth[q0:q0 + nq]) == pytest.approx(ref.score(Q, truth), rel=1e-10)
+            assert reg.score(Q[q0 : q0 + nq], truth[q0 : q0 + nq]) == pytest.approx(
+                ref.score(Q, truth), rel=1e-10
+            )
 
 
 def case_float32_index():
@@ -249,14 +299,14 @@ def case_float32_index():
     for name, _, X_local in _splits(X.astype(np.float32)):
         dist, ind = NearestNeighbors(n_neighbors=5, batch_size=200).fit(X_local).kneighbors(Q_local)
         assert dist.dtype == np.float32
-        np.testing.assert_array_equal(ind, ref_i[q0:q0 + len(Q_local)], err_msg=name)
+        np.testing.assert_array_equal(ind, ref_i[q0 : q0 + len(Q_local)], err_msg=name)
 
 
 def case_pickled_model_keeps_the_shard():
     import pickle
 
     X, Q = _digits()
-    for name, counts, X_local in _splits(X):
+    for _name, counts, X_local in _splits(X):
         nn = NearestNeighbors(n_neighbors=3).fit(X_local)
         clone = pickle.loads(pickle.dumps(nn))
         np.testing.assert_array_equal(clone._fit_X, X_local)

@@ -22,8 +22,11 @@ def _fitted(**params):
 def case_n_neighbors_larger_than_the_global_index():
     nn = _fitted()
     total = 6 * COMMS.size
-    with pytest.raises(ValueError, match=f"Expected n_neighbors <= n_samples_fit, but n_neighbors = "
-                                         f"{total + 1}, n_samples_fit = {total}"):
+    with pytest.raises(
+        ValueError,
+        match=f"Expected n_neighbors <= n_samples_fit, but n_neighbors = "
+        f"{total + 1}, n_samples_fit = {total}",
+    ):
         nn.kneighbors(_rows(2), n_neighbors=total + 1)
     with pytest.raises(ValueError, match="Expected n_neighbors < n_samples_fit"):
         nn.kneighbors(n_neighbors=total)
@@ -37,8 +40,11 @@ def case_query_features_differ_on_one_rank():
     Q = _rows(2, 4) if LAST else _rows(2)
     # Caught by the collective contract before any local check, naming every rank's width.
     last = COMMS.size - 1
-    with pytest.raises(ValueError, match=rf"NearestNeighbors.kneighbors: X has a different number "
-                                         rf"of features on different ranks.*rank {last}: 4 features"):
+    with pytest.raises(
+        ValueError,
+        match=rf"NearestNeighbors.kneighbors: X has a different number "
+        rf"of features on different ranks.*rank {last}: 4 features",
+    ):
         nn.kneighbors(Q)
     with pytest.raises(ValueError, match="radius_neighbors: X has a different number of features"):
         nn.radius_neighbors(Q, radius=1.0)

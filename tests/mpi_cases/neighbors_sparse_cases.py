@@ -59,8 +59,7 @@ def case_precomputed_classifier_and_regressor():
         reference = make_sk(n_neighbors=5, weights="distance", metric="precomputed").fit(D, target)
         for _, (Dl, yl) in each_layout(D, target):
             model = make_ml(n_neighbors=5, weights="distance", metric="precomputed").fit(Dl, yl)
-            np.testing.assert_allclose(model.predict(DQl), reference.predict(DQ)[rows],
-                                       rtol=1e-12)
+            np.testing.assert_allclose(model.predict(DQl), reference.predict(DQ)[rows], rtol=1e-12)
             assert model.score(DQl, shard(target[:13], comms)) == pytest.approx(
                 reference.score(DQ, target[:13]), rel=1e-12
             )

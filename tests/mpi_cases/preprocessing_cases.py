@@ -86,33 +86,43 @@ def _check(ml_cls, sk_cls, X, params=None, *, rtol=1e-10, fit_params=None, inver
         np.testing.assert_allclose(_dense(Xt), _local_rows(expected, Xl), rtol=rtol, atol=1e-12)
         if inverse:
             round_trip = 1e-7 if X.dtype == np.float64 else 1e-4
-            np.testing.assert_allclose(_dense(fitted.inverse_transform(Xt)), _dense(Xl),
-                                       rtol=round_trip, atol=1e-9)
+            np.testing.assert_allclose(
+                _dense(fitted.inverse_transform(Xt)), _dense(Xl), rtol=round_trip, atol=1e-9
+            )
     return reference
 
 
 def case_standard_scaler_dense_sparse_weighted_float32():
     X = _data()
     weights = np.random.RandomState(1).uniform(0.1, 2.0, size=X.shape[0])
-    for params in ({}, {"with_mean": False}, {"with_std": False},
-                   {"with_mean": False, "with_std": False}):
+    for params in (
+        {},
+        {"with_mean": False},
+        {"with_std": False},
+        {"with_mean": False, "with_std": False},
+    ):
         _check(ml.StandardScaler, sk.StandardScaler, X, params)
-        _check(ml.StandardScaler, sk.StandardScaler, X, params,
-               fit_params={"sample_weight": weights})
+        _check(
+            ml.StandardScaler, sk.StandardScaler, X, params, fit_params={"sample_weight": weights}
+        )
     _check(ml.StandardScaler, sk.StandardScaler, _data(dtype=np.float32), rtol=1e-5)
     Xs = sp.csr_matrix(_sparse_data())
     for params in ({"with_mean": False}, {"with_mean": False, "with_std": False}):
         _check(ml.StandardScaler, sk.StandardScaler, Xs, params)
-        _check(ml.StandardScaler, sk.StandardScaler, Xs, params,
-               fit_params={"sample_weight": weights})
+        _check(
+            ml.StandardScaler, sk.StandardScaler, Xs, params, fit_params={"sample_weight": weights}
+        )
 
 
 def case_standard_scaler_partial_fit_merges_batches():
     X = _data(n=84)  # three equal batches: each_layout splits them alike
     weights = np.random.RandomState(5).uniform(0.1, 2.0, size=X.shape[0])
     batches = np.array_split(np.arange(X.shape[0]), 3)
-    for data, params, weighted in ((X, {}, False), (X, {"with_std": False}, True),
-                                   (sp.csr_matrix(np.nan_to_num(X)), {"with_mean": False}, True)):
+    for data, params, weighted in (
+        (X, {}, False),
+        (X, {"with_std": False}, True),
+        (sp.csr_matrix(np.nan_to_num(X)), {"with_mean": False}, True),
+    ):
         reference = sk.StandardScaler(**params)
         for rows in batches:
             reference.partial_fit(data[rows], sample_weight=weights[rows] if weighted else None)
@@ -147,33 +157,49 @@ def case_min_max_and_max_abs_scalers():
 
 def case_robust_scaler_exact_global_median_and_quantiles():
     X = _data()
-    for params in ({}, {"quantile_range": (10.0, 90.0), "unit_variance": True},
-                   {"with_centering": False}, {"quantile_range": (33.3, 33.3)}):
+    for params in (
+        {},
+        {"quantile_range": (10.0, 90.0), "unit_variance": True},
+        {"with_centering": False},
+        {"quantile_range": (33.3, 33.3)},
+    ):
         _check(ml.RobustScaler, sk.RobustScaler, X, params)
     _check(ml.RobustScaler, sk.RobustScaler, _data(dtype=np.float32), rtol=1e-6)
-    _check(ml.RobustScaler, sk.RobustScaler, sp.csr_matrix(_sparse_data()),
-           {"with_centering": False})
+    _check(
+        ml.RobustScaler, sk.RobustScaler, sp.csr_matrix(_sparse_data()), {"with_centering": False}
+    )
 
 
 def case_quantile_transformer_exact_quantiles_and_subsample():
     X = _data()
     Xs = sp.csr_matrix(_sparse_data())
-    for params in ({"n_quantiles": 50},
-                   {"n_quantiles": 20, "subsample": 40, "random_state": 0,
-                    "output_distribution": "normal"}):
+    for params in (
+        {"n_quantiles": 50},
+        {"n_quantiles": 20, "subsample": 40, "random_state": 0, "output_distribution": "normal"},
+    ):
         _check(ml.QuantileTransformer, sk.QuantileTransformer, X, params, inverse=False)
-        _check(ml.QuantileTransformer, sk.QuantileTransformer, _data(dtype=np.float32), params,
-               rtol=1e-6, inverse=False)
+        _check(
+            ml.QuantileTransformer,
+            sk.QuantileTransformer,
+            _data(dtype=np.float32),
+            params,
+            rtol=1e-6,
+            inverse=False,
+        )
         for ignore in (False, True):
-            _check(ml.QuantileTransformer, sk.QuantileTransformer, Xs,
-                   {**params, "ignore_implicit_zeros": ignore}, inverse=False)
+            _check(
+                ml.QuantileTransformer,
+                sk.QuantileTransformer,
+                Xs,
+                {**params, "ignore_implicit_zeros": ignore},
+                inverse=False,
+            )
 
 
 def case_normalizer_is_local():
     X = np.nan_to_num(_data())
     for norm in ("l1", "l2", "max"):
-        _check(ml.Normalizer, sk.Normalizer, X, {"norm": norm},
-               inverse=False)
+        _check(ml.Normalizer, sk.Normalizer, X, {"norm": norm}, inverse=False)
     _check(ml.Normalizer, sk.Normalizer, sp.csr_matrix(_sparse_data()), inverse=False)
 
 
@@ -204,15 +230,29 @@ def case_encoders_union_of_categories():
     X = _categorical()
     for sk_cls, ml_cls, params in (
         (sk.OneHotEncoder, ml.OneHotEncoder, {}),
-        (sk.OneHotEncoder, ml.OneHotEncoder, {"drop": "if_binary", "sparse_output": False,
-                                              "handle_unknown": "ignore"}),
-        (sk.OneHotEncoder, ml.OneHotEncoder, {"min_frequency": 5, "max_categories": 3,
-                                              "handle_unknown": "infrequent_if_exist"}),
+        (
+            sk.OneHotEncoder,
+            ml.OneHotEncoder,
+            {"drop": "if_binary", "sparse_output": False, "handle_unknown": "ignore"},
+        ),
+        (
+            sk.OneHotEncoder,
+            ml.OneHotEncoder,
+            {"min_frequency": 5, "max_categories": 3, "handle_unknown": "infrequent_if_exist"},
+        ),
         (sk.OrdinalEncoder, ml.OrdinalEncoder, {}),
         (sk.OrdinalEncoder, ml.OrdinalEncoder, {"min_frequency": 0.1}),
-        (sk.OrdinalEncoder, ml.OrdinalEncoder, {
-            "categories": [["lima", "oslo", "paris", "tokyo", "zurich"],
-                           [-1.0, 1.5, 2.5, np.nan], list(range(6))]}),
+        (
+            sk.OrdinalEncoder,
+            ml.OrdinalEncoder,
+            {
+                "categories": [
+                    ["lima", "oslo", "paris", "tokyo", "zurich"],
+                    [-1.0, 1.5, 2.5, np.nan],
+                    list(range(6)),
+                ]
+            },
+        ),
     ):
         reference = sk_cls(**params).fit(X)
         expected = _dense(reference.transform(X))
@@ -223,9 +263,7 @@ def case_encoders_union_of_categories():
             np.testing.assert_array_equal(_dense(Xt), _local_rows(expected, Xl))
             back = fitted.inverse_transform(Xt)
             assert back.shape == Xl.shape
-            np.testing.assert_array_equal(
-                fitted.fit_transform(Xl).shape, Xt.shape
-            )
+            np.testing.assert_array_equal(fitted.fit_transform(Xl).shape, Xt.shape)
 
 
 def case_label_encoder_union_of_classes():
@@ -235,8 +273,9 @@ def case_label_encoder_union_of_classes():
         fitted = ml.LabelEncoder().fit(yl)
         np.testing.assert_array_equal(fitted.classes_, reference.classes_)
         assert fitted.classes_.dtype == reference.classes_.dtype
-        np.testing.assert_array_equal(fitted.transform(yl),
-                                      _local_rows(reference.transform(y)[:, None], yl).ravel())
+        np.testing.assert_array_equal(
+            fitted.transform(yl), _local_rows(reference.transform(y)[:, None], yl).ravel()
+        )
         np.testing.assert_array_equal(ml.LabelEncoder().fit_transform(yl), fitted.transform(yl))
         np.testing.assert_array_equal(fitted.inverse_transform(fitted.transform(yl)), yl)
 
@@ -245,7 +284,7 @@ def case_simple_imputer_global_statistics():
     warnings.simplefilter("ignore", UserWarning)  # "Skipping features without any observed values"
     X = _data()
     X[:, 2] = np.nan  # a column missing on every row
-    X[-2:, 2] = 7.0   # ... except on the last rank
+    X[-2:, 2] = 7.0  # ... except on the last rank
     rng = np.random.RandomState(4)
     Xs = sp.csr_matrix(np.round(np.nan_to_num(_data(), nan=0.0)) * (rng.rand(83, 4) < 0.5))
     Xs.data[::7] = np.nan
@@ -258,11 +297,15 @@ def case_simple_imputer_global_statistics():
                 for _, (Xl,) in each_layout(data):
                     fitted = mli.SimpleImputer(**params).fit(Xl)
                     assert fitted.statistics_.dtype == reference.statistics_.dtype
-                    np.testing.assert_allclose(fitted.statistics_.astype(float),
-                                               reference.statistics_.astype(float), rtol=1e-12)
+                    np.testing.assert_allclose(
+                        fitted.statistics_.astype(float),
+                        reference.statistics_.astype(float),
+                        rtol=1e-12,
+                    )
                     if reference.indicator_ is not None:
-                        np.testing.assert_array_equal(fitted.indicator_.features_,
-                                                      reference.indicator_.features_)
+                        np.testing.assert_array_equal(
+                            fitted.indicator_.features_, reference.indicator_.features_
+                        )
                     Xt = fitted.transform(Xl)
                     np.testing.assert_allclose(_dense(Xt), _local_rows(expected, Xl), rtol=1e-12)
     strings = _categorical()[:, :1]
@@ -273,13 +316,19 @@ def case_simple_imputer_global_statistics():
         for _, (Xl,) in each_layout(strings):
             fitted = mli.SimpleImputer(**params).fit(Xl)
             np.testing.assert_array_equal(fitted.statistics_, reference.statistics_)
-            np.testing.assert_array_equal(fitted.transform(Xl),
-                                          _local_rows(reference.transform(strings), Xl))
+            np.testing.assert_array_equal(
+                fitted.transform(Xl), _local_rows(reference.transform(strings), Xl)
+            )
 
 
 def case_polynomial_features_agree_on_features():
     X = np.nan_to_num(_data())
     for params in ({}, {"degree": (2, 3), "interaction_only": True, "include_bias": False}):
         _check(ml.PolynomialFeatures, sk.PolynomialFeatures, X, params, inverse=False)
-        _check(ml.PolynomialFeatures, sk.PolynomialFeatures, sp.csr_matrix(_sparse_data()),
-               params, inverse=False)
+        _check(
+            ml.PolynomialFeatures,
+            sk.PolynomialFeatures,
+            sp.csr_matrix(_sparse_data()),
+            params,
+            inverse=False,
+        )

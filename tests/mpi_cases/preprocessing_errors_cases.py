@@ -55,8 +55,13 @@ def case_nan_is_ignored_in_fit_and_kept_in_transform():
     X = _rows()
     if LAST:
         X[0, 1] = np.nan
-    for scaler in (ml.StandardScaler(), ml.MinMaxScaler(), ml.MaxAbsScaler(),
-                   ml.RobustScaler(), ml.QuantileTransformer(n_quantiles=4)):
+    for scaler in (
+        ml.StandardScaler(),
+        ml.MinMaxScaler(),
+        ml.MaxAbsScaler(),
+        ml.RobustScaler(),
+        ml.QuantileTransformer(n_quantiles=4),
+    ):
         Xt = scaler.fit(X).transform(X)
         np.testing.assert_array_equal(np.isnan(Xt), np.isnan(X))
     # with an imputer first, nothing is missing any more, on any rank

@@ -73,8 +73,9 @@ def case_sparse_columns_count_their_implicit_zeros():
     X[:, 2] = 0.0
     q = np.linspace(0, 1, 9)
     for _, (Xl,) in each_layout(X):
-        _assert_same(global_quantiles(sp.csr_matrix(Xl), q, comms=COMMS),
-                     np.nanquantile(X, q, axis=0))
+        _assert_same(
+            global_quantiles(sp.csr_matrix(Xl), q, comms=COMMS), np.nanquantile(X, q, axis=0)
+        )
         _assert_same(global_median(sp.csr_matrix(Xl), comms=COMMS), np.nanmedian(X, axis=0))
 
 

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from shards import each_layout, same_error_everywhere
 
 from mlmpi import (
     PCA,
@@ -21,7 +22,6 @@ from mlmpi import (
 )
 from mlmpi.datasets import shard
 from mlmpi.utils.validation import IdenticalShardsWarning
-from shards import each_layout, same_error_everywhere
 
 RANKS = (2, 3)
 
@@ -40,17 +40,20 @@ def case_parameters_differ_between_ranks():
     local = shard(X, COMMS)
     n = 3 + LAST
     same_error_everywhere(
-        ValueError, rf"KMeans has a different 'n_clusters' on different ranks \(rank 0: 3;.* "
+        ValueError,
+        rf"KMeans has a different 'n_clusters' on different ranks \(rank 0: 3;.* "
         rf"rank {COMMS.size - 1}: 4\); every rank must create the estimator with the same",
         lambda: KMeans(n_clusters=n, random_state=0).fit(local),
     )
     same_error_everywhere(
-        ValueError, "PCA has a different 'n_components' on different ranks",
+        ValueError,
+        "PCA has a different 'n_components' on different ranks",
         lambda: PCA(n_components=1 + LAST).fit_transform(local),
     )
     init = X[:3] + LAST  # an array parameter: compared by a fingerprint of its bytes
     same_error_everywhere(
-        ValueError, r"different 'init' on different ranks \(rank 0: array\(3, 3\) float64 #",
+        ValueError,
+        r"different 'init' on different ranks \(rank 0: array\(3, 3\) float64 #",
         lambda: KMeans(3, init=init, n_init=1).fit(local),
     )
     seed = None if LAST else 0  # an int is used as is, None is broadcast: must agree
@@ -76,14 +79,16 @@ def case_column_order_differs_between_ranks():
     if LAST:
         local = local[["b", "a", "c"]]
     same_error_everywhere(
-        ValueError, r"X has different column names or a different column order on different "
+        ValueError,
+        r"X has different column names or a different column order on different "
         r"ranks \(rank 0: 3 columns \['a', 'b', 'c'\];.* 3 columns \['b', 'a', 'c'\]\)",
         lambda: LinearRegression().fit(local, local_y),
     )
     if LAST:
         local = pd.DataFrame(local.to_numpy())  # no names on one rank holding rows
     same_error_everywhere(
-        ValueError, r"different column order on different ranks \(.*no column names",
+        ValueError,
+        r"different column order on different ranks \(.*no column names",
         lambda: LinearRegression().fit(local, local_y),
     )
 
@@ -104,7 +109,8 @@ def case_label_types_differ_between_ranks():
     if LAST:
         local_y = np.where(local_y == 1, "yes", "no")
     same_error_everywhere(
-        ValueError, r"y mixes string and numeric labels \(rank 0: numeric labels;.* string "
+        ValueError,
+        r"y mixes string and numeric labels \(rank 0: numeric labels;.* string "
         r"labels\); 'a' and 0 would be different classes",
         lambda: LogisticRegression().fit(local, local_y),
     )
@@ -128,7 +134,7 @@ def case_every_rank_passing_the_full_data_warns_on_rank_0():
         if COMMS.rank == 0:
             assert len(caught) == 1, caught
             message = str(caught[0].message)
-            assert f"Every rank passed the same 60 rows to" in message
+            assert "Every rank passed the same 60 rows to" in message
             assert "mlmpi.datasets.shard(X, comms)" in message
         else:
             assert caught == []
@@ -153,7 +159,8 @@ def case_genuine_shards_do_not_warn():
 def case_neighbors_follow_the_same_rules():
     X, y = _data()
     same_error_everywhere(
-        ValueError, "KNeighborsRegressor has a different 'n_neighbors' on different ranks",
+        ValueError,
+        "KNeighborsRegressor has a different 'n_neighbors' on different ranks",
         lambda: KNeighborsRegressor(n_neighbors=2 + LAST).fit(shard(X, COMMS), shard(y, COMMS)),
     )
     with warnings.catch_warnings(record=True) as caught:

@@ -23,9 +23,7 @@ def each_layout(*arrays, comms=None):
     """Yield ``(name, local_arrays)`` for every layout of ``arrays`` (same rows)."""
     comms = comms or get_comms()
     for name, counts in layouts(arrays[0].shape[0], comms.size).items():
-        yield name, tuple(
-            None if a is None else shard(a, comms, counts=counts) for a in arrays
-        )
+        yield name, tuple(None if a is None else shard(a, comms, counts=counts) for a in arrays)
 
 
 def gather_rows(local, comms=None):

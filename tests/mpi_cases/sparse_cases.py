@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose
+from shards import each_layout, layouts
 from sklearn import cluster as skc
 from sklearn import decomposition as skd
 from sklearn.base import BaseEstimator
@@ -19,7 +20,6 @@ from mlmpi.comms.self import SelfComms
 from mlmpi.datasets import make_sparse_text
 from mlmpi.io import load_npz
 from mlmpi.utils.validation import validate_fit_data
-from shards import each_layout, layouts
 
 COMMS = get_comms()
 LAST = COMMS.rank == COMMS.size - 1
@@ -150,6 +150,7 @@ def case_load_npz_rank_row_ranges():
 
 # --- estimators on sparse rows against scikit-learn on the gathered matrix ---
 
+
 def _text(n=400, d=80, dtype=np.float64, seed=0):
     """The same global sparse matrix on every rank (text-like, well separated spectrum)."""
     X, _ = make_sparse_text(n, d, nnz_per_row=8, random_state=seed, dtype=dtype, comms=SelfComms())
@@ -176,10 +177,15 @@ def case_truncated_svd_sparse_matches_sklearn():
                 msg = f"{algorithm} {layout} {dtype.__name__}"
                 assert ours.components_.dtype == dtype, msg
                 assert_allclose(ours.singular_values_, ref.singular_values_, rtol=rtol, err_msg=msg)
-                assert_allclose(ours.explained_variance_ratio_, ref.explained_variance_ratio_,
-                                rtol=rtol, err_msg=msg)
-                assert_allclose(ours.explained_variance_, ref.explained_variance_, rtol=rtol,
-                                err_msg=msg)
+                assert_allclose(
+                    ours.explained_variance_ratio_,
+                    ref.explained_variance_ratio_,
+                    rtol=rtol,
+                    err_msg=msg,
+                )
+                assert_allclose(
+                    ours.explained_variance_, ref.explained_variance_, rtol=rtol, err_msg=msg
+                )
                 _assert_components(ours.components_, ref.components_, atol=100 * rtol)
                 out = ours.transform(Xl)
                 assert out.shape == (Xl.shape[0], 6) and out.dtype == dtype
@@ -206,8 +212,12 @@ def case_pca_sparse_matches_sklearn():
             ours = PCA(5, svd_solver=solver, random_state=0).fit(Xl)
             msg = f"{solver} {layout}"
             assert ours._fit_svd_solver == ref._fit_svd_solver, msg
-            for name in ("explained_variance_", "explained_variance_ratio_", "singular_values_",
-                         "mean_"):
+            for name in (
+                "explained_variance_",
+                "explained_variance_ratio_",
+                "singular_values_",
+                "mean_",
+            ):
                 assert_allclose(getattr(ours, name), getattr(ref, name), rtol=1e-6, err_msg=name)
             assert_allclose(ours.noise_variance_, ref.noise_variance_, rtol=1e-6, err_msg=msg)
             _assert_components(ours.components_, ref.components_, atol=1e-6)
@@ -236,10 +246,12 @@ def case_kmeans_sparse_matches_sklearn():
             ref = skc.KMeans(4, **params).fit(X, sample_weight=w)
             for layout, (Xl, wl) in each_layout(X, w):
                 ours = KMeans(4, **params).fit(Xl, sample_weight=wl)
-                msg = f"{layout} {dtype.__name__} {params['init'] if 'random_state' in params else 'array'}"
+                init = params["init"] if "random_state" in params else "array"
+                msg = f"{layout} {dtype.__name__} {init}"
                 assert ours.n_iter_ == ref.n_iter_, msg
-                assert_allclose(ours.cluster_centers_, ref.cluster_centers_, rtol=1e-5, atol=1e-5,
-                                err_msg=msg)
+                assert_allclose(
+                    ours.cluster_centers_, ref.cluster_centers_, rtol=1e-5, atol=1e-5, err_msg=msg
+                )
                 assert_allclose(ours.inertia_, ref.inertia_, rtol=1e-5, err_msg=msg)
                 assert_allclose(ours.score(Xl), ref.score(X), rtol=1e-5)
                 np.testing.assert_array_equal(COMMS.allgatherv(ours.labels_), ref.labels_)
@@ -256,7 +268,6 @@ def case_kmeans_sparse_parallel_and_random_init_independent_of_split():
         for layout, (Xl,) in each_layout(X):
             ours = KMeans(5, init=init, n_init=2, random_state=1).fit(Xl)
             msg = f"{init} {layout}"
-            assert_allclose(ours.cluster_centers_, single.cluster_centers_, rtol=1e-10,
-                            err_msg=msg)
+            assert_allclose(ours.cluster_centers_, single.cluster_centers_, rtol=1e-10, err_msg=msg)
             assert_allclose(ours.inertia_, single.inertia_, rtol=1e-10, err_msg=msg)
             np.testing.assert_array_equal(COMMS.allgatherv(ours.labels_), single.labels_)

@@ -37,11 +37,15 @@ def case_scaler_logistic_regression_score_and_search():
     for _, (Xl, yl) in each_layout(X, y):
         pipe = make_pipeline(StandardScaler(), LogisticRegression()).fit(Xl, yl)
         assert pipe.score(Xl, yl) == pytest.approx(reference.score(X, y), abs=1e-12)
-        search = GridSearchCV(make_pipeline(StandardScaler(), LogisticRegression()), grid,
-                              cv=3).fit(Xl, yl)
+        search = GridSearchCV(
+            make_pipeline(StandardScaler(), LogisticRegression()), grid, cv=3
+        ).fit(Xl, yl)
         assert search.best_params_ == reference_search.best_params_
-        np.testing.assert_allclose(search.cv_results_["mean_test_score"],
-                                   reference_search.cv_results_["mean_test_score"], atol=1e-12)
+        np.testing.assert_allclose(
+            search.cv_results_["mean_test_score"],
+            reference_search.cv_results_["mean_test_score"],
+            atol=1e-12,
+        )
 
 
 def case_scaler_kmeans_inertia():
@@ -69,5 +73,6 @@ def case_scaler_knn_classifier_accuracy():
             Xl, yl, test_size=0.3, stratify=yl, random_state=0
         )
         pipe = make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=7))
-        assert pipe.fit(X_train, y_train).score(X_test, y_test) == pytest.approx(expected,
-                                                                                 abs=1e-12)
+        assert pipe.fit(X_train, y_train).score(X_test, y_test) == pytest.approx(
+            expected, abs=1e-12
+        )

@@ -9,8 +9,12 @@ from mlmpi.dnn import DistributedOptimizer
 comms = get_comms()
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 2))
-opt = DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model.named_parameters(),
-                           comms=comms, bucket_cap_mb=0.001)
+opt = DistributedOptimizer(
+    torch.optim.SGD(model.parameters(), lr=0.1),
+    model.named_parameters(),
+    comms=comms,
+    bucket_cap_mb=0.001,
+)
 for _ in range(2):
     opt.zero_grad()
     model(torch.randn(4, 8)).pow(2).mean().backward()

@@ -55,8 +55,9 @@ def _train(n_batches, then):
 
     torch.manual_seed(0)
     model = torch.nn.Linear(3, 1)
-    optimizer = DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
-                                     model.named_parameters())
+    optimizer = DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1), model.named_parameters()
+    )
     data = torch.as_tensor(X, dtype=torch.float32)
     for batch in torch.chunk(data, n_batches):
         optimizer.zero_grad()
@@ -76,10 +77,17 @@ def uneven_batches_then_end():
     _train(4 if last else 3, "end")
 
 
-MISTAKES = {f.__name__: f for f in (
-    score_on_rank_0, skipped_fit, uneven_partial_fit, uneven_predict,
-    uneven_batches_then_metrics, uneven_batches_then_end,
-)}
+MISTAKES = {
+    f.__name__: f
+    for f in (
+        score_on_rank_0,
+        skipped_fit,
+        uneven_partial_fit,
+        uneven_predict,
+        uneven_batches_then_metrics,
+        uneven_batches_then_end,
+    )
+}
 
 if "dnn" in sys.argv[1:]:
     import mlmpi.dnn
