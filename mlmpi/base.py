@@ -7,7 +7,11 @@ before anything can raise locally. The estimator resolves its comms through
 :class:`DistributedEstimatorMixin`.
 """
 
+from sklearn.base import ClassifierMixin, RegressorMixin
+
+from ._contract import collective_method
 from .comms import resolve_comms
+from .utils.validation import agree
 
 
 class DistributedEstimatorMixin:
@@ -22,3 +26,56 @@ class DistributedEstimatorMixin:
     def _get_comms(self):
         """The comms this estimator's collective methods run on."""
         return resolve_comms(self.comms)
+
+
+_SCORE_DOC = """{what} of :meth:`predict` over the rows of every rank.
+
+        The value scikit-learn's ``{metric}`` gives on the union of the shards
+        (:func:`mlmpi.metrics.{metric}`), the same on every rank.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features)
+            This rank's rows (may be empty).
+        y : array-like of shape (n_local,) or (n_local, n_outputs)
+            Their true values.
+        sample_weight : array-like of shape (n_local,), default=None
+            Their weights.
+
+        Returns
+        -------
+        score : float
+            Replicated.
+        """
+
+
+def _global_score(estimator, metric, X, y, sample_weight):
+    comms = estimator._get_comms()
+    predicted, _ = agree(comms, lambda: (estimator.predict(X), None))
+    return metric(y, predicted, sample_weight=sample_weight, comms=comms)
+
+
+class DistributedClassifierMixin(ClassifierMixin):
+    """scikit-learn's ``ClassifierMixin`` whose ``score`` is the global accuracy."""
+
+    @collective_method
+    def score(self, X, y, sample_weight=None):
+        from .metrics import accuracy_score
+
+        return _global_score(self, accuracy_score, X, y, sample_weight)
+
+    score.__doc__ = _SCORE_DOC.format(what="Mean accuracy", metric="accuracy_score")
+
+
+class DistributedRegressorMixin(RegressorMixin):
+    """scikit-learn's ``RegressorMixin`` whose ``score`` is the global R²."""
+
+    @collective_method
+    def score(self, X, y, sample_weight=None):
+        from .metrics import r2_score
+
+        return _global_score(self, r2_score, X, y, sample_weight)
+
+    score.__doc__ = _SCORE_DOC.format(what="R²", metric="r2_score")

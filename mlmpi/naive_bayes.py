@@ -17,7 +17,7 @@ from numbers import Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import (
     _check_partial_fit_first_call,
@@ -26,10 +26,9 @@ from sklearn.utils.multiclass import (
 from sklearn.utils.validation import check_is_fitted
 
 from ._array import get_namespace, is_sparse, to_host, to_namespace
-from .base import DistributedEstimatorMixin
+from .base import DistributedClassifierMixin, DistributedEstimatorMixin
 from .comms import Comms, collective_method
 from .kernels import kernels_for
-from .metrics import accuracy_score
 from .utils.validation import agree, check_local, validate_fit_data
 
 __all__ = ["BernoulliNB", "GaussianNB", "MultinomialNB"]
@@ -103,7 +102,7 @@ def _class_sums(X, Y):
     return _transposed_product(X.astype(xp.float64, copy=False), Y)
 
 
-class _BaseNB(DistributedEstimatorMixin, ClassifierMixin, BaseEstimator):
+class _BaseNB(DistributedEstimatorMixin, DistributedClassifierMixin, BaseEstimator):
     """Local prediction and the global score shared by the naive Bayes models."""
 
     def predict_joint_log_proba(self, X):
@@ -155,30 +154,6 @@ class _BaseNB(DistributedEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         log_proba = self.predict_log_proba(X)
         return get_namespace(log_proba).exp(log_proba)
-
-    @collective_method
-    def score(self, X, y, sample_weight=None):
-        """Mean accuracy of :meth:`predict` over the global data.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-        y : array-like of shape (n_local,)
-        sample_weight : array-like of shape (n_local,), default=None
-
-        Returns
-        -------
-        score : float
-            Replicated.
-
-        Notes
-        -----
-        This method is collective.
-        """
-        comms = self._get_comms()
-        check_is_fitted(self)
-        predicted, _ = agree(comms, lambda: (self.predict(X), None))
-        return accuracy_score(y, predicted, sample_weight=sample_weight, comms=comms)
 
     def _validated(self, X, y, sample_weight, classes, *, refit, check_rows=None):
         """``(X, class indices, sample_weight, comms)`` of a ``fit``/``partial_fit`` call.

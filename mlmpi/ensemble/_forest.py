@@ -6,18 +6,18 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, to_host, to_namespace
-from ..base import DistributedEstimatorMixin
+from ..base import DistributedClassifierMixin, DistributedEstimatorMixin, DistributedRegressorMixin
 from ..comms import Comms, collective_method
 from ..kernels import kernels_for
-from ..linear_model._base import _global_r2
 from ..linear_model._logistic import _class_weights, _global_classes
+from ..metrics import r2_score
 from ..random import RowStream, shared_seed
-from ..utils.validation import agree, check_local, validate_fit_data
+from ..utils.validation import check_local, validate_fit_data
 from ._binning import global_edges
 from ._grow import grow_tree
 from ._splits import SplitRules
@@ -224,7 +224,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         return tags
 
 
-class ForestClassifier(ClassifierMixin, BaseHistogramForest):
+class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
     """Classification part of the forests (not public)."""
 
     _parameter_constraints: ClassVar[dict] = {
@@ -340,39 +340,8 @@ class ForestClassifier(ClassifierMixin, BaseHistogramForest):
         labels = self.classes_[sums.argmax(axis=1)]
         return to_namespace(labels, xp) if labels.dtype.kind in "biuf" else labels
 
-    @collective_method
-    def score(self, X, y, sample_weight=None):
-        """Mean accuracy of :meth:`predict` over the global data.
 
-        This method is collective.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-        y : array-like of shape (n_local,)
-        sample_weight : array-like of shape (n_local,), default=None
-
-        Returns
-        -------
-        score : float
-            Replicated.
-        """
-        comms = self._get_comms()
-
-        def check():
-            predicted = to_host(self.predict(X))
-            truth = np.asarray(to_host(y))
-            if truth.shape != predicted.shape:
-                raise ValueError(f"y has shape {truth.shape}, expected {predicted.shape}.")
-            weight = np.ones(truth.shape[0]) if sample_weight is None else to_host(sample_weight)
-            return np.array([weight @ (truth == predicted), weight.sum()], dtype=np.float64), None
-
-        local, _ = agree(comms, check)
-        correct, total = comms.allreduce(local)
-        return float(correct / total)
-
-
-class ForestRegressor(RegressorMixin, BaseHistogramForest):
+class ForestRegressor(DistributedRegressorMixin, BaseHistogramForest):
     """Regression part of the forests (not public)."""
 
     _parameter_constraints: ClassVar[dict] = {
@@ -436,7 +405,7 @@ class ForestRegressor(RegressorMixin, BaseHistogramForest):
         sums, n_trees = self._oob_sums(X, layout)
         self.oob_prediction_ = sums[:, 0] / np.maximum(n_trees, 1)
         self._warn_missing_oob(n_trees, comms)
-        self.oob_score_ = _global_r2(targets, self.oob_prediction_, None, comms)
+        self.oob_score_ = r2_score(targets, self.oob_prediction_, comms=comms)
 
     def predict(self, X):
         """Mean of the trees' predictions for this rank's rows (no communication).
@@ -452,37 +421,3 @@ class ForestRegressor(RegressorMixin, BaseHistogramForest):
         """
         sums, xp = self._leaf_sums(X)
         return to_namespace(sums[:, 0] / self.forest_.n_trees, xp)
-
-    @collective_method
-    def score(self, X, y, sample_weight=None):
-        """R² of :meth:`predict` over the global data (scikit-learn's ``r2_score``).
-
-        This method is collective.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-        y : array-like of shape (n_local,)
-        sample_weight : array-like of shape (n_local,), default=None
-
-        Returns
-        -------
-        score : float
-            Replicated.
-        """
-        comms = self._get_comms()
-        y_pred = to_host(self.predict(X))
-
-        def check():
-            y_true = np.asarray(to_host(y), dtype=np.float64)
-            if y_true.shape != y_pred.shape:
-                raise ValueError(f"y has shape {y_true.shape}, expected {y_pred.shape}.")
-            weight = (
-                None
-                if sample_weight is None
-                else np.asarray(to_host(sample_weight), dtype=np.float64)
-            )
-            return (y_true, weight), None
-
-        (y_true, weight), _ = agree(comms, check)
-        return _global_r2(y_true, y_pred, weight, comms)

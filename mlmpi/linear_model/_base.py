@@ -5,9 +5,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_sparse, to_namespace
-from ..comms import collective_method
-from ..metrics import r2_score
-from ..utils.validation import agree, check_local, validate_fit_data
+from ..utils.validation import check_local, validate_fit_data
 
 # Sparse X with more features than this never forms a d x d Gram matrix (128 MiB
 # in float64 at this size): matrix-free solvers run instead.
@@ -118,7 +116,7 @@ class LinearPredictMixin:
 
 
 class RegressionMixin(LinearPredictMixin):
-    """``predict`` (local) and the global R² ``score`` (collective)."""
+    """``predict`` (local) of the linear regressors."""
 
     def predict(self, X):
         """Predict with the linear model for this rank's rows.
@@ -135,29 +133,3 @@ class RegressionMixin(LinearPredictMixin):
             Local; in ``X``'s namespace (NumPy or CuPy).
         """
         return self._decision_function(X)
-
-    @collective_method
-    def score(self, X, y, sample_weight=None):
-        """R² of ``predict(X)`` against ``y`` over the global data.
-
-        Same value as scikit-learn's ``r2_score`` (uniform average over the
-        targets) on the union of the shards.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-        y : array-like of shape (n_local,) or (n_local, n_targets)
-        sample_weight : array-like of shape (n_local,), default=None
-
-        Returns
-        -------
-        score : float
-            Replicated.
-
-        Notes
-        -----
-        This method is collective.
-        """
-        comms = self._get_comms()
-        y_pred, _ = agree(comms, lambda: (self.predict(X), None))
-        return r2_score(y, y_pred, sample_weight=sample_weight, comms=comms)

@@ -20,14 +20,14 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy import sparse
-from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
+from sklearn.base import BaseEstimator, MultiOutputMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils._sparse import _align_api_if_sparse
 
 from .._array import to_host
-from ..base import DistributedEstimatorMixin
+from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
 from ..comms import collective_method
 from ..kernels import kernels_for
 from ..random import shared_seed
@@ -321,7 +321,11 @@ def enet_path(
 
 
 class ElasticNet(
-    DistributedEstimatorMixin, MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator
+    DistributedEstimatorMixin,
+    MultiOutputMixin,
+    RegressionMixin,
+    DistributedRegressorMixin,
+    BaseEstimator,
 ):
     """Linear regression with combined L1 and L2 priors on row-sharded data.
 

@@ -29,11 +29,11 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg, optimize
-from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
+from sklearn.base import BaseEstimator, MultiOutputMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._array import is_sparse
-from ..base import DistributedEstimatorMixin
+from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
 from ..comms import collective_method
 from ._base import (
     GRAM_MAX_FEATURES,
@@ -103,7 +103,11 @@ def _nnls(A, B):
 
 
 class LinearRegression(
-    DistributedEstimatorMixin, MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator
+    DistributedEstimatorMixin,
+    MultiOutputMixin,
+    RegressionMixin,
+    DistributedRegressorMixin,
+    BaseEstimator,
 ):
     """Ordinary least squares on row-sharded data (scikit-learn's API).
 
@@ -293,7 +297,11 @@ def _ridge_svd(R, Z, alphas):
 
 
 class Ridge(
-    DistributedEstimatorMixin, MultiOutputMixin, RegressionMixin, RegressorMixin, BaseEstimator
+    DistributedEstimatorMixin,
+    MultiOutputMixin,
+    RegressionMixin,
+    DistributedRegressorMixin,
+    BaseEstimator,
 ):
     """Linear least squares with L2 regularisation on row-sharded data.
 

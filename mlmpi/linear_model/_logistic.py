@@ -13,7 +13,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy import sparse
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator
 from sklearn.linear_model._logistic import _check_solver
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils._sparse import _align_api_if_sparse
@@ -22,10 +22,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, is_sparse, to_host
-from ..base import DistributedEstimatorMixin
+from ..base import DistributedClassifierMixin, DistributedEstimatorMixin
 from ..comms import collective_method
 from ..kernels import kernels_for
-from ..metrics import accuracy_score
 from ..utils.validation import agree, validate_fit_data
 from ._base import LinearPredictMixin, check_finite_parameters
 from ._newton import _Gauge, lbfgs, newton_cg, newton_cholesky
@@ -259,7 +258,7 @@ class LogisticObjective:
 
 
 class LogisticRegression(
-    DistributedEstimatorMixin, LinearPredictMixin, ClassifierMixin, BaseEstimator
+    DistributedEstimatorMixin, LinearPredictMixin, DistributedClassifierMixin, BaseEstimator
 ):
     """Regularised logistic regression on row-sharded data (scikit-learn's API).
 
@@ -658,26 +657,3 @@ class LogisticRegression(
             Local; columns follow ``classes_``.
         """
         return get_namespace(X).exp(self.predict_log_proba(X))
-
-    @collective_method
-    def score(self, X, y, sample_weight=None):
-        """Mean accuracy of :meth:`predict` over the global data.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-        y : array-like of shape (n_local,)
-        sample_weight : array-like of shape (n_local,), default=None
-
-        Returns
-        -------
-        score : float
-            Replicated.
-
-        Notes
-        -----
-        This method is collective.
-        """
-        comms = self._get_comms()
-        predicted, _ = agree(comms, lambda: (self.predict(X), None))
-        return accuracy_score(y, predicted, sample_weight=sample_weight, comms=comms)

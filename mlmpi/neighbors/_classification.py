@@ -3,18 +3,18 @@
 import warnings
 
 import numpy as np
-from sklearn.base import ClassifierMixin, MultiOutputMixin, _fit_context
+from sklearn.base import MultiOutputMixin, _fit_context
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import to_host, to_namespace
+from ..base import DistributedClassifierMixin
 from ..comms import collective_method
 from ..linear_model._logistic import _global_classes
-from ..metrics import accuracy_score
-from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighborsBase
+from ._base import SupervisedNeighborsBase
 
 
-class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighborsBase):
+class KNeighborsClassifier(MultiOutputMixin, DistributedClassifierMixin, SupervisedNeighborsBase):
     """Classifier implementing the k-nearest neighbours vote over rows spread across ranks.
 
         scikit-learn's :class:`sklearn.neighbors.KNeighborsClassifier` (brute
@@ -164,29 +164,3 @@ class KNeighborsClassifier(MultiOutputMixin, ClassifierMixin, SupervisedNeighbor
         if not self.outputs_2d_:
             predicted = predicted.ravel()
         return predicted if predicted.dtype.kind not in "biuf" else to_namespace(predicted, xp)
-
-    @collective_method
-    def score(self, X, y, sample_weight=None):
-        """Mean accuracy over the global data (``mlmpi.metrics.accuracy_score``).
-
-        This method is collective.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local_queries, n_features)
-        y : array-like of shape (n_local_queries,) or (n_local_queries, n_outputs)
-        sample_weight : array-like of shape (n_local_queries,), default=None
-
-        Returns
-        -------
-        score : float
-            Replicated.
-        """
-        comms = self._get_comms()
-        predicted = self.predict(X)
-        return accuracy_score(y, predicted, sample_weight=sample_weight, comms=comms)
-
-
-KNeighborsClassifier.__doc__ = KNeighborsClassifier.__doc__.format(
-    shared=DISTRIBUTED_DOC, parameters=SUPERVISED_PARAMETERS_DOC
-)

@@ -1,16 +1,16 @@
 """KNeighborsRegressor over a sharded index."""
 
 import numpy as np
-from sklearn.base import MultiOutputMixin, RegressorMixin, _fit_context
+from sklearn.base import MultiOutputMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import to_host, to_namespace
+from ..base import DistributedRegressorMixin
 from ..comms import collective_method
-from ..metrics import r2_score
-from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighborsBase
+from ._base import SupervisedNeighborsBase
 
 
-class KNeighborsRegressor(MultiOutputMixin, RegressorMixin, SupervisedNeighborsBase):
+class KNeighborsRegressor(MultiOutputMixin, DistributedRegressorMixin, SupervisedNeighborsBase):
     """Regression by the k nearest neighbours over rows spread across ranks.
 
         scikit-learn's :class:`sklearn.neighbors.KNeighborsRegressor` (brute
@@ -95,29 +95,3 @@ class KNeighborsRegressor(MultiOutputMixin, RegressorMixin, SupervisedNeighborsB
         if self._y_ndim == 1:
             predicted = predicted.ravel()
         return to_namespace(predicted, xp)
-
-    @collective_method
-    def score(self, X, y, sample_weight=None):
-        """R² of :meth:`predict` over the global data (scikit-learn's ``r2_score``).
-
-        This method is collective.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local_queries, n_features)
-        y : array-like of shape (n_local_queries,) or (n_local_queries, n_outputs)
-        sample_weight : array-like of shape (n_local_queries,), default=None
-
-        Returns
-        -------
-        score : float
-            Replicated.
-        """
-        comms = self._get_comms()
-        y_pred = self.predict(X)
-        return r2_score(y, y_pred, sample_weight=sample_weight, comms=comms)
-
-
-KNeighborsRegressor.__doc__ = KNeighborsRegressor.__doc__.format(
-    shared=DISTRIBUTED_DOC, parameters=SUPERVISED_PARAMETERS_DOC
-)
