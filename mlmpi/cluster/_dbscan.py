@@ -12,6 +12,7 @@ from ..comms import Comms, collective_method
 from ..kernels import kernels_for
 from ..neighbors import _ring
 from ..neighbors._base import DEFAULT_BATCH, effective_metric
+from ..utils.ring import ring_blocks
 from ..utils.validation import agree, validate_fit_data
 
 #: Effective metrics and the Minkowski power a k-d tree searches them with.
@@ -230,14 +231,12 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
             tree = kernels.build_tree(X, self.leaf_size)
             rows, columns = kernels.eps_pairs_within(tree, self.eps, p)
             found = [(rows, columns + layout.offset)]
-        own = range(layout.offset, layout.offset + X.shape[0])
-        for block, start, request in _ring.ring_blocks(
-            X, comms, layout.counts, _TREE_BLOCK, "euclidean"
-        ):
-            if tree is not None and block.shape[0] and start not in own:
+        offsets = np.cumsum((0,) + tuple(layout.counts))
+        for block, owner, start, request in ring_blocks(X, comms, layout.counts, _TREE_BLOCK):
+            if tree is not None and block.shape[0] and owner != comms.rank:
                 block_tree = kernels.build_tree(block, self.leaf_size)
                 rows, columns = kernels.eps_pairs(tree, block_tree, self.eps, p)
-                found.append((rows, columns + start))
+                found.append((rows, columns + offsets[owner] + start))
             if request is not None:
                 request.test()
         rows, neighbours = zip(*found)

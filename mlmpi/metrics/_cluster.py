@@ -12,9 +12,9 @@ from .._array import get_namespace, is_device_array, to_host, to_namespace
 from .._contract import collective_function
 from ..comms import resolve_comms
 from ..kernels import kernels_for
+from ..utils.ring import ring_blocks
 from ..utils.validation import agree
 from ._common import distinct, global_table
-from ._ring import ring_blocks
 
 _BLOCK_ROWS = 2048
 
@@ -152,7 +152,7 @@ def _silhouette_local(X, labels, metric, comms, kwds, sample_size=None, random_s
         xp.concatenate([Xv, to_namespace(codes.astype(Xv.dtype), xp).reshape(-1, 1)], axis=1)
     )
     kernels = kernels_for("metrics", Xv)
-    for block, owner, start in ring_blocks(travelling, comms, counts, _BLOCK_ROWS):
+    for block, owner, start, _ in ring_blocks(travelling, comms, counts, _BLOCK_ROWS):
         block_rows = block[:, :n_features]
         block_codes = block[:, n_features].astype(xp.int64)
         for lo in range(0, Xv.shape[0], _BLOCK_ROWS):

@@ -4,7 +4,7 @@ For a binary problem, AUC = Σ_pos w_i (W_neg(score < s_i) + ½ W_neg(score = s_
 / (W_pos · W_neg): the area under scikit-learn's (trapezoidal, ties
 averaged) ROC curve, without binning. Every rank sorts its negatives by
 score; the sorted blocks travel round the ring of ranks
-(:func:`~mlmpi.metrics._ring.ring_blocks`), and every rank counts, for each
+(:func:`~mlmpi.utils.ring.ring_blocks`), and every rank counts, for each
 of its positives, the weight of the visiting negatives below and equal to
 its score (two binary searches). Memory per rank: its rows plus two blocks;
 no rank gathers the scores. Multiclass (one-vs-rest, one-vs-one) and
@@ -24,9 +24,9 @@ from .._array import to_host
 from .._contract import collective_function
 from ..comms import resolve_comms
 from ..kernels import kernels_for
+from ..utils.ring import ring_blocks
 from ..utils.validation import agree
 from ._common import distinct, host_labels, host_weights
-from ._ring import ring_blocks
 
 _BLOCK_ROWS = 1 << 16
 
@@ -44,7 +44,7 @@ def _global_weight_below(comms, sorted_rows, counts, queries, ties):
     This function is collective.
     """
     below = np.zeros(queries.shape[0])
-    for block, _, _ in ring_blocks(sorted_rows, comms, counts, _BLOCK_ROWS):
+    for block, _, _, _ in ring_blocks(sorted_rows, comms, counts, _BLOCK_ROWS):
         kernels_for("metrics", queries).add_weight_below(
             block[:, 0], block[:, 1], queries, below, ties
         )

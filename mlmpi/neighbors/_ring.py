@@ -16,10 +16,9 @@ independent of the number of ranks, of the shards and of the order in
 which the blocks arrive.
 """
 
-import math
-
 from .._array import get_namespace
 from ..kernels import kernels_for
+from ..utils.ring import ring_blocks
 
 #: Reduced metric used for the search, per effective metric.
 REDUCED = {
@@ -54,25 +53,6 @@ def to_distance(reduced, metric, p):
     return reduced
 
 
-def ring_blocks(X, comms, counts, rows, metric):
-    """Yield ``(block, start, request)``: every block of every rank's shard
-    once (prepared for ``metric`` by its owner), with ``start`` its global
-    index; ``request`` (None on the last hop) brings the next block, already
-    in flight."""
-    offsets = [sum(counts[:r]) for r in range(len(counts))]
-    rounds = max(math.ceil(c / rows) for c in counts)
-    rank, size = comms.rank, comms.size
-    for j in range(rounds):
-        block = prepare_rows(X[j * rows : (j + 1) * rows], metric)
-        for hop in range(size):
-            request = None
-            if hop < size - 1:
-                request = comms.isendrecv(block, dest=(rank + 1) % size, source=(rank - 1) % size)
-            yield block, offsets[(rank - hop) % size] + j * rows, request
-            if request is not None:
-                block = request.wait()
-
-
 def _tolerance(X, q_term, x_term, metric):
     """Per-query bound on the rounding error of the GEMM distances against the
     direct ones (worst case of both, ~2·d·eps relative to ``||q||² + ||x||²``)."""
@@ -92,7 +72,10 @@ def _search(Q, X, comms, counts, metric, p, batch_size, visit):
     reduced = REDUCED[metric]
     q_terms = kernels.row_terms(Q, reduced)
     buffer = xp.empty(batch_size * batch_size, dtype=X.dtype)
-    for block, start, request in ring_blocks(X, comms, counts, batch_size, metric):
+    offsets = [sum(counts[:r]) for r in range(len(counts))]
+    blocks = ring_blocks(X, comms, counts, batch_size, lambda rows: prepare_rows(rows, metric))
+    for block, owner, start, request in blocks:
+        start += offsets[owner]
         x_term = kernels.row_terms(block, reduced)
         for lo in range(0, Q.shape[0], batch_size):
             batch = slice(lo, min(lo + batch_size, Q.shape[0]))
