@@ -155,6 +155,55 @@ class _BaseNB(DistributedEstimatorMixin, DistributedClassifierMixin, BaseEstimat
         log_proba = self.predict_log_proba(X)
         return get_namespace(log_proba).exp(log_proba)
 
+    @collective_method
+    def fit(self, X, y, sample_weight=None):
+        """Fit on the global data (every rank passes its rows).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
+            This rank's rows (sparse rows for the count models only).
+        y : array-like of shape (n_local,)
+        sample_weight : array-like of shape (n_local,), default=None
+
+        Returns
+        -------
+        self : object
+
+        Notes
+        -----
+        This method is collective.
+        """
+        self._validate_params()
+        self.classes_ = None
+        return self._partial_fit(X, y, None, sample_weight, refit=True)
+
+    @collective_method
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Update the model with one global batch (every rank passes its rows of it).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
+            This rank's rows of the batch (sparse rows for the count models only).
+        y : array-like of shape (n_local,)
+        classes : array-like of shape (n_classes,), default=None
+            Every class that can appear; required on the first call, the
+            same on every rank.
+        sample_weight : array-like of shape (n_local,), default=None
+
+        Returns
+        -------
+        self : object
+
+        Notes
+        -----
+        This method is collective.
+        """
+        if getattr(self, "classes_", None) is None:
+            self._validate_params()
+        return self._partial_fit(X, y, classes, sample_weight, refit=False)
+
     def _validated(self, X, y, sample_weight, classes, *, refit, check_rows=None):
         """``(X, class indices, sample_weight, comms)`` of a ``fit``/``partial_fit`` call.
 
@@ -245,53 +294,6 @@ class GaussianNB(_BaseNB):
         self.priors = priors
         self.var_smoothing = var_smoothing
         self.comms = comms
-
-    @collective_method
-    def fit(self, X, y, sample_weight=None):
-        """Fit on the global data (every rank passes its rows).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-        y : array-like of shape (n_local,)
-        sample_weight : array-like of shape (n_local,), default=None
-
-        Returns
-        -------
-        self : object
-
-        Notes
-        -----
-        This method is collective.
-        """
-        self._validate_params()
-        self.classes_ = None
-        return self._partial_fit(X, y, None, sample_weight, refit=True)
-
-    @collective_method
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """Update the model with one global batch (every rank passes its rows of it).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-        y : array-like of shape (n_local,)
-        classes : array-like of shape (n_classes,), default=None
-            Every class that can appear; required on the first call, the
-            same on every rank.
-        sample_weight : array-like of shape (n_local,), default=None
-
-        Returns
-        -------
-        self : object
-
-        Notes
-        -----
-        This method is collective.
-        """
-        if getattr(self, "classes_", None) is None:
-            self._validate_params()
-        return self._partial_fit(X, y, classes, sample_weight, refit=False)
 
     def _partial_fit(self, X, y, classes, sample_weight, *, refit):
         first_call = getattr(self, "classes_", None) is None
@@ -435,53 +437,6 @@ class _BaseDiscreteNB(_BaseNB):
         tags.input_tags.sparse = True
         tags.classifier_tags.poor_score = True
         return tags
-
-    @collective_method
-    def fit(self, X, y, sample_weight=None):
-        """Fit on the global data (every rank passes its rows).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_local, n_features)
-        y : array-like of shape (n_local,)
-        sample_weight : array-like of shape (n_local,), default=None
-
-        Returns
-        -------
-        self : object
-
-        Notes
-        -----
-        This method is collective.
-        """
-        self._validate_params()
-        self.classes_ = None
-        return self._partial_fit(X, y, None, sample_weight, refit=True)
-
-    @collective_method
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """Update the counts with one global batch (every rank passes its rows of it).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_local, n_features)
-        y : array-like of shape (n_local,)
-        classes : array-like of shape (n_classes,), default=None
-            Every class that can appear; required on the first call, the
-            same on every rank.
-        sample_weight : array-like of shape (n_local,), default=None
-
-        Returns
-        -------
-        self : object
-
-        Notes
-        -----
-        This method is collective.
-        """
-        if getattr(self, "classes_", None) is None:
-            self._validate_params()
-        return self._partial_fit(X, y, classes, sample_weight, refit=False)
 
     def _partial_fit(self, X, y, classes, sample_weight, *, refit):
         first_call = getattr(self, "classes_", None) is None
