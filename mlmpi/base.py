@@ -13,6 +13,8 @@ from ._contract import collective_method
 from .comms import resolve_comms
 from .utils.validation import agree
 
+__all__ = ["DistributedClassifierMixin", "DistributedEstimatorMixin", "DistributedRegressorMixin"]
+
 
 class DistributedEstimatorMixin:
     """Mixin of every mlmpi estimator (put it first among the bases).

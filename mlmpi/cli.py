@@ -14,6 +14,8 @@ from importlib import metadata
 
 from . import __version__
 
+__all__ = ["build_parser", "main"]
+
 _PACKAGES = (
     ("numpy", "numpy"),
     ("scipy", "scipy"),

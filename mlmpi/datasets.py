@@ -8,6 +8,8 @@ import scipy.sparse
 from .comms import resolve_comms
 from .random import RowStream, shared_seed
 
+__all__ = ["even_counts", "make_blobs", "make_sparse_text", "shard"]
+
 _BLOCK_ROWS = 1 << 16
 
 

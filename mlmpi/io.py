@@ -8,6 +8,8 @@ import scipy.sparse
 from .comms import resolve_comms
 from .datasets import _row_range
 
+__all__ = ["load_npy", "load_npz"]
+
 
 def _check_device(device):
     if device not in ("cpu", "gpu"):

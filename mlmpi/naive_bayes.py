@@ -123,6 +123,11 @@ class _BaseNB(DistributedEstimatorMixin, DistributedClassifierMixin, BaseEstimat
     def predict(self, X):
         """Class of each of this rank's rows (no communication).
 
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_local, n_features)
+            This rank's rows.
+
         Returns
         -------
         labels : ndarray of shape (n_local,)
@@ -133,6 +138,11 @@ class _BaseNB(DistributedEstimatorMixin, DistributedClassifierMixin, BaseEstimat
 
     def predict_log_proba(self, X):
         """Log class probabilities of this rank's rows (no communication).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_local, n_features)
+            This rank's rows.
 
         Returns
         -------
@@ -146,6 +156,11 @@ class _BaseNB(DistributedEstimatorMixin, DistributedClassifierMixin, BaseEstimat
 
     def predict_proba(self, X):
         """Class probabilities of this rank's rows (no communication).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_local, n_features)
+            This rank's rows.
 
         Returns
         -------

@@ -15,6 +15,8 @@ from .base import DistributedEstimatorMixin
 from .comms import collective_method, get_comms
 from .utils.shard_local import warn_shard_local_learners
 
+__all__ = ["Pipeline", "make_pipeline"]
+
 
 def _collective_when_available(name):
     """scikit-learn's ``available_if`` method ``name``, marked collective (and

@@ -15,6 +15,8 @@ import numpy as np
 from scipy.special import ndtri
 from sklearn.utils import check_random_state
 
+__all__ = ["RowStream", "shared_seed"]
+
 _SEED_LIMIT = np.iinfo(np.int32).max
 
 

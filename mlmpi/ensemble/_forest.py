@@ -319,7 +319,18 @@ class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
         return to_namespace(sums / self.forest_.n_trees, xp)
 
     def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba` (no communication)."""
+        """Logarithm of :meth:`predict_proba` (no communication).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features)
+            This rank's rows.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_local, n_classes)
+            Local, in the namespace of ``X``; columns follow ``classes_``.
+        """
         proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
             return get_namespace(proba).log(proba)

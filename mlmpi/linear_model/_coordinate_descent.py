@@ -237,6 +237,8 @@ def enet_path(
     y : array-like of shape (n_local,)
     l1_ratio, eps, n_alphas, alphas, coef_init, return_n_iter, positive
         As scikit-learn's ``enet_path``.
+    precompute, Xy, copy_X, check_input, verbose
+        Accepted for compatibility (ignored).
     comms : Comms, default=None
         None means :func:`mlmpi.get_comms`.
     **params
@@ -374,6 +376,19 @@ class ElasticNet(
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Only when X has string column names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn import linear_model
+    >>> from mlmpi import ElasticNet
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(30, 4))
+    >>> y = X @ np.array([1.5, 0.0, -2.0, 0.0]) + 0.1 * rng.normal(size=30)
+    >>> enet = ElasticNet(alpha=0.1, l1_ratio=0.7).fit(X, y)
+    >>> reference = linear_model.ElasticNet(alpha=0.1, l1_ratio=0.7).fit(X, y)
+    >>> np.allclose(enet.coef_, reference.coef_, atol=1e-4)
+    True
     """
 
     _parameter_constraints: dict = {
@@ -505,8 +520,56 @@ class Lasso(ElasticNet):
 
     Minimises ``1 / (2 * n_samples) * ||y - Xw||² + alpha * ||w||_1`` over the
     union of the shards: :class:`ElasticNet` with ``l1_ratio=1``. See
-    :class:`ElasticNet` for the parameters (all but ``l1_ratio``), the
-    attributes and the solver.
+    :class:`ElasticNet` for the attributes and the solver.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        Weight of the L1 penalty.
+    fit_intercept : bool, default=True
+        Centre X and y at their global weighted means and fit an intercept.
+    precompute : bool or array-like, default=False
+        Accepted for compatibility: the Gram matrix is always computed from
+        the shards (a user-supplied one is ignored).
+    copy_X : bool, default=True
+        Accepted for compatibility; X is never modified.
+    max_iter : int, default=1000
+        Most coordinate descent sweeps.
+    tol : float, default=1e-4
+        Stop when the duality gap is below ``tol * ||y - ȳ||²`` (scikit-learn's rule).
+    warm_start : bool, default=False
+        Start from the previous ``coef_``.
+    positive : bool, default=False
+        Non-negative coefficients.
+    random_state : int, RandomState instance or None, default=None
+        Seed of ``selection='random'``, shared by every rank.
+    selection : {'cyclic', 'random'}, default='cyclic'
+        Order of the coordinate updates.
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
+
+    Attributes
+    ----------
+    coef_ : array of shape (n_features,) or (n_targets, n_features)
+        Replicated.
+    intercept_ : float or array of shape (n_targets,)
+        Replicated.
+    n_iter_ : int or list of int
+        Iterations per target. Replicated.
+    dual_gap_ : float or ndarray of shape (n_targets,)
+        Final duality gaps. Replicated.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn import linear_model
+    >>> from mlmpi import Lasso
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(30, 4))
+    >>> y = X @ np.array([1.5, 0.0, -2.0, 0.0]) + 0.1 * rng.normal(size=30)
+    >>> lasso = Lasso(alpha=0.1).fit(X, y)
+    >>> np.allclose(lasso.coef_, linear_model.Lasso(alpha=0.1).fit(X, y).coef_, atol=1e-4)
+    True
     """
 
     _parameter_constraints: dict = {

@@ -160,6 +160,19 @@ class LinearRegression(
     normal equations when the centred X is well conditioned, TSQR otherwise
     (exact minimum-norm solution for rank-deficient X). CSR rows are never
     densified: their Gram matrix is allreduced, or LSQR runs matrix-free.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn import linear_model
+    >>> from mlmpi import LinearRegression
+    >>> X = np.array([[1.0, 1.0], [1.0, 2.0], [2.0, 2.0], [2.0, 3.0]])
+    >>> y = X @ np.array([1.0, 2.0]) + 3.0
+    >>> reg = LinearRegression().fit(X, y)
+    >>> np.round(reg.coef_, 6), round(float(reg.intercept_), 6)
+    (array([1., 2.]), 3.0)
+    >>> np.allclose(reg.predict(X), linear_model.LinearRegression().fit(X, y).predict(X))
+    True
     """
 
     _parameter_constraints: dict = {
@@ -356,6 +369,19 @@ class Ridge(
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Only when X has string column names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn import linear_model
+    >>> from mlmpi import Ridge
+    >>> rng = np.random.RandomState(0)
+    >>> X, y = rng.normal(size=(20, 3)), rng.normal(size=20)
+    >>> ridge = Ridge(alpha=1.0).fit(X, y)
+    >>> ridge.solver_
+    'cholesky'
+    >>> np.allclose(ridge.coef_, linear_model.Ridge(alpha=1.0).fit(X, y).coef_)
+    True
     """
 
     _parameter_constraints: dict = {

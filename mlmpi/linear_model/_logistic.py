@@ -336,6 +336,23 @@ class LogisticRegression(
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Only when X has string column names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn import linear_model
+    >>> from mlmpi import LogisticRegression
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = (X[:, 0] + 0.5 * rng.normal(size=40) > 0).astype(int)
+    >>> clf = LogisticRegression().fit(X, y)
+    >>> clf.classes_
+    array([0, 1])
+    >>> reference = linear_model.LogisticRegression().fit(X, y)
+    >>> np.allclose(clf.coef_, reference.coef_, atol=1e-4)
+    True
+    >>> clf.predict_proba(X[:2]).shape
+    (2, 2)
     """
 
     _parameter_constraints: dict = {
@@ -610,6 +627,11 @@ class LogisticRegression(
     def decision_function(self, X):
         """Logits of this rank's rows (no communication).
 
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_local, n_features)
+            This rank's rows.
+
         Returns
         -------
         scores : array of shape (n_local,) for two classes, else (n_local, n_classes)
@@ -620,6 +642,11 @@ class LogisticRegression(
 
     def predict(self, X):
         """Class of each of this rank's rows (no communication).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_local, n_features)
+            This rank's rows.
 
         Returns
         -------
@@ -636,6 +663,11 @@ class LogisticRegression(
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba` (no communication).
 
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_local, n_features)
+            This rank's rows.
+
         Returns
         -------
         log_proba : array of shape (n_local, n_classes)
@@ -650,6 +682,11 @@ class LogisticRegression(
 
     def predict_proba(self, X):
         """Class probabilities of this rank's rows (no communication).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_local, n_features)
+            This rank's rows.
 
         Returns
         -------

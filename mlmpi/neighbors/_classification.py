@@ -11,7 +11,7 @@ from .._array import to_host, to_namespace
 from ..base import DistributedClassifierMixin
 from ..comms import collective_method
 from ..linear_model._logistic import _global_classes
-from ._base import SupervisedNeighborsBase
+from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighborsBase
 
 
 class KNeighborsClassifier(MultiOutputMixin, DistributedClassifierMixin, SupervisedNeighborsBase):
@@ -164,3 +164,8 @@ class KNeighborsClassifier(MultiOutputMixin, DistributedClassifierMixin, Supervi
         if not self.outputs_2d_:
             predicted = predicted.ravel()
         return predicted if predicted.dtype.kind not in "biuf" else to_namespace(predicted, xp)
+
+
+KNeighborsClassifier.__doc__ = KNeighborsClassifier.__doc__.format(
+    shared=DISTRIBUTED_DOC, parameters=SUPERVISED_PARAMETERS_DOC
+)

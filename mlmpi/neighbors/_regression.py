@@ -7,7 +7,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._array import to_host, to_namespace
 from ..base import DistributedRegressorMixin
 from ..comms import collective_method
-from ._base import SupervisedNeighborsBase
+from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighborsBase
 
 
 class KNeighborsRegressor(MultiOutputMixin, DistributedRegressorMixin, SupervisedNeighborsBase):
@@ -95,3 +95,8 @@ class KNeighborsRegressor(MultiOutputMixin, DistributedRegressorMixin, Supervise
         if self._y_ndim == 1:
             predicted = predicted.ravel()
         return to_namespace(predicted, xp)
+
+
+KNeighborsRegressor.__doc__ = KNeighborsRegressor.__doc__.format(
+    shared=DISTRIBUTED_DOC, parameters=SUPERVISED_PARAMETERS_DOC
+)

@@ -1,0 +1,146 @@
+"""Every public object has a numpydoc docstring with Examples, and every
+module's doctests pass (single process: the default comms outside MPI).
+
+The public API is read from what the package exports: ``mlmpi._PUBLIC``,
+``mlmpi._SUBMODULES`` and each of those modules' ``__all__``, so a new
+export is checked without editing this file.
+"""
+
+import doctest
+import enum
+import importlib
+import inspect
+import pkgutil
+import warnings
+
+import pytest
+from numpydoc.docscrape import FunctionDoc, NumpyDocString
+from numpydoc.validate import validate
+
+import mlmpi
+
+# numpydoc.validate codes for what Sphinx (numpydoc, ``-W``) warns about or
+# what a reader of the API reference needs: a docstring, a summary, sections
+# known and in order, every parameter documented and no stale ones, a Returns
+# section where the function returns something.
+_CHECKS = {"GL08", "GL06", "GL07", "SS01", "PR01", "PR02", "RT01", "YD01"}
+
+
+def _public_modules():
+    return ["mlmpi"] + [f"mlmpi.{name}" for name in sorted(mlmpi._SUBMODULES)]
+
+
+def _exported(module_name):
+    if module_name == "mlmpi":
+        return sorted(mlmpi._PUBLIC)
+    module = importlib.import_module(module_name)
+    assert hasattr(module, "__all__"), f"{module_name} declares no __all__"
+    return list(module.__all__)
+
+
+def _public_objects():
+    """(dotted path, object) for every exported class and function, once each."""
+    seen, found = set(), []
+    for module_name in _public_modules():
+        module = importlib.import_module(module_name)
+        for name in _exported(module_name):
+            obj = getattr(module, name)
+            if not (inspect.isclass(obj) or inspect.isfunction(obj)) or id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            found.append((f"{module_name}.{name}", obj))
+    return found
+
+
+def _own_methods(cls):
+    """Public methods and properties defined by mlmpi (not inherited from
+    scikit-learn, torch or the standard library)."""
+    for name in sorted(dir(cls)):
+        if name.startswith("_"):
+            continue
+        owner = next((k for k in cls.__mro__ if name in vars(k)), None)
+        if owner is None or not owner.__module__.startswith("mlmpi"):
+            continue
+        member = vars(owner)[name]
+        if isinstance(member, (staticmethod, classmethod)):
+            member = member.__func__
+        if inspect.isfunction(member) or isinstance(member, property):
+            yield name, member
+
+
+def _api():
+    params, seen = [], set()
+    for path, obj in _public_objects():
+        params.append(pytest.param(path, obj, True, id=path))
+        if inspect.isclass(obj):
+            for name, member in _own_methods(obj):
+                if id(member) not in seen:  # a method inherited by several classes once
+                    seen.add(id(member))
+                    params.append(
+                        pytest.param(f"{path}.{name}", member, False, id=f"{path}.{name}")
+                    )
+    return params
+
+
+def _has_parameters(obj):
+    if isinstance(obj, property) or (inspect.isclass(obj) and issubclass(obj, enum.Enum)):
+        return False
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return False
+    return any(name != "self" for name in signature.parameters)
+
+
+@pytest.mark.parametrize("path, obj, needs_examples", _api())
+def test_public_docstring(path, obj, needs_examples):
+    docstring = inspect.getdoc(obj.fget if isinstance(obj, property) else obj)
+    assert docstring, f"{path} has no docstring"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpydoc warns on unknown sections
+        parsed = NumpyDocString(docstring)
+    assert "".join(parsed["Summary"]).strip(), f"{path}: empty summary"
+    if _has_parameters(obj):
+        assert parsed["Parameters"], f"{path}: no Parameters section"
+    if needs_examples:
+        assert "".join(parsed["Examples"]).strip(), f"{path}: no Examples section"
+        assert ">>>" in "".join(parsed["Examples"]), f"{path}: Examples without code"
+    if not isinstance(obj, property):
+        errors = [f"{code} {message}" for code, message in _validate(path, obj) if code in _CHECKS]
+        assert not errors, f"{path}:\n" + "\n".join(errors)
+
+
+def _validate(path, obj):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if inspect.isclass(obj):
+            # The constructor's parameters are documented in the class docstring.
+            return validate(path)["errors"]
+        FunctionDoc(obj)  # parses (and so checks) the docstring as Sphinx will
+        return validate(path)["errors"]
+
+
+def _package_modules():
+    """Every module of the package, private ones included (their doctests run too)."""
+    names = ["mlmpi", "mlmpi.kernels"]
+    for package in (mlmpi, importlib.import_module("mlmpi.kernels")):
+        for info in pkgutil.walk_packages(package.__path__, prefix=package.__name__ + "."):
+            if not info.name.endswith("__main__"):
+                names.append(info.name)
+    return sorted(set(names))
+
+
+@pytest.mark.parametrize("module_name", _package_modules())
+def test_doctests(module_name):
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name not in ("cupy", "cupyx"):
+            raise
+        pytest.skip(f"{module_name} needs CuPy")
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for test in finder.find(module, module_name):
+        runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0, f"{result.failed} doctest failure(s) in {module_name} (see stdout)"
