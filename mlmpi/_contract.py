@@ -383,11 +383,36 @@ def collective_method(method):
     of its collectives, name ``<class name>.<method name>`` (the class of
     the instance, so a subclass's name appears for an inherited method).
 
+    Parameters
+    ----------
+    method : callable
+        The method, taking ``self`` first; its docstring should say "This
+        method is collective.".
+
+    Returns
+    -------
+    wrapper : callable
+        The method entered through the contract.
+
     Examples
     --------
-    >>> class Estimator(DistributedEstimatorMixin, BaseEstimator):  # doctest: +SKIP
+    >>> import numpy as np
+    >>> from sklearn.base import BaseEstimator
+    >>> from mlmpi.base import DistributedEstimatorMixin
+    >>> from mlmpi.comms import collective_method, current_method
+    >>> class Total(DistributedEstimatorMixin, BaseEstimator):
+    ...     def __init__(self, comms=None):
+    ...         self.comms = comms
+    ...
     ...     @collective_method
-    ...     def fit(self, X, y=None): ...
+    ...     def fit(self, X, y=None):
+    ...         # Sum of every rank's X. This method is collective.
+    ...         self.method_ = current_method()
+    ...         self.total_ = float(self._get_comms().allreduce(np.sum(X)))
+    ...         return self
+    >>> est = Total().fit(np.ones((3, 2)))
+    >>> est.method_, est.total_
+    ('Total.fit', 6.0)
     """
     signature = inspect.signature(method)
 
@@ -416,9 +441,20 @@ def collective_method(method):
 
 
 def collective_function(function):
-    """Decorator of a collective function taking ``comms=None`` (the DNN trainer's
-    broadcasts, metrics and checkpoints): the same agreement as
-    :func:`collective_method`, counted per comms."""
+    """Decorator of a collective function taking ``comms=None``.
+
+    The DNN trainer's broadcasts, metrics and checkpoints use it: the same
+    agreement as :func:`collective_method`, counted per comms.
+
+    Parameters
+    ----------
+    function : callable
+        A function with a ``comms`` parameter.
+
+    Returns
+    -------
+    wrapper : callable
+    """
     signature = inspect.signature(function)
 
     @functools.wraps(function)

@@ -57,7 +57,20 @@ def __getattr__(name):
 
 
 def launched_by_mpi():
-    """True when this process was started by an MPI launcher (or MPI is already up)."""
+    """Whether this process was started by an MPI launcher (or MPI is already up).
+
+    Reads the launchers' environment variables; MPI is not initialised by this.
+
+    Returns
+    -------
+    launched : bool
+
+    Examples
+    --------
+    >>> from mlmpi.comms import launched_by_mpi
+    >>> launched_by_mpi()  # a plain ``python`` process
+    False
+    """
     if any(variable in os.environ for variable in _LAUNCHER_VARIABLES):
         return True
     MPI = sys.modules.get("mpi4py.MPI")
@@ -91,6 +104,15 @@ def get_comms(backend=None):
     -----
     The first call for a backend is collective over ``MPI.COMM_WORLD`` (it
     duplicates the world communicator); estimators make it at ``fit``.
+
+    Examples
+    --------
+    >>> from mlmpi import get_comms
+    >>> comms = get_comms()  # SelfComms outside mpiexec, MPI's world under it
+    >>> comms.backend, comms.rank, comms.size
+    ('self', 0, 1)
+    >>> get_comms() is comms
+    True
     """
     if backend is None:
         backend = _config.comms_backend()
@@ -117,7 +139,28 @@ def get_comms(backend=None):
 
 
 def resolve_comms(comms):
-    """``comms`` itself, or :func:`get_comms` for None (estimators' ``comms=None``)."""
+    """``comms`` itself, or :func:`get_comms` for None (estimators' ``comms=None``).
+
+    Parameters
+    ----------
+    comms : Comms or None
+        A comms, or None for the default one.
+
+    Returns
+    -------
+    comms : Comms
+
+    Raises
+    ------
+    TypeError
+        When ``comms`` is neither None nor a :class:`Comms`.
+
+    Examples
+    --------
+    >>> from mlmpi.comms import get_comms, resolve_comms
+    >>> resolve_comms(None) is get_comms()
+    True
+    """
     if comms is None:
         return get_comms()
     if not isinstance(comms, Comms):

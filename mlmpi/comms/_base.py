@@ -24,7 +24,16 @@ from ._method import current_method
 
 
 class ReduceOp(str, Enum):
-    """Reduction operators understood by every backend."""
+    """Reduction operators understood by every backend.
+
+    Collectives take a member or its lower-case name (``op="sum"``).
+
+    Examples
+    --------
+    >>> from mlmpi.comms import ReduceOp
+    >>> ReduceOp.parse("max") is ReduceOp.MAX
+    True
+    """
 
     SUM = "sum"
     PROD = "prod"
@@ -33,6 +42,17 @@ class ReduceOp(str, Enum):
 
     @classmethod
     def parse(cls, op):
+        """The member named by ``op``.
+
+        Parameters
+        ----------
+        op : ReduceOp or str
+            A member, or its name in any case (``"sum"``, ``"MAX"``).
+
+        Returns
+        -------
+        op : ReduceOp
+        """
         try:
             return _REDUCE_OPS[op]  # members and their lower-case names
         except (KeyError, TypeError):
@@ -56,6 +76,16 @@ class Request:
         Blocks until the collective completes; returns its result.
     test : callable
         Returns whether the collective has completed, without blocking.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi.comms import SelfComms
+    >>> request = SelfComms().iallreduce(np.array([1.0, 2.0]))
+    >>> request.wait()
+    array([1., 2.])
+    >>> request.test()
+    True
     """
 
     def __init__(self, wait, test):
@@ -65,7 +95,13 @@ class Request:
         self._result = None
 
     def wait(self):
-        """Block until the collective completes and return its result."""
+        """Block until the collective completes and return its result.
+
+        Returns
+        -------
+        result : object
+            The collective's result (the same object on later calls).
+        """
         if not self._done:
             self._result = self._wait()
             self._done = True
@@ -73,8 +109,14 @@ class Request:
         return self._result
 
     def test(self):
-        """True once the collective has completed (never blocks); ``wait()``
-        still gives the result."""
+        """Whether the collective has completed (never blocks).
+
+        ``wait()`` still gives the result.
+
+        Returns
+        -------
+        done : bool
+        """
         return self._done or self._test()
 
 
@@ -222,6 +264,20 @@ class Comms(ABC):
     must call it, in the same order. Array arguments may be NumPy or CuPy;
     the result has the type of the argument. Python scalars are treated as
     0-d NumPy arrays.
+
+    Concrete comms: :class:`mlmpi.comms.SelfComms` (one process),
+    :class:`mlmpi.comms.MPIComms` and :class:`mlmpi.comms.NCCLComms`;
+    :func:`mlmpi.get_comms` picks one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi import get_comms
+    >>> comms = get_comms()  # one process outside mpiexec
+    >>> comms.rank, comms.size
+    (0, 1)
+    >>> comms.allreduce(np.array([1.0, 2.0]), op="max")
+    array([1., 2.])
     """
 
     backend = None
@@ -268,12 +324,27 @@ class Comms(ABC):
     def allreduce(self, x, op="sum", out=None):
         """Element-wise reduction of ``x`` over all ranks, result on every rank.
 
-        ``out`` (optional) is a caller-owned, C-contiguous array of ``x``'s
-        shape, dtype and array type that receives the result (and is
-        returned); ``out`` may be ``x`` itself (in place). Reusing one
-        ``out`` avoids allocating and faulting in a new result every call.
+        Reusing one ``out`` avoids allocating and faulting in a new result
+        every call.
 
         This method is collective.
+
+        Parameters
+        ----------
+        x : array
+            NumPy or CuPy array (a scalar is a 0-d array), the same shape
+            and dtype on every rank.
+        op : {'sum', 'prod', 'min', 'max'} or ReduceOp, default='sum'
+            The reduction.
+        out : array, default=None
+            A caller-owned, C-contiguous array of ``x``'s shape, dtype and
+            array type that receives the result; it may be ``x`` itself (in
+            place).
+
+        Returns
+        -------
+        result : array
+            The reduction (``out`` when given), of ``x``'s array type.
         """
         x = self._as_array(x)
         op = ReduceOp.parse(op)
@@ -289,6 +360,20 @@ class Comms(ABC):
         """Element-wise reduction to ``root``; other ranks get ``None``.
 
         This method is collective.
+
+        Parameters
+        ----------
+        x : array
+            NumPy or CuPy array, the same shape and dtype on every rank.
+        op : {'sum', 'prod', 'min', 'max'} or ReduceOp, default='sum'
+            The reduction.
+        root : int, default=0
+            The rank that receives the result.
+
+        Returns
+        -------
+        result : array or None
+            The reduction on ``root``, None elsewhere.
         """
         x = self._as_array(x)
         op = ReduceOp.parse(op)
@@ -299,11 +384,23 @@ class Comms(ABC):
     def bcast(self, x, root=0):
         """Copy of ``root``'s array on every rank.
 
-        Non-root ranks may pass ``None`` (or any placeholder): shape and dtype
-        come from ``root``. A non-root rank gets a CuPy array when it passes
-        one, or passes ``None`` and ``root`` sent one.
+        A non-root rank gets a CuPy array when it passes one, or passes
+        ``None`` and ``root`` sent one.
 
         This method is collective.
+
+        Parameters
+        ----------
+        x : array or None
+            The array on ``root``. Non-root ranks may pass ``None`` (or any
+            placeholder): shape and dtype come from ``root``.
+        root : int, default=0
+            The rank that sends.
+
+        Returns
+        -------
+        result : array
+            A new array equal to ``root``'s ``x``.
         """
         self._check_root(root)
         if self.rank == root:
@@ -323,20 +420,41 @@ class Comms(ABC):
     def allgather(self, x):
         """Concatenation along axis 0 of every rank's ``x`` (same shape on all ranks).
 
-        A 0-d ``x`` gives a 1-d result of length ``size``.
-
         This method is collective.
+
+        Parameters
+        ----------
+        x : array
+            This rank's array; the same shape and dtype on every rank.
+
+        Returns
+        -------
+        result : array
+            Of ``size * len(x)`` rows in rank order; a 0-d ``x`` gives a 1-d
+            result of length ``size``.
         """
         x = self._as_array(x)
         with self._collective("allgather", x):
             return self._allgather(x)
 
     def allgatherv(self, x):
-        """Concatenation along axis 0 of every rank's ``x``; the number of rows
-        may differ between ranks (including zero), the other dimensions and
-        the dtype may not (ValueError on every rank otherwise).
+        """Concatenation along axis 0 of every rank's ``x``, of any number of rows.
+
+        The number of rows may differ between ranks (including zero), the
+        other dimensions and the dtype may not (ValueError on every rank
+        otherwise).
 
         This method is collective.
+
+        Parameters
+        ----------
+        x : array
+            This rank's rows (at least one dimension).
+
+        Returns
+        -------
+        result : array
+            Every rank's rows, in rank order.
         """
         x = self._as_array(x)
         with self._collective("allgatherv", x):
@@ -369,14 +487,28 @@ class Comms(ABC):
     def iallreduce(self, x, op="sum", out=None):
         """Start an allreduce and return a :class:`Request`; ``wait()`` gives the result.
 
-        ``x`` must not be modified until the request completes. With ``out``
-        (as in :meth:`allreduce`; ``x`` itself for in place) the result is
-        written there and ``wait()`` returns ``out``; ``out`` must not be
-        read before then. The profile records the start (``iallreduce``,
-        with the bytes) and the wait (``iallreduce.wait``) separately: their
-        sum is the time this rank was blocked.
+        The profile records the start (``iallreduce``, with the bytes) and
+        the wait (``iallreduce.wait``) separately: their sum is the time this
+        rank was blocked.
 
         This method is collective.
+
+        Parameters
+        ----------
+        x : array
+            As in :meth:`allreduce`; it must not be modified until the
+            request completes.
+        op : {'sum', 'prod', 'min', 'max'} or ReduceOp, default='sum'
+            The reduction.
+        out : array, default=None
+            As in :meth:`allreduce` (``x`` itself for in place): the result
+            is written there and ``wait()`` returns ``out``; it must not be
+            read before then.
+
+        Returns
+        -------
+        request : Request
+            ``request.wait()`` gives the reduction.
         """
         x = self._as_array(x)
         op = ReduceOp.parse(op)
@@ -406,6 +538,20 @@ class Comms(ABC):
         raise the same ValueError on every rank.
 
         This method is collective.
+
+        Parameters
+        ----------
+        x : array
+            The rows to send (at least one dimension).
+        dest : int
+            The rank that receives ``x``.
+        source : int
+            The rank whose array this rank receives.
+
+        Returns
+        -------
+        received : array
+            ``source``'s ``x``.
         """
         x = self._as_array(x)
         with self._collective("sendrecv", x):
@@ -423,6 +569,20 @@ class Comms(ABC):
         (``isendrecv``) and the wait (``isendrecv.wait``).
 
         This method is collective.
+
+        Parameters
+        ----------
+        x : array
+            The rows to send (at least one dimension).
+        dest : int
+            The rank that receives ``x``.
+        source : int
+            The rank whose array this rank receives.
+
+        Returns
+        -------
+        request : Request
+            ``request.wait()`` gives ``source``'s ``x``.
         """
         x = self._as_array(x)
         with self._collective("isendrecv", x):
@@ -439,12 +599,23 @@ class Comms(ABC):
         """Send ``counts[r]`` consecutive rows of ``x`` to rank ``r`` (in rank
         order); return the rows received, concatenated in source-rank order.
 
-        ``counts`` has one non-negative entry per rank and sums to
-        ``len(x)``. Every rank must pass arrays with the same trailing shape
-        and dtype. Bad counts or mismatched layouts raise the same ValueError
-        on every rank.
+        Bad counts or mismatched layouts raise the same ValueError on every
+        rank.
 
         This method is collective.
+
+        Parameters
+        ----------
+        x : array
+            The rows to send, grouped by destination; every rank must pass
+            arrays with the same trailing shape and dtype.
+        counts : sequence of int
+            One non-negative entry per rank, summing to ``len(x)``.
+
+        Returns
+        -------
+        received : array
+            The rows sent to this rank, in source-rank order.
         """
         x = self._as_array(x)
         with self._collective("alltoallv", x):
@@ -524,6 +695,18 @@ class Comms(ABC):
         """Picklable ``obj`` from ``root`` on every rank.
 
         This method is collective.
+
+        Parameters
+        ----------
+        obj : object
+            The object on ``root`` (ignored elsewhere).
+        root : int, default=0
+            The rank that sends.
+
+        Returns
+        -------
+        obj : object
+            ``root``'s object.
         """
         self._check_root(root)
         with self._collective("bcast_object"):
@@ -533,6 +716,16 @@ class Comms(ABC):
         """List of every rank's picklable ``obj``, in rank order.
 
         This method is collective.
+
+        Parameters
+        ----------
+        obj : object
+            This rank's object.
+
+        Returns
+        -------
+        objects : list
+            One object per rank.
         """
         with self._collective("allgather_object"):
             return self._allgather_object(obj)
@@ -546,12 +739,23 @@ class Comms(ABC):
             self._barrier()
 
     def split(self, color, key=0):
-        """Sub-communicators of the ranks sharing ``color`` (ordered by ``key``,
-        then rank). Ranks passing ``color=None`` take part but get ``None``.
+        """Sub-communicators of the ranks sharing ``color``.
 
         The result has this comms' backend and settings.
 
         This method is collective.
+
+        Parameters
+        ----------
+        color : int or None
+            Ranks with the same non-negative color form one sub-communicator;
+            ranks passing None take part but get None.
+        key : int, default=0
+            Order of the ranks in their sub-communicator (then by rank).
+
+        Returns
+        -------
+        comms : Comms or None
         """
         if color is not None and int(color) < 0:
             raise ValueError(f"color must be None or a non-negative int, got {color!r}.")
@@ -560,10 +764,21 @@ class Comms(ABC):
 
     # -- helpers built on the primitives -----------------------------------
     def exclusive_scan_rows(self, n_rows):
-        """``(offset, total)``: global index of this rank's first row and the
-        global row count, for ``n_rows`` local rows.
+        """Global index of this rank's first row, and the global row count.
 
         This method is collective.
+
+        Parameters
+        ----------
+        n_rows : int
+            Rows on this rank.
+
+        Returns
+        -------
+        offset : int
+            Rows on the ranks before this one.
+        total : int
+            Rows on all ranks.
         """
         counts = self.allgather(np.asarray(n_rows, dtype=np.int64))
         return int(counts[: self.rank].sum()), int(counts.sum())

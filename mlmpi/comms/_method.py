@@ -13,7 +13,20 @@ _current = []
 
 
 def current_method():
-    """Name of the outermost collective method running on this rank, or None."""
+    """Name of the outermost collective method running on this rank, or None.
+
+    Returns
+    -------
+    name : str or None
+        ``"<class name>.<method name>"`` (``"KMeans.fit"``), or the function
+        name for a collective function.
+
+    Examples
+    --------
+    >>> from mlmpi.comms import current_method
+    >>> current_method() is None  # outside any collective method
+    True
+    """
     return _current[0] if _current else None
 
 

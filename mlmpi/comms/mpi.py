@@ -65,6 +65,17 @@ class MPIComms(Comms):
     divided by the ranks on it (``MLMPI_NUM_THREADS`` overrides) and, in a
     multi-process job, installs an exception hook that aborts the whole job
     on an uncaught exception (``MLMPI_ABORT_ON_ERROR=0`` turns it off).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mpi4py import MPI
+    >>> from mlmpi.comms import MPIComms
+    >>> comms = MPIComms(MPI.COMM_SELF)  # usually get_comms() under mpiexec
+    >>> comms.backend, comms.size
+    ('mpi', 1)
+    >>> comms.allreduce(np.array([1.0, 2.0]))
+    array([1., 2.])
     """
 
     backend = "mpi"

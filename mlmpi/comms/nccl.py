@@ -102,6 +102,17 @@ class NCCLComms(Comms):
     current CuPy stream and return when their result is ready;
     ``iallreduce`` runs on a side stream. Raises RuntimeError, saying why,
     where NCCL is unavailable (see :meth:`available`).
+
+    Examples
+    --------
+    Under ``mpiexec``, one rank per GPU (needs CuPy, NCCL and a GPU, so not
+    run here):
+
+    >>> import cupy as cp  # doctest: +SKIP
+    >>> from mlmpi.comms import NCCLComms
+    >>> comms = NCCLComms()  # doctest: +SKIP
+    >>> comms.allreduce(cp.ones(3)) / comms.size  # doctest: +SKIP
+    array([1., 1., 1.])
     """
 
     backend = "nccl"
@@ -144,7 +155,12 @@ class NCCLComms(Comms):
 
     @staticmethod
     def available():
-        """True when CuPy with NCCL and a CUDA device are usable here."""
+        """Whether CuPy with NCCL and a CUDA device are usable here.
+
+        Returns
+        -------
+        available : bool
+        """
         return unavailable_reason() is None
 
     def _abort(self):

@@ -99,17 +99,26 @@ def label(**fields):
 def profile():
     """Record the collectives run inside the block.
 
-    Yields a :class:`ProfileSummary`; print it (or call ``.table()``) for
-    ``op, calls, bytes, seconds``. Only this rank's collectives are seen.
-    A collective run inside an estimator's collective method is named after
-    the method, e.g. ``KMeans.fit/allreduce``.
+    Only this rank's collectives are seen. A collective run inside an
+    estimator's collective method is named after the method, e.g.
+    ``KMeans.fit/allreduce``.
+
+    Yields
+    ------
+    summary : ProfileSummary
+        Print it (or call ``.table()``) for ``op, calls, bytes, seconds``;
+        ``.rows()`` gives the same as tuples.
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from mlmpi import KMeans
     >>> from mlmpi.comms import profile
-    >>> with profile() as prof:          # doctest: +SKIP
-    ...     KMeans(8).fit(X)
-    >>> print(prof)                      # doctest: +SKIP
+    >>> X = np.array([[0.0], [0.1], [5.0], [5.1]])
+    >>> with profile() as prof:
+    ...     km = KMeans(n_clusters=2, n_init=1, random_state=0).fit(X)
+    >>> all(op.startswith("KMeans.fit/") for op, calls, nbytes, seconds in prof.rows())
+    True
     """
     summary = ProfileSummary()
     _recorders.append(summary)

@@ -9,6 +9,17 @@ class SelfComms(Comms):
     """Comms of a single process: every collective returns a copy of its input.
 
     Used for plain ``python script.py`` runs and when ``MLMPI_COMMS=self``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi.comms import SelfComms
+    >>> comms = SelfComms()
+    >>> comms.allgatherv(np.array([[1, 2], [3, 4]]))
+    array([[1, 2],
+           [3, 4]])
+    >>> comms.exclusive_scan_rows(5)
+    (0, 5)
     """
 
     backend = "self"
