@@ -14,7 +14,27 @@ _BLOCK_ROWS = 1 << 16
 
 
 def even_counts(n_samples, size):
-    """Rows per rank when ``n_samples`` rows are split as evenly as possible."""
+    """Rows per rank when ``n_samples`` rows are split as evenly as possible.
+
+    Parameters
+    ----------
+    n_samples : int
+        Global number of rows.
+    size : int
+        Number of ranks.
+
+    Returns
+    -------
+    counts : list of int
+        Rows of each rank, in rank order; the first ``n_samples % size``
+        ranks get one row more.
+
+    Examples
+    --------
+    >>> from mlmpi.datasets import even_counts
+    >>> even_counts(10, 4)
+    [3, 3, 2, 2]
+    """
     base, extra = divmod(int(n_samples), int(size))
     return [base + (rank < extra) for rank in range(size)]
 
@@ -48,6 +68,13 @@ def shard(X, comms=None, *, counts=None):
     -------
     X_local : array of shape (counts[rank], ...)
         A view of ``X``'s rows (same array type as ``X``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi.datasets import shard
+    >>> shard(np.arange(5))  # the only rank of a single process gets every row
+    array([0, 1, 2, 3, 4])
     """
     comms = resolve_comms(comms)
     start, stop = _row_range(X.shape[0] if hasattr(X, "shape") else len(X), comms, counts)
@@ -99,6 +126,15 @@ def make_blobs(
     Notes
     -----
     This function is collective unless ``random_state`` is an int.
+
+    Examples
+    --------
+    >>> from mlmpi.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=10, n_features=2, centers=3, random_state=0)
+    >>> X.shape, y.shape  # this rank's rows: all 10 in one process
+    ((10, 2), (10,))
+    >>> set(y.tolist()) <= {0, 1, 2}
+    True
     """
     comms = resolve_comms(comms)
     seed = shared_seed(random_state, comms)
@@ -191,6 +227,13 @@ def make_sparse_text(
     Notes
     -----
     This function is collective unless ``random_state`` is an int.
+
+    Examples
+    --------
+    >>> from mlmpi.datasets import make_sparse_text
+    >>> X, y = make_sparse_text(n_samples=6, n_features=20, nnz_per_row=3, random_state=0)
+    >>> X.shape, X.format, y.shape
+    ((6, 20), 'csr', (6,))
     """
     comms = resolve_comms(comms)
     seed = shared_seed(random_state, comms)

@@ -24,7 +24,9 @@ def load_npy(path, comms=None, *, counts=None, device="cpu"):
     Parameters
     ----------
     path : str or path-like
+        The ``.npy`` file, readable by every rank.
     comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
     counts : sequence of int, default=None
         Rows for each rank; default: as even as possible.
     device : {"cpu", "gpu"}
@@ -37,6 +39,19 @@ def load_npy(path, comms=None, *, counts=None, device="cpu"):
     Notes
     -----
     No communication (beyond resolving the default comms).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from mlmpi.io import load_npy
+    >>> path = os.path.join(tempfile.mkdtemp(), "points.npy")
+    >>> np.save(path, np.arange(8.0).reshape(4, 2))
+    >>> load_npy(path)  # one process: every row
+    array([[0., 1.],
+           [2., 3.],
+           [4., 5.],
+           [6., 7.]])
     """
     _check_device(device)
     comms = resolve_comms(comms)
@@ -92,7 +107,9 @@ def load_npz(path, comms=None, *, counts=None, device="cpu"):
     Parameters
     ----------
     path : str or path-like
+        The ``.npz`` file, readable by every rank.
     comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
     counts : sequence of int, default=None
         Rows for each rank; default: as even as possible.
     device : {"cpu", "gpu"}
@@ -106,6 +123,17 @@ def load_npz(path, comms=None, *, counts=None, device="cpu"):
     Notes
     -----
     No communication (beyond resolving the default comms).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import scipy.sparse
+    >>> from mlmpi.io import load_npz
+    >>> path = os.path.join(tempfile.mkdtemp(), "rows.npz")
+    >>> scipy.sparse.save_npz(path, scipy.sparse.eye(3, format="csr"))
+    >>> X = load_npz(path)
+    >>> X.format, X.shape, X.nnz
+    ('csr', (3, 3), 3)
     """
     _check_device(device)
     comms = resolve_comms(comms)

@@ -23,12 +23,32 @@ _SEED_LIMIT = np.iinfo(np.int32).max
 def shared_seed(random_state, comms):
     """An integer seed identical on every rank.
 
-    An ``int`` ``random_state`` is used as it is (no communication). For
-    ``None`` or a ``RandomState``, rank 0 draws the seed and broadcasts it.
+    Parameters
+    ----------
+    random_state : int, RandomState instance or None
+        An int is used as it is (no communication). For None or a
+        ``RandomState``, rank 0 draws the seed and broadcasts it.
+    comms : Comms
+        The ranks that need the seed.
+
+    Returns
+    -------
+    seed : int
+        The same on every rank.
 
     Notes
     -----
     This function is collective unless ``random_state`` is an int.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi import get_comms
+    >>> from mlmpi.random import shared_seed
+    >>> shared_seed(42, get_comms())
+    42
+    >>> isinstance(shared_seed(np.random.RandomState(0), get_comms()), int)
+    True
     """
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         return int(random_state)
@@ -46,9 +66,24 @@ class RowStream:
     Parameters
     ----------
     seed : int
-    stream : int
-    n_cols : int
+        Seed of the stream (e.g. from :func:`shared_seed`).
+    stream : int, default=0
+        Index of an independent stream for the same seed.
+    n_cols : int, default=1
         Numbers per row.
+
+    Examples
+    --------
+    The numbers of global rows 2 and 3 are the same whether a rank draws
+    rows 0-3 or only rows 2-3 (as a rank starting at global row 2 would):
+
+    >>> import numpy as np
+    >>> from mlmpi.random import RowStream
+    >>> stream = RowStream(seed=0, n_cols=2)
+    >>> np.array_equal(stream.uniform(0, 4)[2:], stream.uniform(2, 2))
+    True
+    >>> stream.normal(0, 3).shape
+    (3, 2)
     """
 
     _PER_COUNTER = 4  # Philox-4x64 yields four 64-bit words per counter step
@@ -66,11 +101,35 @@ class RowStream:
         return bits.random_raw(skip + count)[skip:].reshape(n_rows, self.n_cols)
 
     def uniform(self, start_row, n_rows):
-        """``(n_rows, n_cols)`` float64 in the open interval (0, 1) for global
-        rows ``start_row .. start_row + n_rows - 1``."""
+        """Uniform numbers in the open interval (0, 1) for consecutive global rows.
+
+        Parameters
+        ----------
+        start_row : int
+            Global index of the first row.
+        n_rows : int
+            Number of rows.
+
+        Returns
+        -------
+        u : ndarray of shape (n_rows, n_cols), float64
+            Rows ``start_row .. start_row + n_rows - 1``.
+        """
         raw = self._raw(start_row, n_rows)
         return ((raw >> np.uint64(11)).astype(np.float64) + 0.5) * (1.0 / (1 << 53))
 
     def normal(self, start_row, n_rows):
-        """Standard normal numbers for the same rows (inverse-CDF of :meth:`uniform`)."""
+        """Standard normal numbers for the same rows (inverse-CDF of :meth:`uniform`).
+
+        Parameters
+        ----------
+        start_row : int
+            Global index of the first row.
+        n_rows : int
+            Number of rows.
+
+        Returns
+        -------
+        z : ndarray of shape (n_rows, n_cols), float64
+        """
         return ndtri(self.uniform(start_row, n_rows))

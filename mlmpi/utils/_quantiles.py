@@ -303,6 +303,22 @@ def global_percentiles(X, percentiles, *, comms, method="linear"):
     Same as :func:`global_quantiles` with ``q = percentiles / 100`` divided as
     NumPy divides (so the result equals ``np.nanpercentile`` exactly).
 
+    Parameters
+    ----------
+    X : array of shape (n_local, n_features) or sparse matrix
+        This rank's rows, as in :func:`global_quantiles`.
+    percentiles : float or array of shape (n_percentiles,)
+        Percentiles in [0, 100].
+    comms : Comms
+        The ranks that hold the shards.
+    method : {"linear", "averaged_inverted_cdf"}, default="linear"
+        NumPy's interpolation method.
+
+    Returns
+    -------
+    percentiles : ndarray of shape (n_features,) or (n_percentiles, n_features)
+        On the host, identical on every rank.
+
     Notes
     -----
     This function is collective.
@@ -328,6 +344,19 @@ def global_median(X, *, comms):
 
     The mean of the two middle values for an even count, in ``X``'s dtype,
     as NumPy computes it.
+
+    Parameters
+    ----------
+    X : array of shape (n_local, n_features) or sparse matrix
+        This rank's rows, as in :func:`global_quantiles`; NaN is ignored.
+    comms : Comms
+        The ranks that hold the shards.
+
+    Returns
+    -------
+    median : ndarray of shape (n_features,)
+        On the host, identical on every rank; NaN for a column without a
+        non-NaN value.
 
     Notes
     -----
