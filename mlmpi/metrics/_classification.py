@@ -66,7 +66,18 @@ def accuracy_score(y_true, y_pred, *, normalize=True, sample_weight=None, comms=
 def balanced_accuracy_score(y_true, y_pred, *, sample_weight=None, adjusted=False, comms=None):
     """Balanced accuracy (mean recall per class) over the rows of all ranks.
 
-    Parameters are scikit-learn's, plus ``comms`` (None: :func:`mlmpi.get_comms`).
+    Parameters
+    ----------
+    y_true : array-like of shape (n_local,)
+        This rank's true labels.
+    y_pred : array-like of shape (n_local,)
+        This rank's predicted labels.
+    sample_weight : array-like of shape (n_local,), default=None
+        This rank's sample weights.
+    adjusted : bool, default=False
+        Rescale so that chance scores 0 (and a perfect prediction 1).
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
 
     Returns
     -------
@@ -94,7 +105,22 @@ def confusion_matrix(
     """Confusion matrix of the rows of all ranks.
 
     Classes are the sorted union over all ranks (a class may be missing on
-    some ranks). Parameters are scikit-learn's, plus ``comms``.
+    some ranks).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_local,)
+        This rank's true labels.
+    y_pred : array-like of shape (n_local,)
+        This rank's predicted labels.
+    labels : array-like of shape (n_classes,), default=None
+        The labels to index the matrix with (default: the sorted union).
+    sample_weight : array-like of shape (n_local,), default=None
+        This rank's sample weights.
+    normalize : {'true', 'pred', 'all'}, default=None
+        Normalise over the true rows, the predicted columns or everything.
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
 
     Returns
     -------
@@ -134,8 +160,30 @@ def precision_recall_fscore_support(
     """Precision, recall, F-beta and support over the rows of all ranks.
 
     Every ``average`` mode of scikit-learn (``'binary'``, ``'micro'``,
-    ``'macro'``, ``'weighted'``, ``'samples'``, None). Parameters are
-    scikit-learn's, plus ``comms``.
+    ``'macro'``, ``'weighted'``, ``'samples'``, None).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_local,)
+        This rank's true labels.
+    y_pred : array-like of shape (n_local,)
+        This rank's predicted labels.
+    beta : float, default=1.0
+        Weight of recall in the F-score.
+    labels : array-like, default=None
+        The labels to include (and their order), as scikit-learn.
+    pos_label : int, float, bool or str, default=1
+        The positive class for ``average='binary'``.
+    average : {'binary', 'micro', 'macro', 'weighted', 'samples'} or None, default=None
+        How the per-class scores are combined; None returns them all.
+    warn_for : tuple of str, default=('precision', 'recall', 'f-score')
+        The metrics to warn about when undefined.
+    sample_weight : array-like of shape (n_local,), default=None
+        This rank's sample weights.
+    zero_division : {'warn', 0.0, 1.0, np.nan}, default='warn'
+        The value of an undefined ratio, as scikit-learn.
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
 
     Returns
     -------
@@ -202,8 +250,26 @@ def _averaged(name, doc_example):
 
     Every ``average`` mode (``'binary'``, ``'micro'``, ``'macro'``,
     ``'weighted'``, ``'samples'``, None), ``labels``, ``pos_label`` and
-    ``zero_division`` as scikit-learn. Parameters are scikit-learn's, plus
-    ``comms`` (None: :func:`mlmpi.get_comms`).
+    ``zero_division`` as scikit-learn.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_local,)
+        This rank's true labels.
+    y_pred : array-like of shape (n_local,)
+        This rank's predicted labels.
+    labels : array-like, default=None
+        The labels to include (and their order), as scikit-learn.
+    pos_label : int, float, bool or str, default=1
+        The positive class for ``average='binary'``.
+    average : {{'binary', 'micro', 'macro', 'weighted', 'samples'}} or None, default='binary'
+        How the per-class scores are combined; None returns them all.
+    sample_weight : array-like of shape (n_local,), default=None
+        This rank's sample weights.
+    zero_division : {{'warn', 0.0, 1.0, np.nan}}, default='warn'
+        The value of an undefined ratio, as scikit-learn.
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
 
     Returns
     -------
@@ -243,7 +309,26 @@ def fbeta_score(
 ):
     """scikit-learn's ``fbeta_score`` over the rows of all ranks.
 
-    Parameters are scikit-learn's, plus ``comms`` (None: :func:`mlmpi.get_comms`).
+    Parameters
+    ----------
+    y_true : array-like of shape (n_local,)
+        This rank's true labels.
+    y_pred : array-like of shape (n_local,)
+        This rank's predicted labels.
+    beta : float
+        Weight of recall in the F-score.
+    labels : array-like, default=None
+        The labels to include (and their order), as scikit-learn.
+    pos_label : int, float, bool or str, default=1
+        The positive class for ``average='binary'``.
+    average : {'binary', 'micro', 'macro', 'weighted', 'samples'} or None, default='binary'
+        How the per-class scores are combined; None returns them all.
+    sample_weight : array-like of shape (n_local,), default=None
+        This rank's sample weights.
+    zero_division : {'warn', 0.0, 1.0, np.nan}, default='warn'
+        The value of an undefined ratio, as scikit-learn.
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
 
     Returns
     -------
@@ -288,7 +373,26 @@ def classification_report(
 ):
     """scikit-learn's text (or dict) report over the rows of all ranks.
 
-    Parameters are scikit-learn's, plus ``comms`` (None: :func:`mlmpi.get_comms`).
+    Parameters
+    ----------
+    y_true : array-like of shape (n_local,)
+        This rank's true labels.
+    y_pred : array-like of shape (n_local,)
+        This rank's predicted labels.
+    labels : array-like of shape (n_labels,), default=None
+        The labels in the report.
+    target_names : list of str, default=None
+        Display names of the labels.
+    sample_weight : array-like of shape (n_local,), default=None
+        This rank's sample weights.
+    digits : int, default=2
+        Digits of the printed floats.
+    output_dict : bool, default=False
+        Return a dict instead of the text.
+    zero_division : {'warn', 0.0, 1.0, np.nan}, default='warn'
+        The value of an undefined ratio, as scikit-learn.
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
 
     Returns
     -------

@@ -157,7 +157,16 @@ def root_mean_squared_error(
 ):
     """Root mean squared error (per output, then averaged) over the rows of all ranks.
 
-    Parameters are those of :func:`mean_squared_error`.
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_local,) or (n_local, n_outputs)
+        This rank's true and predicted targets.
+    sample_weight : array-like of shape (n_local,), default=None
+        This rank's sample weights.
+    multioutput : {'raw_values', 'uniform_average'} or array-like, default='uniform_average'
+        Per-output values, their mean, or their weighted mean.
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
 
     Returns
     -------
@@ -186,7 +195,16 @@ def mean_absolute_error(
 ):
     """Mean absolute error over the rows of all ranks.
 
-    Parameters are those of :func:`mean_squared_error`.
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_local,) or (n_local, n_outputs)
+        This rank's true and predicted targets.
+    sample_weight : array-like of shape (n_local,), default=None
+        This rank's sample weights.
+    multioutput : {'raw_values', 'uniform_average'} or array-like, default='uniform_average'
+        Per-output values, their mean, or their weighted mean.
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
 
     Returns
     -------
