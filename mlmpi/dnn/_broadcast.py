@@ -69,6 +69,13 @@ def broadcast_parameters(params, root=0, comms=None):
     Notes
     -----
     This function is collective.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mlmpi.dnn import broadcast_parameters
+    >>> model = torch.nn.Linear(2, 1)
+    >>> broadcast_parameters(model.state_dict(), root=0)  # every rank starts from rank 0's
     """
     comms = resolve_comms(comms)
     named = _named(params)
@@ -103,13 +110,24 @@ def broadcast_optimizer_state(optimizer, root=0, comms=None):
     Parameters
     ----------
     optimizer : torch.optim.Optimizer or DistributedOptimizer
+        The optimizer whose state is copied, in place.
     root : int, default=0
+        The rank whose state everyone gets.
     comms : Comms, default=None
         None means :func:`mlmpi.get_comms`.
 
     Notes
     -----
     This function is collective.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mlmpi.dnn import broadcast_optimizer_state
+    >>> sgd = torch.optim.SGD(torch.nn.Linear(2, 1).parameters(), lr=0.1, momentum=0.9)
+    >>> broadcast_optimizer_state(sgd, root=0)
+    >>> sgd.param_groups[0]["momentum"]
+    0.9
     """
     comms = resolve_comms(comms)
     state = optimizer.state_dict()

@@ -21,9 +21,13 @@ def save_checkpoint(path, model, optimizer, epoch, *, comms=None, **extra):
     Parameters
     ----------
     path : str or os.PathLike
+        The file to write (on rank 0).
     model : torch.nn.Module
+        Its ``state_dict()`` is saved.
     optimizer : torch.optim.Optimizer or DistributedOptimizer
+        Its ``state_dict()`` is saved.
     epoch : int
+        The epoch just finished.
     comms : Comms, default=None
         None means :func:`mlmpi.get_comms`.
     **extra
@@ -32,6 +36,18 @@ def save_checkpoint(path, model, optimizer, epoch, *, comms=None, **extra):
     Notes
     -----
     This function is collective.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import torch
+    >>> from mlmpi.dnn import load_checkpoint, save_checkpoint
+    >>> model = torch.nn.Linear(2, 1)
+    >>> sgd = torch.optim.SGD(model.parameters(), lr=0.1)
+    >>> path = os.path.join(tempfile.mkdtemp(), "checkpoint.pt")
+    >>> save_checkpoint(path, model, sgd, epoch=3, best_loss=0.25)
+    >>> load_checkpoint(path, model, sgd)
+    {'epoch': 3, 'best_loss': 0.25}
     """
     comms = resolve_comms(comms)
     error = None
@@ -68,6 +84,17 @@ def load_checkpoint(path, model, optimizer=None, *, comms=None):
     see the file. Training on afterwards gives bitwise the parameters of a
     run that never stopped (same data order, e.g. ``set_epoch``).
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A file written by :func:`save_checkpoint` (read on rank 0).
+    model : torch.nn.Module
+        Receives the saved state, on every rank.
+    optimizer : torch.optim.Optimizer or DistributedOptimizer, default=None
+        Receives the saved optimizer state, on every rank; None skips it.
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
+
     Returns
     -------
     info : dict
@@ -76,6 +103,20 @@ def load_checkpoint(path, model, optimizer=None, *, comms=None):
     Notes
     -----
     This function is collective.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import torch
+    >>> from mlmpi.dnn import load_checkpoint, save_checkpoint
+    >>> path = os.path.join(tempfile.mkdtemp(), "checkpoint.pt")
+    >>> model = torch.nn.Linear(2, 1)
+    >>> save_checkpoint(path, model, torch.optim.SGD(model.parameters(), lr=0.1), epoch=1)
+    >>> restored = torch.nn.Linear(2, 1)
+    >>> load_checkpoint(path, restored)
+    {'epoch': 1}
+    >>> torch.equal(restored.weight, model.weight)
+    True
     """
     comms = resolve_comms(comms)
     error, info = None, None

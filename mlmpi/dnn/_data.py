@@ -21,8 +21,18 @@ class DistributedSampler(torch.utils.data.DistributedSampler):
     comms : Comms, default=None
         None means :func:`mlmpi.get_comms`.
     shuffle : bool, default=True
+        Draw a new permutation per epoch (else the dataset's order).
     seed : int, default=0
+        Seed of the permutations; the same on every rank.
     drop_last : bool, default=False
+        Drop the tail instead of padding.
+
+    Examples
+    --------
+    >>> from mlmpi.dnn import DistributedSampler
+    >>> sampler = DistributedSampler(range(5), shuffle=False)
+    >>> list(sampler)  # one process: every index
+    [0, 1, 2, 3, 4]
     """
 
     def __init__(self, dataset, *, comms=None, shuffle=True, seed=0, drop_last=False):

@@ -29,6 +29,12 @@ def allreduce_metrics(metrics, weight=1.0, comms=None):
     Notes
     -----
     This function is collective.
+
+    Examples
+    --------
+    >>> from mlmpi.dnn import allreduce_metrics
+    >>> allreduce_metrics({"loss": 0.5, "accuracy": 0.75}, weight=32)
+    {'accuracy': 0.75, 'loss': 0.5}
     """
     comms = resolve_comms(comms)
     names = sorted(metrics)
@@ -43,6 +49,23 @@ def scale_lr(lr, comms=None):
     """``lr`` times the number of ranks (the linear scaling rule of Goyal et al., 2017).
 
     Only reads ``comms.size`` (no communication).
+
+    Parameters
+    ----------
+    lr : float
+        The single-process learning rate.
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
+
+    Returns
+    -------
+    lr : float
+
+    Examples
+    --------
+    >>> from mlmpi.dnn import scale_lr
+    >>> scale_lr(0.1)  # one process
+    0.1
     """
     return lr * resolve_comms(comms).size
 
@@ -66,6 +89,15 @@ def linear_warmup(optimizer, warmup_steps, *, start_factor=None, comms=None):
     Returns
     -------
     scheduler : torch.optim.lr_scheduler.LambdaLR
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mlmpi.dnn import linear_warmup
+    >>> sgd = torch.optim.SGD(torch.nn.Linear(2, 1).parameters(), lr=0.1)
+    >>> scheduler = linear_warmup(sgd, warmup_steps=4, start_factor=0.25)
+    >>> scheduler.get_last_lr()
+    [0.025]
     """
     if warmup_steps < 0:
         raise ValueError(f"warmup_steps must be >= 0, got {warmup_steps!r}.")

@@ -24,6 +24,16 @@ class progress:
     -----
     :meth:`update` shows the loss and the samples per second of the whole
     job, estimated as rank 0's times the number of ranks (no communication).
+
+    Examples
+    --------
+    >>> from mlmpi.dnn import progress
+    >>> bar = progress(range(3), epoch=0, enabled=False)
+    >>> for batch in bar:
+    ...     bar.update(loss=0.1, samples=32)
+    >>> bar.close()
+    >>> bar.enabled
+    False
     """
 
     def __init__(self, iterable, *, epoch=None, comms=None, enabled=None):
@@ -47,13 +57,22 @@ class progress:
 
     @property
     def enabled(self):
+        """Whether a bar is shown."""
         return self._bar is not None
 
     def __iter__(self):
         return iter(self._bar if self._bar is not None else self._iterable)
 
     def update(self, loss=None, samples=0):
-        """Record ``samples`` more local samples and show ``loss``."""
+        """Record ``samples`` more local samples and show ``loss``.
+
+        Parameters
+        ----------
+        loss : float or 0-d tensor, default=None
+            The loss to show.
+        samples : int, default=0
+            Samples of this rank since the last update.
+        """
         self._samples += samples
         if self._bar is not None:
             rate = self._samples * self._size / max(time.perf_counter() - self._start, 1e-9)
@@ -63,6 +82,7 @@ class progress:
             self._bar.set_postfix(fields, refresh=False)
 
     def close(self):
+        """Close the bar (if one is shown)."""
         if self._bar is not None:
             self._bar.close()
 

@@ -88,6 +88,18 @@ class DistributedOptimizer(torch.optim.Optimizer):
     When more than one rank runs on a node, PyTorch's intra-op threads are
     limited to the node's cores divided by its ranks (``MLMPI_NUM_THREADS``
     overrides), as for the estimators.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from mlmpi.dnn import DistributedOptimizer
+    >>> model = torch.nn.Linear(2, 1)
+    >>> sgd = torch.optim.SGD(model.parameters(), lr=0.1)
+    >>> opt = DistributedOptimizer(sgd, model.named_parameters())
+    >>> model(torch.ones(4, 2)).pow(2).mean().backward()
+    >>> opt.step()  # gradients averaged over the ranks, then an SGD step
+    >>> opt.step_count, opt.param_groups[0]["lr"]
+    (1, 0.1)
     """
 
     def __init__(
@@ -185,6 +197,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
     # -- the wrapped optimizer's interface ------------------------------------
     @property
     def param_groups(self):
+        """The wrapped optimizer's parameter groups (the same list)."""
         return self.optimizer.param_groups
 
     @param_groups.setter
@@ -193,6 +206,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
 
     @property
     def state(self):
+        """The wrapped optimizer's per-parameter state (the same dict)."""
         return self.optimizer.state
 
     @state.setter
@@ -201,6 +215,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
 
     @property
     def defaults(self):
+        """The wrapped optimizer's defaults (the same dict)."""
         return self.optimizer.defaults
 
     @defaults.setter
@@ -208,15 +223,32 @@ class DistributedOptimizer(torch.optim.Optimizer):
         self.optimizer.defaults = defaults
 
     def state_dict(self):
-        """The wrapped optimizer's ``state_dict()``."""
+        """The wrapped optimizer's ``state_dict()``.
+
+        Returns
+        -------
+        state_dict : dict
+        """
         return self.optimizer.state_dict()
 
     def load_state_dict(self, state_dict):
-        """Load into the wrapped optimizer (whose groups and state stay shared)."""
+        """Load into the wrapped optimizer (whose groups and state stay shared).
+
+        Parameters
+        ----------
+        state_dict : dict
+            A ``state_dict()`` of the same kind of optimizer.
+        """
         self.optimizer.load_state_dict(state_dict)
 
     def zero_grad(self, set_to_none=True):
-        """Zero the gradients; refused while reductions are in flight."""
+        """Zero the gradients; refused while reductions are in flight.
+
+        Parameters
+        ----------
+        set_to_none : bool, default=True
+            Set the gradients to None instead of zero tensors (PyTorch's).
+        """
         self._refuse_in_flight("zero_grad()")
         self.optimizer.zero_grad(set_to_none=set_to_none)
 
@@ -227,6 +259,11 @@ class DistributedOptimizer(torch.optim.Optimizer):
         them, else ``group<g>.param<i>``. Every rank must add the same group
         (the layout check before the next reduction compares them). Refused
         while reductions are in flight.
+
+        Parameters
+        ----------
+        param_group : dict
+            PyTorch's parameter group: ``{"params": [...], "lr": ...}``.
         """
         self._refuse_in_flight("add_param_group()")
         self.optimizer.add_param_group(param_group)
@@ -242,6 +279,16 @@ class DistributedOptimizer(torch.optim.Optimizer):
         """Wait for the reductions (unless inside :meth:`skip_synchronize`), then step.
 
         This method is collective.
+
+        Parameters
+        ----------
+        closure : None
+            Must be None (a closure would run backward again, unreduced).
+
+        Returns
+        -------
+        result : object
+            The wrapped optimizer's ``step()`` result (None for most).
         """
         if closure is not None:
             raise ValueError("DistributedOptimizer.step does not take a closure.")
@@ -314,8 +361,14 @@ class DistributedOptimizer(torch.optim.Optimizer):
 
     @contextmanager
     def skip_synchronize(self):
-        """``step()`` inside this block does not synchronize (call
-        :meth:`synchronize` before it)."""
+        """``step()`` inside this block does not synchronize.
+
+        Call :meth:`synchronize` before it (gradient clipping).
+
+        Yields
+        ------
+        None
+        """
         self._skip = True
         try:
             yield
@@ -324,9 +377,15 @@ class DistributedOptimizer(torch.optim.Optimizer):
 
     @contextmanager
     def no_sync(self):
-        """Backward passes in this block only accumulate into ``.grad`` locally
-        (DDP's ``no_sync``); they do not count towards
-        ``backward_passes_per_step``. The next counted pass reduces the sum."""
+        """Backward passes in this block only accumulate into ``.grad`` locally.
+
+        As DDP's ``no_sync``: they do not count towards
+        ``backward_passes_per_step``. The next counted pass reduces the sum.
+
+        Yields
+        ------
+        None
+        """
         self._no_sync = True
         try:
             yield
@@ -345,6 +404,11 @@ class DistributedOptimizer(torch.optim.Optimizer):
         ``hvd.join``).
 
         This method is collective.
+
+        Yields
+        ------
+        optimizer : DistributedOptimizer
+            This optimizer.
         """
         self._joining = True
         self._steps_in_join = 0
