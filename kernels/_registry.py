@@ -92,8 +92,11 @@ def _lookup(family, device, layout):
 
 
 def kernels_for(family, X, device=None):
-    """The kernels of ``family`` for ``X``'s device (NumPy/SciPy: cpu, CuPy: gpu)
-    and layout (dense or CSR).
+    """The kernels of ``family`` for ``X``'s device and layout.
+
+    NumPy/SciPy input gets the cpu kernels, CuPy input the gpu ones; dense
+    and CSR rows may have different kernels. Kernels compute into
+    caller-owned buffers and never communicate.
 
     Parameters
     ----------
@@ -110,6 +113,15 @@ def kernels_for(family, X, device=None):
     -------
     KernelSet
         The family's kernels as attributes (``kernels_for("kmeans", X).lloyd_step``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi.kernels import kernels_for
+    >>> kernels_for("kmeans", np.ones((4, 2)))
+    KernelSet('kmeans': mlmpi.kernels.cpu.kmeans)
+    >>> kernels_for("kmeans", np.ones((4, 2)), device="gpu")  # device code, on the host
+    KernelSet('kmeans': mlmpi.kernels.gpu.kmeans)
     """
     if device is None:
         device = "gpu" if is_device_array(X) else "cpu"

@@ -23,6 +23,15 @@ class DistributedEstimatorMixin:
     resolve it here; their public collective methods are decorated with
     :func:`mlmpi.comms.collective_method`, which agrees on the call with the
     other ranks through these comms before the method validates anything.
+
+    Examples
+    --------
+    >>> from mlmpi import KMeans
+    >>> from mlmpi.base import DistributedEstimatorMixin
+    >>> isinstance(KMeans(), DistributedEstimatorMixin)
+    True
+    >>> KMeans()._get_comms().backend  # comms=None: the default comms
+    'self'
     """
 
     def _get_comms(self):
@@ -60,7 +69,16 @@ def _global_score(estimator, metric, X, y, sample_weight):
 
 
 class DistributedClassifierMixin(ClassifierMixin):
-    """scikit-learn's ``ClassifierMixin`` whose ``score`` is the global accuracy."""
+    """scikit-learn's ``ClassifierMixin`` whose ``score`` is the global accuracy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi import GaussianNB
+    >>> X, y = np.array([[0.0], [0.2], [1.0], [1.2]]), np.array([0, 0, 1, 1])
+    >>> GaussianNB().fit(X, y).score(X, y)  # accuracy over every rank's rows
+    1.0
+    """
 
     @collective_method
     def score(self, X, y, sample_weight=None):
@@ -72,7 +90,16 @@ class DistributedClassifierMixin(ClassifierMixin):
 
 
 class DistributedRegressorMixin(RegressorMixin):
-    """scikit-learn's ``RegressorMixin`` whose ``score`` is the global R²."""
+    """scikit-learn's ``RegressorMixin`` whose ``score`` is the global R².
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi import LinearRegression
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> round(LinearRegression().fit(X, 2 * X[:, 0] + 1).score(X, 2 * X[:, 0] + 1), 6)
+    1.0
+    """
 
     @collective_method
     def score(self, X, y, sample_weight=None):

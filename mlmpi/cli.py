@@ -135,6 +135,20 @@ def _print_info(args):
 
 
 def build_parser():
+    """The argument parser of the ``mlmpi`` command.
+
+    Returns
+    -------
+    parser : argparse.ArgumentParser
+        Its parsed arguments carry ``run``, the function of the command.
+
+    Examples
+    --------
+    >>> from mlmpi.cli import build_parser
+    >>> args = build_parser().parse_args(["info", "--json"])
+    >>> args.command, args.json
+    ('info', True)
+    """
     parser = argparse.ArgumentParser(
         prog="mlmpi", description="Distributed classical machine learning over MPI/NCCL."
     )
@@ -150,6 +164,27 @@ def build_parser():
 
 
 def main(argv=None):
-    """Entry point of the ``mlmpi`` console script and ``python -m mlmpi``."""
+    """Entry point of the ``mlmpi`` console script and ``python -m mlmpi``.
+
+    Parameters
+    ----------
+    argv : list of str, default=None
+        The arguments; None means ``sys.argv[1:]``.
+
+    Returns
+    -------
+    status : int
+        The exit status (0 on success).
+
+    Examples
+    --------
+    >>> import contextlib, io, json
+    >>> from mlmpi.cli import main
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     status = main(["info", "--json"])
+    >>> status, json.loads(out.getvalue())["default_comms"]
+    (0, 'self')
+    """
     args = build_parser().parse_args(argv)
     return args.run(args)

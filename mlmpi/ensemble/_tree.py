@@ -9,6 +9,14 @@ from ..kernels import kernels_for
 class HistogramForest:
     """Every tree of a fitted forest, concatenated.
 
+    A fitted forest estimator holds one as ``forest_`` (replicated);
+    prediction with it is local.
+
+    Parameters
+    ----------
+    feature, threshold, children_left, children_right, value, n_node_samples, roots
+        The arrays of the attributes below.
+
     Attributes
     ----------
     feature : ndarray of shape (n_nodes,), int64
@@ -23,6 +31,17 @@ class HistogramForest:
         Training rows (distinct, in the tree's bootstrap sample) of each node.
     roots : ndarray of shape (n_trees,), int64
         Node id of each tree's root.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi import RandomForestRegressor
+    >>> X, y = np.arange(8.0).reshape(-1, 1), np.array([0, 0, 0, 0, 1, 1, 1, 1.0])
+    >>> forest = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y).forest_
+    >>> forest.n_trees
+    3
+    >>> forest.sum_leaf_values(X).shape  # summed over the trees: 3 times the mean
+    (8, 1)
     """
 
     def __init__(
@@ -38,10 +57,25 @@ class HistogramForest:
 
     @property
     def n_trees(self):
+        """Number of trees."""
         return int(self.roots.shape[0])
 
     def sum_leaf_values(self, X, trees=None):
-        """Sum over the trees (all, or the ids in ``trees``) of each row's leaf value."""
+        """Sum over the trees (all, or the ids in ``trees``) of each row's leaf value.
+
+        Local: no communication.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_local, n_features)
+            Rows, in the units the forest was fitted on.
+        trees : array-like of int, default=None
+            Ids of the trees to sum; None means all.
+
+        Returns
+        -------
+        sums : ndarray of shape (n_local, n_values), float64
+        """
         out = np.zeros((X.shape[0], self.value.shape[1]))
         roots = self.roots if trees is None else self.roots[trees]
         if X.shape[0] and roots.shape[0]:
