@@ -282,7 +282,7 @@ class GaussianNB(_BaseNB):
     var_ : array of shape (n_classes, n_features)
         Per-class variances. Replicated.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Only when X has string column names.
 
     Array attributes are in X's namespace and floating dtype (NumPy in,
@@ -558,7 +558,7 @@ class MultinomialNB(_BaseDiscreteNB):
     feature_log_prob_ : ndarray of shape (n_classes, n_features)
         Replicated (host).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Only when X has string column names.
 
     Examples
@@ -637,7 +637,7 @@ class BernoulliNB(_BaseDiscreteNB):
     feature_log_prob_ : ndarray of shape (n_classes, n_features)
         Replicated (host).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Only when X has string column names.
 
     Examples

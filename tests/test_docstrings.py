@@ -8,16 +8,22 @@ export is checked without editing this file.
 
 import doctest
 import enum
+import functools
 import importlib
 import inspect
+import io
 import os
 import pkgutil
 import subprocess
 import sys
 import warnings
 
+import docutils.core
 import pytest
+from docutils import nodes
+from docutils.parsers.rst import Directive, directives, roles
 from numpydoc.docscrape import FunctionDoc, NumpyDocString
+from numpydoc.docscrape_sphinx import SphinxDocString
 from numpydoc.validate import validate
 
 import mlmpi
@@ -112,10 +118,44 @@ def test_public_docstring(path, obj, needs_examples):
     if needs_examples:
         assert "".join(parsed["Examples"]).strip(), f"{path}: no Examples section"
         assert ">>>" in "".join(parsed["Examples"]), f"{path}: Examples without code"
+    rst_problems = _rst_problems(str(SphinxDocString(docstring, config={})))
+    assert not rst_problems, f"{path} renders with reStructuredText problems:\n{rst_problems}"
     if not isinstance(obj, property):
         checks = _CHECKS - {"PR01", "PR02"} if _is_enum(obj) else _CHECKS  # Enum's own signature
         errors = [f"{code} {message}" for code, message in _validate(path, obj) if code in checks]
         assert not errors, f"{path}:\n" + "\n".join(errors)
+
+
+_SPHINX_ROLES = ("func", "class", "meth", "mod", "attr", "data", "obj", "exc", "ref", "math")
+_SPHINX_DIRECTIVES = ("seealso", "only", "autosummary", "versionadded", "versionchanged")
+
+
+@functools.cache
+def _register_sphinx_markup():
+    """Sphinx's roles and directives as no-ops, so plain docutils can parse what
+    numpydoc renders (a docutils warning is a ``sphinx-build -W`` failure)."""
+
+    class Ignored(Directive):
+        has_content = True
+        optional_arguments = 10
+        final_argument_whitespace = True
+        option_spec = {"noindex": directives.flag}
+
+        def run(self):
+            return []
+
+    for name in _SPHINX_ROLES:
+        roles.register_generic_role(name, nodes.literal)
+    for name in _SPHINX_DIRECTIVES:
+        directives.register_directive(name, Ignored)
+
+
+def _rst_problems(rst):
+    _register_sphinx_markup()
+    stream = io.StringIO()
+    settings = {"warning_stream": stream, "report_level": 2, "halt_level": 5}
+    docutils.core.publish_doctree(rst, settings_overrides=settings)
+    return stream.getvalue()
 
 
 def _validate(path, obj):

@@ -95,12 +95,12 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
         the numbering shared by all ranks (the same as scikit-learn's).
     n_features_in_ : int
         Number of features seen during fit. Replicated.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (when X has string column names).
 
     See Also
     --------
-    sklearn.cluster.DBSCAN : the single-process estimator this one mirrors.
+    mlmpi.cluster.KMeans : K-means clustering of row-sharded data.
 
     Notes
     -----

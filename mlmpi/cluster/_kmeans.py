@@ -145,12 +145,12 @@ class KMeans(
         Number of iterations run. Replicated.
     n_features_in_ : int
         Number of features seen during fit. Replicated.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (when X has string column names).
 
     See Also
     --------
-    sklearn.cluster.KMeans : the single-process estimator this one mirrors.
+    mlmpi.cluster.DBSCAN : Density-based clustering of row-sharded data.
 
     Notes
     -----

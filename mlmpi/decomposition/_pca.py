@@ -103,18 +103,18 @@ class PCA(_BaseDecomposition):
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components_, n_features)
+    components_ : ndarray of shape (``n_components_``, n_features)
         Principal axes, sorted by decreasing explained variance, with
         scikit-learn's sign convention. Replicated.
 
-    explained_variance_ : ndarray of shape (n_components_,)
+    explained_variance_ : ndarray of shape (``n_components_``,)
         Variance explained by each component (``n_samples - 1`` degrees of
         freedom). Replicated.
 
-    explained_variance_ratio_ : ndarray of shape (n_components_,)
+    explained_variance_ratio_ : ndarray of shape (``n_components_``,)
         Fraction of the total variance explained by each component. Replicated.
 
-    singular_values_ : ndarray of shape (n_components_,)
+    singular_values_ : ndarray of shape (``n_components_``,)
         Singular values of the centred global data. Replicated.
 
     mean_ : ndarray of shape (n_features,)
@@ -131,14 +131,14 @@ class PCA(_BaseDecomposition):
         Replicated.
 
     n_features_in_ : int
-        Number of features seen during :term:`fit`. Replicated.
+        Number of features seen during :meth:`fit`. Replicated.
 
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during :term:`fit` (string column names only).
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
+        Names of features seen during :meth:`fit` (string column names only).
 
     See Also
     --------
-    TruncatedSVD : Truncated SVD without centring.
+    mlmpi.decomposition.TruncatedSVD : Truncated SVD without centring.
 
     Notes
     -----

@@ -71,14 +71,14 @@ class TruncatedSVD(_BaseDecomposition):
         Singular values of the global data. Replicated.
 
     n_features_in_ : int
-        Number of features seen during :term:`fit`. Replicated.
+        Number of features seen during :meth:`fit`. Replicated.
 
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during :term:`fit` (string column names only).
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
+        Names of features seen during :meth:`fit` (string column names only).
 
     See Also
     --------
-    PCA : Principal component analysis (centred).
+    mlmpi.decomposition.PCA : Principal component analysis (centred).
 
     Notes
     -----

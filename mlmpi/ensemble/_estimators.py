@@ -70,7 +70,7 @@ _ATTRIBUTES = """
         Impurity-based importances, normalised as scikit-learn's. Replicated.
     n_features_in_ : int
         Number of features seen during fit. Replicated.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of the features when ``X`` has string column names. Replicated.
     oob_score_ : float
         Score of the out-of-bag predictions over the global rows (with

@@ -59,7 +59,7 @@ class SimpleImputer(CollectiveTransformerMixin, LocalInverseMixin, sk.SimpleImpu
         Indicator of the features missing on some rank. Replicated.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
 
     Examples

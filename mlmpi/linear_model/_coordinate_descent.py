@@ -374,7 +374,7 @@ class ElasticNet(
     dual_gap_ : float or ndarray of shape (n_targets,)
         Final duality gaps (divided by ``n_samples``). Replicated.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Only when X has string column names.
 
     Examples

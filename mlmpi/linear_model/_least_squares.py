@@ -151,7 +151,7 @@ class LinearRegression(
         set with ``positive``. From the normal equations, values below
         ``1e-3 * s_max`` are accurate to a relative ``1e-16 * (s_max / s)²``.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Only when X has string column names.
 
     Notes
@@ -367,7 +367,7 @@ class Ridge(
         The solver that ran: ``'cholesky'``, ``'svd'``, ``'nnls'``, ``'lsqr'``
         or ``'sparse_cg'``. Replicated.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Only when X has string column names.
 
     Examples

@@ -334,7 +334,7 @@ class LogisticRegression(
     solver_ : str
         The solver that ran (see ``solver``). Replicated.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Only when X has string column names.
 
     Examples

@@ -410,7 +410,7 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        A : sparse matrix of shape (n_local_queries, n_samples_fit_)
+        A : sparse matrix of shape (n_local_queries, ``n_samples_fit_``)
             CSR, local rows, **global** column indices (SciPy, or
             ``cupyx.scipy.sparse`` for CuPy input).
         """
@@ -495,7 +495,7 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        A : sparse matrix of shape (n_local_queries, n_samples_fit_)
+        A : sparse matrix of shape (n_local_queries, ``n_samples_fit_``)
             CSR, local rows, **global** column indices.
         """
         _check_mode(mode)

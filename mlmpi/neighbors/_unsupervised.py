@@ -54,7 +54,7 @@ class NearestNeighbors(NeighborsBase):
         Its parameters. Replicated.
     n_features_in_ : int
         Number of features seen during fit. Replicated.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (when X has string column names).
     n_samples_fit_ : int
         Number of rows in the whole (global) index. Replicated.

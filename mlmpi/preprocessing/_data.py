@@ -90,7 +90,7 @@ class StandardScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.StandardS
         Global variance. Replicated.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
     n_samples_seen_ : int or ndarray of shape (n_features,)
         Rows (or weight) seen over all ranks, per feature when NaN makes the
@@ -236,7 +236,7 @@ class MinMaxScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MinMaxScale
         As in scikit-learn, from every rank's rows. Replicated.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
     n_samples_seen_ : int
         Rows seen over all ranks. Replicated.
@@ -351,7 +351,7 @@ class MaxAbsScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MaxAbsScale
         As in scikit-learn, from every rank's rows. Replicated.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
     n_samples_seen_ : int
         Rows seen over all ranks. Replicated.
@@ -464,7 +464,7 @@ class RobustScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.RobustScale
         Global quantile range. Replicated.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
 
     Examples
@@ -579,13 +579,13 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
     ----------
     n_quantiles_ : int
         Number of quantiles used. Replicated.
-    quantiles_ : ndarray of shape (n_quantiles_, n_features)
+    quantiles_ : ndarray of shape (``n_quantiles_``, n_features)
         Global quantiles. Replicated.
-    references_ : ndarray of shape (n_quantiles_,)
+    references_ : ndarray of shape (``n_quantiles_``,)
         Quantiles of references. Replicated.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
 
     Examples
@@ -752,7 +752,7 @@ class Normalizer(CollectiveTransformerMixin, sk.Normalizer):
     ----------
     n_features_in_ : int
         Number of features seen during fit (agreed over the ranks).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
 
     Examples

@@ -170,7 +170,7 @@ class OneHotEncoder(_GlobalCategoriesMixin, sk.OneHotEncoder):
         Infrequent categories of each feature (global counts). Replicated.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
     feature_name_combiner : callable or None
         As in scikit-learn.
@@ -242,7 +242,7 @@ class OrdinalEncoder(_GlobalCategoriesMixin, sk.OrdinalEncoder):
         Infrequent categories of each feature (global counts). Replicated.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
 
     Examples

@@ -26,11 +26,11 @@ class PolynomialFeatures(CollectiveTransformerMixin, sk.PolynomialFeatures):
 
     Attributes
     ----------
-    powers_ : ndarray of shape (n_output_features_, n_features_in_)
+    powers_ : ndarray of shape (``n_output_features_``, ``n_features_in_``)
         Exponent of each input in each output. Replicated.
     n_features_in_ : int
         Number of features seen during fit (agreed over the ranks).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
     n_output_features_ : int
         Number of output features. Replicated.
