@@ -22,7 +22,7 @@ import docutils.core
 import pytest
 from docutils import nodes
 from docutils.parsers.rst import Directive, directives, roles
-from numpydoc.docscrape import FunctionDoc, NumpyDocString
+from numpydoc.docscrape import NumpyDocString
 from numpydoc.docscrape_sphinx import SphinxDocString
 from numpydoc.validate import validate
 
@@ -105,27 +105,6 @@ def _has_parameters(obj):
     return any(name != "self" for name in signature.parameters)
 
 
-@pytest.mark.parametrize("path, obj, needs_examples", _api())
-def test_public_docstring(path, obj, needs_examples):
-    docstring = inspect.getdoc(obj.fget if isinstance(obj, property) else obj)
-    assert docstring, f"{path} has no docstring"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # numpydoc warns on unknown sections
-        parsed = NumpyDocString(docstring)
-    assert "".join(parsed["Summary"]).strip(), f"{path}: empty summary"
-    if _has_parameters(obj):
-        assert parsed["Parameters"], f"{path}: no Parameters section"
-    if needs_examples:
-        assert "".join(parsed["Examples"]).strip(), f"{path}: no Examples section"
-        assert ">>>" in "".join(parsed["Examples"]), f"{path}: Examples without code"
-    rst_problems = _rst_problems(str(SphinxDocString(docstring, config={})))
-    assert not rst_problems, f"{path} renders with reStructuredText problems:\n{rst_problems}"
-    if not isinstance(obj, property):
-        checks = _CHECKS - {"PR01", "PR02"} if _is_enum(obj) else _CHECKS  # Enum's own signature
-        errors = [f"{code} {message}" for code, message in _validate(path, obj) if code in checks]
-        assert not errors, f"{path}:\n" + "\n".join(errors)
-
-
 _SPHINX_ROLES = ("func", "class", "meth", "mod", "attr", "data", "obj", "exc", "ref", "math")
 _SPHINX_DIRECTIVES = ("seealso", "only", "autosummary", "versionadded", "versionchanged")
 
@@ -159,13 +138,46 @@ def _rst_problems(rst):
 
 
 def _validate(path, obj):
+    """numpydoc's validation codes for ``path`` (a class is checked against its
+    constructor's signature), ignoring the Enum constructor's parameters."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if inspect.isclass(obj):
-            # The constructor's parameters are documented in the class docstring.
-            return validate(path)["errors"]
-        FunctionDoc(obj)  # parses (and so checks) the docstring as Sphinx will
-        return validate(path)["errors"]
+        errors = validate(path)["errors"]
+    checks = _CHECKS - {"PR01", "PR02"} if _is_enum(obj) else _CHECKS
+    return [f"{code} {message}" for code, message in errors if code in checks]
+
+
+@pytest.mark.parametrize("path, obj, needs_examples", _api())
+def test_public_docstring(path, obj, needs_examples):
+    docstring = inspect.getdoc(obj.fget if isinstance(obj, property) else obj)
+    assert docstring, f"{path} has no docstring"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpydoc warns on unknown sections
+        parsed = NumpyDocString(docstring)
+    assert "".join(parsed["Summary"]).strip(), f"{path}: empty summary"
+    if _has_parameters(obj):
+        assert parsed["Parameters"], f"{path}: no Parameters section"
+    if needs_examples:
+        assert "".join(parsed["Examples"]).strip(), f"{path}: no Examples section"
+        assert ">>>" in "".join(parsed["Examples"]), f"{path}: Examples without code"
+    rst_problems = _rst_problems(str(SphinxDocString(docstring, config={})))
+    assert not rst_problems, f"{path} renders with reStructuredText problems:\n{rst_problems}"
+    if not isinstance(obj, property):
+        errors = _validate(path, obj)
+        assert not errors, f"{path}:\n" + "\n".join(errors)
+
+
+@pytest.mark.parametrize("module_name", _public_modules())
+def test_module_docstring(module_name):
+    docstring = inspect.getdoc(importlib.import_module(module_name))
+    assert docstring, f"{module_name} has no docstring"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rst = str(SphinxDocString(docstring, config={}))
+    rst_problems = _rst_problems(rst)
+    assert not rst_problems, (
+        f"{module_name} renders with reStructuredText problems:\n{rst_problems}"
+    )
 
 
 def _package_modules():
