@@ -119,6 +119,9 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
     >>> X = np.array([[1, 2], [2, 2], [2, 3], [8, 7], [8, 8], [25, 80]])
     >>> DBSCAN(eps=3, min_samples=2).fit(X).labels_
     array([ 0,  0,  0,  1,  1, -1])
+    >>> from sklearn import cluster
+    >>> cluster.DBSCAN(eps=3, min_samples=2).fit(X).labels_  # the same labels
+    array([ 0,  0,  0,  1,  1, -1])
     """
 
     _parameter_constraints: dict = {

@@ -165,8 +165,12 @@ class KMeans(
     >>> from mlmpi import KMeans
     >>> X = np.array([[1, 2], [1, 4], [1, 0], [10, 2], [10, 4], [10, 0]])
     >>> km = KMeans(n_clusters=2, random_state=0).fit(X)
-    >>> km.cluster_centers_.shape
-    (2, 2)
+    >>> np.sort(km.cluster_centers_, axis=0)
+    array([[ 1.,  2.],
+           [10.,  2.]])
+    >>> from sklearn import cluster
+    >>> km.inertia_ == cluster.KMeans(n_clusters=2, random_state=0).fit(X).inertia_
+    True
     """
 
     _parameter_constraints: dict = {

@@ -155,6 +155,11 @@ class PCA(_BaseDecomposition):
     >>> pca = PCA(n_components=2, svd_solver="full").fit(X)
     >>> pca.components_.shape
     (2, 8)
+    >>> import numpy as np
+    >>> from sklearn import decomposition
+    >>> reference = decomposition.PCA(n_components=2, svd_solver="full").fit(X)
+    >>> np.allclose(pca.explained_variance_, reference.explained_variance_)
+    True
     """
 
     _parameter_constraints: dict = {

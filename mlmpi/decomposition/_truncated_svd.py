@@ -91,8 +91,12 @@ class TruncatedSVD(_BaseDecomposition):
     >>> from mlmpi import TruncatedSVD
     >>> from mlmpi.datasets import make_blobs
     >>> X, _ = make_blobs(n_samples=1000, n_features=8, random_state=0)
-    >>> TruncatedSVD(n_components=3, random_state=0).fit(X).components_.shape
+    >>> svd = TruncatedSVD(n_components=3, random_state=0).fit(X)
+    >>> svd.components_.shape
     (3, 8)
+    >>> import numpy as np
+    >>> np.allclose(svd.singular_values_, np.linalg.svd(X, compute_uv=False)[:3])
+    True
     """
 
     _parameter_constraints: dict = {
