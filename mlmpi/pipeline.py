@@ -18,12 +18,20 @@ from .utils.shard_local import warn_shard_local_learners
 __all__ = ["Pipeline", "make_pipeline"]
 
 
+def _collective(method):
+    """scikit-learn's ``method`` through the collective contract, its docstring
+    saying so after the summary line."""
+    wrapper = collective_method(method)
+    summary, rest = method.__doc__.split("\n\n", 1)
+    wrapper.__doc__ = f"{summary}\n\n        This method is collective.\n\n{rest}"
+    return wrapper
+
+
 def _collective_when_available(name):
     """scikit-learn's ``available_if`` method ``name``, marked collective (and
     still present only when the final step has it)."""
     reference = sk.Pipeline.__dict__[name]
-    method = collective_method(reference.fn)
-    return available_if(reference.check)(method)
+    return available_if(reference.check)(_collective(reference.fn))
 
 
 def _pipeline_comms(pipeline):
@@ -65,7 +73,7 @@ class Pipeline(sk.Pipeline):
     0.517
     """
 
-    fit = collective_method(sk.Pipeline.fit)
+    fit = _collective(sk.Pipeline.fit)
     fit_transform = _collective_when_available("fit_transform")
     fit_predict = _collective_when_available("fit_predict")
     score = _collective_when_available("score")

@@ -27,6 +27,7 @@ from numpydoc.docscrape_sphinx import SphinxDocString
 from numpydoc.validate import validate
 
 import mlmpi
+from mlmpi import _contract
 
 # numpydoc.validate codes for what Sphinx (numpydoc, ``-W``) warns about or
 # what a reader of the API reference needs: a docstring, a summary, sections
@@ -95,6 +96,12 @@ def _is_enum(obj):
     return inspect.isclass(obj) and issubclass(obj, enum.Enum)
 
 
+def _enters_the_contract(obj):
+    """Decorated with ``collective_method`` or ``collective_function``."""
+    code = getattr(obj, "__code__", None)
+    return code is not None and code.co_filename == _contract.__file__
+
+
 def _has_parameters(obj):
     if isinstance(obj, property) or _is_enum(obj):
         return False
@@ -160,6 +167,8 @@ def test_public_docstring(path, obj, needs_examples):
     if needs_examples:
         assert "".join(parsed["Examples"]).strip(), f"{path}: no Examples section"
         assert ">>>" in "".join(parsed["Examples"]), f"{path}: Examples without code"
+    if _enters_the_contract(obj):
+        assert "is collective" in docstring, f"{path} communicates; its docstring must say so"
     rst_problems = _rst_problems(str(SphinxDocString(docstring, config={})))
     assert not rst_problems, f"{path} renders with reStructuredText problems:\n{rst_problems}"
     if not isinstance(obj, property):
