@@ -18,13 +18,7 @@ import subprocess
 import sys
 import warnings
 
-import docutils.core
 import pytest
-from docutils import nodes
-from docutils.parsers.rst import Directive, directives, roles
-from numpydoc.docscrape import NumpyDocString
-from numpydoc.docscrape_sphinx import SphinxDocString
-from numpydoc.validate import validate
 
 import mlmpi
 from mlmpi import _contract
@@ -120,6 +114,8 @@ _SPHINX_DIRECTIVES = ("seealso", "only", "autosummary", "versionadded", "version
 def _register_sphinx_markup():
     """Sphinx's roles and directives as no-ops, so plain docutils can parse what
     numpydoc renders (a docutils warning is a ``sphinx-build -W`` failure)."""
+    from docutils import nodes
+    from docutils.parsers.rst import Directive, directives, roles
 
     class Ignored(Directive):
         has_content = True
@@ -136,7 +132,14 @@ def _register_sphinx_markup():
         directives.register_directive(name, Ignored)
 
 
-def _rst_problems(rst):
+def _rst_problems(docstring):
+    """docutils' warnings about the reStructuredText numpydoc makes of ``docstring``."""
+    import docutils.core
+    from numpydoc.docscrape_sphinx import SphinxDocString
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpydoc warns on unknown sections
+        rst = str(SphinxDocString(docstring, config={}))
     _register_sphinx_markup()
     stream = io.StringIO()
     settings = {"warning_stream": stream, "report_level": 2, "halt_level": 5}
@@ -147,6 +150,8 @@ def _rst_problems(rst):
 def _validate(path, obj):
     """numpydoc's validation codes for ``path`` (a class is checked against its
     constructor's signature), ignoring the Enum constructor's parameters."""
+    from numpydoc.validate import validate
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         errors = validate(path)["errors"]
@@ -156,6 +161,9 @@ def _validate(path, obj):
 
 @pytest.mark.parametrize("path, obj, needs_examples", _api())
 def test_public_docstring(path, obj, needs_examples):
+    pytest.importorskip("numpydoc", reason="the test extra installs numpydoc")
+    from numpydoc.docscrape import NumpyDocString
+
     docstring = inspect.getdoc(obj.fget if isinstance(obj, property) else obj)
     assert docstring, f"{path} has no docstring"
     with warnings.catch_warnings():
@@ -169,7 +177,7 @@ def test_public_docstring(path, obj, needs_examples):
         assert ">>>" in "".join(parsed["Examples"]), f"{path}: Examples without code"
     if _enters_the_contract(obj):
         assert "is collective" in docstring, f"{path} communicates; its docstring must say so"
-    rst_problems = _rst_problems(str(SphinxDocString(docstring, config={})))
+    rst_problems = _rst_problems(docstring)
     assert not rst_problems, f"{path} renders with reStructuredText problems:\n{rst_problems}"
     if not isinstance(obj, property):
         errors = _validate(path, obj)
@@ -178,12 +186,10 @@ def test_public_docstring(path, obj, needs_examples):
 
 @pytest.mark.parametrize("module_name", _public_modules())
 def test_module_docstring(module_name):
+    pytest.importorskip("numpydoc", reason="the test extra installs numpydoc")
     docstring = inspect.getdoc(importlib.import_module(module_name))
     assert docstring, f"{module_name} has no docstring"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        rst = str(SphinxDocString(docstring, config={}))
-    rst_problems = _rst_problems(rst)
+    rst_problems = _rst_problems(docstring)
     assert not rst_problems, (
         f"{module_name} renders with reStructuredText problems:\n{rst_problems}"
     )
