@@ -288,6 +288,13 @@ class GaussianNB(_BaseNB):
     Array attributes are in X's namespace and floating dtype (NumPy in,
     NumPy out; CuPy in, CuPy out).
 
+    Notes
+    -----
+    ``fit``, ``partial_fit`` and ``score`` are collective: every rank calls
+    them, with its own rows. Fitted attributes are replicated (the same on every
+    rank). ``predict``, ``predict_proba`` and ``predict_log_proba`` are local:
+    no communication.
+
     Examples
     --------
     >>> import numpy as np
@@ -561,6 +568,13 @@ class MultinomialNB(_BaseDiscreteNB):
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Only when X has string column names.
 
+    Notes
+    -----
+    ``fit``, ``partial_fit`` and ``score`` are collective: every rank calls
+    them, with its own rows. Fitted attributes are replicated (the same on every
+    rank). ``predict``, ``predict_proba`` and ``predict_log_proba`` are local:
+    no communication.
+
     Examples
     --------
     >>> import numpy as np
@@ -639,6 +653,13 @@ class BernoulliNB(_BaseDiscreteNB):
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Only when X has string column names.
+
+    Notes
+    -----
+    ``fit``, ``partial_fit`` and ``score`` are collective: every rank calls
+    them, with its own rows. Fitted attributes are replicated (the same on every
+    rank). ``predict``, ``predict_proba`` and ``predict_log_proba`` are local:
+    no communication.
 
     Examples
     --------

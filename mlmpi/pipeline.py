@@ -45,7 +45,7 @@ def _pipeline_comms(pipeline):
 class Pipeline(sk.Pipeline):
     """A sequence of data transformers with an optional final predictor.
 
-    :class:`sklearn.pipeline.Pipeline` (same parameters and behaviour). Its
+    scikit-learn's ``Pipeline`` (same parameters and behaviour). Its
     ``fit``, ``fit_transform``, ``fit_predict`` and ``score`` are collective
     when its steps' are (mlmpi steps). Fitted under more than one rank, it
     warns once per class (on rank 0) about each step that is not mlmpi's and
@@ -56,10 +56,26 @@ class Pipeline(sk.Pipeline):
     Parameters
     ----------
     steps : list of tuples
-        As scikit-learn's.
+        ``(name, estimator)`` pairs, as scikit-learn's; every step but the
+        last is a transformer.
     transform_input : list of str, default=None
+        Metadata that the steps transform before the final estimator gets it
+        (scikit-learn's metadata routing).
     memory : str or object with the joblib.Memory interface, default=None
+        Caches the fitted transformers (per rank: each rank fits on its rows).
     verbose : bool, default=False
+        Print the time each step takes to fit.
+
+    Attributes
+    ----------
+    named_steps : Bunch
+        The steps by name.
+    classes_ : ndarray of shape (n_classes,)
+        The final estimator's classes (classifiers only).
+    n_features_in_ : int
+        Number of features seen by the first step's ``fit``.
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
+        Names of the features seen by the first step's ``fit``, when it has them.
 
     Examples
     --------
@@ -90,13 +106,18 @@ def make_pipeline(*steps, memory=None, transform_input=None, verbose=False):
     Parameters
     ----------
     *steps : list of estimators
+        The steps, in order.
     memory : str or object with the joblib.Memory interface, default=None
+        As :class:`Pipeline`'s.
     transform_input : list of str, default=None
+        As :class:`Pipeline`'s.
     verbose : bool, default=False
+        As :class:`Pipeline`'s.
 
     Returns
     -------
     p : Pipeline
+        mlmpi's :class:`Pipeline` of the steps.
 
     Examples
     --------

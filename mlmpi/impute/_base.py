@@ -62,6 +62,12 @@ class SimpleImputer(CollectiveTransformerMixin, LocalInverseMixin, sk.SimpleImpu
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
 
+    Notes
+    -----
+    ``fit`` and ``fit_transform`` are collective: every rank calls them, with
+    its own rows. Fitted attributes are replicated (the same on every rank).
+    ``transform`` and ``inverse_transform`` are local: no communication.
+
     Examples
     --------
     >>> import numpy as np

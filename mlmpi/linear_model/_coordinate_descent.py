@@ -377,6 +377,12 @@ class ElasticNet(
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Only when X has string column names.
 
+    Notes
+    -----
+    ``fit`` and ``score`` are collective: every rank calls them, with its own
+    rows. Fitted attributes are replicated (the same on every rank). ``predict``
+    is local: no communication.
+
     Examples
     --------
     >>> import numpy as np
@@ -558,6 +564,12 @@ class Lasso(ElasticNet):
         Iterations per target. Replicated.
     dual_gap_ : float or ndarray of shape (n_targets,)
         Final duality gaps. Replicated.
+
+    Notes
+    -----
+    ``fit`` and ``score`` are collective: every rank calls them, with its own
+    rows. Fitted attributes are replicated (the same on every rank). ``predict``
+    is local: no communication.
 
     Examples
     --------

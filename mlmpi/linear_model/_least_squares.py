@@ -370,6 +370,12 @@ class Ridge(
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Only when X has string column names.
 
+    Notes
+    -----
+    ``fit`` and ``score`` are collective: every rank calls them, with its own
+    rows. Fitted attributes are replicated (the same on every rank). ``predict``
+    is local: no communication.
+
     Examples
     --------
     >>> import numpy as np

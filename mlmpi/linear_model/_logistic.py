@@ -337,6 +337,13 @@ class LogisticRegression(
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Only when X has string column names.
 
+    Notes
+    -----
+    ``fit`` and ``score`` are collective: every rank calls them, with its own
+    rows. Fitted attributes are replicated (the same on every rank).
+    ``predict``, ``predict_proba``, ``predict_log_proba`` and
+    ``decision_function`` are local: no communication.
+
     Examples
     --------
     >>> import numpy as np

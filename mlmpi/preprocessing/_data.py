@@ -96,6 +96,13 @@ class StandardScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.StandardS
         Rows (or weight) seen over all ranks, per feature when NaN makes the
         counts differ. Replicated.
 
+    Notes
+    -----
+    ``fit``, ``partial_fit`` and ``fit_transform`` are collective: every rank
+    calls them, with its own rows. Fitted attributes are replicated (the same on
+    every rank). ``transform`` and ``inverse_transform`` are local: no
+    communication.
+
     Examples
     --------
     >>> import numpy as np
@@ -241,6 +248,13 @@ class MinMaxScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MinMaxScale
     n_samples_seen_ : int
         Rows seen over all ranks. Replicated.
 
+    Notes
+    -----
+    ``fit``, ``partial_fit`` and ``fit_transform`` are collective: every rank
+    calls them, with its own rows. Fitted attributes are replicated (the same on
+    every rank). ``transform`` and ``inverse_transform`` are local: no
+    communication.
+
     Examples
     --------
     >>> import numpy as np
@@ -356,6 +370,13 @@ class MaxAbsScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MaxAbsScale
     n_samples_seen_ : int
         Rows seen over all ranks. Replicated.
 
+    Notes
+    -----
+    ``fit``, ``partial_fit`` and ``fit_transform`` are collective: every rank
+    calls them, with its own rows. Fitted attributes are replicated (the same on
+    every rank). ``transform`` and ``inverse_transform`` are local: no
+    communication.
+
     Examples
     --------
     >>> import numpy as np
@@ -466,6 +487,12 @@ class RobustScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.RobustScale
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
+
+    Notes
+    -----
+    ``fit`` and ``fit_transform`` are collective: every rank calls them, with
+    its own rows. Fitted attributes are replicated (the same on every rank).
+    ``transform`` and ``inverse_transform`` are local: no communication.
 
     Examples
     --------
@@ -587,6 +614,12 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
+
+    Notes
+    -----
+    ``fit`` and ``fit_transform`` are collective: every rank calls them, with
+    its own rows. Fitted attributes are replicated (the same on every rank).
+    ``transform`` and ``inverse_transform`` are local: no communication.
 
     Examples
     --------
@@ -754,6 +787,12 @@ class Normalizer(CollectiveTransformerMixin, sk.Normalizer):
         Number of features seen during fit (agreed over the ranks).
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
+
+    Notes
+    -----
+    ``fit`` and ``fit_transform`` are collective: every rank calls them, with
+    its own rows. Fitted attributes are replicated (the same on every rank).
+    ``transform`` is local: no communication.
 
     Examples
     --------

@@ -175,6 +175,12 @@ class OneHotEncoder(_GlobalCategoriesMixin, sk.OneHotEncoder):
     feature_name_combiner : callable or None
         As in scikit-learn.
 
+    Notes
+    -----
+    ``fit`` and ``fit_transform`` are collective: every rank calls them, with
+    its own rows. Fitted attributes are replicated (the same on every rank).
+    ``transform`` and ``inverse_transform`` are local: no communication.
+
     Examples
     --------
     >>> import numpy as np
@@ -244,6 +250,12 @@ class OrdinalEncoder(_GlobalCategoriesMixin, sk.OrdinalEncoder):
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
+
+    Notes
+    -----
+    ``fit`` and ``fit_transform`` are collective: every rank calls them, with
+    its own rows. Fitted attributes are replicated (the same on every rank).
+    ``transform`` and ``inverse_transform`` are local: no communication.
 
     Examples
     --------

@@ -32,6 +32,12 @@ class LabelEncoder(DistributedEstimatorMixin, sk.LabelEncoder):
     classes_ : ndarray of shape (n_classes,)
         Sorted classes of every rank's labels. Replicated.
 
+    Notes
+    -----
+    ``fit`` and ``fit_transform`` are collective: every rank calls them, with
+    its own rows. Fitted attributes are replicated (the same on every rank).
+    ``transform`` and ``inverse_transform`` are local: no communication.
+
     Examples
     --------
     >>> from mlmpi.preprocessing import LabelEncoder

@@ -35,6 +35,12 @@ class PolynomialFeatures(CollectiveTransformerMixin, sk.PolynomialFeatures):
     n_output_features_ : int
         Number of output features. Replicated.
 
+    Notes
+    -----
+    ``fit`` and ``fit_transform`` are collective: every rank calls them, with
+    its own rows. Fitted attributes are replicated (the same on every rank).
+    ``transform`` is local: no communication.
+
     Examples
     --------
     >>> import numpy as np
