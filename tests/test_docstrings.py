@@ -19,6 +19,7 @@ import sys
 import warnings
 
 import pytest
+from sklearn.base import BaseEstimator
 
 import mlmpi
 from mlmpi import _contract
@@ -172,6 +173,8 @@ def test_public_docstring(path, obj, needs_examples):
     assert "".join(parsed["Summary"]).strip(), f"{path}: empty summary"
     if _has_parameters(obj):
         assert parsed["Parameters"], f"{path}: no Parameters section"
+    if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
+        assert parsed["Attributes"], f"{path}: no Attributes section (the fitted attributes)"
     if needs_examples:
         assert "".join(parsed["Examples"]).strip(), f"{path}: no Examples section"
         assert ">>>" in "".join(parsed["Examples"]), f"{path}: Examples without code"
