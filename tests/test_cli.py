@@ -78,6 +78,20 @@ def test_info_does_not_initialise_mpi_outside_mpiexec():
     assert done.stdout.split() == ["self", "False"]
 
 
+def test_mpi_comms_after_info_in_the_same_process():
+    code = (
+        "from mlmpi import cli\n"
+        "cli._collect_info()\n"
+        "from mpi4py import MPI\n"
+        "from mlmpi.comms import MPIComms\n"
+        "comms = MPIComms(MPI.COMM_SELF)\n"
+        "print(comms.allreduce(2.0), MPI.Is_initialized())\n"
+    )
+    done = _run([sys.executable, "-c", code])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["2.0", "True"]
+
+
 def test_info_settings_from_the_environment():
     info = _info(
         [sys.executable, "-m", "mlmpi"],

@@ -209,7 +209,8 @@ def _package_modules():
 
 
 # Their examples touch process-wide MPI state (MPIComms initialises MPI; ``mlmpi info``
-# imports mpi4py with initialisation switched off), so each runs in a fresh process.
+# imports mpi4py with initialisation switched off), so each runs in a fresh process and
+# leaves this one as the other tests expect it.
 _FRESH_PROCESS = {"mlmpi.cli", "mlmpi.comms.mpi"}
 _FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 

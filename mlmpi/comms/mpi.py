@@ -7,6 +7,7 @@ synchronized. When the program has imported CuPy, the first MPIComms binds
 the process to the GPU of its node-local rank.
 """
 
+import atexit
 import math
 
 import numpy as np
@@ -33,6 +34,13 @@ def _mpi_op(op):
             }
         )
     return _MPI_OPS[op]
+
+
+def _finalize_if_needed():
+    from mpi4py import MPI
+
+    if not MPI.Is_finalized():
+        MPI.Finalize()
 
 
 class MPIComms(Comms):
@@ -88,6 +96,9 @@ class MPIComms(Comms):
                 f"MPIComms needs mpi4py ({exc}); install it, or use SelfComms / MLMPI_COMMS=self."
             ) from exc
 
+        if not MPI.Is_initialized():  # mpi4py imported with rc.initialize off (``mlmpi info``)
+            MPI.Init_thread()
+            atexit.register(_finalize_if_needed)
         if comm is None:
             comm = MPI.COMM_WORLD
         if not isinstance(comm, MPI.Intracomm) or comm == MPI.COMM_NULL:
