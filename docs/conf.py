@@ -52,7 +52,7 @@ sphinx_gallery_conf = {
     "examples_dirs": "../examples",
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/.*\.py$",  # run every example, not only plot_*.py
-    "plot_gallery": "True",
+    "plot_gallery": True,
     "abort_on_example_error": True,
     "download_all_examples": False,
     "show_memory": False,

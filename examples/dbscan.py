@@ -47,7 +47,7 @@ if comms.rank == 0:
     import matplotlib.pyplot as plt
 
     noise = labels == -1
-    fig, ax = plt.subplots(figsize=(5, 4))
+    fig, ax = plt.subplots(figsize=(5, 4), layout="constrained")
     ax.scatter(*X_all[noise].T, c="lightgrey", s=1, label="noise")
     ax.scatter(*X_all[~noise].T, c=labels[~noise], s=1, cmap="tab20")
     ax.set(title=f"mlmpi DBSCAN on {comms.size} rank(s): {labels.max() + 1} clusters")

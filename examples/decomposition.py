@@ -55,7 +55,7 @@ if comms.rank == 0:
     print("\n".join(lines))
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5, 4))
+    fig, ax = plt.subplots(figsize=(5, 4), layout="constrained")
     points = ax.scatter(*projection.T, c=labels, s=4, cmap="tab10")
     fig.colorbar(points, ax=ax, label="digit")
     ax.set(xlabel="component 1", ylabel="component 2", title="Digits on two PCA components")

@@ -57,7 +57,7 @@ if comms.rank == 0:
     import matplotlib.pyplot as plt
 
     every = slice(None, None, 40)  # 5,000 of the 200,000 points
-    fig, ax = plt.subplots(figsize=(5, 4))
+    fig, ax = plt.subplots(figsize=(5, 4), layout="constrained")
     ax.scatter(X_all[every, 0], X_all[every, 1], c=labels[every], s=3, cmap="tab10")
     ax.scatter(*km.cluster_centers_[:, :2].T, c="black", marker="x", s=60, label="centres")
     ax.set(xlabel="feature 0", ylabel="feature 1", title=f"mlmpi KMeans on {comms.size} rank(s)")

@@ -53,7 +53,7 @@ if comms.rank == 0:
     print("\n".join(lines))
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 3))
+    fig, ax = plt.subplots(figsize=(6, 3), layout="constrained")
     features = np.arange(X_all.shape[1])
     for shift, (name, coef) in zip((-0.25, 0.0, 0.25), coefficients.items()):
         ax.bar(features + shift, coef, width=0.25, label=name)

@@ -54,7 +54,7 @@ if comms.rank == 0:
     print("\n".join(lines))
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3), sharey=True, layout="constrained")
     for ax, (l1_ratio, (ours, theirs)) in zip(axes, coefficients.items()):
         ax.bar(np.arange(ours.size) - 0.2, ours, width=0.4, label="mlmpi")
         ax.bar(np.arange(ours.size) + 0.2, theirs, width=0.4, label="scikit-learn saga")

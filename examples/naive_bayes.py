@@ -58,7 +58,7 @@ if comms.rank == 0:
     import matplotlib.pyplot as plt
 
     means = gaussian.theta_  # replicated: the same on every rank
-    fig, axes = plt.subplots(1, 10, figsize=(8, 1.2))
+    fig, axes = plt.subplots(1, 10, figsize=(8, 1.2), layout="constrained")
     for digit, ax in enumerate(axes):
         ax.imshow(means[digit].reshape(8, 8), cmap="gray_r")
         ax.set_axis_off()

@@ -52,7 +52,7 @@ if comms.rank == 0:
     )
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(4, 4))
+    fig, ax = plt.subplots(figsize=(4, 4), layout="constrained")
     ax.imshow(matrix, cmap="Blues")
     ax.set(xlabel="predicted digit", ylabel="true digit", title="Global confusion matrix")
     ax.set_xticks(range(10))

@@ -62,7 +62,7 @@ if comms.rank == 0:
     print("\n".join(lines))
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(7, 3))
+    fig, axes = plt.subplots(1, 2, figsize=(7, 3), layout="constrained")
     axes[0].hist(before[~np.isnan(before)], bins=30)
     axes[0].set(title="alcohol, raw (NaN left out)")
     axes[1].hist(after, bins=30)

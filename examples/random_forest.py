@@ -45,7 +45,7 @@ if comms.rank == 0:
     import matplotlib.pyplot as plt
 
     features = np.arange(X.shape[1])
-    fig, ax = plt.subplots(figsize=(6, 3))
+    fig, ax = plt.subplots(figsize=(6, 3), layout="constrained")
     ax.bar(features - 0.2, forest.feature_importances_, width=0.4, label="mlmpi")
     ax.bar(features + 0.2, reference.feature_importances_, width=0.4, label="scikit-learn")
     ax.set(xlabel="feature", ylabel="importance", title="Impurity-based feature importances")

@@ -115,7 +115,7 @@ def main():
         print(f"test accuracy {metrics['accuracy']:.4f}  samples/s {rate:.0f}")
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(5, 3))
+        fig, ax = plt.subplots(figsize=(5, 3), layout="constrained")
         ax.plot(range(1, args.epochs + 1), losses, marker="o")
         ax.set(xlabel="epoch", ylabel="training loss (all ranks)", yscale="log")
         ax.set_title(f"{comms.size} rank(s), test accuracy {metrics['accuracy']:.3f}")

@@ -73,7 +73,7 @@ if comms.rank == 0:
         )
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5, 3))
+    fig, ax = plt.subplots(figsize=(5, 3), layout="constrained")
     for name, fitted, marker in (("mlmpi", search, "o"), ("scikit-learn", sk_search, "x")):
         results = fitted.cv_results_
         ax.errorbar(
