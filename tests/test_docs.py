@@ -6,6 +6,7 @@ also runs every example once in a single process.
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -70,3 +71,15 @@ def test_every_public_name_has_an_api_page(built):
 def test_the_benchmark_plot_is_drawn(built):
     assert (built / "_images" / "plot_benchmarks.png").exists()
     assert "plot_benchmarks.png" in (built / "performance.html").read_text()
+
+
+def test_the_readme_names_the_two_commands_and_its_links_exist():
+    readme = (ROOT / "README.md").read_text()
+    assert 'python -m pip install -e ".[test]"' in readme
+    assert "\npython -m pytest\n" in readme
+    assert "python -m sphinx -W docs docs/_build/html" in readme
+    links = re.findall(r"\]\(([^)#]+)\)", readme)
+    local = [link for link in links if "://" not in link]
+    assert "docs/differences.rst" in local
+    missing = [link for link in local if not (ROOT / link).exists()]
+    assert not missing, missing
