@@ -36,13 +36,11 @@ extensions = [
 ]
 
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "KNOWN_DOCSTRING_WARNINGS.txt"]
-templates_path = ["_templates"]
 root_doc = "index"
 
 write_api_pages(HERE / "api")
-autosummary_generate = True
+autosummary_generate = False  # api_pages writes the object pages
 autosummary_imported_members = True
-autodoc_default_options = {"members": True, "inherited-members": False}
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False

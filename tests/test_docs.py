@@ -65,7 +65,10 @@ def test_every_public_name_has_an_api_page(built):
         for name in public_names(module):
             assert (built / "api" / "generated" / f"{module}.{name}.html").exists(), name
     for name, module in mlmpi._PUBLIC.items():
-        assert (built / "api" / "generated" / f"{module}.{name}.html").exists(), name
+        page = built / "api" / "generated" / f"{module}.{name}.html"
+        assert page.exists(), name
+        if hasattr(getattr(mlmpi, name), "fit"):  # inherited from an mlmpi base or not
+            assert f'id="{module}.{name}.fit"' in page.read_text(), name
 
 
 def test_the_benchmark_plot_is_drawn(built):

@@ -2,7 +2,9 @@
 
 A module with ``__all__`` contributes those names; one without it contributes
 the public classes and functions it defines. One autosummary page per module,
-one generated page per object.
+one page per object. A class page documents the members the class has from
+mlmpi (its own and its mlmpi bases'), not those it inherits unchanged from
+scikit-learn or the standard library.
 """
 
 import importlib
@@ -60,12 +62,33 @@ def _module_page(module_name, summary):
     )
 
 
+def _foreign_bases(cls):
+    """Names of the classes in ``cls``'s MRO that are not mlmpi's (``object`` left out:
+    naming it hides every inherited member)."""
+    names = [base.__name__ for base in cls.__mro__[1:-1] if not base.__module__.startswith("mlmpi")]
+    return ", ".join(dict.fromkeys(names))
+
+
+def _object_page(module_name, name):
+    value = getattr(importlib.import_module(module_name), name)
+    full = f"{module_name}.{name}"
+    head = f"{full}\n{'=' * len(full)}\n\n.. currentmodule:: {module_name}\n\n"
+    if not inspect.isclass(value):
+        return head + f".. autofunction:: {name}\n"
+    return head + (
+        f".. autoclass:: {name}\n   :members:\n   :show-inheritance:\n"
+        f"   :inherited-members: {_foreign_bases(value)}\n"
+    )
+
+
 def _index_page():
     rows = "\n".join(f"   {name}" for name, _ in MODULES)
     return (
         "API reference\n=============\n\n"
         "One page per public object, grouped by module. The estimators are also\n"
-        "importable from ``mlmpi`` itself (``from mlmpi import KMeans``).\n\n"
+        "importable from ``mlmpi`` itself (``from mlmpi import KMeans``). A class page\n"
+        "documents the methods mlmpi defines; those a class inherits unchanged from\n"
+        "scikit-learn (its bases are listed) are in scikit-learn's reference.\n\n"
         f".. toctree::\n   :maxdepth: 1\n\n{rows}\n"
     )
 
@@ -80,5 +103,9 @@ def write_api_pages(directory):
     directory = Path(directory)
     directory.mkdir(exist_ok=True)
     _write(directory / "index.rst", _index_page())
+    (directory / "generated").mkdir(exist_ok=True)
     for name, summary in MODULES:
         _write(directory / f"{name}.rst", _module_page(name, summary))
+        for object_name in public_names(name):
+            page = directory / "generated" / f"{name}.{object_name}.rst"
+            _write(page, _object_page(name, object_name))
