@@ -20,7 +20,6 @@ from api_pages import write_api_pages  # noqa: E402
 
 # The gallery runs every example as one process, whatever launched the build.
 os.environ["MLMPI_COMMS"] = "self"
-os.environ.setdefault("MLMPI_NUM_THREADS", "1")
 
 project = "mlmpi"
 author = "the mlmpi developers"
