@@ -20,6 +20,9 @@ from api_pages import write_api_pages  # noqa: E402
 
 # The gallery runs every example as one process, whatever launched the build.
 os.environ["MLMPI_COMMS"] = "self"
+# The examples are small: one BLAS/numba thread builds faster than threads that
+# compete with the rest of a busy CI machine.
+os.environ.setdefault("MLMPI_NUM_THREADS", "1")
 
 project = "mlmpi"
 author = "the mlmpi developers"
