@@ -37,12 +37,11 @@ extensions = [
     "matplotlib.sphinxext.plot_directive",
 ]
 
-exclude_patterns = ["_build", "**.ipynb_checkpoints", "KNOWN_DOCSTRING_WARNINGS.txt"]
+exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 root_doc = "index"
 
 write_api_pages(HERE / "api")
 autosummary_generate = False  # api_pages writes the object pages
-autosummary_imported_members = True
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
