@@ -143,7 +143,7 @@ def report(name, rows, config, *, out=None, peer="scikit-learn", extra_columns=(
     """Print the table; with ``out`` (``--out``), also write the results there as JSON.
 
     Results are written only on request, so that a smoke run never
-    overwrites the committed ``benchmarks/results/*.json`` behind the README.
+    overwrites the committed ``benchmarks/results/*.json`` behind docs/performance.rst.
     """
     cores = os.cpu_count()
     header = f"{'case':<28}{'mlmpi s':>10}{peer + ' s':>16}{'ratio':>8}"

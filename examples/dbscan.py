@@ -1,18 +1,26 @@
-"""Exact DBSCAN of points spread over MPI ranks, checked against scikit-learn.
+"""
+Exact DBSCAN without gathering the data
+=======================================
+
+Every rank generates only its own rows of the same global dataset, fits
+mlmpi's :class:`~mlmpi.cluster.DBSCAN` collectively (nothing is gathered to
+fit), and rank 0 compares the global labels with scikit-learn's fit of the
+gathered data and draws the clusters.
+
+Run it with::
 
     mpiexec -n 4 python examples/dbscan.py
     python examples/dbscan.py                 # one process, same answer
-
-Every rank generates only its own rows of the same global dataset, fits
-mlmpi's DBSCAN collectively (nothing is gathered to fit), and rank 0 compares
-the global labels with scikit-learn's fit of the gathered data.
 """
 
+import matplotlib
 import numpy as np
 from sklearn.cluster import DBSCAN as SKDBSCAN
 
 from mlmpi import DBSCAN, get_comms
 from mlmpi.datasets import make_blobs
+
+matplotlib.use("Agg")  # no display needed; the gallery collects the figure
 
 comms = get_comms()
 X, _ = make_blobs(
@@ -36,3 +44,11 @@ if comms.rank == 0:
         f"{(reference.labels_ == -1).sum()}  core {reference.core_sample_indices_.size}"
     )
     print(f"same labels as scikit-learn: {np.array_equal(labels, reference.labels_)}")
+    import matplotlib.pyplot as plt
+
+    noise = labels == -1
+    fig, ax = plt.subplots(figsize=(5, 4), layout="constrained")
+    ax.scatter(*X_all[noise].T, c="lightgrey", s=1, label="noise")
+    ax.scatter(*X_all[~noise].T, c=labels[~noise], s=1, cmap="tab20")
+    ax.set(title=f"mlmpi DBSCAN on {comms.size} rank(s): {labels.max() + 1} clusters")
+    ax.legend(loc="best", markerscale=8)

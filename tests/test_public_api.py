@@ -1,4 +1,4 @@
-"""Names the README promises are where it says, after a plain ``import mlmpi``."""
+"""Names the documentation promises are where it says, after a plain ``import mlmpi``."""
 
 import importlib.util
 import os

@@ -4,8 +4,8 @@ Each suite copies an installed scikit-learn test module into a temporary
 directory, rebinds the exported estimators to mlmpi's after its imports, and
 runs pytest on it in a subprocess (one process, ``SelfComms``), keeping only
 the tests that use a replaced estimator. ``DESELECT`` names every test left
-out and why: each is a deliberate difference listed in the README
-("Differences from scikit-learn").
+out and why: each is a deliberate difference listed in
+docs/differences.rst.
 """
 
 import ast
@@ -37,7 +37,7 @@ SUITES = {
     ],
 }
 
-# Reasons for the deliberate differences (README, "Differences from scikit-learn").
+# Reasons for the deliberate differences (docs/differences.rst).
 METRICS = (
     "metrics: the euclidean family, cosine, manhattan, chebyshev and minkowski with "
     "their aliases; no 'precomputed', callables, DistanceMetric objects or other SciPy "

@@ -26,7 +26,7 @@ METHODS = (
     "fit_predict",
     "fit_transform",
 )
-# Deliberate differences (README, "Differences from scikit-learn").
+# Deliberate differences (docs/differences.rst).
 OURS_ONLY = {"solver_", "shard_counts_"}
 
 

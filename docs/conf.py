@@ -1,0 +1,72 @@
+"""Sphinx configuration of the mlmpi documentation.
+
+Build with ``python -m sphinx -W docs docs/_build/html`` (``pip install -e ".[docs]"``).
+The API pages under ``docs/api/`` are written here, at every build, from the
+public names each module exports, and the gallery runs ``examples/*.py`` in
+this process (one rank: single-process comms).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+import mlmpi
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "_scripts"))
+
+from api_pages import write_api_pages  # noqa: E402
+
+# The gallery runs every example as one process, whatever launched the build.
+os.environ["MLMPI_COMMS"] = "self"
+# The examples are small: one BLAS/numba thread builds faster than threads that
+# compete with the rest of a busy CI machine.
+os.environ.setdefault("MLMPI_NUM_THREADS", "1")
+
+project = "mlmpi"
+author = "the mlmpi developers"
+copyright = "2026, the mlmpi developers"
+release = version = mlmpi.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+    "matplotlib.sphinxext.plot_directive",
+]
+
+exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+root_doc = "index"
+
+write_api_pages(HERE / "api")
+autosummary_generate = False  # api_pages writes the object pages
+autodoc_typehints = "none"
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/.*\.py$",  # run every example, not only plot_*.py
+    "plot_gallery": True,
+    "abort_on_example_error": True,
+    "download_all_examples": False,
+    "show_memory": False,
+    "image_scrapers": ("matplotlib",),
+}
+
+plot_include_source = False
+plot_html_show_source_link = False
+plot_html_show_formats = False
+plot_formats = [("png", 90)]
+
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"mlmpi {release}"
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+}
+html_static_path = []
