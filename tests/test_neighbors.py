@@ -211,3 +211,25 @@ def test_cupy_in_cupy_out_equals_numpy(metric):
     d, i = NearestNeighbors(radius=1.5, **params).fit(X).radius_neighbors(Q)
     for a, b in zip(gi, i):
         np.testing.assert_array_equal(a.get(), b)
+
+
+def test_precomputed_cross_validation_splits_columns_too():
+    """The pairwise tag: scikit-learn's cross-validation slices the train
+    distances' columns as well as their rows, as for scikit-learn's estimator."""
+    from sklearn.model_selection import cross_val_score
+
+    rng = np.random.RandomState(0)
+    X, y = rng.rand(40, 3), rng.randint(0, 2, 40)
+    D = cdist(X, X)
+    ours = cross_val_score(KNeighborsClassifier(metric="precomputed"), D, y)
+    theirs = cross_val_score(sk.KNeighborsClassifier(metric="precomputed"), D, y)
+    np.testing.assert_array_equal(ours, theirs)
+    assert not NearestNeighbors().__sklearn_tags__().input_tags.pairwise
+
+
+def test_precomputed_sparse_graph_is_refused_clearly():
+    from scipy import sparse
+
+    D = sparse.csr_matrix(cdist(np.eye(4), np.eye(4)))
+    with pytest.raises(TypeError, match="dense rows of the distance matrix"):
+        NearestNeighbors(n_neighbors=2, metric="precomputed").fit(D)

@@ -8,12 +8,14 @@ returns the same reduced values on every rank, so every rank takes the same
 optimizer steps and ends with the same (replicated) model.
 """
 
+import contextlib
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._logistic import _check_solver
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils._sparse import _align_api_if_sparse
@@ -76,20 +78,58 @@ def _class_weights(class_weight, classes, counts):
     return compute_class_weight(class_weight, classes=classes, y=classes)
 
 
+# scikit-learn's words for "max_iter reached" of the solvers that run another one here
+_NOT_CONVERGED = {
+    "liblinear": "Liblinear failed to converge, increase the number of iterations.",
+    "sag": "The max_iter was reached which means the coef_ did not converge",
+    "saga": "The max_iter was reached which means the coef_ did not converge",
+}
+
+
+@contextlib.contextmanager
+def _in_words_of(solver):
+    """Re-issue the ConvergenceWarning of the solver that ran in the words
+    scikit-learn's ``solver`` uses (what users filter and tests match); other
+    warnings pass through unchanged."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for w in caught:
+        if issubclass(w.category, ConvergenceWarning) and solver in _NOT_CONVERGED:
+            message = f"{_NOT_CONVERGED[solver]} ({w.message})"
+            warnings.warn(message, ConvergenceWarning, stacklevel=3)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
 class LogisticObjective:
     """Loss and gradient of scikit-learn's L2-penalised logistic regression.
 
     ``f(w) = (Σ_i s_i loss_i(w) + ||coef||² / (2C)) / Σ_i s_i`` over the
     global rows, ``s_i`` the sample weight times the class weight; the
-    intercept is not penalised. Binary: one column of logits (half-binomial
-    loss); more classes: the multinomial (softmax) loss, as scikit-learn.
+    intercept is not penalised unless ``intercept_C`` is finite (it then adds
+    ``||intercept||² / (2 intercept_C)``, liblinear's penalised intercept).
+    Binary: one column of logits (half-binomial loss); more classes: the
+    multinomial (softmax) loss, as scikit-learn.
 
     Calling it with host float64 parameters does the local work, then one
     allreduce; the result is the same on every rank. ``X`` may be CSR: its
     products go through the sparse kernels, never densifying it.
     """
 
-    def __init__(self, X, classes_idx, weight, *, n_classes, fit_intercept, C, weight_sum, comms):
+    def __init__(
+        self,
+        X,
+        classes_idx,
+        weight,
+        *,
+        n_classes,
+        fit_intercept,
+        C,
+        weight_sum,
+        comms,
+        intercept_C=np.inf,
+    ):
         xp = get_namespace(X)
         self.X, self.xp, self.comms = X, xp, comms
         self.kernels = kernels_for("linear", X) if is_sparse(X) else None
@@ -98,6 +138,8 @@ class LogisticObjective:
         self.weight = weight
         self.weight_sum = weight_sum
         self.l2 = 0.0 if np.isinf(C) else 1.0 / C
+        intercept_l2 = [0.0 if np.isinf(intercept_C) else 1.0 / intercept_C] * int(fit_intercept)
+        self.penalty = np.array([self.l2] * X.shape[1] + intercept_l2)  # per column of W
         if self.n_outputs == 1:
             self.target = (classes_idx == 1).astype(X.dtype)
         else:
@@ -162,10 +204,9 @@ class LogisticObjective:
 
     def _penalised(self, params, loss, grad):
         """Add the L2 penalty to the global sums and normalise by the weight sum."""
-        d = self.X.shape[1]
-        coef = params.reshape(self.shape)[:, :d]
-        loss = loss + 0.5 * self.l2 * float((coef * coef).sum())
-        grad[:, :d] += self.l2 * coef
+        W = params.reshape(self.shape)
+        loss = loss + 0.5 * float((self.penalty * W * W).sum())
+        grad += self.penalty * W
         return loss / self.weight_sum, grad.ravel() / self.weight_sum
 
     def _params(self, params):
@@ -228,9 +269,7 @@ class LogisticObjective:
         _, grad = self._penalised(params, loss, grad)
         n = grad.shape[0]
         hessian = hessian.reshape(n, n)
-        d, p = self.X.shape[1], self.shape[1]
-        penalised = (np.arange(n) % p) < d
-        hessian[penalised, penalised] += self.l2
+        hessian[np.diag_indices(n)] += np.tile(self.penalty, self.shape[0])
         return grad, hessian / self.weight_sum
 
     def gradient_hessian_product(self, params):
@@ -238,7 +277,6 @@ class LogisticObjective:
 
         This method and every call of ``hessp`` are collective.
         """
-        _xp, d = self.xp, self.X.shape[1]
         loss, proba, residual = self._local(self._params(params))
         loss, grad, _ = self._allreduce(loss, residual)
         _, grad = self._penalised(params, loss, grad)
@@ -251,7 +289,7 @@ class LogisticObjective:
             else:
                 q = weight * proba * (direction - (proba * direction).sum(axis=1, keepdims=True))
             _, product, _ = self._allreduce(0.0, q)
-            product[:, :d] += self.l2 * v.reshape(self.shape)[:, :d]
+            product += self.penalty * v.reshape(self.shape)
             return product.ravel() / self.weight_sum
 
         return grad, hessp
@@ -282,12 +320,14 @@ class LogisticRegression(
         not penalised). As scikit-learn, L1 and elastic-net need
         ``solver='saga'`` (or ``'liblinear'`` for L1, binary only).
     dual : bool, default=False
-        Must be False.
+        As scikit-learn, True only with ``solver='liblinear'`` and the L2
+        penalty; the primal problem is solved either way (same minimiser, so
+        ``random_state`` has no effect).
     tol : float, default=1e-4
         Stopping tolerance of the solver, as in scikit-learn.
     fit_intercept : bool, default=True
     intercept_scaling : float, default=1
-        Only with ``solver='liblinear'``: its L1 penalty includes the intercept
+        Only with ``solver='liblinear'``: its penalty includes the intercept
         divided by ``intercept_scaling``, as liblinear's.
     class_weight : dict or 'balanced', default=None
         ``'balanced'`` uses the global (weighted) class counts.
@@ -309,8 +349,9 @@ class LogisticRegression(
         gradient (one allreduce each), and every rank takes the same proximal
         step; it stops when the proximal gradient mapping is below ``tol``
         (max norm), so its ``coef_`` approaches scikit-learn's ``'saga'``
-        solution as ``tol`` goes to 0. ``'liblinear'`` with the L2 penalty (a
-        penalised intercept) is not supported. ``solver_`` says what ran.
+        solution as ``tol`` goes to 0. ``'liblinear'`` with the L2 penalty runs
+        Newton-Cholesky on liblinear's objective (penalised intercept). ``solver_`` says
+        what ran; a ConvergenceWarning uses the words of ``solver``.
     max_iter : int, default=100
     verbose : int, default=0
         Accepted for compatibility.
@@ -457,13 +498,6 @@ class LogisticRegression(
         _check_solver(self.solver, penalty, self.dual)
         if penalty == "elasticnet" and self.l1_ratio is None:
             raise ValueError("l1_ratio must be specified when penalty is elasticnet.")
-        if self.dual:
-            raise ValueError("dual=True is not supported; only the primal problem is solved.")
-        if self.solver == "liblinear" and penalty == "l2":
-            raise ValueError(
-                "solver='liblinear' with the L2 penalty is not supported (its objective "
-                "penalises the intercept); use solver='lbfgs'."
-            )
         if self.penalty is None and self.C != 1.0:
             warnings.warn(
                 "Setting penalty=None will ignore the C and l1_ratio parameters", stacklevel=2
@@ -477,21 +511,25 @@ class LogisticRegression(
             )
         if self.penalty is None or penalty is None:
             return "l2", np.inf
+        if penalty == "elasticnet" and self.l1_ratio == 0:
+            return "l2", float(self.C)
         return penalty, float(self.C)
 
     def _solver_to_run(self, shape, penalty):
         """The solver that runs: the distributed proximal gradient (``'fista'``)
         for the L1 and elastic-net penalties; otherwise the one asked for,
         except ``'sag'``/``'saga'`` (per-sample updates, not distributed) which
-        run L-BFGS, and ``'newton-cholesky'`` with too many parameters for a
-        dense Hessian, which runs Newton-CG."""
+        run L-BFGS, ``'liblinear'`` (a trust-region Newton method there) which
+        runs Newton-Cholesky, and Newton-Cholesky with too many parameters for
+        a dense Hessian, which runs Newton-CG."""
         if penalty in ("l1", "elasticnet"):
             return "fista"
         if self.solver in ("sag", "saga"):
             return "lbfgs"
-        if self.solver == "newton-cholesky" and shape[0] * shape[1] > _MAX_HESSIAN_PARAMS:
+        solver = "newton-cholesky" if self.solver == "liblinear" else self.solver
+        if solver == "newton-cholesky" and shape[0] * shape[1] > _MAX_HESSIAN_PARAMS:
             return "newton-cg"
-        return self.solver
+        return solver
 
     def _l1_weights(self, objective, l1_C):
         """Weight of each parameter's absolute value in the normalised objective:
@@ -514,6 +552,33 @@ class LogisticRegression(
             if self.fit_intercept:
                 params[:, d] = to_host(self.intercept_)
         return params
+
+    def _solve(self, objective, start, penalty, C, l1_ratio):
+        """Run :attr:`solver_` from ``start``: ``(params, n_iter)``. With
+        ``max_iter=0`` every solver stops before its first update, as scikit-learn's.
+
+        This method is collective.
+        """
+        if self.max_iter == 0:
+            warnings.warn(
+                f"{self.solver} failed to converge: max_iter=0.", ConvergenceWarning, stacklevel=3
+            )
+            return start, 0
+        options = {"tol": self.tol, "max_iter": self.max_iter}
+        if self.solver_ == "newton-cholesky":
+            gauge = _Gauge(
+                objective.shape,
+                multinomial=objective.n_outputs > 1,
+                fit_intercept=self.fit_intercept,
+                penalised=objective.l2 > 0,
+            )
+            return newton_cholesky(objective, start, gauge=gauge, **options)
+        if self.solver_ == "fista":
+            l1 = self._l1_weights(objective, C / l1_ratio)
+            return proximal_gradient(objective, start, l1=l1, **options)
+        if self.solver_ == "newton-cg":
+            return newton_cg(objective, start, **options)
+        return lbfgs(objective, start, **options)
 
     @collective_method
     def fit(self, X, y, sample_weight=None):
@@ -559,6 +624,7 @@ class LogisticRegression(
         if sample_weight is not None:
             weight *= sample_weight
         l1_ratio = {"l1": 1.0, "elasticnet": self.l1_ratio}.get(penalty, 0.0)
+        liblinear_l2 = self.solver == "liblinear" and penalty == "l2"
         objective = LogisticObjective(
             X,
             classes_idx,
@@ -568,25 +634,12 @@ class LogisticRegression(
             C=C / (1.0 - l1_ratio) if l1_ratio < 1 else np.inf,
             weight_sum=float(class_weight @ counts),
             comms=comms,
+            intercept_C=C * self.intercept_scaling**2 if liblinear_l2 else np.inf,
         )
         self.solver_ = self._solver_to_run(objective.shape, penalty)
         start = self._initial_params(objective.shape).ravel()
-        options = {"tol": self.tol, "max_iter": self.max_iter}
-        if self.solver_ == "newton-cholesky":
-            gauge = _Gauge(
-                objective.shape,
-                multinomial=objective.n_outputs > 1,
-                fit_intercept=self.fit_intercept,
-                penalised=objective.l2 > 0,
-            )
-            params, n_iter = newton_cholesky(objective, start, gauge=gauge, **options)
-        elif self.solver_ == "fista":
-            l1 = self._l1_weights(objective, C / l1_ratio)
-            params, n_iter = proximal_gradient(objective, start, l1=l1, **options)
-        elif self.solver_ == "newton-cg":
-            params, n_iter = newton_cg(objective, start, **options)
-        else:
-            params, n_iter = lbfgs(objective, start, **options)
+        with _in_words_of(self.solver):
+            params, n_iter = self._solve(objective, start, penalty, C, l1_ratio)
         params = params.reshape(objective.shape)
         d = X.shape[1]
         self.classes_ = classes

@@ -227,6 +227,9 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        # scikit-learn's cross-validation then splits a precomputed matrix's
+        # columns as well as its rows
+        tags.input_tags.pairwise = self.metric == "precomputed"
         return tags
 
     # -- fit ------------------------------------------------------------------

@@ -8,11 +8,16 @@ search needs: the selection is local, and its column indices are the global
 indices of the neighbours. Nothing travels round the ring.
 """
 
-from .._array import get_namespace
+from .._array import get_namespace, is_sparse
 
 
 def check_distances(D, n_samples_fit):
-    """scikit-learn's checks of precomputed distances (local)."""
+    """scikit-learn's checks of precomputed distances (local); dense rows only."""
+    if is_sparse(D):
+        raise TypeError(
+            "metric='precomputed' takes dense rows of the distance matrix; a sparse "
+            "neighbours graph (such as KNeighborsTransformer's output) is not supported."
+        )
     if D.shape[1] != n_samples_fit:
         raise ValueError(
             f"Precomputed metric requires shape (n_queries, n_indexed). Got {D.shape} "

@@ -114,3 +114,53 @@ def case_penalty_errors_as_sklearn():
     ):
         with pytest.raises(ValueError, match=message):
             ml.LogisticRegression(**params).fit(Xl, yl)
+
+
+def case_liblinear_l2_penalises_the_intercept_as_liblinear():
+    X, y = _binary()
+    weights = np.random.RandomState(2).uniform(0.2, 2.0, size=len(y))
+    for params in (
+        {"C": 0.5, "intercept_scaling": 3.0, "class_weight": {0: 1.0, 1: 2.0}},
+        {"C": 2.0, "dual": True, "fit_intercept": False},
+    ):
+        params = {"solver": "liblinear", **params}
+        reference = _reference(params, X, y, weights)
+        for _, (Xl, yl, swl) in each_layout(X, y, weights):
+            fitted = ml.LogisticRegression(**params, **TIGHT).fit(Xl, yl, sample_weight=swl)
+            np.testing.assert_allclose(fitted.coef_, reference.coef_, atol=1e-6)
+            np.testing.assert_allclose(fitted.intercept_, reference.intercept_, atol=1e-6)
+
+
+def case_elastic_net_with_l1_ratio_zero_is_l2():
+    X, y = _binary()
+    reference = _reference({"C": 0.3}, X, y)
+    for _, (Xl, yl) in each_layout(X, y):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # penalty= is deprecated
+            fitted = ml.LogisticRegression(
+                penalty="elasticnet", l1_ratio=0.0, C=0.3, solver="saga", **TIGHT
+            ).fit(Xl, yl)
+        np.testing.assert_allclose(fitted.coef_, reference.coef_, atol=1e-6)
+
+
+def case_max_iter_as_sklearn_solvers():
+    """Not converged: the ConvergenceWarning in the asked solver's words (they
+    run another one here) and ``n_iter_ == max_iter``; ``max_iter=0`` stops
+    before the first update."""
+    X, y = _binary()
+    for solver, message in (
+        ("liblinear", "Liblinear failed to converge, increase the number of iterations."),
+        ("sag", "The max_iter was reached which means the coef_ did not converge"),
+        ("saga", "The max_iter was reached which means the coef_ did not converge"),
+        ("lbfgs", "lbfgs failed to converge"),
+    ):
+        for _, (Xl, yl) in each_layout(X, y):
+            model = ml.LogisticRegression(solver=solver, max_iter=2, tol=1e-15)
+            with pytest.warns(ConvergenceWarning, match=message):
+                model.fit(Xl, yl)
+            assert model.n_iter_.tolist() == [2]
+            with pytest.warns(ConvergenceWarning, match="max_iter=0"):
+                model.set_params(max_iter=0).fit(Xl, yl)
+            assert model.n_iter_.tolist() == [0]
+            np.testing.assert_array_equal(model.coef_, 0.0)
+            np.testing.assert_array_equal(model.intercept_, 0.0)
