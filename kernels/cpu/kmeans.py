@@ -39,6 +39,8 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from ._centre_lanes import LANES, row_argmin, tile_argmin, tile_rows
+
 BLOCK_ROWS = 2048
 #: Rows per GEMM of the row layout (OpenBLAS runs the tall product faster in halves).
 GEMM_ROWS = 1024
@@ -125,6 +127,44 @@ def _add_block(X, sample_weight, start, best, labels, sums, weights, stats, upda
             for f in range(d):
                 sums[j, f] += block_sums[j, f]
     stats[0] += changed
+
+
+@njit(cache=True, nogil=True)
+def _assign_lanes(
+    X, sample_weight, centers_t, centers_sq, labels, sums, weights, stats, update, first, last
+):
+    """Blocks ``first .. last`` by tiles of rows against chunks of ``LANES`` centres."""
+    n = X.shape[0]
+    rows = tile_rows(X)
+    best_dist = np.empty(rows, dtype=X.dtype)
+    best = np.empty(BLOCK_ROWS, dtype=np.int32)
+    for start in range(first * BLOCK_ROWS, min(last * BLOCK_ROWS, n), BLOCK_ROWS):
+        stop = min(start + BLOCK_ROWS, n)
+        i = start
+        while i < stop:
+            tile = best[i - start :]
+            best_dist[:] = np.inf
+            if i + rows <= stop:
+                for chunk in range(centers_t.shape[0]):
+                    tile_argmin(X, i, centers_t, centers_sq, chunk, best_dist, tile)
+                i += rows
+            else:
+                for chunk in range(centers_t.shape[0]):
+                    row_argmin(X, i, centers_t, centers_sq, chunk, best_dist, tile)
+                i += 1
+        _add_block(X, sample_weight, start, best[: stop - start], labels, sums, weights, stats, update)
+
+
+def _lanes_operands(centers):
+    """``-2 Cᵀ`` as (chunks, n_features, LANES), zero-padded, and ``||c||²`` padded with inf."""
+    k, d = centers.shape
+    chunks = -(-k // LANES)
+    centers_t = np.zeros((chunks * LANES, d), dtype=centers.dtype)
+    centers_t[:k] = centers * -2
+    centers_t = np.ascontiguousarray(centers_t.reshape(chunks, LANES, d).transpose(0, 2, 1))
+    centers_sq = np.full(chunks * LANES, np.inf, dtype=centers.dtype)
+    centers_sq[:k] = np.einsum("ij,ij->i", centers, centers)
+    return centers_t, centers_sq
 
 
 def _run_group(
