@@ -4,27 +4,27 @@ Pure local compute into caller-owned buffers; nothing here communicates.
 ``kernels/gpu/kmeans.py`` has the same functions with the same IN/OUT
 signatures for CuPy arrays.
 
-Distances come from one BLAS GEMM per block of rows
-(``||x||² - 2 x·c + ||c||²``; the ``||x||²`` term does not change the
-argmin), followed by the argmin and the weighted partial sums while the
-block is still in cache, so no ``n × k × d`` temporary is ever made. Two
-layouts of the block's distances, chosen by the number of centres:
+The distance to centre ``j`` is ``||c_j||² - 2 x·c_j`` (``||x||²`` does not
+change the argmin). Rows go in blocks of ``BLOCK_ROWS``; a block's argmin
+and weighted partial sums are done while it is still in cache, so no
+``n × k × d`` temporary is ever made. Two ways to get a block's distances,
+chosen by a crossover measured with ``benchmarks/bench_lloyd_kernel.py``:
 
-- rows (``k < COLUMN_MIN_CLUSTERS``): ``X_b · (-2 C)ᵀ`` is (rows, k), the
-  tall GEMM OpenBLAS runs fastest with few centres (in ``GEMM_ROWS``
-  pieces); one compiled loop per
-  row finds the argmin along its k distances and adds the row to its sums;
-- columns (many centres): ``(-2 C) · X_bᵀ`` is (k, rows); the argmin runs
-  down the centres with every row of the block in one SIMD lane (the
-  row-wise argmin is a chain of dependent compares, ~k cycles per row),
-  then the sums.
+- lanes (the default): a register-blocked micro-kernel
+  (``kernels/cpu/_kmeans_lanes.py``), one centre per SIMD lane, tiles of
+  rows against chunks of 16 centres with the argmin fused in; it beat the
+  GEMM at every ``k`` measured up to 1024 with ``d = 32``;
+- columns (``k · d ≥ GEMM_MIN_CENTRE_VALUES``: many centres with many
+  features, where a tile of rows no longer stays in L1 across the chunks):
+  ``(-2 C) · X_bᵀ`` by BLAS is (k, rows), and the argmin runs down the
+  centres with every row of the block in one SIMD lane.
 
-Both take the first (smallest) centre among equal distances, and add the
-sums of a block in X's dtype in row order, so their labels and sums agree
-(up to the rounding of the GEMM). The crossover was measured with
-``benchmarks/bench_lloyd_kernel.py``. The GEMM is NumPy's (``np.dot``
-inside numba ignored threadpoolctl's limit on this machine's OpenBLAS and
-oversubscribed the cores).
+Both compute each dot product as one fused multiply-add per feature in
+feature order, as BLAS's GEMM micro-kernels do, take the first (smallest)
+centre among equal distances, and add the sums of a block in X's dtype in
+row order, so their labels and sums agree bit for bit. The GEMM is NumPy's
+(``np.dot`` inside numba ignored threadpoolctl's limit on this machine's
+OpenBLAS and oversubscribed the cores).
 
 A rank uses ``numba.get_num_threads()`` threads (set per rank by
 ``mlmpi._threads``): each takes one contiguous range of blocks and
@@ -39,13 +39,10 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ._centre_lanes import LANES, row_argmin, tile_argmin, tile_rows
+from ._kmeans_lanes import BLOCK_ROWS, LANES, add_block, assign_lanes
 
-BLOCK_ROWS = 2048
-#: Rows per GEMM of the row layout (OpenBLAS runs the tall product faster in halves).
-GEMM_ROWS = 1024
-#: From this many centres on, the distances of a block are laid out by columns.
-COLUMN_MIN_CLUSTERS = 48
+#: From this ``n_clusters · n_features`` on, a block's distances come from a BLAS GEMM.
+GEMM_MIN_CENTRE_VALUES = 200_000
 
 _controller = None
 _pool = None
@@ -68,24 +65,6 @@ def _thread_pool(n_threads):
 
 
 @njit(cache=True, nogil=True)
-def _argmin_rows(dots, centers_sq, best):
-    """``best[i]`` = argmin over ``j`` of ``centers_sq[j] + dots[i, j]`` (first on ties).
-
-    Selects, not branches (the winner is unpredictable).
-    """
-    rows, k = dots.shape
-    for i in range(rows):
-        b = 0
-        best_dist = centers_sq[0] + dots[i, 0]
-        for j in range(1, k):
-            dist = centers_sq[j] + dots[i, j]
-            closer = dist < best_dist
-            best_dist = dist if closer else best_dist
-            b = j if closer else b
-        best[i] = b
-
-
-@njit(cache=True, nogil=True)
 def _argmin_columns(dots_t, centers_sq, best, best_dist):
     """``best[i]`` = argmin over ``j`` of ``centers_sq[j] + dots_t[j, i]`` (first on ties).
 
@@ -104,57 +83,6 @@ def _argmin_columns(dots_t, centers_sq, best, best_dist):
             best[i] = j if closer else best[i]
 
 
-@njit(cache=True, nogil=True)
-def _add_block(X, sample_weight, start, best, labels, sums, weights, stats, update):
-    """Store the block's labels (counting changes) and, with ``update``, add its
-    weighted rows to their centres' sums, in X's dtype, then into the float64 ``sums``."""
-    k, d = sums.shape
-    changed = 0.0
-    block_sums = np.zeros((k, d), dtype=X.dtype)
-    for i in range(best.shape[0]):
-        row = start + i
-        b = best[i]
-        if labels[row] != b:
-            changed += 1.0
-            labels[row] = b
-        if update:
-            w = sample_weight[row]
-            for f in range(d):
-                block_sums[b, f] += w * X[row, f]
-            weights[b] += w
-    if update:
-        for j in range(k):
-            for f in range(d):
-                sums[j, f] += block_sums[j, f]
-    stats[0] += changed
-
-
-@njit(cache=True, nogil=True)
-def _assign_lanes(
-    X, sample_weight, centers_t, centers_sq, labels, sums, weights, stats, update, first, last
-):
-    """Blocks ``first .. last`` by tiles of rows against chunks of ``LANES`` centres."""
-    n = X.shape[0]
-    rows = tile_rows(X)
-    best_dist = np.empty(rows, dtype=X.dtype)
-    best = np.empty(BLOCK_ROWS, dtype=np.int32)
-    for start in range(first * BLOCK_ROWS, min(last * BLOCK_ROWS, n), BLOCK_ROWS):
-        stop = min(start + BLOCK_ROWS, n)
-        i = start
-        while i < stop:
-            tile = best[i - start :]
-            best_dist[:] = np.inf
-            if i + rows <= stop:
-                for chunk in range(centers_t.shape[0]):
-                    tile_argmin(X, i, centers_t, centers_sq, chunk, best_dist, tile)
-                i += rows
-            else:
-                for chunk in range(centers_t.shape[0]):
-                    row_argmin(X, i, centers_t, centers_sq, chunk, best_dist, tile)
-                i += 1
-        _add_block(X, sample_weight, start, best[: stop - start], labels, sums, weights, stats, update)
-
-
 def _lanes_operands(centers):
     """``-2 Cᵀ`` as (chunks, n_features, LANES), zero-padded, and ``||c||²`` padded with inf."""
     k, d = centers.shape
@@ -167,30 +95,22 @@ def _lanes_operands(centers):
     return centers_t, centers_sq
 
 
-def _run_group(
-    X, sample_weight, centers_t, centers_sq, labels, sums, weights, stats, update, first, last
+def _gemm_columns(
+    X, sample_weight, centers, centers_sq, labels, sums, weights, stats, update, first, last
 ):
+    """Blocks ``first .. last`` with their distances from one GEMM each."""
     n = X.shape[0]
-    k = centers_t.shape[1]
-    columns = k >= COLUMN_MIN_CLUSTERS
-    centers_2 = np.ascontiguousarray(centers_t.T) if columns else None
-    dots = np.empty((k, BLOCK_ROWS) if columns else (BLOCK_ROWS, k), dtype=X.dtype)
+    centers_2 = centers * X.dtype.type(-2)  # exact: a power of two
+    dots = np.empty((centers.shape[0], BLOCK_ROWS), dtype=X.dtype)
     best = np.empty(BLOCK_ROWS, dtype=np.int32)
     best_dist = np.empty(BLOCK_ROWS, dtype=X.dtype)
     for start in range(first * BLOCK_ROWS, min(last * BLOCK_ROWS, n), BLOCK_ROWS):
         stop = min(start + BLOCK_ROWS, n)
         rows = stop - start
-        if columns:
-            block = dots if rows == BLOCK_ROWS else np.empty((k, rows), dtype=X.dtype)
-            np.dot(centers_2, X[start:stop].T, out=block)
-            _argmin_columns(block, centers_sq, best[:rows], best_dist[:rows])
-        else:
-            block = dots[:rows]
-            for lo in range(0, rows, GEMM_ROWS):
-                hi = min(lo + GEMM_ROWS, rows)
-                np.dot(X[start + lo : start + hi], centers_t, out=block[lo:hi])
-            _argmin_rows(block, centers_sq, best[:rows])
-        _add_block(X, sample_weight, start, best[:rows], labels, sums, weights, stats, update)
+        block = dots if rows == BLOCK_ROWS else np.empty((len(centers), rows), dtype=X.dtype)
+        np.dot(centers_2, X[start:stop].T, out=block)
+        _argmin_columns(block, centers_sq, best[:rows], best_dist[:rows])
+        add_block(X, sample_weight, start, best[:rows], labels, sums, weights, stats, update)
 
 
 def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_centers=True):
@@ -222,16 +142,16 @@ def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_c
     group_sums = np.zeros((groups, k, d), dtype=np.float64)
     group_weights = np.zeros((groups, k), dtype=np.float64)
     group_stats = np.zeros((groups, 1), dtype=np.float64)
-    # -2 folded into the GEMM operand: scaling by a power of two is exact.
-    centers_t = np.ascontiguousarray(centers.T) * -2
-    centers_sq = np.einsum("ij,ij->i", centers, centers)
+    if k * d >= GEMM_MIN_CENTRE_VALUES:
+        run, operands = _gemm_columns, (centers, np.einsum("ij,ij->i", centers, centers))
+    else:
+        run, operands = assign_lanes, _lanes_operands(centers)
     bounds = [g * n_blocks // groups for g in range(groups + 1)]
     args = [
         (
             X,
             sample_weight,
-            centers_t,
-            centers_sq,
+            *operands,
             labels,
             group_sums[g],
             group_weights[g],
@@ -243,10 +163,10 @@ def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_c
         for g in range(groups)
     ]
     if groups == 1:
-        _run_group(*args[0])
+        run(*args[0])
     else:
         with _blas_controller().limit(limits=1, user_api="blas"):
-            for future in [_thread_pool(groups).submit(_run_group, *a) for a in args]:
+            for future in [_thread_pool(groups).submit(run, *a) for a in args]:
                 future.result()
     np.sum(group_stats, axis=0, out=stats)
     if update_centers:

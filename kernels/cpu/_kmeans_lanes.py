@@ -1,5 +1,6 @@
-"""Distances and argmin of a tile of rows against 16 centres at a time, one
-centre per SIMD lane, for the CPU Lloyd kernel (``kernels/cpu/kmeans.py``).
+"""The CPU Lloyd kernel's lanes path (``kernels/cpu/kmeans.py``): distances
+and argmin of a tile of rows against 16 centres at a time, one centre per
+SIMD lane, and the blocks' labels and weighted sums.
 
 numba leaves LLVM's SLP vectoriser off and fully unrolls short constant
 loops into scalar code, so a register-blocked micro-kernel cannot be
@@ -24,13 +25,20 @@ Each row of the tile keeps its ``LANES`` accumulators in registers; a
 centre vector is loaded once per feature for the whole tile, the row value
 is broadcast from memory into the FMA, and the rows two tiles ahead are
 prefetched while this one computes.
+
+The numba functions that inline these intrinsics live in this file: numba's
+cache is invalidated by a change to the cached function's own file only.
 """
 
+import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+#: Rows per block: a block's sums add up in X's dtype before they go into the
+#: float64 sums (both paths of ``kernels/cpu/kmeans.py``).
+BLOCK_ROWS = 2048
 #: Centres per chunk (one 512-bit register of float32, two of float64).
 LANES = 16
 #: Rows per tile by itemsize: as many accumulator registers as keep the FMA
@@ -93,7 +101,9 @@ def _emit_chunk_argmin(context, builder, signature, args, rows):
         centre_values = builder.load(builder.gep(chunk_t, [p]), align=X_type.dtype.bitwidth // 8)
         for r in range(rows):
             value = builder.load(builder.gep(x, [builder.add(builder.mul(_i64(r), d), p)]))
-            product = builder.call(fma, [_splat(builder, vector, value), centre_values, builder.load(acc[r])])
+            product = builder.call(
+                fma, [_splat(builder, vector, value), centre_values, builder.load(acc[r])]
+            )
             builder.store(product, acc[r])
 
     norms = builder.bitcast(builder.gep(centers_sq.data, [first_centre]), vector.as_pointer())
@@ -117,6 +127,8 @@ def _emit_chunk_argmin(context, builder, signature, args, rows):
 def _chunk_argmin(rows_of):
     @intrinsic
     def chunk_argmin(typingctx, X, start, centers_t, centers_sq, chunk, best_dist, best):
+        if any(a.layout != "C" for a in (X, centers_t, centers_sq, best_dist, best)):
+            return None  # the code below assumes unit strides
         rows = rows_of(X.dtype.bitwidth // 8)
 
         def codegen(context, builder, signature, args):
@@ -145,3 +157,56 @@ def tile_rows(typingctx, X):
         return context.get_constant(types.intp, rows)
 
     return types.intp(X), codegen
+
+
+@njit(cache=True, nogil=True)
+def add_block(X, sample_weight, start, best, labels, sums, weights, stats, update):
+    """Store the block's labels (counting changes) and, with ``update``, add its
+    weighted rows to their centres' sums, in X's dtype, then into the float64 ``sums``."""
+    k, d = sums.shape
+    changed = 0.0
+    block_sums = np.zeros((k, d), dtype=X.dtype)
+    for i in range(best.shape[0]):
+        row = start + i
+        b = best[i]
+        if labels[row] != b:
+            changed += 1.0
+            labels[row] = b
+        if update:
+            w = sample_weight[row]
+            for f in range(d):
+                block_sums[b, f] += w * X[row, f]
+            weights[b] += w
+    if update:
+        for j in range(k):
+            for f in range(d):
+                sums[j, f] += block_sums[j, f]
+    stats[0] += changed
+
+
+@njit(cache=True, nogil=True)
+def assign_lanes(
+    X, sample_weight, centers_t, centers_sq, labels, sums, weights, stats, update, first, last
+):
+    """Blocks ``first .. last`` by tiles of rows against chunks of ``LANES`` centres."""
+    n = X.shape[0]
+    rows = tile_rows(X)
+    best_dist = np.empty(rows, dtype=X.dtype)
+    best = np.empty(BLOCK_ROWS, dtype=np.int32)
+    for start in range(first * BLOCK_ROWS, min(last * BLOCK_ROWS, n), BLOCK_ROWS):
+        stop = min(start + BLOCK_ROWS, n)
+        i = start
+        while i < stop:
+            tile = best[i - start :]
+            best_dist[:] = np.inf
+            if i + rows <= stop:
+                for chunk in range(centers_t.shape[0]):
+                    tile_argmin(X, i, centers_t, centers_sq, chunk, best_dist, tile)
+                i += rows
+            else:
+                for chunk in range(centers_t.shape[0]):
+                    row_argmin(X, i, centers_t, centers_sq, chunk, best_dist, tile)
+                i += 1
+        add_block(
+            X, sample_weight, start, best[: stop - start], labels, sums, weights, stats, update
+        )
