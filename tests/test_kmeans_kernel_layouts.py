@@ -4,6 +4,7 @@ other, against the GEMM distances the kernel used before the lanes, against
 the CSR kernel and against a direct float64 computation: same labels (first
 centre on ties), same weighted sums."""
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -25,6 +26,19 @@ def _reference(X, weight, centers):
 def _gemm_labels(X, centers):
     """argmin of ``||c||² + X · (-2 C)ᵀ`` by one BLAS GEMM in X's dtype."""
     return (np.einsum("ij,ij->i", centers, centers) + X @ (centers * -2).T).argmin(axis=1)
+
+
+def _blockwise_sums(X, weight, labels, k):
+    """The kernel's summation order on one thread: per block of rows, ``w·x``
+    rounded to X's dtype and added row after row in X's dtype, each block then
+    into float64."""
+    sums = np.zeros((k, X.shape[1]))
+    for start in range(0, len(X), kmeans.BLOCK_ROWS):
+        rows = slice(start, start + kmeans.BLOCK_ROWS)
+        block = np.zeros((k, X.shape[1]), dtype=X.dtype)
+        np.add.at(block, labels[rows], weight[rows, None] * X[rows])
+        sums += block
+    return sums
 
 
 def _step(step, X, weight, centers, update=True):
@@ -50,8 +64,9 @@ def _data(dtype, n, d, k, seed):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("k", [3, LANES, 2 * LANES + 5])
 def test_lanes_and_gemm_match_numpy_and_each_other(dtype, k, monkeypatch):
+    monkeypatch.setattr(numba, "get_num_threads", lambda: 1)
     # more rows than one block, not a multiple of the block or of a tile
-    n, d = 2 * kmeans.BLOCK_ROWS + 1000 + 37, 6
+    n, d = 2 * kmeans.BLOCK_ROWS + 1000 + 37, LANES + 6  # a full and a partial chunk of features
     X, weight, centers = _data(dtype, n, d, k, seed=k)
     expected_labels, expected_sums, expected_weights = _reference(X, weight, centers)
     rtol = 1e-10 if dtype == np.float64 else 1e-4
@@ -69,6 +84,7 @@ def test_lanes_and_gemm_match_numpy_and_each_other(dtype, k, monkeypatch):
     for lanes, gemm in zip(*results):
         # same dot products bit for bit, same rows in the same order per block
         assert_array_equal(lanes, gemm)
+    assert_array_equal(results[0][1], _blockwise_sums(X, weight, expected_labels, k))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -99,8 +115,6 @@ def test_dense_and_csr_kernels_agree(dtype):
 @pytest.mark.parametrize("crossover", [1, 10**9])
 def test_threads_split_blocks_without_changing_results(crossover, monkeypatch):
     """Several threads give the single-thread sums (fixed order of the groups' slices)."""
-    import numba
-
     monkeypatch.setattr(kmeans, "GEMM_MIN_CENTRE_VALUES", crossover)
     rng = np.random.default_rng(1)
     X = rng.normal(size=(5 * kmeans.BLOCK_ROWS + 11, 4))

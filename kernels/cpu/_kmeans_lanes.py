@@ -64,6 +64,13 @@ def _splat(builder, vector_type, value):
     return builder.shuffle_vector(lane0, ir.Constant(vector_type, ir.Undefined), zeros)
 
 
+def _splat_int(builder, value):
+    lanes = ir.VectorType(_i64, LANES)
+    lane0 = builder.insert_element(ir.Constant(lanes, ir.Undefined), value, _i32(0))
+    zeros = ir.Constant(ir.VectorType(_i32, LANES), [0] * LANES)
+    return builder.shuffle_vector(lane0, ir.Constant(lanes, ir.Undefined), zeros)
+
+
 def _as_i64(builder, value):
     return builder.sext(value, _i64) if value.type.width < 64 else value
 
@@ -159,6 +166,50 @@ def tile_rows(typingctx, X):
     return types.intp(X), codegen
 
 
+@intrinsic
+def _add_scaled_row(typingctx, sums, centre, X, row, weight):
+    """``sums[centre] += weight * X[row]`` in X's dtype, ``LANES`` features at a
+    time: a multiply then an add per element (never fused, as the plain loop)."""
+    if sums.layout != "C" or X.layout != "C" or sums.dtype != X.dtype:
+        return None
+
+    def codegen(context, builder, signature, args):
+        sums_a, centre, X_a, row, weight = (
+            context.make_array(t)(context, builder, a) if isinstance(t, types.Array) else a
+            for t, a in zip(signature.args, args)
+        )
+        dtype = signature.args[2].dtype
+        scalar = context.get_value_type(dtype)
+        vector = ir.VectorType(scalar, LANES)
+        mask_type = ir.VectorType(_i1, LANES)
+        ptr = vector.as_pointer()
+        suffix = f"v{LANES}f{dtype.bitwidth}.p0"
+        load = _declare(
+            builder, f"llvm.masked.load.{suffix}", vector, [ptr, _i32, mask_type, vector]
+        )
+        store = _declare(
+            builder, f"llvm.masked.store.{suffix}", ir.VoidType(), [vector, ptr, _i32, mask_type]
+        )
+        d = builder.extract_value(X_a.shape, 1)
+        x = builder.gep(X_a.data, [builder.mul(_as_i64(builder, row), d)])
+        total = builder.gep(sums_a.data, [builder.mul(_as_i64(builder, centre), d)])
+        scale = _splat(builder, vector, weight)
+        align = _i32(dtype.bitwidth // 8)
+        lanes = ir.Constant(ir.VectorType(_i64, LANES), list(range(LANES)))
+        zero = ir.Constant(vector, None)
+        with cgutils.for_range_slice(builder, _i64(0), d, _i64(LANES)) as (f, _):
+            left = _splat_int(builder, builder.sub(d, f))
+            mask = builder.icmp_signed("<", lanes, left)
+            x_f = builder.bitcast(builder.gep(x, [f]), ptr)
+            total_f = builder.bitcast(builder.gep(total, [f]), ptr)
+            product = builder.fmul(scale, builder.call(load, [x_f, align, mask, zero]))
+            summed = builder.fadd(builder.call(load, [total_f, align, mask, zero]), product)
+            builder.call(store, [summed, total_f, align, mask])
+        return context.get_dummy_value()
+
+    return types.void(sums, centre, X, row, weight), codegen
+
+
 @njit(cache=True, nogil=True)
 def add_block(X, sample_weight, start, best, labels, sums, weights, stats, update):
     """Store the block's labels (counting changes) and, with ``update``, add its
@@ -174,8 +225,7 @@ def add_block(X, sample_weight, start, best, labels, sums, weights, stats, updat
             labels[row] = b
         if update:
             w = sample_weight[row]
-            for f in range(d):
-                block_sums[b, f] += w * X[row, f]
+            _add_scaled_row(block_sums, b, X, row, w)
             weights[b] += w
     if update:
         for j in range(k):
