@@ -4,8 +4,8 @@ SIMD lane, and the blocks' labels and weighted sums.
 
 numba leaves LLVM's SLP vectoriser off and fully unrolls short constant
 loops into scalar code, so a register-blocked micro-kernel cannot be
-written as plain numba loops; these two intrinsics emit the LLVM vector IR
-themselves (``llvmlite.ir``), and numba inlines and caches them like any
+written as plain numba loops; these intrinsics emit the LLVM vector IR
+themselves (``llvmlite.ir``); numba inlines and caches them like any
 other code.
 
 For a tile of rows ``i`` and a chunk of ``LANES`` centres ``j`` (padded with
@@ -15,11 +15,12 @@ zero columns and ``+inf`` squared norms), with ``centers_t = -2 Cᵀ``:
   feature, in feature order, starting from zero: the order and rounding of
   BLAS's GEMM micro-kernels, so the distances (and hence the labels) are
   those of the GEMM path bit for bit;
-- ``dist = ||c_j||² + dot``; the chunk's smallest distance by a vector min
-  and its first lane by a compare mask and count-trailing-zeros (the first
-  centre on ties, as ``argmin``);
-- the running best of each row is replaced only by a strictly smaller
-  distance, so across chunks too the first centre wins a tie.
+- ``dist = ||c_j||² + dot``; each lane keeps its smallest distance over the
+  chunks and the first chunk that reached it (replaced only when strictly
+  smaller), element-wise, with no horizontal work per chunk;
+- after the last chunk, the row's smallest distance (a vector min) and,
+  among the lanes holding it, the smallest centre index (a vector integer
+  min): the first centre on ties, as ``argmin``.
 
 Each row of the tile keeps its ``LANES`` accumulators in registers; a
 centre vector is loaded once per feature for the whole tile, the row value
@@ -71,13 +72,18 @@ def _splat_int(builder, value):
     return builder.shuffle_vector(lane0, ir.Constant(lanes, ir.Undefined), zeros)
 
 
+def _lane_row(builder, data, row, vector_type):
+    """Pointer to row ``row`` of a C-contiguous (rows, LANES) array as one vector."""
+    return builder.bitcast(builder.gep(data, [_i64(row * LANES)]), vector_type.as_pointer())
+
+
 def _as_i64(builder, value):
     return builder.sext(value, _i64) if value.type.width < 64 else value
 
 
 def _emit_chunk_argmin(context, builder, signature, args, rows):
-    X_type, _, _, _, _, _, best_type = signature.args
-    X, start, centers_t, centers_sq, chunk, best_dist, best = (
+    X_type = signature.args[0]
+    X, start, centers_t, centers_sq, chunk, lane_dist, lane_chunk, best = (
         context.make_array(t)(context, builder, a) if isinstance(t, types.Array) else a
         for t, a in zip(signature.args, args)
     )
@@ -85,10 +91,9 @@ def _emit_chunk_argmin(context, builder, signature, args, rows):
     vector = ir.VectorType(scalar, LANES)
     suffix = f"v{LANES}f{X_type.dtype.bitwidth}"
     fma = _declare(builder, f"llvm.fma.{suffix}", vector, [vector] * 3)
-    vmin = _declare(builder, f"llvm.vector.reduce.fmin.{suffix}", scalar, [vector])
-    cttz = _declare(builder, f"llvm.cttz.i{LANES}", ir.IntType(LANES), [ir.IntType(LANES), _i1])
     prefetch = _declare(builder, "llvm.prefetch.p0", ir.VoidType(), [_i8p, _i32, _i32, _i32])
 
+    item = X_type.dtype.bitwidth // 8  # the alignment numpy guarantees, not the vector's
     d = builder.extract_value(X.shape, 1)
     chunk = _as_i64(builder, chunk)
     first_centre = builder.mul(chunk, _i64(LANES))
@@ -105,7 +110,7 @@ def _emit_chunk_argmin(context, builder, signature, args, rows):
             offset = builder.add(builder.mul(p, _i64(lines_per_feature)), _i64(line))
             address = builder.gep(ahead, [builder.mul(offset, _i64(_CACHE_LINE))])
             builder.call(prefetch, [address, _i32(0), _i32(3), _i32(1)])
-        centre_values = builder.load(builder.gep(chunk_t, [p]), align=X_type.dtype.bitwidth // 8)
+        centre_values = builder.load(builder.gep(chunk_t, [p]), align=item)
         for r in range(rows):
             value = builder.load(builder.gep(x, [builder.add(builder.mul(_i64(r), d), p)]))
             product = builder.call(
@@ -114,42 +119,108 @@ def _emit_chunk_argmin(context, builder, signature, args, rows):
             builder.store(product, acc[r])
 
     norms = builder.bitcast(builder.gep(centers_sq.data, [first_centre]), vector.as_pointer())
-    norms = builder.load(norms, align=X_type.dtype.bitwidth // 8)
-    index_type = context.get_value_type(best_type.dtype)
-    for r in range(rows):
-        dist = builder.fadd(norms, builder.load(acc[r]))
-        smallest = builder.call(vmin, [dist], fastmath=("nnan", "nsz"))
-        ties = builder.fcmp_ordered("==", dist, _splat(builder, vector, smallest))
-        lane = builder.call(cttz, [builder.bitcast(ties, ir.IntType(LANES)), _i1(1)])
-        centre = builder.add(first_centre, builder.zext(lane, _i64))
-        dist_slot = builder.gep(best_dist.data, [_i64(r)])
-        best_slot = builder.gep(best.data, [_i64(r)])
-        closer = builder.fcmp_ordered("<", smallest, builder.load(dist_slot))
-        builder.store(builder.select(closer, smallest, builder.load(dist_slot)), dist_slot)
-        kept = builder.load(best_slot)
-        builder.store(builder.select(closer, builder.trunc(centre, index_type), kept), best_slot)
+    norms = builder.load(norms, align=item)
+    dists = [builder.fadd(norms, builder.load(acc[r])) for r in range(rows)]
+    n_chunks = builder.extract_value(centers_t.shape, 0)
+    with builder.if_else(builder.icmp_signed("==", n_chunks, _i64(1))) as (one, several):
+        with one:
+            for r, dist in enumerate(dists):
+                builder.store(_first_lane(builder, dist, suffix), builder.gep(best.data, [_i64(r)]))
+        with several:
+            _merge_chunk(builder, dists, chunk, n_chunks, lane_dist, lane_chunk, best, item, suffix)
     return context.get_dummy_value()
+
+
+def _merge_chunk(builder, dists, chunk, n_chunks, lane_dist, lane_chunk, best, item, suffix):
+    """Fold a chunk's distances into the lanes' running best; the last chunk writes
+    the labels instead."""
+    vector = dists[0].type
+    ints = ir.VectorType(_i32, LANES)
+    chunks = _splat(builder, ints, builder.trunc(chunk, _i32))
+    # the first chunk overwrites whatever the lanes held
+    first_chunk = _splat(
+        builder, ir.VectorType(_i1, LANES), builder.icmp_signed("==", chunk, _i64(0))
+    )
+    lanes = []
+    for r, dist in enumerate(dists):
+        dist_slot = _lane_row(builder, lane_dist.data, r, vector)
+        chunk_slot = _lane_row(builder, lane_chunk.data, r, ints)
+        kept = builder.load(dist_slot, align=item)
+        closer = builder.or_(builder.fcmp_ordered("<", dist, kept), first_chunk)
+        kept_chunks = builder.load(chunk_slot, align=4)
+        lanes.append(
+            (
+                builder.select(closer, dist, kept),
+                builder.select(closer, chunks, kept_chunks),
+                dist_slot,
+                chunk_slot,
+            )
+        )
+    is_last = builder.icmp_signed("==", chunk, builder.sub(n_chunks, _i64(1)))
+    with builder.if_else(is_last) as (last, not_last):
+        with last:
+            for r, (dist, chunk_of_lane, _, _) in enumerate(lanes):
+                centre = _first_centre(builder, dist, chunk_of_lane, suffix)
+                builder.store(centre, builder.gep(best.data, [_i64(r)]))
+        with not_last:
+            for dist, chunk_of_lane, dist_slot, chunk_slot in lanes:
+                builder.store(dist, dist_slot, align=item)
+                builder.store(chunk_of_lane, chunk_slot, align=4)
+
+
+def _first_lane(builder, dist, suffix):
+    """The first lane holding the smallest distance (one chunk: the centre index)."""
+    vector = dist.type
+    vmin = _declare(builder, f"llvm.vector.reduce.fmin.{suffix}", vector.element, [vector])
+    cttz = _declare(builder, f"llvm.cttz.i{LANES}", ir.IntType(LANES), [ir.IntType(LANES), _i1])
+    smallest = builder.call(vmin, [dist], fastmath=("nnan", "nsz"))
+    ties = builder.fcmp_ordered("==", dist, _splat(builder, vector, smallest))
+    lane = builder.call(cttz, [builder.bitcast(ties, ir.IntType(LANES)), _i1(1)])
+    return builder.zext(lane, _i32)
+
+
+def _first_centre(builder, dist, chunk_of_lane, suffix):
+    """The smallest centre index among the lanes holding the smallest distance."""
+    vector, ints = dist.type, chunk_of_lane.type
+    vmin = _declare(builder, f"llvm.vector.reduce.fmin.{suffix}", vector.element, [vector])
+    imin = _declare(builder, f"llvm.vector.reduce.smin.v{LANES}i32", _i32, [ints])
+    smallest = builder.call(vmin, [dist], fastmath=("nnan", "nsz"))
+    ties = builder.fcmp_ordered("==", dist, _splat(builder, vector, smallest))
+    lane_index = ir.Constant(ints, list(range(LANES)))
+    centres = builder.add(
+        builder.mul(chunk_of_lane, ir.Constant(ints, [LANES] * LANES)), lane_index
+    )
+    return builder.call(
+        imin, [builder.select(ties, centres, ir.Constant(ints, [2**31 - 1] * LANES))]
+    )
 
 
 def _chunk_argmin(rows_of):
     @intrinsic
-    def chunk_argmin(typingctx, X, start, centers_t, centers_sq, chunk, best_dist, best):
-        if any(a.layout != "C" for a in (X, centers_t, centers_sq, best_dist, best)):
-            return None  # the code below assumes unit strides
+    def chunk_argmin(
+        typingctx, X, start, centers_t, centers_sq, chunk, lane_dist, lane_chunk, best
+    ):
+        arrays = (X, centers_t, centers_sq, lane_dist, lane_chunk, best)
+        if any(a.layout != "C" for a in arrays) or {lane_chunk.dtype, best.dtype} != {types.int32}:
+            return None  # the code below assumes unit strides and int32 indices
         rows = rows_of(X.dtype.bitwidth // 8)
 
         def codegen(context, builder, signature, args):
             return _emit_chunk_argmin(context, builder, signature, args, rows)
 
-        return types.void(X, start, centers_t, centers_sq, chunk, best_dist, best), codegen
+        signature = types.void(X, start, centers_t, centers_sq, chunk, lane_dist, lane_chunk, best)
+        return signature, codegen
 
     return chunk_argmin
 
 
-#: ``tile_argmin(X, start, centers_t, centers_sq, chunk, best_dist, best)``: rows
-#: ``start .. start + tile_rows(X)`` of C-contiguous ``X`` against centres
+#: ``tile_argmin(X, start, centers_t, centers_sq, chunk, lane_dist, lane_chunk, best)``:
+#: rows ``start .. start + tile_rows(X)`` of C-contiguous ``X`` against centres
 #: ``chunk·LANES ..`` of ``centers_t`` (chunks, n_features, LANES) and
-#: ``centers_sq`` (chunks·LANES,); updates ``best_dist[:rows]``, ``best[:rows]``.
+#: ``centers_sq`` (chunks·LANES,), chunks called in order. Row ``r``'s distance to
+#: centre ``chunk·LANES + l`` replaces ``lane_dist[r, l]`` (and ``chunk``
+#: ``lane_chunk[r, l]``) when strictly smaller or ``chunk`` is 0: per lane, the first
+#: chunk with the smallest distance; the last chunk writes the labels ``best[r]``.
 tile_argmin = _chunk_argmin(_TILE_ROWS.__getitem__)
 #: The same for the one row ``start`` (the rows after the last full tile).
 row_argmin = _chunk_argmin(lambda itemsize: 1)
@@ -241,22 +312,21 @@ def assign_lanes(
     """Blocks ``first .. last`` by tiles of rows against chunks of ``LANES`` centres."""
     n = X.shape[0]
     rows = tile_rows(X)
-    best_dist = np.empty(rows, dtype=X.dtype)
+    lane_dist = np.empty((rows, LANES), dtype=X.dtype)
+    lane_chunk = np.empty((rows, LANES), dtype=np.int32)
     best = np.empty(BLOCK_ROWS, dtype=np.int32)
     for start in range(first * BLOCK_ROWS, min(last * BLOCK_ROWS, n), BLOCK_ROWS):
         stop = min(start + BLOCK_ROWS, n)
         i = start
         while i < stop:
             tile = best[i - start :]
-            best_dist[:] = np.inf
-            if i + rows <= stop:
-                for chunk in range(centers_t.shape[0]):
-                    tile_argmin(X, i, centers_t, centers_sq, chunk, best_dist, tile)
-                i += rows
-            else:
-                for chunk in range(centers_t.shape[0]):
-                    row_argmin(X, i, centers_t, centers_sq, chunk, best_dist, tile)
-                i += 1
+            full = i + rows <= stop
+            for chunk in range(centers_t.shape[0]):
+                if full:
+                    tile_argmin(X, i, centers_t, centers_sq, chunk, lane_dist, lane_chunk, tile)
+                else:
+                    row_argmin(X, i, centers_t, centers_sq, chunk, lane_dist, lane_chunk, tile)
+            i += rows if full else 1
         add_block(
             X, sample_weight, start, best[: stop - start], labels, sums, weights, stats, update
         )
