@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from mlmpi.kernels.cpu import kmeans, kmeans_sparse
-from mlmpi.kernels.cpu._kmeans_lanes import LANES
+from mlmpi.kernels.cpu.kmeans import LANES
 from numpy.testing import assert_allclose, assert_array_equal
 
 

@@ -50,7 +50,7 @@ def case_both_kernel_paths_match_sklearn():
     """Several chunks of SIMD lanes (k not a multiple of them), then the same
     data through the GEMM path (crossover lowered to 0)."""
     from mlmpi.kernels.cpu import kmeans
-    from mlmpi.kernels.cpu._kmeans_lanes import LANES
+    from mlmpi.kernels.cpu.kmeans import LANES
 
     k = 3 * LANES + 5
     X64, _, weights = _blobs(n=1500, centers=k, cluster_std=0.4, seed=3)
