@@ -96,11 +96,12 @@ def _splat(builder, vector_type, value):
     return builder.shuffle_vector(lane0, ir.Constant(vector_type, ir.Undefined), zeros)
 
 
-def _splat_int(builder, value):
-    lanes = ir.VectorType(_i64, LANES)
-    lane0 = builder.insert_element(ir.Constant(lanes, ir.Undefined), value, _i32(0))
-    zeros = ir.Constant(ir.VectorType(_i32, LANES), [0] * LANES)
-    return builder.shuffle_vector(lane0, ir.Constant(lanes, ir.Undefined), zeros)
+def _arguments(context, builder, signature, args):
+    """An intrinsic's arguments, arrays as array structures (``.data``, ``.shape``)."""
+    return [
+        context.make_array(t)(context, builder, a) if isinstance(t, types.Array) else a
+        for t, a in zip(signature.args, args)
+    ]
 
 
 def _lane_row(builder, data, row, vector_type):
@@ -114,9 +115,8 @@ def _as_i64(builder, value):
 
 def _emit_chunk_argmin(context, builder, signature, args, rows):
     X_type = signature.args[0]
-    X, start, centers_t, centers_sq, chunk, lane_dist, lane_chunk, best = (
-        context.make_array(t)(context, builder, a) if isinstance(t, types.Array) else a
-        for t, a in zip(signature.args, args)
+    X, start, centers_t, centers_sq, chunk, lane_dist, lane_chunk, best = _arguments(
+        context, builder, signature, args
     )
     scalar = context.get_value_type(X_type.dtype)
     vector = ir.VectorType(scalar, LANES)
@@ -132,7 +132,7 @@ def _emit_chunk_argmin(context, builder, signature, args, rows):
     chunk_t = builder.bitcast(chunk_t, vector.as_pointer())
     x = builder.gep(X.data, [builder.mul(_as_i64(builder, start), d)])
     ahead = builder.bitcast(builder.gep(x, [builder.mul(_i64(_PREFETCH_TILES * rows), d)]), _i8p)
-    lines_per_feature = max(1, rows * X_type.dtype.bitwidth // 8 // _CACHE_LINE)
+    lines_per_feature = max(1, rows * item // _CACHE_LINE)
 
     acc = [cgutils.alloca_once_value(builder, ir.Constant(vector, None)) for _ in range(rows)]
     with cgutils.for_range(builder, d) as loop:
@@ -199,31 +199,31 @@ def _merge_chunk(builder, dists, chunk, n_chunks, lane_dist, lane_chunk, best, i
                 builder.store(chunk_of_lane, chunk_slot, align=4)
 
 
-def _first_lane(builder, dist, suffix):
-    """The first lane holding the smallest distance (one chunk: the centre index)."""
+def _smallest(builder, dist, suffix):
+    """Mask of the lanes holding the smallest distance."""
     vector = dist.type
     vmin = _declare(builder, f"llvm.vector.reduce.fmin.{suffix}", vector.element, [vector])
-    cttz = _declare(builder, f"llvm.cttz.i{LANES}", ir.IntType(LANES), [ir.IntType(LANES), _i1])
     smallest = builder.call(vmin, [dist], fastmath=("nnan", "nsz"))
-    ties = builder.fcmp_ordered("==", dist, _splat(builder, vector, smallest))
-    lane = builder.call(cttz, [builder.bitcast(ties, ir.IntType(LANES)), _i1(1)])
-    return builder.zext(lane, _i32)
+    return builder.fcmp_ordered("==", dist, _splat(builder, vector, smallest))
+
+
+def _first_lane(builder, dist, suffix):
+    """The first lane holding the smallest distance (one chunk: the centre index)."""
+    cttz = _declare(builder, f"llvm.cttz.i{LANES}", ir.IntType(LANES), [ir.IntType(LANES), _i1])
+    ties = builder.bitcast(_smallest(builder, dist, suffix), ir.IntType(LANES))
+    return builder.zext(builder.call(cttz, [ties, _i1(1)]), _i32)
 
 
 def _first_centre(builder, dist, chunk_of_lane, suffix):
     """The smallest centre index among the lanes holding the smallest distance."""
-    vector, ints = dist.type, chunk_of_lane.type
-    vmin = _declare(builder, f"llvm.vector.reduce.fmin.{suffix}", vector.element, [vector])
+    ints = chunk_of_lane.type
     imin = _declare(builder, f"llvm.vector.reduce.smin.v{LANES}i32", _i32, [ints])
-    smallest = builder.call(vmin, [dist], fastmath=("nnan", "nsz"))
-    ties = builder.fcmp_ordered("==", dist, _splat(builder, vector, smallest))
     lane_index = ir.Constant(ints, list(range(LANES)))
     centres = builder.add(
         builder.mul(chunk_of_lane, ir.Constant(ints, [LANES] * LANES)), lane_index
     )
-    return builder.call(
-        imin, [builder.select(ties, centres, ir.Constant(ints, [2**31 - 1] * LANES))]
-    )
+    others = ir.Constant(ints, [2**31 - 1] * LANES)
+    return builder.call(imin, [builder.select(_smallest(builder, dist, suffix), centres, others)])
 
 
 def _chunk_argmin(rows_of):
@@ -245,21 +245,21 @@ def _chunk_argmin(rows_of):
     return chunk_argmin
 
 
-#: ``tile_argmin(X, start, centers_t, centers_sq, chunk, lane_dist, lane_chunk, best)``:
-#: rows ``start .. start + tile_rows(X)`` of C-contiguous ``X`` against centres
+#: ``_tile_argmin(X, start, centers_t, centers_sq, chunk, lane_dist, lane_chunk, best)``:
+#: rows ``start .. start + _tile_rows(X)`` of C-contiguous ``X`` against centres
 #: ``chunk·LANES ..`` of ``centers_t`` (chunks, n_features, LANES) and
 #: ``centers_sq`` (chunks·LANES,), chunks called in order. Row ``r``'s distance to
 #: centre ``chunk·LANES + l`` replaces ``lane_dist[r, l]`` (and ``chunk``
 #: ``lane_chunk[r, l]``) when strictly smaller or ``chunk`` is 0: per lane, the first
 #: chunk with the smallest distance; the last chunk writes the labels ``best[r]``.
-tile_argmin = _chunk_argmin(_TILE_ROWS.__getitem__)
+_tile_argmin = _chunk_argmin(_TILE_ROWS.__getitem__)
 #: The same for the one row ``start`` (the rows after the last full tile).
-row_argmin = _chunk_argmin(lambda itemsize: 1)
+_row_argmin = _chunk_argmin(lambda itemsize: 1)
 
 
 @intrinsic
-def tile_rows(typingctx, X):
-    """Rows per :data:`tile_argmin` tile for ``X``'s dtype (a compile-time constant)."""
+def _tile_rows(typingctx, X):
+    """Rows per :data:`_tile_argmin` tile for ``X``'s dtype (a compile-time constant)."""
     rows = _TILE_ROWS[X.dtype.bitwidth // 8]
 
     def codegen(context, builder, signature, args):
@@ -272,14 +272,11 @@ def tile_rows(typingctx, X):
 def _add_scaled_row(typingctx, sums, centre, X, row, weight):
     """``sums[centre] += weight * X[row]`` in X's dtype, ``LANES`` features at a
     time: a multiply then an add per element (never fused, as the plain loop)."""
-    if sums.layout != "C" or X.layout != "C" or sums.dtype != X.dtype:
+    if sums.layout != "C" or X.layout != "C" or not sums.dtype == X.dtype == weight:
         return None
 
     def codegen(context, builder, signature, args):
-        sums_a, centre, X_a, row, weight = (
-            context.make_array(t)(context, builder, a) if isinstance(t, types.Array) else a
-            for t, a in zip(signature.args, args)
-        )
+        sums_a, centre, X_a, row, weight = _arguments(context, builder, signature, args)
         dtype = signature.args[2].dtype
         scalar = context.get_value_type(dtype)
         vector = ir.VectorType(scalar, LANES)
@@ -300,7 +297,7 @@ def _add_scaled_row(typingctx, sums, centre, X, row, weight):
         lanes = ir.Constant(ir.VectorType(_i64, LANES), list(range(LANES)))
         zero = ir.Constant(vector, None)
         with cgutils.for_range_slice(builder, _i64(0), d, _i64(LANES)) as (f, _):
-            left = _splat_int(builder, builder.sub(d, f))
+            left = _splat(builder, ir.VectorType(_i64, LANES), builder.sub(d, f))
             mask = builder.icmp_signed("<", lanes, left)
             x_f = builder.bitcast(builder.gep(x, [f]), ptr)
             total_f = builder.bitcast(builder.gep(total, [f]), ptr)
@@ -313,7 +310,7 @@ def _add_scaled_row(typingctx, sums, centre, X, row, weight):
 
 
 @njit(cache=True, nogil=True)
-def add_block(X, sample_weight, start, best, labels, sums, weights, stats, update):
+def _add_block(X, sample_weight, start, best, labels, sums, weights, stats, update):
     """Store the block's labels (counting changes) and, with ``update``, add its
     weighted rows to their centres' sums, in X's dtype, then into the float64 ``sums``."""
     k, d = sums.shape
@@ -337,12 +334,12 @@ def add_block(X, sample_weight, start, best, labels, sums, weights, stats, updat
 
 
 @njit(cache=True, nogil=True)
-def assign_lanes(
+def _assign_lanes(
     X, sample_weight, centers_t, centers_sq, labels, sums, weights, stats, update, first, last
 ):
     """Blocks ``first .. last`` by tiles of rows against chunks of ``LANES`` centres."""
     n = X.shape[0]
-    rows = tile_rows(X)
+    rows = _tile_rows(X)
     lane_dist = np.empty((rows, LANES), dtype=X.dtype)
     lane_chunk = np.empty((rows, LANES), dtype=np.int32)
     best = np.empty(BLOCK_ROWS, dtype=np.int32)
@@ -354,11 +351,11 @@ def assign_lanes(
             full = i + rows <= stop
             for chunk in range(centers_t.shape[0]):
                 if full:
-                    tile_argmin(X, i, centers_t, centers_sq, chunk, lane_dist, lane_chunk, tile)
+                    _tile_argmin(X, i, centers_t, centers_sq, chunk, lane_dist, lane_chunk, tile)
                 else:
-                    row_argmin(X, i, centers_t, centers_sq, chunk, lane_dist, lane_chunk, tile)
+                    _row_argmin(X, i, centers_t, centers_sq, chunk, lane_dist, lane_chunk, tile)
             i += rows if full else 1
-        add_block(
+        _add_block(
             X, sample_weight, start, best[: stop - start], labels, sums, weights, stats, update
         )
 
@@ -432,7 +429,7 @@ def _gemm_columns(
         block = dots if rows == BLOCK_ROWS else np.empty((len(centers), rows), dtype=X.dtype)
         np.dot(centers_2, X[start:stop].T, out=block)
         _argmin_columns(block, centers_sq, best[:rows], best_dist[:rows])
-        add_block(X, sample_weight, start, best[:rows], labels, sums, weights, stats, update)
+        _add_block(X, sample_weight, start, best[:rows], labels, sums, weights, stats, update)
 
 
 def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_centers=True):
@@ -464,7 +461,7 @@ def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_c
     if k * d >= GEMM_MIN_CENTRE_VALUES:
         run, operands = _gemm_columns, (centers, np.einsum("ij,ij->i", centers, centers))
     else:
-        run, operands = assign_lanes, _lanes_operands(centers)
+        run, operands = _assign_lanes, _lanes_operands(centers)
     if groups == 1:
         stats[:] = 0
         if update_centers:
