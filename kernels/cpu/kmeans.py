@@ -122,7 +122,8 @@ def _emit_chunk_argmin(context, builder, signature, args, rows):
     vector = ir.VectorType(scalar, LANES)
     suffix = f"v{LANES}f{X_type.dtype.bitwidth}"
     fma = _declare(builder, f"llvm.fma.{suffix}", vector, [vector] * 3)
-    prefetch = _declare(builder, "llvm.prefetch.p0", ir.VoidType(), [_i8p, _i32, _i32, _i32])
+    # typed-pointer mangling (LLVM 14, numba 0.60); newer LLVM upgrades the name
+    prefetch = _declare(builder, "llvm.prefetch.p0i8", ir.VoidType(), [_i8p, _i32, _i32, _i32])
 
     item = X_type.dtype.bitwidth // 8  # the alignment numpy guarantees, not the vector's
     d = builder.extract_value(X.shape, 1)
@@ -282,7 +283,8 @@ def _add_scaled_row(typingctx, sums, centre, X, row, weight):
         vector = ir.VectorType(scalar, LANES)
         mask_type = ir.VectorType(_i1, LANES)
         ptr = vector.as_pointer()
-        suffix = f"v{LANES}f{dtype.bitwidth}.p0"
+        vector_name = f"v{LANES}f{dtype.bitwidth}"
+        suffix = f"{vector_name}.p0{vector_name}"  # typed-pointer mangling, as for prefetch
         load = _declare(
             builder, f"llvm.masked.load.{suffix}", vector, [ptr, _i32, mask_type, vector]
         )
