@@ -12,11 +12,16 @@ on R ranks of one core each (``benchmarks/bench_lloyd_kernel.py``):
 
     floor = max(2·n·k·d / (R · peak), n·d·itemsize / (R · bandwidth))
 
-with ``peak`` a large GEMM's FLOP/s and ``bandwidth`` a NumPy sum's bytes/s
-on one core, measured by the driver before the timings (no rank alive).
+with ``peak`` a 1024³ GEMM's FLOP/s and ``bandwidth`` a NumPy sum's bytes/s
+over 256 MB on one core, measured by the driver before the timings (no rank
+alive); R cores are assumed to have R times one core's bandwidth, so the
+memory floor is optimistic where they share one memory bus. The load
+average is printed before and after the runs ("busy cores": the cores other
+processes kept busy just before them).
 """
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -126,6 +131,7 @@ def driver(args):
             "inertia": km.inertia_,
         }
 
+    load_before = os.getloadavg()
     argv = [
         "--n-samples",
         args.n_samples,
@@ -148,6 +154,7 @@ def driver(args):
         run_peer=run_peer,
         worker_argv=[str(a) for a in argv],
     )
+    print(f"load average (1, 5, 15 min) before: {load_before}, after: {os.getloadavg()}")
     row["floor_s"] = floor
     row["vs_floor"] = row["mlmpi_s"] / floor
     row["peak_gflops_per_core"] = peak / 1e9
@@ -169,6 +176,7 @@ def driver(args):
             ("n_iter", "mlmpi_n_iter"),
             ("peer n_iter", "peer_n_iter"),
             ("inertia diff", "inertia_rel_diff"),
+            ("busy cores", "load_before"),
         ],
     )
 

@@ -1,16 +1,19 @@
-"""One Lloyd step of the CPU k-means kernel on one core, per layout of the
-block distances, against the step's floor: measures the crossover
-``COLUMN_MIN_CLUSTERS`` of ``mlmpi.kernels.cpu.kmeans``.
+"""One Lloyd step of the CPU k-means kernel on one core, by each way to the
+block distances (SIMD lanes across centres, BLAS GEMM), against the step's
+floor: measures the crossover ``GEMM_MIN_CENTRE_VALUES`` of
+``mlmpi.kernels.cpu.kmeans``.
 
     python benchmarks/bench_lloyd_kernel.py --n-samples 500000 --n-features 32 \\
         --n-clusters 8 16 32 64 128 256 --dtype float32
+    python benchmarks/bench_lloyd_kernel.py --n-samples 10000 --n-features 1024 \\
+        --n-clusters 64 128 256 512
 
 CPU time (``time.process_time``, best of ``--repeats``) of ``lloyd_step``
 with one numba and one BLAS thread, so that other processes on a shared
 machine inflate it less than wall time. The floor printed is
 max(compute, memory) for one step on one core:
 ``2·n·k·d / peak_flops`` and ``n·d·itemsize / bandwidth``, with peak and
-bandwidth measured here (a large GEMM's rate, a NumPy sum over X).
+bandwidth measured here (a 1024³ GEMM's rate, a NumPy sum over 256 MB).
 """
 
 import argparse
@@ -65,24 +68,24 @@ def main():
     with threadpool_limits(limits=1):
         peak, bandwidth = measured_peak_and_bandwidth(dtype)
         print(f"one core: GEMM {peak / 1e9:.1f} GFLOP/s, sum {bandwidth / 1e9:.1f} GB/s")
-        print(f"{'k':>6}{'rows ms':>10}{'columns ms':>12}{'floor ms':>10}{'best/floor':>12}")
-        default = kmeans.COLUMN_MIN_CLUSTERS
+        print(f"{'k':>6}{'lanes ms':>10}{'GEMM ms':>10}{'floor ms':>10}{'best/floor':>12}")
+        default = kmeans.GEMM_MIN_CENTRE_VALUES
         try:
             for k in args.n_clusters:
                 centers = X[:: n // k][:k].copy()
                 buffers = (np.full(n, -1, np.int32), np.zeros((k, d)), np.zeros(k), np.zeros(1))
                 step = functools.partial(kmeans.lloyd_step, X, weight, centers, *buffers)
                 times = []
-                for crossover in (k + 1, k):  # rows, then columns
-                    kmeans.COLUMN_MIN_CLUSTERS = crossover
+                for crossover in (k * d + 1, k * d):  # lanes, then GEMM
+                    kmeans.GEMM_MIN_CENTRE_VALUES = crossover
                     times.append(_best(step, args.repeats))
                 floor = floor_seconds(n, d, k, dtype.itemsize, peak, bandwidth)
                 print(
-                    f"{k:>6}{times[0] * 1e3:>10.2f}{times[1] * 1e3:>12.2f}{floor * 1e3:>10.2f}"
+                    f"{k:>6}{times[0] * 1e3:>10.2f}{times[1] * 1e3:>10.2f}{floor * 1e3:>10.2f}"
                     f"{min(times) / floor:>12.2f}"
                 )
         finally:
-            kmeans.COLUMN_MIN_CLUSTERS = default
+            kmeans.GEMM_MIN_CENTRE_VALUES = default
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

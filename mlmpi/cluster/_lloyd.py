@@ -6,7 +6,7 @@ clusters relocated to the points farthest from their centres, strict
 convergence when no label changes, else a centre-shift test against
 ``tol``; after a non-strict stop one more E-step so that the labels match
 the returned centres. Each iteration makes ONE allreduce of the packed
-``[k×d weighted sums, k weights, changed labels]`` (float64).
+``[k×d weighted sums, k weights, changed labels]`` (float64), in place.
 """
 
 import numpy as np
@@ -135,7 +135,7 @@ def lloyd(X, sample_weight, centers_init, *, comms, offset, max_iter, tol, verbo
     strict_convergence = False
     for i in range(max_iter):
         kernels.lloyd_step(X, sample_weight, centers, labels, sums, weights, stats)
-        total = to_host(comms.allreduce(packed))
+        total = to_host(comms.allreduce(packed, out=packed))
         global_sums = total[: k * d].reshape(k, d)
         global_weights = total[k * d : k * d + k]
         n_changed = total[k * d + k]

@@ -46,20 +46,29 @@ def case_init_array_matches_sklearn():
                 _assert_same_fit(ours, ref, ours.labels_, RTOL[dtype])
 
 
-def case_many_centres_match_sklearn():
-    """k above the CPU kernel's crossover (block distances laid out by columns)."""
-    from mlmpi.kernels.cpu.kmeans import COLUMN_MIN_CLUSTERS
+def case_both_kernel_paths_match_sklearn():
+    """Several chunks of SIMD lanes (k not a multiple of them), then the same
+    data through the GEMM path (crossover lowered to 0)."""
+    from mlmpi.kernels.cpu import kmeans
+    from mlmpi.kernels.cpu.kmeans import LANES
 
-    k = COLUMN_MIN_CLUSTERS + 16
+    k = 3 * LANES + 5
     X64, _, weights = _blobs(n=1500, centers=k, cluster_std=0.4, seed=3)
-    for dtype in (np.float64, np.float32):
-        X = X64.astype(dtype)
-        init = X[::7][:k].copy()
-        ref = SKKMeans(k, init=init, n_init=1, algorithm="lloyd").fit(X, sample_weight=weights)
-        assert ref.n_iter_ > 2
-        for _, (Xl, swl) in each_layout(X, weights):
-            ours = KMeans(k, init=init, n_init=1).fit(Xl, sample_weight=swl)
-            _assert_same_fit(ours, ref, ours.labels_, RTOL[dtype])
+    default = kmeans.GEMM_MIN_CENTRE_VALUES
+    try:
+        for crossover in (default, 0):
+            kmeans.GEMM_MIN_CENTRE_VALUES = crossover
+            for dtype in (np.float64, np.float32):
+                X = X64.astype(dtype)
+                init = X[::7][:k].copy()
+                ref = SKKMeans(k, init=init, n_init=1, algorithm="lloyd")
+                ref.fit(X, sample_weight=weights)
+                assert ref.n_iter_ > 2
+                for _, (Xl, swl) in each_layout(X, weights):
+                    ours = KMeans(k, init=init, n_init=1).fit(Xl, sample_weight=swl)
+                    _assert_same_fit(ours, ref, ours.labels_, RTOL[dtype])
+    finally:
+        kmeans.GEMM_MIN_CENTRE_VALUES = default
 
 
 def case_empty_cluster_relocation():
