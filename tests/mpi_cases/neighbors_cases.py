@@ -307,13 +307,13 @@ def case_float32_query_tiles():
     block (batch_size 1024: tiles of fewer queries on the CPU), k larger than
     an index block and than a rank's shard: the (distance, global index) order."""
     rng = np.random.RandomState(3)
-    X = rng.randint(0, 4, size=(1300, 6)).astype(np.float32)
-    Q = rng.randint(0, 4, size=(700, 6)).astype(np.float32)
+    X = rng.randint(0, 8, size=(1000, 6)).astype(np.float32)
+    Q = rng.randint(0, 8, size=(300, 6)).astype(np.float32)
     Q_local = shard(Q, COMMS, counts=_query_counts(len(Q)))
     q0 = sum(_query_counts(len(Q))[: COMMS.rank])
     mine = slice(q0, q0 + len(Q_local))
-    ref_d, ref_i = _reference(Q.astype(np.float64), X.astype(np.float64), "euclidean", {}, 400)
-    for k, batch_size in ((10, 1024), (150, 100), (400, 1024)):
+    ref_d, ref_i = _reference(Q.astype(np.float64), X.astype(np.float64), "euclidean", {}, 300)
+    for k, batch_size in ((10, 1024), (150, 100), (300, 1024)):
         for name, _, X_local in _splits(X):
             nn = NearestNeighbors(n_neighbors=k, batch_size=batch_size).fit(X_local)
             dist, ind = nn.kneighbors(Q_local)
