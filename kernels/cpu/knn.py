@@ -18,7 +18,6 @@ signatures for CuPy arrays.
   those within the query's bound, and most chunks are passed over whole.
 """
 
-import numba
 from numba import njit, prange
 
 from ..shared.knn import gemm_distances
@@ -55,12 +54,9 @@ def _direct(Q, X, code, p, out):
 
 #: Columns a selection pass screens at once: one vectorised comparison with the
 #: query's bound rejects the whole chunk in the common case (a filled top-k).
-_CHUNK = 64
+_CHUNK = 128
 #: Elements of a distance block (1 MiB of float32).
 _TILE = 1 << 18
-#: Distances from which a block's selection is split over numba's threads (below,
-#: starting the threads costs more than it saves, and far more on a loaded machine).
-_THREADED_SIZE = 1 << 16
 
 
 @njit(cache=True, nogil=True)
@@ -88,42 +84,23 @@ def _insert(e, g, i, best_dist, best_index):
     best_index[i, pos] = g
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _update_row(
-    i, Q, X, D, q_term, x_term, tol, start, code, p, exact_again, best_dist, best_index
-):
-    k = best_dist.shape[1]
-    n = D.shape[1]
-    row = D[i]
-    limit = best_dist[i, k - 1] + tol[i] - q_term[i]
-    for c0 in range(0, n, _CHUNK):
-        c1 = min(c0 + _CHUNK, n)
-        if _count_within(row[c0:c1], x_term[c0:c1], limit) == 0:
-            continue
-        for j in range(c0, c1):
-            if row[j] + x_term[j] > limit:
-                continue
-            e = _reduced(Q[i], X[j], code, p) if exact_again else row[j]
-            _insert(e, start + j, i, best_dist, best_index)
-            limit = best_dist[i, k - 1] + tol[i] - q_term[i]
-
-
 @njit(cache=True, nogil=True)
 def _update(Q, X, D, q_term, x_term, tol, start, code, p, exact_again, best_dist, best_index):
+    k = best_dist.shape[1]
+    n = D.shape[1]
     for i in range(D.shape[0]):
-        _update_row(
-            i, Q, X, D, q_term, x_term, tol, start, code, p, exact_again, best_dist, best_index
-        )
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def _update_threads(
-    Q, X, D, q_term, x_term, tol, start, code, p, exact_again, best_dist, best_index
-):
-    for i in prange(D.shape[0]):
-        _update_row(
-            i, Q, X, D, q_term, x_term, tol, start, code, p, exact_again, best_dist, best_index
-        )
+        row = D[i]
+        limit = best_dist[i, k - 1] + tol[i] - q_term[i]
+        for c0 in range(0, n, _CHUNK):
+            c1 = min(c0 + _CHUNK, n)
+            if _count_within(row[c0:c1], x_term[c0:c1], limit) == 0:
+                continue
+            for j in range(c0, c1):
+                if row[j] + x_term[j] > limit:
+                    continue
+                e = _reduced(Q[i], X[j], code, p) if exact_again else row[j]
+                _insert(e, start + j, i, best_dist, best_index)
+                limit = best_dist[i, k - 1] + tol[i] - q_term[i]
 
 
 def query_rows(batch_size):
@@ -182,9 +159,9 @@ def update_topk(Q, X, D, q_term, x_term, tol, start, metric, p, best_dist, best_
     """
     if D.size == 0:
         return
-    exact_again = metric in ("sqeuclidean", "cosine")
-    threaded = numba.get_num_threads() > 1 and D.size >= _THREADED_SIZE
-    (_update_threads if threaded else _update)(
+    # One thread: numba's OpenMP threads here would spin against BLAS's between
+    # blocks (measured 30x slower with 2 of each on 2 cores); the GEMM has the threads.
+    _update(
         Q,
         X,
         D,
@@ -194,7 +171,7 @@ def update_topk(Q, X, D, q_term, x_term, tol, start, metric, p, best_dist, best_
         int(start),
         _CODES[metric],
         float(p),
-        exact_again,
+        metric in ("sqeuclidean", "cosine"),  # recompute the candidates exactly
         best_dist,
         best_index,
     )

@@ -70,6 +70,7 @@ def _search(Q, X, comms, counts, metric, p, batch_size, visit):
     query batch and every index block of the ring (``D``: their distances, see
     ``block_distances``)."""
     kernels = kernels_for("knn", X)
+    block_distances = kernels.block_distances  # looked up once: called per batch and block
     xp = get_namespace(X)
     reduced = REDUCED[metric]
     q_terms = kernels.row_terms(Q, reduced)
@@ -85,7 +86,7 @@ def _search(Q, X, comms, counts, metric, p, batch_size, visit):
         for batch in batches:
             Qb, q_term = Q[batch], q_terms[batch]
             D = buffer[: Qb.shape[0] * block.shape[0]].reshape(Qb.shape[0], block.shape[0])
-            kernels.block_distances(Qb, block, reduced, p, D)
+            block_distances(Qb, block, reduced, p, D)
             visit(batch, Qb, block, D, q_term, x_term, slope * q_term + offset, start)
             if request is not None:
                 request.test()  # lets MPI progress the transfer between batches
@@ -101,13 +102,13 @@ def kneighbors(Q, X, *, n_neighbors, metric, p, comms, counts, batch_size):
     This function is collective.
     """
     xp = get_namespace(X)
-    kernels = kernels_for("knn", X)
+    update_topk = kernels_for("knn", X).update_topk
     best_dist = xp.full((Q.shape[0], n_neighbors), xp.inf, dtype=X.dtype)
     best_index = xp.full((Q.shape[0], n_neighbors), xp.iinfo(xp.int64).max, dtype=xp.int64)
     reduced = REDUCED[metric]
 
     def visit(batch, Qb, block, D, q_term, x_term, tol, start):
-        kernels.update_topk(
+        update_topk(
             Qb,
             block,
             D,
