@@ -165,6 +165,11 @@ def report(name, rows, config, *, out=None, peer="scikit-learn", extra_columns=(
         print(line)
         busy |= max(row["load_before"], row["load_after"]) > 0.25 * cores
     print("ratio = mlmpi / peer (lower is better); medians of alternating runs.")
+    for row in rows:
+        print(
+            f"load ({row['case']}): {row['load_before']:.2f} busy cores before, "
+            f"{row['load_after']:.2f} after; load average {os.getloadavg()[0]:.2f}"
+        )
     if busy:
         print(
             "WARNING: the machine was not idle (other processes kept more than a quarter "

@@ -1,99 +1,187 @@
-"""Cost model of one iteration per estimator on R ranks, checked against
-measured ``bench_kmeans.py`` results (``--out`` JSON files, e.g. at 1, 2 and
-4 ranks), with a plot when matplotlib is installed.
+"""Cost model of KMeans (one Lloyd iteration) and kNN (one search) on R ranks,
+checked against runs measured at 1, 2 and 4 ranks, with a plot.
 
-    python benchmarks/bench_kmeans.py --ranks 1 --out /tmp/km1.json ...  (and 2, 4)
-    python benchmarks/cost_model.py /tmp/km1.json /tmp/km2.json /tmp/km4.json \\
-        --plot benchmarks/results/kmeans_cost_model.png
+    python benchmarks/cost_model.py --ranks 1 2 4 \\
+        --out benchmarks/results/cost_model.json --plot benchmarks/results/cost_model.png
 
-Per rank and iteration (n global rows, d features, R ranks of one core):
+The driver measures one core's GEMM FLOP/s and memory bandwidth while no rank
+is alive (``bench_lloyd_kernel.measured_peak_and_bandwidth``), then starts one
+``mpiexec -n R`` job per rank count; each job measures its transport (latency
+and bandwidth of an 8-byte and a 4 MiB ``allreduce`` and ring ``isendrecv``)
+and times mlmpi's KMeans and NearestNeighbors on the same global data. With
+more ranks than cores the ranks share cores: the model divides the work by
+``P = min(R, cores)`` and says so (``oversubscribed``).
+
+Per rank, n global rows, d features, R ranks on P cores:
 
 KMeans (Lloyd), k centres:
-    compute  2·n·k·d / (R·peak)                 FLOPs of the distance GEMM
-    memory   n·d·itemsize / (R·bandwidth)       X read once per block (the
-                                                block stays in cache for the
-                                                argmin and the sums)
-    sent     8·(k·d + k + 1) bytes, one allreduce of the packed sums,
-             weights and changed count: latency·⌈log2 R⌉ + 2·(R-1)/R·bytes/link
-    model    max(compute, memory) + allreduce
+    compute  2·n·k·d / (P·peak)                 the distance GEMM
+    memory   n·d·itemsize / (P·bandwidth)       X read once per iteration
+    sent     8·(k·d + k + 1) bytes: one allreduce of the packed sums
+    model    max(compute, memory) + allreduce(sent)
 
-kNN (ring), q queries per rank, n index rows, k neighbours:
-    compute  2·q·n·d / peak                     every query against every row
-    memory   n·d·itemsize / bandwidth · ⌈q / batch⌉
-    sent     (R-1)/R · n·d·itemsize bytes        each index block goes round the ring
+kNN (ring), q global queries, n index rows, k neighbours:
+    compute  2·q·n·d / (P·peak)                 every query against every row
+    memory   q·n·itemsize / (P·bandwidth)       the selection reads every distance once
+             + n·d·itemsize·⌈q / (R·tile)⌉ / (P·bandwidth)   the index, once per query tile
+    sent     (R-1)/R · n·d·itemsize bytes per rank (each index block goes round the ring),
+             in ⌈n / (R·batch)⌉·(R-1) messages
+    model    compute + memory + sent exposed (the ring overlaps it; counted in full
+             as the bound)
 
-``peak`` and ``bandwidth`` come from the results (measured on one core by
-the benchmark's driver); ``--latency`` and ``--link`` describe the MPI
-transport (defaults: shared memory on one node).
+``peak`` is a 1024³ GEMM's rate: the kNN's GEMM (inner dimension d) runs below
+it, which the ratio measured/model shows.
 """
 
 import argparse
 import json
 import math
+import os
+import statistics
+import sys
+import time
 from pathlib import Path
 
+import numpy as np
 
-def kmeans_model(n, d, k, ranks, itemsize, peak, bandwidth, latency, link):
-    """Seconds per Lloyd iteration per rank: a dict of the terms and their total."""
-    compute = 2.0 * n * k * d / (ranks * peak)
-    memory = n * d * itemsize / (ranks * bandwidth)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _driver  # noqa: E402
+from bench_lloyd_kernel import measured_peak_and_bandwidth  # noqa: E402
+
+SMALL, LARGE = 8, 4 << 20  # bytes of the transport probes
+
+
+def _median_seconds(fn, calls):
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _transport(comms):
+    """Seconds of an allreduce and a ring sendrecv of SMALL and LARGE bytes."""
+    if comms.size == 1:
+        return {}
+    right, left = (comms.rank + 1) % comms.size, (comms.rank - 1) % comms.size
+    result = {}
+    for nbytes, calls in ((SMALL, 200), (LARGE, 10)):
+        x = np.ones(nbytes // 8)
+        comms.barrier()
+        result[f"allreduce_{nbytes}"] = _median_seconds(lambda: comms.allreduce(x), calls)
+        comms.barrier()
+        result[f"sendrecv_{nbytes}"] = _median_seconds(
+            lambda: comms.isendrecv(x, dest=right, source=left).wait(), calls
+        )
+    # every rank's median, the slowest counts
+    return {key: float(comms.allreduce(np.asarray(v), op="max")) for key, v in result.items()}
+
+
+def worker(args):
+    from mlmpi import KMeans, NearestNeighbors, get_comms
+    from mlmpi.datasets import make_blobs
+
+    comms = get_comms()
+    transport = _transport(comms)
+
+    # one overlapping cloud (as bench_kmeans.py): Lloyd runs every iteration
+    X, _ = make_blobs(
+        args.kmeans_n,
+        args.kmeans_d,
+        centers=args.kmeans_k,
+        center_box=(-0.2, 0.2),
+        random_state=0,
+        dtype=np.float32,
+        comms=comms,
+    )
+    box = np.random.RandomState(1).uniform(-0.2, 0.2, size=(args.kmeans_k, args.kmeans_d))
+    init = box.astype(np.float32)
+
+    def fit_seconds(max_iter):
+        km = KMeans(n_clusters=args.kmeans_k, init=init, n_init=1, max_iter=max_iter, tol=0)
+        comms.barrier()
+        start = time.perf_counter()
+        km.fit(X)
+        return float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max")), km
+
+    fit_seconds(2)  # load the compiled kernels
+    # per iteration without the fixed cost of a fit (validation, contract, init)
+    one, _ = fit_seconds(1)
+    many, km = fit_seconds(args.kmeans_iter)
+    kmeans_s = (many - one) / max(km.n_iter_ - 1, 1)
+
+    common = dict(centers=32, cluster_std=4.0, dtype=np.float32, comms=comms)
+    X, _ = make_blobs(args.knn_n, args.knn_d, random_state=1, **common)
+    Q, _ = make_blobs(args.knn_q, args.knn_d, random_state=2, **common)
+    # load the compiled kernels, a full distance tile included
+    NearestNeighbors(n_neighbors=args.knn_k).fit(X[:2048]).kneighbors(Q[:512])
+    nn = NearestNeighbors(n_neighbors=args.knn_k).fit(X)
+    comms.barrier()
+    start = time.perf_counter()
+    nn.kneighbors(Q)
+    knn_s = float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max"))
+    _driver.worker_report(
+        args.report,
+        {
+            "seconds": knn_s,
+            "kmeans_iteration_s": kmeans_s,
+            "knn_search_s": knn_s,
+            "transport": transport,
+        },
+        comms,
+    )
+
+
+def _link(transport):
+    """(latency s, bytes/s) of a ring sendrecv and of an allreduce, from the probes."""
+    if not transport:
+        return None
+    out = {}
+    for op in ("sendrecv", "allreduce"):
+        small, large = transport[f"{op}_{SMALL}"], transport[f"{op}_{LARGE}"]
+        out[op] = (small, (LARGE - SMALL) / max(large - small, 1e-9))
+    return out
+
+
+def kmeans_model(n, d, k, ranks, cores, itemsize, peak, bandwidth, link):
+    """Seconds per Lloyd iteration: a dict of the terms and their total."""
+    workers = min(ranks, cores)
+    compute = 2.0 * n * k * d / (workers * peak)
+    memory = n * d * itemsize / (workers * bandwidth)
     sent = 8.0 * (k * d + k + 1)
     allreduce = 0.0
-    if ranks > 1:
-        allreduce = latency * math.ceil(math.log2(ranks)) + 2.0 * (ranks - 1) / ranks * sent / link
+    if link is not None:
+        latency, rate = link["allreduce"]
+        allreduce = latency + sent / rate
     return {
         "compute": compute,
         "memory": memory,
         "sent_bytes": sent,
-        "allreduce": allreduce,
+        "comm": allreduce,
         "model": max(compute, memory) + allreduce,
     }
 
 
-def knn_model(n_queries, n_index, d, ranks, itemsize, peak, bandwidth, link, batch=1024):
-    """Seconds of one kneighbors call per rank (ring over the index shards)."""
-    compute = 2.0 * n_queries * n_index * d / peak
-    memory = n_index * d * itemsize / bandwidth * math.ceil(n_queries / batch)
-    sent = (ranks - 1) / ranks * n_index * d * itemsize
+def knn_model(q, n, d, ranks, cores, itemsize, peak, bandwidth, link, batch, tile):
+    """Seconds of one search (all ranks' queries): a dict of the terms and their total."""
+    workers = min(ranks, cores)
+    compute = 2.0 * q * n * d / (workers * peak)
+    index_reads = math.ceil(q / ranks / tile)
+    memory = (q * n * itemsize + n * d * itemsize * index_reads) / (workers * bandwidth)
+    sent = (ranks - 1) / ranks * n * d * itemsize
+    comm = 0.0
+    if link is not None:
+        latency, rate = link["sendrecv"]
+        comm = math.ceil(n / ranks / batch) * (ranks - 1) * latency + sent / rate
     return {
         "compute": compute,
         "memory": memory,
         "sent_bytes": sent,
-        "model": max(compute, memory) + sent / link,
+        "comm": comm,
+        "model": compute + memory + comm,
     }
-
-
-def _kmeans_rows(paths, latency, link):
-    rows = []
-    for path in paths:
-        result = json.loads(Path(path).read_text())
-        config = result["config"]
-        itemsize = 4 if config["dtype"] == "float32" else 8
-        for row in result["rows"]:
-            if "peak_gflops_per_core" not in row:
-                raise SystemExit(f"{path}: no measured peak (rerun bench_kmeans.py)")
-            model = kmeans_model(
-                config["n_samples"],
-                config["n_features"],
-                config["n_clusters"],
-                config["ranks"],
-                itemsize,
-                row["peak_gflops_per_core"] * 1e9,
-                row["bandwidth_gbs_per_core"] * 1e9,
-                latency,
-                link,
-            )
-            rows.append(
-                {
-                    "ranks": config["ranks"],
-                    "k": config["n_clusters"],
-                    "measured": row["mlmpi_s"],
-                    "peer": row["peer_s"],
-                    "comm_fraction": row.get("mlmpi_comm_fraction"),
-                    **model,
-                }
-            )
-    return sorted(rows, key=lambda r: (r["k"], r["ranks"]))
 
 
 def _plot(rows, path):
@@ -105,42 +193,149 @@ def _plot(rows, path):
     except ImportError:
         print("matplotlib is not installed: no plot")
         return
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for k in sorted({r["k"] for r in rows}):
-        mine = [r for r in rows if r["k"] == k]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8))
+    for ax, name, unit in zip(axes, ("kmeans", "knn"), ("ms per Lloyd iteration", "ms per search")):
+        mine = [r for r in rows if r["estimator"] == name]
         ranks = [r["ranks"] for r in mine]
-        ax.plot(ranks, [r["measured"] * 1e3 for r in mine], "o-", label=f"measured k={k}")
-        ax.plot(ranks, [r["model"] * 1e3 for r in mine], "s--", label=f"model k={k}")
-    ax.set_xlabel("ranks")
-    ax.set_ylabel("ms per Lloyd iteration")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.legend()
+        ax.plot(ranks, [r["measured"] * 1e3 for r in mine], "o-", label="measured")
+        ax.plot(ranks, [r["model"] * 1e3 for r in mine], "s--", label="model")
+        for term, style in (("compute", ":"), ("memory", "-."), ("comm", ":")):
+            ax.plot(ranks, [r[term] * 1e3 for r in mine], style, alpha=0.6, label=term)
+        ax.set_title(name)
+        ax.set_xlabel("ranks (more than the cores: oversubscribed)")
+        ax.set_ylabel(unit)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path)
     print(f"wrote {path}")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", nargs="+", help="bench_kmeans.py --out JSON files")
-    parser.add_argument("--latency", type=float, default=5e-6, help="seconds per allreduce step")
-    parser.add_argument("--link", type=float, default=5e9, help="bytes/s between ranks")
-    parser.add_argument("--plot", type=Path, default=None)
-    args = parser.parse_args()
-    rows = _kmeans_rows(args.results, args.latency, args.link)
+def driver(args):
+    from mlmpi.kernels import kernels_for
+    from threadpoolctl import threadpool_limits
+
+    from mlmpi.neighbors._base import DEFAULT_BATCH
+
+    cores = os.cpu_count() or 1
+    load_before = os.getloadavg()[0]
+    with threadpool_limits(limits=1):
+        peak, bandwidth = measured_peak_and_bandwidth(np.float32)
+    print(f"one core: GEMM {peak / 1e9:.1f} GFLOP/s, sum {bandwidth / 1e9:.1f} GB/s")
+    argv = [
+        str(a)
+        for pair in vars(args).items()
+        if pair[0].startswith(("kmeans_", "knn_"))
+        for a in (f"--{pair[0].replace('_', '-')}", pair[1])
+    ]
+    batch = DEFAULT_BATCH[False]
+    rows = []
+    for ranks in args.ranks:
+        measured = _driver.run_worker(Path(__file__).resolve(), ranks, argv, timeout=600)
+        link = _link(measured["transport"])
+        cases = (
+            (
+                "kmeans",
+                measured["kmeans_iteration_s"],
+                kmeans_model(
+                    args.kmeans_n,
+                    args.kmeans_d,
+                    args.kmeans_k,
+                    ranks,
+                    cores,
+                    4,
+                    peak,
+                    bandwidth,
+                    link,
+                ),
+            ),
+            (
+                "knn",
+                measured["knn_search_s"],
+                knn_model(
+                    args.knn_q,
+                    args.knn_n,
+                    args.knn_d,
+                    ranks,
+                    cores,
+                    4,
+                    peak,
+                    bandwidth,
+                    link,
+                    batch,
+                    kernels_for("knn", np.empty((1, 1))).query_rows(batch),
+                ),
+            ),
+        )
+        for name, seconds, model in cases:
+            rows.append(
+                {
+                    "estimator": name,
+                    "ranks": ranks,
+                    "oversubscribed": ranks > cores,
+                    "measured": seconds,
+                    "transport": measured["transport"],
+                    **model,
+                }
+            )
+    load_after = os.getloadavg()[0]
     print(
-        f"{'k':>5}{'ranks':>6}{'compute ms':>12}{'memory ms':>11}{'allreduce ms':>14}"
-        f"{'sent B':>9}{'model ms':>10}{'measured ms':>13}{'meas/model':>12}"
+        f"{'estimator':<10}{'ranks':>6}{'compute ms':>12}{'memory ms':>11}{'comm ms':>10}"
+        f"{'sent B':>12}{'model ms':>10}{'measured ms':>13}{'meas/model':>12}"
     )
     for r in rows:
+        note = "  (oversubscribed)" if r["oversubscribed"] else ""
         print(
-            f"{r['k']:>5}{r['ranks']:>6}{r['compute'] * 1e3:>12.3f}{r['memory'] * 1e3:>11.3f}"
-            f"{r['allreduce'] * 1e3:>14.4f}{r['sent_bytes']:>9.0f}{r['model'] * 1e3:>10.3f}"
-            f"{r['measured'] * 1e3:>13.3f}{r['measured'] / r['model']:>12.2f}"
+            f"{r['estimator']:<10}{r['ranks']:>6}{r['compute'] * 1e3:>12.2f}"
+            f"{r['memory'] * 1e3:>11.2f}{r['comm'] * 1e3:>10.3f}{r['sent_bytes']:>12.0f}"
+            f"{r['model'] * 1e3:>10.2f}{r['measured'] * 1e3:>13.2f}"
+            f"{r['measured'] / r['model']:>12.2f}{note}"
         )
+    print(f"load average: {load_before:.2f} before, {load_after:.2f} after ({cores} cores)")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(
+            json.dumps(
+                {
+                    "config": {k: v for k, v in vars(args).items() if k not in ("out", "plot")},
+                    "cores": cores,
+                    "peak_gflops_per_core": peak / 1e9,
+                    "bandwidth_gbs_per_core": bandwidth / 1e9,
+                    "load_before": load_before,
+                    "load_after": load_after,
+                    "rows": rows,
+                },
+                indent=1,
+                default=str,
+            )
+        )
+        print(f"wrote {args.out}")
     if args.plot:
         _plot(rows, args.plot)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--kmeans-n", type=int, default=400_000)
+    parser.add_argument("--kmeans-d", type=int, default=32)
+    parser.add_argument("--kmeans-k", type=int, default=16)
+    parser.add_argument("--kmeans-iter", type=int, default=10)
+    parser.add_argument("--knn-n", type=int, default=200_000)
+    parser.add_argument("--knn-d", type=int, default=64)
+    parser.add_argument("--knn-q", type=int, default=2_000)
+    parser.add_argument("--knn-k", type=int, default=10)
+    parser.add_argument("--out", type=Path, default=None, help="write the rows as JSON")
+    parser.add_argument("--plot", type=Path, default=None, help="write the plot (PNG)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--report", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args)
+    else:
+        args.ranks = sorted(set(args.ranks))
+        driver(args)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,11 @@ declare(
     dense=_Layout(cpu="cpu.kmeans", gpu="gpu.kmeans"),
     sparse=_Layout(cpu="cpu.kmeans_sparse", gpu="gpu.kmeans_sparse"),
 )
-declare("knn", dense=_Layout(cpu="cpu.knn", gpu="gpu.knn", shared="shared.knn"))
+declare(
+    "knn",
+    dense=_Layout(cpu="cpu.knn", gpu="gpu.knn", shared="shared.knn"),
+    sparse=_Layout(cpu="cpu.knn_sparse"),
+)
 declare("decomposition", dense=_Layout(shared="shared.decomposition"))
 declare("linear", dense=_Layout(shared="shared.linear"))
 # The Gram matrix it works on is small and replicated, always on the host.

@@ -144,6 +144,34 @@ def test_gpu_kernels_on_numpy_equal_cpu_kernels(metric):
     np.testing.assert_array_equal(cpu_i, order[:, :k])
 
 
+@pytest.mark.parametrize("metric", ["sqeuclidean", "manhattan"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cpu_selection_across_chunks(metric, dtype):
+    """The CPU selection screens columns in chunks: blocks narrower than, equal
+    to and wider than a chunk, k larger than a chunk and than some blocks, many
+    exact ties: the running top-k is the (distance, global index) order."""
+    rng = np.random.RandomState(1)
+    Q = rng.randint(0, 3, size=(9, 5)).astype(dtype)
+    blocks = [rng.randint(0, 3, size=(n, 5)).astype(dtype) for n in (1, 63, 64, 65, 0, 130, 7)]
+    kernels = kernels_for("knn", Q, "cpu")
+    for k in (3, 70):
+        best_d = np.full((len(Q), k), np.inf, dtype=dtype)
+        best_i = np.full((len(Q), k), np.iinfo(np.int64).max, dtype=np.int64)
+        q_term, start = kernels.row_terms(Q, metric), 0
+        for X in blocks:
+            D = np.empty((len(Q), len(X)), dtype=dtype)
+            kernels.block_distances(Q, X, metric, 2.0, D)
+            tol = np.full(len(Q), 1e-3 if metric in GEMM_METRICS else 0.0, dtype=dtype)
+            x_term = kernels.row_terms(X, metric)
+            kernels.update_topk(Q, X, D, q_term, x_term, tol, start, metric, 2.0, best_d, best_i)
+            start += len(X)
+        X = np.concatenate(blocks).astype(np.float64)
+        reference = cdist(Q.astype(np.float64), X, {"manhattan": "cityblock"}.get(metric, metric))
+        order = np.lexsort((np.broadcast_to(np.arange(len(X)), reference.shape), reference))
+        np.testing.assert_array_equal(best_i, order[:, :k])
+        np.testing.assert_array_equal(best_d, np.take_along_axis(reference, order[:, :k], 1))
+
+
 def test_kneighbors_graph_matches_sklearn():
     rng = np.random.RandomState(0)
     X, Q = rng.standard_normal((60, 3)), rng.standard_normal((10, 3))

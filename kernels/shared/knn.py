@@ -17,6 +17,12 @@ GEMM_METRICS = ("sqeuclidean", "cosine")
 _PAIR_CHUNK = 1 << 20  # elements of a (pairs, n_features) temporary
 
 
+def query_rows(batch_size):
+    """Queries searched against one index block of ``batch_size`` rows at a time
+    (the distance block is ``query_rows × batch_size``)."""
+    return batch_size
+
+
 def gemm_distances(Q, X, metric, out):
     """The GEMM part of the approximate reduced distances, into ``out`` (len(Q), len(X)).
 
@@ -25,7 +31,10 @@ def gemm_distances(Q, X, metric, out):
     (:func:`row_terms`), which the selection adds on the fly.
     """
     xp = get_namespace(Q)
-    return xp.matmul(Q, (X * (-2 if metric == "sqeuclidean" else -1)).T, out=out)
+    scale = -2 if metric == "sqeuclidean" else -1
+    if Q.shape[0] <= X.shape[0]:  # scale the smaller operand
+        return xp.matmul(Q * scale, X.T, out=out)
+    return xp.matmul(Q, (X * scale).T, out=out)
 
 
 def row_terms(X, metric):

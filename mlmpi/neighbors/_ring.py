@@ -6,9 +6,10 @@ block (empty when its shard is shorter) goes once round the ring with
 :meth:`~mlmpi.comms.Comms.isendrecv`. The next exchange is posted before
 the current block is searched, so the transfer overlaps the GEMM. Every
 query batch of ``batch_size`` rows meets every index block exactly once;
-working memory is two index blocks plus one ``batch_size × batch_size``
-distance block, whatever the number of queries (the results themselves
-are ``n_queries × k``).
+working memory is two index blocks plus one distance block of
+``query_rows(batch_size) × batch_size`` (at most ``batch_size²``; on the
+CPU small enough to stay in cache), whatever the number of queries (the
+results themselves are ``n_queries × k``).
 
 The kernels (the ``knn`` kernel family) keep each query's running
 top-k sorted by (exact distance, global index), which makes the result
@@ -53,14 +54,15 @@ def to_distance(reduced, metric, p):
     return reduced
 
 
-def _tolerance(X, q_term, x_term, metric):
-    """Per-query bound on the rounding error of the GEMM distances against the
-    direct ones (worst case of both, ~2·d·eps relative to ``||q||² + ||x||²``)."""
+def _tolerance_terms(X, x_term, metric):
+    """``(slope, offset)`` of the per-query bound ``slope·q_term + offset`` on the
+    rounding error of the GEMM distances against the direct ones for the index
+    block ``X`` (worst case of both, ~2·d·eps relative to ``||q||² + ||x||²``)."""
     xp = get_namespace(X)
     if metric not in ("sqeuclidean", "cosine"):
-        return xp.zeros(q_term.shape[0], dtype=X.dtype)
+        return 0.0, 0.0
     eps = float(xp.finfo(X.dtype).eps) * (2 * X.shape[1] + 8)
-    return eps * (2 * q_term + 2 * (float(x_term.max()) if x_term.size else 0.0))
+    return 2 * eps, 2 * eps * (float(x_term.max()) if x_term.size else 0.0)
 
 
 def _search(Q, X, comms, counts, metric, p, batch_size, visit):
@@ -68,23 +70,24 @@ def _search(Q, X, comms, counts, metric, p, batch_size, visit):
     query batch and every index block of the ring (``D``: their distances, see
     ``block_distances``)."""
     kernels = kernels_for("knn", X)
+    block_distances = kernels.block_distances  # looked up once: called per batch and block
     xp = get_namespace(X)
     reduced = REDUCED[metric]
     q_terms = kernels.row_terms(Q, reduced)
-    buffer = xp.empty(batch_size * batch_size, dtype=X.dtype)
+    n_rows = kernels.query_rows(batch_size)
+    batches = [slice(lo, min(lo + n_rows, Q.shape[0])) for lo in range(0, Q.shape[0], n_rows)]
+    buffer = xp.empty(n_rows * batch_size, dtype=X.dtype)
     offsets = [sum(counts[:r]) for r in range(len(counts))]
     blocks = ring_blocks(X, comms, counts, batch_size, lambda rows: prepare_rows(rows, metric))
     for block, owner, start, request in blocks:
         start += offsets[owner]
         x_term = kernels.row_terms(block, reduced)
-        for lo in range(0, Q.shape[0], batch_size):
-            batch = slice(lo, min(lo + batch_size, Q.shape[0]))
+        slope, offset = _tolerance_terms(block, x_term, reduced)
+        for batch in batches:
             Qb, q_term = Q[batch], q_terms[batch]
             D = buffer[: Qb.shape[0] * block.shape[0]].reshape(Qb.shape[0], block.shape[0])
-            kernels.block_distances(Qb, block, reduced, p, D)
-            visit(
-                batch, Qb, block, D, q_term, x_term, _tolerance(Qb, q_term, x_term, reduced), start
-            )
+            block_distances(Qb, block, reduced, p, D)
+            visit(batch, Qb, block, D, q_term, x_term, slope * q_term + offset, start)
             if request is not None:
                 request.test()  # lets MPI progress the transfer between batches
 
@@ -99,13 +102,13 @@ def kneighbors(Q, X, *, n_neighbors, metric, p, comms, counts, batch_size):
     This function is collective.
     """
     xp = get_namespace(X)
-    kernels = kernels_for("knn", X)
+    update_topk = kernels_for("knn", X).update_topk
     best_dist = xp.full((Q.shape[0], n_neighbors), xp.inf, dtype=X.dtype)
     best_index = xp.full((Q.shape[0], n_neighbors), xp.iinfo(xp.int64).max, dtype=xp.int64)
     reduced = REDUCED[metric]
 
     def visit(batch, Qb, block, D, q_term, x_term, tol, start):
-        kernels.update_topk(
+        update_topk(
             Qb,
             block,
             D,

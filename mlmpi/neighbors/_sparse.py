@@ -13,17 +13,9 @@ merge them by (distance, global index). Working memory is one
 import numpy as np
 from scipy import sparse
 
+from ..kernels import kernels_for
+
 METRICS = ("euclidean", "cosine")
-
-
-def _unit_rows(X):
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    norms[norms == 0] = 1
-    return sparse.diags(1.0 / norms) @ X
-
-
-def _squared_norms(X):
-    return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
 
 
 def _gather_csr(Q, comms):
@@ -33,20 +25,6 @@ def _gather_csr(Q, comms):
     data = comms.allgatherv(Q.data)
     indptr = np.concatenate([[0], np.cumsum(lengths)])
     return sparse.csr_matrix((data, indices, indptr), shape=(lengths.shape[0], Q.shape[1]))
-
-
-def _distances(Q, X, x_norms, metric):
-    """Dense ``(len(Q), len(X))`` distances; X is unit rows for cosine."""
-    products = np.asarray((Q @ X.T).toarray(), dtype=np.float64)
-    if metric == "cosine":
-        return np.clip(1.0 - products, 0, 2)
-    return np.sqrt(np.maximum(_squared_norms(Q)[:, None] - 2 * products + x_norms[None, :], 0))
-
-
-def _best(dist, index, k):
-    """The ``k`` smallest of each row by (distance, index), as ``(dist, index)``."""
-    order = np.lexsort((index, dist), axis=1)[:, :k]
-    return np.take_along_axis(dist, order, axis=1), np.take_along_axis(index, order, axis=1)
 
 
 def _by_query(received, size):
@@ -61,28 +39,26 @@ def kneighbors(Q, X, *, n_neighbors, metric, comms, counts, batch_size):
 
     This function is collective.
     """
+    kernels = kernels_for("knn", X)
     if metric == "cosine":
-        Q, X = _unit_rows(Q), _unit_rows(X)
+        Q, X = kernels.unit_rows(Q), kernels.unit_rows(X)
     queries = comms.allgather_object(Q.shape[0])
     owners = np.repeat(np.arange(comms.size), queries)
     offset = int(sum(counts[: comms.rank]))
-    x_norms = _squared_norms(X)
+    x_norms = kernels.squared_norms(X)
     k = n_neighbors
     all_queries = _gather_csr(Q, comms)
     found_dist, found_index = [], []
     for start in range(0, all_queries.shape[0], batch_size):
         batch = all_queries[start : start + batch_size]
-        dist = _distances(batch, X, x_norms, metric)
-        index = np.broadcast_to(np.arange(offset, offset + X.shape[0]), dist.shape)
-        dist, index = _best(dist, index, k)
-        pad = k - dist.shape[1]  # a shard with fewer than k rows
-        dist = np.pad(dist, ((0, 0), (0, pad)), constant_values=np.inf)
-        index = np.pad(index, ((0, 0), (0, pad)), constant_values=np.iinfo(np.int64).max)
+        dist = np.empty((batch.shape[0], k))
+        index = np.empty((batch.shape[0], k), dtype=np.int64)
+        kernels.local_topk(batch, X, x_norms, metric, offset, dist, index)
         send = np.bincount(owners[start : start + batch.shape[0]], minlength=comms.size)
-        got_dist = comms.alltoallv(np.ascontiguousarray(dist), send)
-        got_index = comms.alltoallv(np.ascontiguousarray(index, dtype=np.int64), send)
-        found_dist.append(_by_query(got_dist, comms.size))
-        found_index.append(_by_query(got_index, comms.size))
-    if not found_dist:
-        return np.empty((0, k)), np.empty((0, k), dtype=np.int64)
-    return _best(np.concatenate(found_dist), np.concatenate(found_index), k)
+        found_dist.append(_by_query(comms.alltoallv(dist, send), comms.size))
+        found_index.append(_by_query(comms.alltoallv(index, send), comms.size))
+    dist = np.empty((Q.shape[0], k))
+    index = np.empty((Q.shape[0], k), dtype=np.int64)
+    if found_dist:
+        kernels.best_k(np.concatenate(found_dist), np.concatenate(found_index), dist, index)
+    return dist, index

@@ -302,6 +302,27 @@ def case_float32_index():
         np.testing.assert_array_equal(ind, ref_i[q0 : q0 + len(Q_local)], err_msg=name)
 
 
+def case_float32_query_tiles():
+    """float32 rows with exact ties, searched in several query tiles per index
+    block (batch_size 1024: tiles of fewer queries on the CPU), k larger than
+    an index block and than a rank's shard: the (distance, global index) order."""
+    rng = np.random.RandomState(3)
+    X = rng.randint(0, 8, size=(1000, 6)).astype(np.float32)
+    Q = rng.randint(0, 8, size=(300, 6)).astype(np.float32)
+    Q_local = shard(Q, COMMS, counts=_query_counts(len(Q)))
+    q0 = sum(_query_counts(len(Q))[: COMMS.rank])
+    mine = slice(q0, q0 + len(Q_local))
+    ref_d, ref_i = _reference(Q.astype(np.float64), X.astype(np.float64), "euclidean", {}, 300)
+    for k, batch_size in ((10, 1024), (150, 100), (300, 1024)):
+        for name, _, X_local in _splits(X):
+            nn = NearestNeighbors(n_neighbors=k, batch_size=batch_size).fit(X_local)
+            dist, ind = nn.kneighbors(Q_local)
+            where = f"k={k} batch_size={batch_size} {name}"
+            assert dist.dtype == np.float32, where
+            np.testing.assert_array_equal(ind, ref_i[mine, :k], err_msg=where)
+            np.testing.assert_allclose(dist, ref_d[mine, :k], rtol=1e-6, err_msg=where)
+
+
 def case_pickled_model_keeps_the_shard():
     import pickle
 
