@@ -53,7 +53,11 @@ declare(
     dense=_Layout(cpu="cpu.knn", gpu="gpu.knn", shared="shared.knn"),
     sparse=_Layout(cpu="cpu.knn_sparse"),
 )
-declare("decomposition", dense=_Layout(shared="shared.decomposition"))
+declare(
+    "decomposition",
+    dense=_Layout(cpu="cpu.decomposition", shared="shared.decomposition"),
+    sparse=_Layout(shared="shared.decomposition"),
+)
 declare("linear", dense=_Layout(shared="shared.linear"))
 # The Gram matrix it works on is small and replicated, always on the host.
 declare("coordinate_descent", dense=_Layout(cpu="cpu.coordinate_descent"))

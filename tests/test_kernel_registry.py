@@ -71,3 +71,19 @@ def test_every_kernel_module_is_declared_and_is_no_shim():
                         f.__name__,
                     )
     assert declared == on_disk
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("shape", [(20_000, 32), (7, 3), (0, 4), (1000, 1)])
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_cpu_column_sums_equal_numpys_bit_for_bit(dtype, shape, layout):
+    rng = np.random.default_rng(0)
+    X = (rng.standard_normal(shape) * rng.uniform(1, 1e4, shape[1])).astype(dtype)
+    X = {"C": X, "F": np.asfortranarray(X), "strided": X[::2]}[layout]
+    sums = kernels_for("decomposition", X).column_sums(X, np.zeros(X.shape[1]))
+    np.testing.assert_array_equal(sums, X.sum(axis=0, dtype=np.float64))
+    csr = sp.csr_array(X.astype(np.float64))
+    assert (
+        kernels_for("decomposition", csr).column_sums
+        is not kernels_for("decomposition", X).column_sums
+    )

@@ -332,11 +332,10 @@ class KMeans(
         # scikit-learn does (sparse rows stay uncentred, as there).
         sparse = is_sparse(X)
         if not sparse:
+            sums = xp.zeros(X.shape[1], dtype=xp.float64)
+            kernels_for("decomposition", X).column_sums(X, sums)
             X_mean = to_namespace(
-                (
-                    to_host(comms.allreduce(X.sum(axis=0, dtype=xp.float64))) / layout.n_samples
-                ).astype(X.dtype),
-                xp,
+                (to_host(comms.allreduce(sums)) / layout.n_samples).astype(X.dtype), xp
             )
             if self.copy_x:
                 X = X - X_mean
