@@ -19,6 +19,10 @@ def cases():
             if row.get("ratio"):
                 label = f"{result['benchmark']}: {row['case']} (vs {result['peer']})"
                 found.append((label, row["ratio"]))
+            if row.get("faiss_ratio"):
+                found.append(
+                    (f"{result['benchmark']}: {row['case']} (vs faiss-cpu)", row["faiss_ratio"])
+                )
     return found
 
 
