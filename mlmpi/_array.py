@@ -91,6 +91,14 @@ def to_namespace(x, xp):
     return xp.asarray(x)
 
 
+def log_softmax(scores):
+    """Row-wise ``log(softmax(scores))`` of a 2-D array, shifted by each row's
+    maximum so that no ``exp`` overflows."""
+    xp = get_namespace(scores)
+    top = scores.max(axis=1, keepdims=True)
+    return scores - top - xp.log(xp.exp(scores - top).sum(axis=1, keepdims=True))
+
+
 def synchronize(x):
     """Wait for the work queued on ``x``'s CUDA stream (no-op for NumPy)."""
     if is_device_array(x):

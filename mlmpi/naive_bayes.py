@@ -25,7 +25,7 @@ from sklearn.utils.multiclass import (
 )
 from sklearn.utils.validation import check_is_fitted
 
-from ._array import get_namespace, is_sparse, to_host, to_namespace
+from ._array import get_namespace, is_sparse, log_softmax, to_host, to_namespace
 from .base import DistributedClassifierMixin, DistributedEstimatorMixin
 from .comms import Comms, collective_method
 from .kernels import kernels_for
@@ -149,10 +149,7 @@ class _BaseNB(DistributedEstimatorMixin, DistributedClassifierMixin, BaseEstimat
         log_proba : array of shape (n_local, n_classes)
             Local; columns follow ``classes_``.
         """
-        jll = self.predict_joint_log_proba(X)
-        xp = get_namespace(jll)
-        top = jll.max(axis=1, keepdims=True)
-        return jll - top - xp.log(xp.exp(jll - top).sum(axis=1, keepdims=True))
+        return log_softmax(self.predict_joint_log_proba(X))
 
     def predict_proba(self, X):
         """Class probabilities of this rank's rows (no communication).

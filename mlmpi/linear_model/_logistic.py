@@ -23,7 +23,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._array import get_namespace, is_device_array, is_sparse, to_host
+from .._array import get_namespace, is_device_array, is_sparse, log_softmax, to_host
 from ..base import DistributedClassifierMixin, DistributedEstimatorMixin
 from ..comms import collective_method
 from ..kernels import kernels_for
@@ -737,8 +737,7 @@ class LogisticRegression(
         xp = get_namespace(scores)
         if scores.shape[1] == 1:
             scores = xp.concatenate([xp.zeros_like(scores), scores], axis=1)
-        top = scores.max(axis=1, keepdims=True)
-        return scores - top - xp.log(xp.exp(scores - top).sum(axis=1, keepdims=True))
+        return log_softmax(scores)
 
     def predict_proba(self, X):
         """Class probabilities of this rank's rows (no communication).
