@@ -65,6 +65,21 @@ def column_sums(X, out):
     return out
 
 
+def column_moments(X, sums, squares):
+    """``sums += Σ x`` and ``squares += Σ x²`` over this rank's rows, in float64.
+
+    Parameters
+    ----------
+    X : array or sparse matrix of shape (n_local, n_features)
+    sums, squares : float64 arrays of shape (n_features,), same namespace; updated in place.
+    """
+    xp = get_namespace(X)
+    rows = X.astype(xp.float64)
+    squared = rows.multiply(rows) if is_sparse(rows) else rows * rows
+    sums += xp.asarray(rows.sum(axis=0)).ravel()
+    squares += xp.asarray(squared.sum(axis=0)).ravel()
+
+
 def add_moments(X, out):
     """``out += [n, Σx, XᵀX]`` for this rank's rows.
 

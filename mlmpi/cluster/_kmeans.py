@@ -16,7 +16,7 @@ from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _is_arraylike_not_scalar, check_is_fitted
 
-from .._array import get_namespace, is_sparse, to_host, to_namespace
+from .._array import get_namespace, is_device_array, is_sparse, to_host, to_namespace
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms, collective_method
 from ..kernels import kernels_for
@@ -332,8 +332,11 @@ class KMeans(
         # scikit-learn does (sparse rows stay uncentred, as there).
         sparse = is_sparse(X)
         if not sparse:
-            sums = xp.zeros(X.shape[1], dtype=xp.float64)
-            kernels_for("decomposition", X).column_sums(X, sums)
+            sums = layout.local_sums
+            if sums is None or is_device_array(X):
+                sums = kernels_for("decomposition", X).column_sums(
+                    X, xp.zeros(X.shape[1], dtype=xp.float64)
+                )
             X_mean = to_namespace(
                 (to_host(comms.allreduce(sums)) / layout.n_samples).astype(X.dtype), xp
             )

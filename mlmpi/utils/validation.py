@@ -7,9 +7,10 @@ the error of the lowest failing rank (same type, same message).
 """
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+from sklearn.utils import assert_all_finite
 from sklearn.utils.validation import (
     _num_samples,
     check_array,
@@ -19,6 +20,7 @@ from sklearn.utils.validation import (
 )
 
 from .._array import get_namespace, is_device_array, is_sparse, to_csr, to_host
+from ..kernels import kernels_for
 
 _FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -33,10 +35,14 @@ class RowLayout:
         Rows held by each rank.
     rank : int
         This rank.
+    local_sums : ndarray of shape (n_features,) or None
+        float64 column sums of this rank's validated rows (NumPy, in row order),
+        from the pass that also checked them; None where not computed.
     """
 
     counts: tuple
     rank: int
+    local_sums: object = field(default=None, compare=False, repr=False)
 
     @property
     def n_samples(self):
@@ -259,6 +265,9 @@ def validate_fit_data(
     scikit-learn's "dense data is required" error on every rank.
     """
     X, unknown_width = _empty_list_as_rows(X)
+    own_finite_check = _checks_finite_itself(X, check_params)
+    if own_finite_check:
+        check_params = {**check_params, "ensure_all_finite": False}
 
     def check():
         on_device = is_device_array(X)
@@ -301,21 +310,24 @@ def validate_fit_data(
             Xv, yv = validate_data(
                 estimator, X, y, reset=True, dtype=dtype, ensure_min_samples=0, **check_params
             )
+        moments = _column_moments(Xv)
+        if own_finite_check and moments is not None and not np.isfinite(moments).all():
+            assert_all_finite(Xv, input_name="X", estimator_name=type(estimator).__name__)
         swv = _check_weights(sample_weight, Xv)
         y_tail = None if yv is None else tuple(yv.shape[1:])
         weight_sum = Xv.shape[0] if swv is None else float(swv.sum())
-        return (Xv, yv, swv), (
+        return ((Xv, yv, swv), moments), (
             Xv.shape[0],
             None if unknown_width else Xv.shape[1],
             Xv.dtype.str,
             on_device,
             y_tail,
             weight_sum,
-            _shared_facts(Xv, yv),
+            _shared_facts(Xv, yv, moments),
             is_sparse(Xv),
         )
 
-    (Xv, yv, swv), facts = agree(comms, check)
+    ((Xv, yv, swv), moments), facts = agree(comms, check)
     counts = tuple(f[0] for f in facts)
     described = "; ".join(
         f"rank {r}: {n} rows x {d} features, {np.dtype(t).name}{' (GPU)' if dev else ''}"
@@ -357,7 +369,31 @@ def validate_fit_data(
         Xv = Xv.astype(common)
         if swv is not None:
             swv = swv.astype(common)
-    return Xv, yv, swv, RowLayout(counts, comms.rank)
+    local_sums = None if moments is None or is_sparse(Xv) else moments[0]
+    return Xv, yv, swv, RowLayout(counts, comms.rank, local_sums)
+
+
+def _checks_finite_itself(X, check_params):
+    """True for a dense NumPy float ``X`` to be checked for NaN/inf: the check
+    then comes from the column moments' pass (scikit-learn's would be one more
+    pass over X), with scikit-learn's message."""
+    return (
+        isinstance(X, np.ndarray)
+        and X.dtype.kind == "f"
+        and check_params.get("ensure_all_finite", True) is True
+    )
+
+
+def _column_moments(X):
+    """``[Σ x, Σ x²]`` per column of this shard's rows (float64, on the host), one
+    pass; None for an empty shard or rows that are not real numbers (strings or
+    complex values, which encoders check themselves)."""
+    if X.shape[0] == 0 or X.dtype.kind not in "biuf":
+        return None
+    xp = get_namespace(X)
+    moments = xp.zeros((2, X.shape[1]), dtype=xp.float64)
+    kernels_for("decomposition", X).column_moments(X, moments[0], moments[1])
+    return to_host(moments)
 
 
 # -- what every rank must share at fit, agreed in validate_fit_data's one collective --
@@ -369,7 +405,6 @@ class IdenticalShardsWarning(UserWarning):
     """Every rank passed the same rows (in any order) to a collective ``fit``."""
 
 
-_EXTREMES = 3  # smallest and largest projections kept exactly in a shard's fingerprint
 _FINGERPRINT_RTOL = 1e-9  # sums of the same rows in another order agree to rounding
 
 
@@ -385,22 +420,11 @@ def _label_kind(y):
     return "mixed" if len(is_text) > 1 else ("string" if True in is_text else "numeric")
 
 
-def _rows_fingerprint(X):
+def _rows_fingerprint(X, moments):
     """An order-invariant summary of the multiset of this shard's rows, or None
-    for an empty shard: the row count, then the sum and the sum of squares of
-    a fixed random projection of each row, and its few smallest and largest
-    values (one pass over X). None too for rows that are not real numbers
-    (strings or complex values, which encoders check themselves)."""
-    n = X.shape[0]
-    if n == 0 or X.dtype.kind not in "biuf":
-        return None
-    direction = np.random.default_rng(X.shape[1]).standard_normal(X.shape[1])
-    direction = get_namespace(X).asarray(direction, dtype=X.dtype)
-    projection = to_host(X @ direction).astype(np.float64).ravel()
-    k = min(_EXTREMES, n)
-    lowest = np.sort(np.partition(projection, k - 1)[:k])
-    highest = np.sort(np.partition(projection, n - k)[n - k :])
-    return n, np.concatenate([[projection.sum(), (projection * projection).sum()], lowest, highest])
+    without ``moments`` (:func:`_column_moments`): the row count, then every
+    column's sum and sum of squares."""
+    return None if moments is None else (X.shape[0], moments.ravel())
 
 
 def _same_rows(a, b):
@@ -410,9 +434,9 @@ def _same_rows(a, b):
     return bool(np.allclose(a[1], b[1], rtol=_FINGERPRINT_RTOL, atol=_FINGERPRINT_RTOL * scale))
 
 
-def _shared_facts(X, y):
+def _shared_facts(X, y, moments):
     """This rank's facts that must agree between ranks at ``fit``."""
-    return _label_kind(y), _rows_fingerprint(X)
+    return _label_kind(y), _rows_fingerprint(X, moments)
 
 
 def _by_rank(values):
