@@ -7,8 +7,12 @@ Both sides cluster the same global data (``mlmpi.datasets.make_blobs``:
 blobs overlapping into one cloud, so that Lloyd runs all ``max_iter`` iterations
 with ``tol=0``) from the same initial centres. Reported: seconds per Lloyd
 iteration (fit time / n_iter_), the fit time, mlmpi's fraction of time
-in communication (``mlmpi.comms.profile``), and the floor of one iteration
-on R ranks of one core each (``benchmarks/bench_lloyd_kernel.py``):
+in communication (``mlmpi.comms.profile``), mlmpi's marginal cost of one
+iteration (the difference between fits of ``max_iter`` and ``max_iter // 2``
+iterations, divided by the difference: a fit's once-per-fit work -- the
+validation pass, the centring copy, the last E-step and the inertia -- left
+out), and the floor of one iteration on R ranks of one core each
+(``benchmarks/bench_lloyd_kernel.py``):
 
     floor = max(2·n·k·d / (R · peak), n·d·itemsize / (R · bandwidth))
 
@@ -78,7 +82,8 @@ def worker(args):
     comms = get_comms()
     X = _data(args, comms)
     KMeans(**{**_params(args), "max_iter": 2}).fit(X)  # load the compiled kernels
-    fits, comm_seconds = [], []
+    fits, comm_seconds, half_fits = [], [], []
+    half = {**_params(args), "max_iter": args.max_iter // 2}
     for _ in range(args.fits):
         comms.barrier()
         start = time.perf_counter()
@@ -87,7 +92,14 @@ def worker(args):
         elapsed = float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max"))
         fits.append(elapsed)
         comm_seconds.append(float(comms.allreduce(np.asarray(prof.total_seconds), op="max")))
+        comms.barrier()
+        start = time.perf_counter()
+        km_half = KMeans(**half).fit(X)
+        half_fits.append(float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max")))
     best = int(np.argsort(fits)[len(fits) // 2])
+    marginal = (statistics.median(fits) - statistics.median(half_fits)) / (
+        km.n_iter_ - km_half.n_iter_
+    )
     _driver.worker_report(
         args.report,
         {
@@ -96,6 +108,7 @@ def worker(args):
             "comm_fraction": comm_seconds[best] / fits[best],
             "n_iter": km.n_iter_,
             "inertia": km.inertia_,
+            "marginal_s": marginal,
         },
         comms,
     )
@@ -157,6 +170,7 @@ def driver(args):
     print(f"load average (1, 5, 15 min) before: {load_before}, after: {os.getloadavg()}")
     row["floor_s"] = floor
     row["vs_floor"] = row["mlmpi_s"] / floor
+    row["marginal_vs_floor"] = row["mlmpi_marginal_s"] / floor
     row["peak_gflops_per_core"] = peak / 1e9
     row["bandwidth_gbs_per_core"] = bandwidth / 1e9
     row["peer_n_iter"] = statistics.median(r["n_iter"] for r in row["peer_runs"])
@@ -173,6 +187,7 @@ def driver(args):
             ("comm frac", "mlmpi_comm_fraction"),
             ("floor s", "floor_s"),
             ("mlmpi/floor", "vs_floor"),
+            ("step/floor", "marginal_vs_floor"),
             ("n_iter", "mlmpi_n_iter"),
             ("peer n_iter", "peer_n_iter"),
             ("inertia diff", "inertia_rel_diff"),
