@@ -78,6 +78,8 @@ LANES = 16
 _TILE_ROWS = {4: 16, 8: 8}
 #: Tiles ahead of the current one whose rows are prefetched.
 _PREFETCH_TILES = 2
+#: Features per iteration of the micro-kernel's loop (fewer address computations).
+_UNROLL = 4
 _CACHE_LINE = 64
 
 _i1 = ir.IntType(1)
@@ -136,19 +138,31 @@ def _emit_chunk_argmin(context, builder, signature, args, rows):
     lines_per_feature = max(1, rows * item // _CACHE_LINE)
 
     acc = [cgutils.alloca_once_value(builder, ir.Constant(vector, None)) for _ in range(rows)]
-    with cgutils.for_range(builder, d) as loop:
-        p = loop.index
-        for line in range(lines_per_feature):
-            offset = builder.add(builder.mul(p, _i64(lines_per_feature)), _i64(line))
-            address = builder.gep(ahead, [builder.mul(offset, _i64(_CACHE_LINE))])
-            builder.call(prefetch, [address, _i32(0), _i32(3), _i32(1)])
-        centre_values = builder.load(builder.gep(chunk_t, [p]), align=item)
-        for r in range(rows):
-            value = builder.load(builder.gep(x, [builder.add(builder.mul(_i64(r), d), p)]))
-            product = builder.call(
-                fma, [_splat(builder, vector, value), centre_values, builder.load(acc[r])]
-            )
-            builder.store(product, acc[r])
+
+    def features(first, count):
+        """Features ``first .. first + count`` (``count`` a constant) of every row."""
+        rows_x = [
+            builder.gep(x, [builder.add(builder.mul(_i64(r), d), first)]) for r in range(rows)
+        ]
+        lines = builder.gep(ahead, [builder.mul(first, _i64(lines_per_feature * _CACHE_LINE))])
+        centres = builder.gep(chunk_t, [first])
+        for u in range(count):
+            for line in range(lines_per_feature):
+                address = builder.gep(lines, [_i64((u * lines_per_feature + line) * _CACHE_LINE)])
+                builder.call(prefetch, [address, _i32(0), _i32(3), _i32(1)])
+            centre_values = builder.load(builder.gep(centres, [_i64(u)]), align=item)
+            for r, row_x in enumerate(rows_x):
+                value = _splat(builder, vector, builder.load(builder.gep(row_x, [_i64(u)])))
+                builder.store(
+                    builder.call(fma, [value, centre_values, builder.load(acc[r])]), acc[r]
+                )
+
+    # unrolled: one address per row for _UNROLL features, the rest of the offsets constant
+    whole = builder.mul(builder.udiv(d, _i64(_UNROLL)), _i64(_UNROLL))
+    with cgutils.for_range_slice(builder, _i64(0), whole, _i64(_UNROLL)) as (first, _):
+        features(first, _UNROLL)
+    with cgutils.for_range_slice(builder, whole, d, _i64(1)) as (first, _):
+        features(first, 1)
 
     norms = builder.bitcast(builder.gep(centers_sq.data, [first_centre]), vector.as_pointer())
     norms = builder.load(norms, align=item)
@@ -156,8 +170,8 @@ def _emit_chunk_argmin(context, builder, signature, args, rows):
     n_chunks = builder.extract_value(centers_t.shape, 0)
     with builder.if_else(builder.icmp_signed("==", n_chunks, _i64(1))) as (one, several):
         with one:
-            for r, dist in enumerate(dists):
-                builder.store(_first_lane(builder, dist, suffix), builder.gep(best.data, [_i64(r)]))
+            for r, centre in enumerate(_tile_first_lanes(builder, dists)):
+                builder.store(centre, builder.gep(best.data, [_i64(r)]))
         with several:
             _merge_chunk(builder, dists, chunk, n_chunks, lane_dist, lane_chunk, best, item, suffix)
     return context.get_dummy_value()
@@ -213,6 +227,49 @@ def _first_lane(builder, dist, suffix):
     cttz = _declare(builder, f"llvm.cttz.i{LANES}", ir.IntType(LANES), [ir.IntType(LANES), _i1])
     ties = builder.bitcast(_smallest(builder, dist, suffix), ir.IntType(LANES))
     return builder.zext(builder.call(cttz, [ties, _i1(1)]), _i32)
+
+
+def _tile_minima(builder, dists):
+    """Each row's smallest distance, by a tree of two-register shuffles and vertical
+    mins across the rows (no horizontal reduction per row): the minima and, for
+    each row, the lane of the result holding its minimum."""
+    nodes = [(dist, [r]) for r, dist in enumerate(dists)]
+    while len(nodes) > 1 or len(nodes[0][1]) < LANES:
+        pairs = zip(nodes[::2], nodes[1::2] or nodes[:1])
+        nodes = [_fold_halves(builder, *u, *v) for u, v in pairs]
+    minima, rows = nodes[0]
+    return minima, [rows.index(r) for r in range(len(dists))]
+
+
+def _fold_halves(builder, u, u_rows, v, v_rows):
+    """Vectors ``u`` and ``v`` hold their rows' candidates in equal contiguous groups
+    of lanes; the element-wise min of each group's first and second halves, for
+    the rows of both."""
+    group = LANES // len(u_rows)
+    lanes = [[], []]
+    for base, count in ((0, len(u_rows)), (LANES, len(v_rows))):
+        for slot in range(count):
+            for half, lane_list in enumerate(lanes):
+                first = base + slot * group + half * (group // 2)
+                lane_list.extend(range(first, first + group // 2))
+    low, high = (
+        builder.shuffle_vector(u, v, ir.Constant(ir.VectorType(_i32, LANES), lane_list))
+        for lane_list in lanes
+    )
+    return builder.select(builder.fcmp_ordered("<", high, low), high, low), u_rows + v_rows
+
+
+def _tile_first_lanes(builder, dists):
+    """Each row's first lane holding its smallest distance (one chunk: the centre
+    index), as :func:`_first_lane` gives, for a tile of rows at once."""
+    cttz = _declare(builder, f"llvm.cttz.i{LANES}", ir.IntType(LANES), [ir.IntType(LANES), _i1])
+    minima, lane_of_row = _tile_minima(builder, dists)
+    centres = []
+    for dist, lane in zip(dists, lane_of_row):
+        smallest = _splat(builder, dist.type, builder.extract_element(minima, _i32(lane)))
+        ties = builder.bitcast(builder.fcmp_ordered("==", dist, smallest), ir.IntType(LANES))
+        centres.append(builder.zext(builder.call(cttz, [ties, _i1(1)]), _i32))
+    return centres
 
 
 def _first_centre(builder, dist, chunk_of_lane, suffix):
