@@ -173,60 +173,49 @@ def _emit_chunk_argmin(context, builder, signature, args, rows):
             for r, centre in enumerate(_tile_first_lanes(builder, dists)):
                 builder.store(centre, builder.gep(best.data, [_i64(r)]))
         with several:
-            _merge_chunk(builder, dists, chunk, n_chunks, lane_dist, lane_chunk, best, item, suffix)
+            _merge_chunk(builder, dists, chunk, n_chunks, lane_dist, lane_chunk, best, item)
     return context.get_dummy_value()
 
 
-def _merge_chunk(builder, dists, chunk, n_chunks, lane_dist, lane_chunk, best, item, suffix):
-    """Fold a chunk's distances into the lanes' running best; the last chunk writes
-    the labels instead."""
+def _merge_chunk(builder, dists, chunk, n_chunks, lane_dist, lane_chunk, best, item):
+    """Fold a chunk's distances into the lanes' running best (the first chunk just
+    stores them); the last chunk writes the labels instead."""
     vector = dists[0].type
     ints = ir.VectorType(_i32, LANES)
-    chunks = _splat(builder, ints, builder.trunc(chunk, _i32))
-    # the first chunk overwrites whatever the lanes held
-    first_chunk = _splat(
-        builder, ir.VectorType(_i1, LANES), builder.icmp_signed("==", chunk, _i64(0))
-    )
-    lanes = []
-    for r, dist in enumerate(dists):
-        dist_slot = _lane_row(builder, lane_dist.data, r, vector)
-        chunk_slot = _lane_row(builder, lane_chunk.data, r, ints)
-        kept = builder.load(dist_slot, align=item)
-        closer = builder.or_(builder.fcmp_ordered("<", dist, kept), first_chunk)
-        kept_chunks = builder.load(chunk_slot, align=4)
-        lanes.append(
-            (
-                builder.select(closer, dist, kept),
-                builder.select(closer, chunks, kept_chunks),
-                dist_slot,
-                chunk_slot,
-            )
+    slots = [
+        (
+            _lane_row(builder, lane_dist.data, r, vector),
+            _lane_row(builder, lane_chunk.data, r, ints),
         )
+        for r in range(len(dists))
+    ]
+    with builder.if_else(builder.icmp_signed("==", chunk, _i64(0))) as (first, later):
+        with first:
+            for dist, (dist_slot, chunk_slot) in zip(dists, slots):
+                builder.store(dist, dist_slot, align=item)
+                builder.store(ir.Constant(ints, None), chunk_slot, align=4)
+        with later:
+            _fold_chunk(builder, dists, chunk, n_chunks, slots, best, item)
+
+
+def _fold_chunk(builder, dists, chunk, n_chunks, slots, best, item):
+    ints = ir.VectorType(_i32, LANES)
+    chunks = _splat(builder, ints, builder.trunc(chunk, _i32))
+    kept_dists, kept_chunks = [], []
+    for dist, (dist_slot, chunk_slot) in zip(dists, slots):
+        kept = builder.load(dist_slot, align=item)
+        closer = builder.fcmp_ordered("<", dist, kept)
+        kept_dists.append(builder.select(closer, dist, kept))
+        kept_chunks.append(builder.select(closer, chunks, builder.load(chunk_slot, align=4)))
     is_last = builder.icmp_signed("==", chunk, builder.sub(n_chunks, _i64(1)))
     with builder.if_else(is_last) as (last, not_last):
         with last:
-            for r, (dist, chunk_of_lane, _, _) in enumerate(lanes):
-                centre = _first_centre(builder, dist, chunk_of_lane, suffix)
+            for r, centre in enumerate(_tile_first_centres(builder, kept_dists, kept_chunks)):
                 builder.store(centre, builder.gep(best.data, [_i64(r)]))
         with not_last:
-            for dist, chunk_of_lane, dist_slot, chunk_slot in lanes:
+            for dist, chunk_of_lane, (dist_slot, chunk_slot) in zip(kept_dists, kept_chunks, slots):
                 builder.store(dist, dist_slot, align=item)
                 builder.store(chunk_of_lane, chunk_slot, align=4)
-
-
-def _smallest(builder, dist, suffix):
-    """Mask of the lanes holding the smallest distance."""
-    vector = dist.type
-    vmin = _declare(builder, f"llvm.vector.reduce.fmin.{suffix}", vector.element, [vector])
-    smallest = builder.call(vmin, [dist], fastmath=("nnan", "nsz"))
-    return builder.fcmp_ordered("==", dist, _splat(builder, vector, smallest))
-
-
-def _first_lane(builder, dist, suffix):
-    """The first lane holding the smallest distance (one chunk: the centre index)."""
-    cttz = _declare(builder, f"llvm.cttz.i{LANES}", ir.IntType(LANES), [ir.IntType(LANES), _i1])
-    ties = builder.bitcast(_smallest(builder, dist, suffix), ir.IntType(LANES))
-    return builder.zext(builder.call(cttz, [ties, _i1(1)]), _i32)
 
 
 def _tile_minima(builder, dists):
@@ -259,29 +248,39 @@ def _fold_halves(builder, u, u_rows, v, v_rows):
     return builder.select(builder.fcmp_ordered("<", high, low), high, low), u_rows + v_rows
 
 
-def _tile_first_lanes(builder, dists):
-    """Each row's first lane holding its smallest distance (one chunk: the centre
-    index), as :func:`_first_lane` gives, for a tile of rows at once."""
-    cttz = _declare(builder, f"llvm.cttz.i{LANES}", ir.IntType(LANES), [ir.IntType(LANES), _i1])
+def _tile_ties(builder, dists):
+    """Per row, the mask of the lanes holding its smallest distance."""
     minima, lane_of_row = _tile_minima(builder, dists)
-    centres = []
-    for dist, lane in zip(dists, lane_of_row):
-        smallest = _splat(builder, dist.type, builder.extract_element(minima, _i32(lane)))
-        ties = builder.bitcast(builder.fcmp_ordered("==", dist, smallest), ir.IntType(LANES))
-        centres.append(builder.zext(builder.call(cttz, [ties, _i1(1)]), _i32))
-    return centres
+    return [
+        builder.fcmp_ordered(
+            "==", dist, _splat(builder, dist.type, builder.extract_element(minima, _i32(lane)))
+        )
+        for dist, lane in zip(dists, lane_of_row)
+    ]
 
 
-def _first_centre(builder, dist, chunk_of_lane, suffix):
-    """The smallest centre index among the lanes holding the smallest distance."""
-    ints = chunk_of_lane.type
+def _tile_first_lanes(builder, dists):
+    """Per row, the first lane holding its smallest distance (one chunk: the centre)."""
+    cttz = _declare(builder, f"llvm.cttz.i{LANES}", ir.IntType(LANES), [ir.IntType(LANES), _i1])
+    return [
+        builder.zext(builder.call(cttz, [builder.bitcast(ties, ir.IntType(LANES)), _i1(1)]), _i32)
+        for ties in _tile_ties(builder, dists)
+    ]
+
+
+def _tile_first_centres(builder, dists, chunks_of_lanes):
+    """Per row, the smallest centre index among the lanes holding its smallest distance."""
+    ints = chunks_of_lanes[0].type
     imin = _declare(builder, f"llvm.vector.reduce.smin.v{LANES}i32", _i32, [ints])
     lane_index = ir.Constant(ints, list(range(LANES)))
-    centres = builder.add(
-        builder.mul(chunk_of_lane, ir.Constant(ints, [LANES] * LANES)), lane_index
-    )
     others = ir.Constant(ints, [2**31 - 1] * LANES)
-    return builder.call(imin, [builder.select(_smallest(builder, dist, suffix), centres, others)])
+    centres = []
+    for ties, chunk_of_lane in zip(_tile_ties(builder, dists), chunks_of_lanes):
+        centre = builder.add(
+            builder.mul(chunk_of_lane, ir.Constant(ints, [LANES] * LANES)), lane_index
+        )
+        centres.append(builder.call(imin, [builder.select(ties, centre, others)]))
+    return centres
 
 
 def _chunk_argmin(rows_of):
