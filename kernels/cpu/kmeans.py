@@ -47,16 +47,28 @@ zero columns and ``+inf`` squared norms), with ``centers_t = -2 Cᵀ``:
   BLAS's GEMM micro-kernels, so the distances (and hence the labels) are
   those of the GEMM path bit for bit;
 - ``dist = ||c_j||² + dot``; each lane keeps its smallest distance over the
-  chunks and the first chunk that reached it (replaced only when strictly
-  smaller), element-wise, with no horizontal work per chunk;
-- after the last chunk, the row's smallest distance (a vector min) and,
-  among the lanes holding it, the smallest centre index (a vector integer
-  min): the first centre on ties, as ``argmin``.
+  chunks and the first chunk that reached it (the first chunk stores its
+  own; later ones replace them only when strictly smaller), element-wise,
+  with no horizontal work per chunk;
+- after the last chunk (or the only one), each row's smallest distance for
+  the whole tile at once: a tree of two-register shuffles and vertical mins
+  across the rows (15 shuffle pairs and mins for 16 rows, instead of a
+  horizontal reduction per row), then per row the lanes holding it (one
+  compare with the broadcast minimum) and among them the first lane (one
+  chunk: the centre, by counting trailing zeros of the mask) or the
+  smallest centre index (a vector integer min): the first centre on ties,
+  as ``argmin``.
 
 Each row of the tile keeps its ``LANES`` accumulators in registers; a
 centre vector is loaded once per feature for the whole tile, the row value
 is broadcast from memory into the FMA, and the rows two tiles ahead are
-prefetched while this one computes.
+prefetched while this one computes. The loop over features takes
+``_UNROLL`` of them per iteration, so that each row's address is computed
+once for them and the rest are constant offsets (integer address
+arithmetic otherwise takes issue slots on ports 0 and 5, which run the
+FMAs). The weighted sums stay a separate pass over the block: adding rows
+tile by tile as they leave the micro-kernel, or without the multiply by
+unit weights, measured no faster.
 """
 
 from concurrent.futures import ThreadPoolExecutor
