@@ -234,9 +234,11 @@ def _tile_minima(builder, dists):
     """Each row's smallest distance, by a tree of two-register shuffles and vertical
     mins across the rows (no horizontal reduction per row): the minima and, for
     each row, the lane of the result holding its minimum."""
+    assert len(dists) <= LANES  # every row needs a lane of the result
     nodes = [(dist, [r]) for r, dist in enumerate(dists)]
     while len(nodes) > 1 or len(nodes[0][1]) < LANES:
-        pairs = zip(nodes[::2], nodes[1::2] or nodes[:1])
+        # an odd one out folds with itself (its rows take two lanes each)
+        pairs = [(nodes[i], nodes[min(i + 1, len(nodes) - 1)]) for i in range(0, len(nodes), 2)]
         nodes = [_fold_halves(builder, *u, *v) for u, v in pairs]
     minima, rows = nodes[0]
     return minima, [rows.index(r) for r in range(len(dists))]
