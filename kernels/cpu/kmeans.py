@@ -211,6 +211,7 @@ def _merge_chunk(builder, dists, chunk, n_chunks, lane_dist, lane_chunk, best, i
 
 
 def _fold_chunk(builder, dists, chunk, n_chunks, slots, best, item):
+    """A later chunk: each lane keeps the strictly smaller distance and its chunk."""
     ints = ir.VectorType(_i32, LANES)
     chunks = _splat(builder, ints, builder.trunc(chunk, _i32))
     kept_dists, kept_chunks = [], []
