@@ -47,16 +47,28 @@ zero columns and ``+inf`` squared norms), with ``centers_t = -2 Cᵀ``:
   BLAS's GEMM micro-kernels, so the distances (and hence the labels) are
   those of the GEMM path bit for bit;
 - ``dist = ||c_j||² + dot``; each lane keeps its smallest distance over the
-  chunks and the first chunk that reached it (replaced only when strictly
-  smaller), element-wise, with no horizontal work per chunk;
-- after the last chunk, the row's smallest distance (a vector min) and,
-  among the lanes holding it, the smallest centre index (a vector integer
-  min): the first centre on ties, as ``argmin``.
+  chunks and the first chunk that reached it (the first chunk stores its
+  own; later ones replace them only when strictly smaller), element-wise,
+  with no horizontal work per chunk;
+- after the last chunk (or the only one), each row's smallest distance for
+  the whole tile at once: a tree of two-register shuffles and vertical mins
+  across the rows (15 shuffle pairs and mins for 16 rows, instead of a
+  horizontal reduction per row), then per row the lanes holding it (one
+  compare with the broadcast minimum) and among them the first lane (one
+  chunk: the centre, by counting trailing zeros of the mask) or the
+  smallest centre index (a vector integer min): the first centre on ties,
+  as ``argmin``.
 
 Each row of the tile keeps its ``LANES`` accumulators in registers; a
 centre vector is loaded once per feature for the whole tile, the row value
 is broadcast from memory into the FMA, and the rows two tiles ahead are
-prefetched while this one computes.
+prefetched while this one computes. The loop over features takes
+``_UNROLL`` of them per iteration, so that each row's address is computed
+once for them and the rest are constant offsets (integer address
+arithmetic otherwise takes issue slots on ports 0 and 5, which run the
+FMAs). The weighted sums stay a separate pass over the block: adding rows
+tile by tile as they leave the micro-kernel, or without the multiply by
+unit weights, measured no faster.
 """
 
 from concurrent.futures import ThreadPoolExecutor
@@ -78,6 +90,8 @@ LANES = 16
 _TILE_ROWS = {4: 16, 8: 8}
 #: Tiles ahead of the current one whose rows are prefetched.
 _PREFETCH_TILES = 2
+#: Features per iteration of the micro-kernel's loop (fewer address computations).
+_UNROLL = 4
 _CACHE_LINE = 64
 
 _i1 = ir.IntType(1)
@@ -136,19 +150,31 @@ def _emit_chunk_argmin(context, builder, signature, args, rows):
     lines_per_feature = max(1, rows * item // _CACHE_LINE)
 
     acc = [cgutils.alloca_once_value(builder, ir.Constant(vector, None)) for _ in range(rows)]
-    with cgutils.for_range(builder, d) as loop:
-        p = loop.index
-        for line in range(lines_per_feature):
-            offset = builder.add(builder.mul(p, _i64(lines_per_feature)), _i64(line))
-            address = builder.gep(ahead, [builder.mul(offset, _i64(_CACHE_LINE))])
-            builder.call(prefetch, [address, _i32(0), _i32(3), _i32(1)])
-        centre_values = builder.load(builder.gep(chunk_t, [p]), align=item)
-        for r in range(rows):
-            value = builder.load(builder.gep(x, [builder.add(builder.mul(_i64(r), d), p)]))
-            product = builder.call(
-                fma, [_splat(builder, vector, value), centre_values, builder.load(acc[r])]
-            )
-            builder.store(product, acc[r])
+
+    def features(first, count):
+        """Features ``first .. first + count`` (``count`` a constant) of every row."""
+        rows_x = [
+            builder.gep(x, [builder.add(builder.mul(_i64(r), d), first)]) for r in range(rows)
+        ]
+        lines = builder.gep(ahead, [builder.mul(first, _i64(lines_per_feature * _CACHE_LINE))])
+        centres = builder.gep(chunk_t, [first])
+        for u in range(count):
+            for line in range(lines_per_feature):
+                address = builder.gep(lines, [_i64((u * lines_per_feature + line) * _CACHE_LINE)])
+                builder.call(prefetch, [address, _i32(0), _i32(3), _i32(1)])
+            centre_values = builder.load(builder.gep(centres, [_i64(u)]), align=item)
+            for r, row_x in enumerate(rows_x):
+                value = _splat(builder, vector, builder.load(builder.gep(row_x, [_i64(u)])))
+                builder.store(
+                    builder.call(fma, [value, centre_values, builder.load(acc[r])]), acc[r]
+                )
+
+    # unrolled: one address per row for _UNROLL features, the rest of the offsets constant
+    whole = builder.mul(builder.udiv(d, _i64(_UNROLL)), _i64(_UNROLL))
+    with cgutils.for_range_slice(builder, _i64(0), whole, _i64(_UNROLL)) as (first, _):
+        features(first, _UNROLL)
+    with cgutils.for_range_slice(builder, whole, d, _i64(1)) as (first, _):
+        features(first, 1)
 
     norms = builder.bitcast(builder.gep(centers_sq.data, [first_centre]), vector.as_pointer())
     norms = builder.load(norms, align=item)
@@ -156,75 +182,120 @@ def _emit_chunk_argmin(context, builder, signature, args, rows):
     n_chunks = builder.extract_value(centers_t.shape, 0)
     with builder.if_else(builder.icmp_signed("==", n_chunks, _i64(1))) as (one, several):
         with one:
-            for r, dist in enumerate(dists):
-                builder.store(_first_lane(builder, dist, suffix), builder.gep(best.data, [_i64(r)]))
+            for r, centre in enumerate(_tile_first_lanes(builder, dists)):
+                builder.store(centre, builder.gep(best.data, [_i64(r)]))
         with several:
-            _merge_chunk(builder, dists, chunk, n_chunks, lane_dist, lane_chunk, best, item, suffix)
+            _merge_chunk(builder, dists, chunk, n_chunks, lane_dist, lane_chunk, best, item)
     return context.get_dummy_value()
 
 
-def _merge_chunk(builder, dists, chunk, n_chunks, lane_dist, lane_chunk, best, item, suffix):
-    """Fold a chunk's distances into the lanes' running best; the last chunk writes
-    the labels instead."""
+def _merge_chunk(builder, dists, chunk, n_chunks, lane_dist, lane_chunk, best, item):
+    """Fold a chunk's distances into the lanes' running best (the first chunk just
+    stores them); the last chunk writes the labels instead."""
     vector = dists[0].type
     ints = ir.VectorType(_i32, LANES)
-    chunks = _splat(builder, ints, builder.trunc(chunk, _i32))
-    # the first chunk overwrites whatever the lanes held
-    first_chunk = _splat(
-        builder, ir.VectorType(_i1, LANES), builder.icmp_signed("==", chunk, _i64(0))
-    )
-    lanes = []
-    for r, dist in enumerate(dists):
-        dist_slot = _lane_row(builder, lane_dist.data, r, vector)
-        chunk_slot = _lane_row(builder, lane_chunk.data, r, ints)
-        kept = builder.load(dist_slot, align=item)
-        closer = builder.or_(builder.fcmp_ordered("<", dist, kept), first_chunk)
-        kept_chunks = builder.load(chunk_slot, align=4)
-        lanes.append(
-            (
-                builder.select(closer, dist, kept),
-                builder.select(closer, chunks, kept_chunks),
-                dist_slot,
-                chunk_slot,
-            )
+    slots = [
+        (
+            _lane_row(builder, lane_dist.data, r, vector),
+            _lane_row(builder, lane_chunk.data, r, ints),
         )
+        for r in range(len(dists))
+    ]
+    with builder.if_else(builder.icmp_signed("==", chunk, _i64(0))) as (first, later):
+        with first:
+            for dist, (dist_slot, chunk_slot) in zip(dists, slots):
+                builder.store(dist, dist_slot, align=item)
+                builder.store(ir.Constant(ints, None), chunk_slot, align=4)
+        with later:
+            _fold_chunk(builder, dists, chunk, n_chunks, slots, best, item)
+
+
+def _fold_chunk(builder, dists, chunk, n_chunks, slots, best, item):
+    """A later chunk: each lane keeps the strictly smaller distance and its chunk."""
+    ints = ir.VectorType(_i32, LANES)
+    chunks = _splat(builder, ints, builder.trunc(chunk, _i32))
+    kept_dists, kept_chunks = [], []
+    for dist, (dist_slot, chunk_slot) in zip(dists, slots):
+        kept = builder.load(dist_slot, align=item)
+        closer = builder.fcmp_ordered("<", dist, kept)
+        kept_dists.append(builder.select(closer, dist, kept))
+        kept_chunks.append(builder.select(closer, chunks, builder.load(chunk_slot, align=4)))
     is_last = builder.icmp_signed("==", chunk, builder.sub(n_chunks, _i64(1)))
     with builder.if_else(is_last) as (last, not_last):
         with last:
-            for r, (dist, chunk_of_lane, _, _) in enumerate(lanes):
-                centre = _first_centre(builder, dist, chunk_of_lane, suffix)
+            for r, centre in enumerate(_tile_first_centres(builder, kept_dists, kept_chunks)):
                 builder.store(centre, builder.gep(best.data, [_i64(r)]))
         with not_last:
-            for dist, chunk_of_lane, dist_slot, chunk_slot in lanes:
+            for dist, chunk_of_lane, (dist_slot, chunk_slot) in zip(kept_dists, kept_chunks, slots):
                 builder.store(dist, dist_slot, align=item)
                 builder.store(chunk_of_lane, chunk_slot, align=4)
 
 
-def _smallest(builder, dist, suffix):
-    """Mask of the lanes holding the smallest distance."""
-    vector = dist.type
-    vmin = _declare(builder, f"llvm.vector.reduce.fmin.{suffix}", vector.element, [vector])
-    smallest = builder.call(vmin, [dist], fastmath=("nnan", "nsz"))
-    return builder.fcmp_ordered("==", dist, _splat(builder, vector, smallest))
+def _tile_minima(builder, dists):
+    """Each row's smallest distance, by a tree of two-register shuffles and vertical
+    mins across the rows (no horizontal reduction per row): the minima and, for
+    each row, the lane of the result holding its minimum."""
+    assert len(dists) <= LANES  # every row needs a lane of the result
+    nodes = [(dist, [r]) for r, dist in enumerate(dists)]
+    while len(nodes) > 1 or len(nodes[0][1]) < LANES:
+        # an odd one out folds with itself (its rows take two lanes each)
+        pairs = [(nodes[i], nodes[min(i + 1, len(nodes) - 1)]) for i in range(0, len(nodes), 2)]
+        nodes = [_fold_halves(builder, *u, *v) for u, v in pairs]
+    minima, rows = nodes[0]
+    return minima, [rows.index(r) for r in range(len(dists))]
 
 
-def _first_lane(builder, dist, suffix):
-    """The first lane holding the smallest distance (one chunk: the centre index)."""
+def _fold_halves(builder, u, u_rows, v, v_rows):
+    """Vectors ``u`` and ``v`` hold their rows' candidates in equal contiguous groups
+    of lanes; the element-wise min of each group's first and second halves, for
+    the rows of both."""
+    group = LANES // len(u_rows)
+    lanes = [[], []]
+    for base, count in ((0, len(u_rows)), (LANES, len(v_rows))):
+        for slot in range(count):
+            for half, lane_list in enumerate(lanes):
+                first = base + slot * group + half * (group // 2)
+                lane_list.extend(range(first, first + group // 2))
+    low, high = (
+        builder.shuffle_vector(u, v, ir.Constant(ir.VectorType(_i32, LANES), lane_list))
+        for lane_list in lanes
+    )
+    return builder.select(builder.fcmp_ordered("<", high, low), high, low), u_rows + v_rows
+
+
+def _tile_ties(builder, dists):
+    """Per row, the mask of the lanes holding its smallest distance."""
+    minima, lane_of_row = _tile_minima(builder, dists)
+    return [
+        builder.fcmp_ordered(
+            "==", dist, _splat(builder, dist.type, builder.extract_element(minima, _i32(lane)))
+        )
+        for dist, lane in zip(dists, lane_of_row)
+    ]
+
+
+def _tile_first_lanes(builder, dists):
+    """Per row, the first lane holding its smallest distance (one chunk: the centre)."""
     cttz = _declare(builder, f"llvm.cttz.i{LANES}", ir.IntType(LANES), [ir.IntType(LANES), _i1])
-    ties = builder.bitcast(_smallest(builder, dist, suffix), ir.IntType(LANES))
-    return builder.zext(builder.call(cttz, [ties, _i1(1)]), _i32)
+    return [
+        builder.zext(builder.call(cttz, [builder.bitcast(ties, ir.IntType(LANES)), _i1(1)]), _i32)
+        for ties in _tile_ties(builder, dists)
+    ]
 
 
-def _first_centre(builder, dist, chunk_of_lane, suffix):
-    """The smallest centre index among the lanes holding the smallest distance."""
-    ints = chunk_of_lane.type
+def _tile_first_centres(builder, dists, chunks_of_lanes):
+    """Per row, the smallest centre index among the lanes holding its smallest distance."""
+    ints = chunks_of_lanes[0].type
     imin = _declare(builder, f"llvm.vector.reduce.smin.v{LANES}i32", _i32, [ints])
     lane_index = ir.Constant(ints, list(range(LANES)))
-    centres = builder.add(
-        builder.mul(chunk_of_lane, ir.Constant(ints, [LANES] * LANES)), lane_index
-    )
     others = ir.Constant(ints, [2**31 - 1] * LANES)
-    return builder.call(imin, [builder.select(_smallest(builder, dist, suffix), centres, others)])
+    centres = []
+    for ties, chunk_of_lane in zip(_tile_ties(builder, dists), chunks_of_lanes):
+        centre = builder.add(
+            builder.mul(chunk_of_lane, ir.Constant(ints, [LANES] * LANES)), lane_index
+        )
+        centres.append(builder.call(imin, [builder.select(ties, centre, others)]))
+    return centres
 
 
 def _chunk_argmin(rows_of):
