@@ -301,9 +301,9 @@ class Comms(ABC):
     size = 1
     _watch = None
     _ends = None  # the end-of-program channel of a multi-rank comms
-    _current = None  # the collective in progress, then the last one started
-    _last = None
-    _started = 0
+    _current = None  # the collective in progress (None between collectives)
+    _last = None  # the last collective started
+    _started = 0  # collectives started: numbers them alike on every rank
     _agreeing = None  # the contract's call this rank is agreeing on
 
     # -- helpers for subclasses -------------------------------------------
