@@ -14,7 +14,10 @@ on its verdict (:func:`mlmpi.utils.validation.agree`).
 
 A rank that skipped a call and ran to the end of the program meets the
 others in a last agreement run by an exit handler, so every rank gets the
-same clear error and the job ends with a non-zero exit code.
+same clear error and the job ends with a non-zero exit code. The agreement
+runs on the comms' end channel (:mod:`mlmpi.comms._ends`), where a rank
+blocked in any collective -- a collective method's agreement or a raw
+``comms.allreduce`` of user code -- joins it from its watcher thread.
 """
 
 import atexit
@@ -22,6 +25,7 @@ import functools
 import inspect
 import re
 import sys
+import threading
 import time
 import weakref
 import zlib
@@ -320,7 +324,11 @@ def agree_on_call(comms, call):
         return
     if call.method is not END_OF_PROGRAM:
         meet_at_exit(comms)
-    message = check_calls(comms.allgather_object(call))
+    comms._agreeing = call  # what this rank is in, should another one end meanwhile
+    try:
+        message = check_calls(comms.allgather_object(call))
+    finally:
+        comms._agreeing = None
     if message is not None:
         raise ValueError(message)
 
@@ -336,21 +344,73 @@ def meet_at_exit(comms):
     _used.append(comms)
 
 
+def _abort_with(message):
+    from .comms._abort import FORWARD_SECONDS, abort_job
+
+    sys.stderr.write(f"mlmpi: {message}\n")
+    sys.stderr.flush()
+    time.sleep(FORWARD_SECONDS)  # let the launcher forward the message
+    abort_job(1)
+
+
+def _call_in(comms, collective):
+    """The :class:`Call` a rank makes with ``collective`` (a comms' collective
+    record): the collective method it agrees on, or the raw comms call."""
+    if comms._agreeing is not None:
+        return comms._agreeing
+    if collective.method is not None:
+        return Call(collective.method)
+    return Call(f"Comms.{collective.op}", collective.count)
+
+
+def _end_message(states):
+    """The error for the gathered ``(ending, collectives started, call)`` of
+    every rank at the end agreement, or None when every rank ended after the
+    same collectives. A rank that started more collectives than the fewest is
+    in (or made last) its ``call``; the others ended without making it."""
+    fewest = min(started for _, started, _ in states)
+    calls = [
+        Call(END_OF_PROGRAM) if ending and started == fewest else call
+        for ending, started, call in states
+    ]
+    return check_calls(calls)
+
+
+def meet_ended_ranks(comms, collective):
+    """Join the end agreement of ranks that ended without making ``collective``,
+    the one this rank's main thread waits in, then end the job with the
+    agreed message. Run by the watcher thread of :mod:`mlmpi.comms._ends`."""
+    if not comms._ends.claim():
+        return  # the main thread is ending the program: it meets them itself
+    state = (False, collective.sequence, _call_in(comms, collective))
+    message = _end_message(comms._ends.allgather_object(state))
+    _abort_with(message or f"Comms.{collective.op}: another rank ended the program.")
+
+
 def _end_of_program():
     """Meet the other ranks once more: a rank still waiting in a collective
-    call learns that this one ended without making it."""
+    learns that this one ended without making it, and a rank that made
+    collectives the others did not (a root's ``bcast`` can return alone) is
+    told so."""
     if getattr(sys, "last_value", None) is not None:
         return  # dying of an uncaught exception: the abort hook or the timeout ends the job
+    channels = [comms for comms in _used if comms._ends is not None]
+    for comms in channels:  # every notice first: a rank may wait on any of the comms
+        if not comms._ends.claim():
+            threading.Event().wait()  # the watcher is ending the job
+        comms._ends.announce(comms._started)
     for comms in _used:
-        try:
-            agree_on_call(comms, Call(END_OF_PROGRAM))
-        except ValueError as exc:
-            from .comms._abort import FORWARD_SECONDS, abort_job
-
-            sys.stderr.write(f"mlmpi: {exc}\n")
-            sys.stderr.flush()
-            time.sleep(FORWARD_SECONDS)  # let the launcher forward the message
-            abort_job(1)
+        if comms._ends is None:
+            try:
+                agree_on_call(comms, Call(END_OF_PROGRAM))
+            except ValueError as exc:
+                _abort_with(exc)
+            continue
+        last = None if comms._last is None else _call_in(comms, comms._last)
+        message = _end_message(comms._ends.allgather_object((True, comms._started, last)))
+        if message is not None:
+            _abort_with(message)
+        comms._ends.finish()
 
 
 _counts = weakref.WeakKeyDictionary()  # instance -> {method name: calls so far}

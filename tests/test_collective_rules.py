@@ -132,3 +132,23 @@ def test_call_descriptors_are_compared_without_communication():
         "without calling it."
     )
     assert check_calls([Call(None), Call(None)]) is None
+
+
+def test_end_agreement_compares_the_collectives_each_rank_made():
+    # The states gathered when ranks end: (ending, collectives started, call).
+    from mlmpi._contract import Call, _end_message
+
+    allreduce = Call("Comms.allreduce", 2)
+    assert _end_message([(True, 5, allreduce), (True, 5, allreduce)]) is None
+    # rank 0 waits in its 6th collective, rank 1 ended after 5, rank 2 after 6 (the
+    # same allreduce, which it could leave alone, like a root's bcast)
+    waiting = _end_message(
+        [(False, 6, allreduce), (True, 5, Call("Comms.bcast", 1)), (True, 6, allreduce)]
+    )
+    assert waiting.startswith(
+        "Comms.allreduce is collective: ranks 0, 2 called it (call #2), rank 1 ended the "
+        "program without calling it."
+    )
+    # every rank ended, one after a collective the others never made
+    extra = _end_message([(True, 3, Call("Comms.bcast", 1)), (True, 2, allreduce)])
+    assert extra.startswith("Comms.bcast is collective: rank 0 called it (call #1), rank 1 ended")

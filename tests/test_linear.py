@@ -2,18 +2,22 @@
 and the GPU (CuPy) path."""
 
 import json
+import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 import sklearn.linear_model as sk
 from numpy.testing import assert_allclose
-from sklearn.datasets import load_diabetes
+from sklearn.datasets import load_diabetes, load_iris
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+import mlmpi.linear_model
 from mlmpi import ElasticNet, Lasso, LinearRegression, LogisticRegression, Ridge
 from mlmpi.linear_model._least_squares import _gram_is_well_conditioned
+from mlmpi.linear_model._logistic import LogisticObjective
 
 ESTIMATORS = [
     LinearRegression(),
@@ -193,6 +197,63 @@ def test_logistic_warnings_as_sklearn(params):
     reference = _warnings_of(lambda: sk.LogisticRegression(**params).fit(X, y))
     assert _warnings_of(lambda: LogisticRegression(**params).fit(X, y)) == reference
     assert bool(reference) == bool(params)
+
+
+def _convergence_warnings(fit):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit()
+    return [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+
+
+def _words(message):
+    """The message with its numbers (losses to the last digit, counts) blanked."""
+    return re.sub(r"\d+(\.\d+)?(e-?\d+)?", "#", str(message))
+
+
+@pytest.mark.parametrize(
+    "params, solver_module",
+    [
+        ({"solver": "lbfgs"}, "_newton.py"),
+        ({"solver": "newton-cg"}, "_newton.py"),
+        ({"solver": "newton-cholesky"}, "_newton.py"),
+        ({"solver": "liblinear"}, "_newton.py"),  # Newton-Cholesky runs
+        ({"solver": "sag"}, "_newton.py"),  # L-BFGS runs
+        ({"solver": "saga", "l1_ratio": 1.0}, "_proximal.py"),
+        ({"solver": "liblinear", "l1_ratio": 1.0}, "_proximal.py"),
+    ],
+)
+def test_logistic_not_converged_warns_once_in_sklearns_words_from_the_solver(params, solver_module):
+    # One ConvergenceWarning that begins with scikit-learn's message for the
+    # solver asked for, issued by the solver that decided (not replayed by fit).
+    X, y = load_iris(return_X_y=True)
+    y = y == 2
+    options = {"max_iter": 1, "tol": 1e-15, **params}
+    [reference] = _convergence_warnings(lambda: sk.LogisticRegression(**options).fit(X, y))
+    [ours] = _convergence_warnings(lambda: LogisticRegression(**options).fit(X, y))
+    assert _words(ours.message).startswith(_words(reference.message)), ours.message
+    assert Path(ours.filename) == Path(mlmpi.linear_model.__file__).parent / solver_module
+
+
+def test_logistic_fit_leaves_other_warnings_alone(monkeypatch):
+    # A warning the solver's evaluations raise keeps its location, and the
+    # "default" action shows it once (a replay after fit showed it every time).
+    evaluate = LogisticObjective.__call__
+
+    def noisy(self, params):
+        warnings.warn("unrelated", UserWarning, stacklevel=1)
+        return evaluate(self, params)
+
+    monkeypatch.setattr(LogisticObjective, "__call__", noisy)
+    X, y = _diabetes()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        LogisticRegression(max_iter=5, tol=1e-15).fit(X * 10, y > 140)
+    unrelated = [w for w in caught if str(w.message) == "unrelated"]
+    assert len(unrelated) == 1, [str(w.message) for w in caught]
+    assert unrelated[0].filename == __file__
+    assert unrelated[0].lineno == noisy.__code__.co_firstlineno + 1
+    assert len([w for w in caught if issubclass(w.category, ConvergenceWarning)]) == 1
 
 
 def test_logistic_sparsify_densify():

@@ -1,6 +1,8 @@
 """User mistakes that end the job (tests/scripts/mistakes.py): every rank reports
 the same clear error, the job exits non-zero within seconds of the mistake, and
-MPI never reports a fatal error of its own ("Message truncated")."""
+MPI never reports a fatal error of its own ("Message truncated"). The mistakes
+include raw comms collectives (``comms.allreduce`` under ``if rank == 0:``),
+which without the end channel hung, returned wrong data or died of MPI errors."""
 
 import re
 import sys
@@ -31,6 +33,18 @@ MISTAKES = {  # the message each mistake must give on every rank
         "KNeighborsClassifier.predict is collective: rank {last} called it (call #3), {firsts} "
         "ended the program without calling it."
     ),
+    "raw_allreduce": (
+        "Comms.allreduce is collective: rank 0 called it (call #2), {others} ended the program "
+        "without calling it. Every rank must make the same collective calls"
+    ),
+    "raw_bcast": (
+        "Comms.bcast is collective: rank 0 called it (call #1), {others} ended the program "
+        "without calling it."
+    ),
+    "raw_barrier": (
+        "Comms.barrier is collective: rank 0 called it (call #1), {others} ended the program "
+        "without calling it."
+    ),
     "uneven_batches_then_metrics": (
         "The ranks disagree on the collective call: {firsts} called allreduce_metrics "
         "(call #1); rank {last} called DistributedOptimizer.step (call #4). A rank ran out of "
@@ -42,6 +56,11 @@ MISTAKES = {  # the message each mistake must give on every rank
         "ended the program without calling it. A rank ran out of batches"
     ),
 }
+
+# Every rank prints the message of a mistake caught when ranks end the program
+# before any rank aborts; where every rank raises instead, the first abort may
+# cut the other ranks' tracebacks.
+EVERY_RANK_PRINTS = set(MISTAKES) - {"uneven_batches_then_metrics"}
 
 
 def _ranks(ranks):
@@ -72,6 +91,8 @@ def test_mistake_ends_the_job_with_one_clear_error(mistake, nranks):
         if piece.startswith(expected[:40])
     ]
     assert messages, output
+    if mistake in EVERY_RANK_PRINTS:
+        assert len(messages) == nranks, output
     assert all(message.startswith(expected) for message in messages), messages
     assert "Fatal error" not in output and "truncated" not in output, output
     starts = [float(t) for t in re.findall(r"rank \d+: start ([\d.]+)", output)]

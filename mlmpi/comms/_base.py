@@ -211,9 +211,16 @@ def _label(method, op):
 
 
 class _Collective:
-    """Context of one collective: arms the watchdog, records the profile."""
+    """Context of one collective: counts it, arms the watchdog, records the profile.
 
-    __slots__ = ("comms", "op", "payload", "start")
+    ``sequence`` numbers the collectives of the comms (the same on every rank);
+    ``count`` numbers the calls of ``op`` made outside any collective method
+    (raw calls by user code). The comms keeps the one in progress
+    (``_current``) and the last one (``_last``) for the end of the program
+    (:mod:`mlmpi.comms._ends`).
+    """
+
+    __slots__ = ("comms", "op", "payload", "start", "method", "sequence", "count")
 
     def __init__(self, comms, op, payload):
         self.comms = comms
@@ -224,25 +231,34 @@ class _Collective:
         comms = self.comms
         watch = comms._watch
         self.start = time.perf_counter()
+        self.method = current_method()
+        comms._started += 1
+        self.sequence = comms._started
+        self.count = 0
+        if self.method is None:
+            self.count = comms._raw_calls[self.op] = comms._raw_calls.get(self.op, 0) + 1
+        comms._current = comms._last = self
         if watch is not None:
             watch.op = self.op
-            watch.method = current_method()
+            watch.method = self.method
             watch.start = self.start
             watch.deadline = time.monotonic() + watch.timeout
 
     def __exit__(self, *exc):
         comms = self.comms
+        comms._current = None
         if comms._watch is not None:
             comms._watch.deadline = None
         if _profile.active():
             _profile.record(
-                _label(current_method(), self.op),
+                _label(self.method, self.op),
                 _nbytes(self.payload),
                 self.start,
                 time.perf_counter() - self.start,
                 comms.rank,
                 comms.backend,
             )
+        self.payload = None  # kept as ``_last``: not the caller's array
         return False
 
 
@@ -284,12 +300,24 @@ class Comms(ABC):
     rank = 0
     size = 1
     _watch = None
+    _ends = None  # the end-of-program channel of a multi-rank comms
+    _current = None  # the collective in progress (None between collectives)
+    _last = None  # the last collective started
+    _started = 0  # collectives started: numbers them alike on every rank
+    _agreeing = None  # the contract's call this rank is agreeing on
 
     # -- helpers for subclasses -------------------------------------------
-    def _start_observers(self, timeout):
-        """Arm the timeline and the watchdog configured for this comms."""
+    def _start_observers(self, timeout, mpi_comm=None):
+        """Arm the timeline and the watchdog configured for this comms and,
+        with more than one rank, its end-of-program channel over the mpi4py
+        ``mpi_comm`` (collective over it)."""
         from .. import _config
 
+        self._raw_calls = {}
+        if mpi_comm is not None and self.size > 1:
+            from ._ends import watch_ends
+
+            watch_ends(self, mpi_comm)
         path = _config.timeline_path()
         if path:
             _profile.start_timeline(path)

@@ -122,7 +122,7 @@ class MPIComms(Comms):
         self._staging = HostStaging()
         if MPI.COMM_WORLD.Get_size() > 1 and _config.abort_on_error():
             install_abort_hook()
-        self._start_observers(timeout)
+        self._start_observers(timeout, comm)
 
     def _abort(self):
         from mpi4py import MPI

@@ -151,7 +151,7 @@ class NCCLComms(Comms):
         self._side = cupy.cuda.Stream(non_blocking=True)
         self._dtypes, self._ops = _nccl_tables()
         self._timeout = timeout
-        self._start_observers(timeout)
+        self._start_observers(timeout, comms.comm)
 
     @staticmethod
     def available():

@@ -8,14 +8,12 @@ returns the same reduced values on every rank, so every rank takes the same
 optimizer steps and ends with the same (replicated) model.
 """
 
-import contextlib
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._logistic import _check_solver
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils._sparse import _align_api_if_sparse
@@ -29,6 +27,7 @@ from ..comms import collective_method
 from ..kernels import kernels_for
 from ..utils.validation import agree, validate_fit_data
 from ._base import LinearPredictMixin, check_finite_parameters
+from ._convergence import OWN_WORDS
 from ._newton import _Gauge, lbfgs, newton_cg, newton_cholesky
 from ._proximal import proximal_gradient
 
@@ -78,28 +77,19 @@ def _class_weights(class_weight, classes, counts):
     return compute_class_weight(class_weight, classes=classes, y=classes)
 
 
-# scikit-learn's words for "max_iter reached" of the solvers that run another one here
+# scikit-learn's ConvergenceWarning of a solver asked for that runs another one here;
+# the account of the one that ran follows in parentheses
 _NOT_CONVERGED = {
     "liblinear": "Liblinear failed to converge, increase the number of iterations.",
     "sag": "The max_iter was reached which means the coef_ did not converge",
     "saga": "The max_iter was reached which means the coef_ did not converge",
+    "newton-cholesky": "Newton solver did not converge after {n_iter} iterations.",
 }
-
-
-@contextlib.contextmanager
-def _in_words_of(solver):
-    """Re-issue the ConvergenceWarning of the solver that ran in the words
-    scikit-learn's ``solver`` uses (what users filter and tests match); other
-    warnings pass through unchanged."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield
-    for w in caught:
-        if issubclass(w.category, ConvergenceWarning) and solver in _NOT_CONVERGED:
-            message = f"{_NOT_CONVERGED[solver]} ({w.message})"
-            warnings.warn(message, ConvergenceWarning, stacklevel=3)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+# what scikit-learn's lbfgs adds to its warning in LogisticRegression
+_SOLVER_OPTIONS = (
+    "Please also refer to the documentation for alternative solver options:\n"
+    "    https://scikit-learn.org/stable/modules/linear_model.html#logistic-regression"
+)
 
 
 class LogisticObjective:
@@ -351,7 +341,7 @@ class LogisticRegression(
         (max norm), so its ``coef_`` approaches scikit-learn's ``'saga'``
         solution as ``tol`` goes to 0. ``'liblinear'`` with the L2 penalty runs
         Newton-Cholesky on liblinear's objective (penalised intercept). ``solver_`` says
-        what ran; a ConvergenceWarning uses the words of ``solver``.
+        what ran; its ConvergenceWarning uses scikit-learn's words for ``solver``.
     max_iter : int, default=100
     verbose : int, default=0
         Accepted for compatibility.
@@ -553,18 +543,23 @@ class LogisticRegression(
                 params[:, d] = to_host(self.intercept_)
         return params
 
+    def _not_converged_words(self):
+        """The words of the ConvergenceWarning the solver that runs issues at
+        ``max_iter`` (:mod:`~mlmpi.linear_model._convergence`): scikit-learn's
+        for :attr:`solver`, what users filter and match."""
+        if self.solver_ != self.solver:
+            return _NOT_CONVERGED[self.solver] + " ({account})"
+        if self.solver == "lbfgs":
+            return OWN_WORDS + "\n" + _SOLVER_OPTIONS
+        return OWN_WORDS
+
     def _solve(self, objective, start, penalty, C, l1_ratio):
         """Run :attr:`solver_` from ``start``: ``(params, n_iter)``. With
         ``max_iter=0`` every solver stops before its first update, as scikit-learn's.
 
         This method is collective.
         """
-        if self.max_iter == 0:
-            warnings.warn(
-                f"{self.solver} failed to converge: max_iter=0.", ConvergenceWarning, stacklevel=3
-            )
-            return start, 0
-        options = {"tol": self.tol, "max_iter": self.max_iter}
+        options = {"tol": self.tol, "max_iter": self.max_iter, "words": self._not_converged_words()}
         if self.solver_ == "newton-cholesky":
             gauge = _Gauge(
                 objective.shape,
@@ -638,8 +633,7 @@ class LogisticRegression(
         )
         self.solver_ = self._solver_to_run(objective.shape, penalty)
         start = self._initial_params(objective.shape).ravel()
-        with _in_words_of(self.solver):
-            params, n_iter = self._solve(objective, start, penalty, C, l1_ratio)
+        params, n_iter = self._solve(objective, start, penalty, C, l1_ratio)
         params = params.reshape(objective.shape)
         d = X.shape[1]
         self.classes_ = classes

@@ -20,11 +20,40 @@ import numpy as np
 import scipy.linalg
 from scipy import optimize
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.optimize import _check_optimize_result, _newton_cg
+from sklearn.utils.optimize import _newton_cg
+
+from ._convergence import OWN_WORDS, warn_not_converged
+
+# scipy's L-BFGS-B status and message when it stops at its iteration limit
+_LBFGS_AT_LIMIT = (1, "STOP: TOTAL NO. OF ITERATIONS REACHED LIMIT")
 
 
-def lbfgs(objective, params, *, tol, max_iter):
-    """Minimise with L-BFGS-B; returns ``(params, n_iter)``. This function is collective."""
+def _lbfgs_account(n_iter, max_iter, status, message):
+    """scikit-learn's account of an L-BFGS run that did not converge."""
+    account = (
+        f"lbfgs failed to converge after {n_iter} iteration(s) (status={status}):\n{message}\n"
+    )
+    if n_iter == max_iter:
+        account += (
+            f"\nIncrease the number of iterations to improve the convergence (max_iter={max_iter})."
+        )
+    return account + (
+        "\nYou might also want to scale the data as shown in:\n"
+        "    https://scikit-learn.org/stable/modules/preprocessing.html"
+    )
+
+
+def lbfgs(objective, params, *, tol, max_iter, words=OWN_WORDS):
+    """Minimise with L-BFGS-B; returns ``(params, n_iter)``.
+
+    ``max_iter=0`` returns ``params`` unchanged. If L-BFGS-B does not converge
+    it issues one ConvergenceWarning in ``words`` (see
+    :mod:`~mlmpi.linear_model._convergence`; ``{account}`` is scikit-learn's
+    lbfgs message). This function is collective.
+    """
+    if max_iter == 0:
+        warn_not_converged(words, _lbfgs_account(0, 0, *_LBFGS_AT_LIMIT), 0)
+        return params, 0
     result = optimize.minimize(
         objective,
         params,
@@ -32,22 +61,36 @@ def lbfgs(objective, params, *, tol, max_iter):
         jac=True,
         options={"maxiter": max_iter, "maxls": 50, "gtol": tol, "ftol": 64 * np.finfo(float).eps},
     )
-    return result.x, _check_optimize_result("lbfgs", result, max_iter)
+    n_iter = min(result.nit, max_iter)  # scipy may count one more
+    if result.status != 0:
+        account = _lbfgs_account(n_iter, max_iter, result.status, result.message)
+        warn_not_converged(words, account, n_iter)
+    return result.x, n_iter
 
 
-def newton_cg(objective, params, *, tol, max_iter):
+def newton_cg(objective, params, *, tol, max_iter, words=OWN_WORDS):
     """Truncated Newton (scikit-learn's ``_newton_cg``); returns ``(params, n_iter)``.
 
-    This function is collective.
+    At ``max_iter`` it issues one ConvergenceWarning in ``words``
+    (``{account}`` is scikit-learn's newton-cg message, which needs one more
+    evaluation of the loss). This function is collective.
     """
-    return _newton_cg(
+    params, n_iter = _newton_cg(
         grad_hess=objective.gradient_hessian_product,
         func=lambda w: objective(w)[0],
         grad=lambda w: objective(w)[1],
         x0=params,
         tol=tol,
         maxiter=max_iter,
+        warn=False,
     )
+    if n_iter >= max_iter:
+        account = (
+            f"newton-cg failed to converge at loss = {objective(params)[0]}. Increase the "
+            "number of iterations."
+        )
+        warn_not_converged(words, account, n_iter)
+    return params, n_iter
 
 
 class _Gauge:
@@ -127,14 +170,16 @@ def _line_search(objective, params, step, loss, gradient):
     return None
 
 
-def newton_cholesky(objective, params, *, tol, max_iter, gauge):
+def newton_cholesky(objective, params, *, tol, max_iter, gauge, words=OWN_WORDS):
     """Newton's method with the allreduced Hessian (scikit-learn's ``newton-cholesky``).
 
     Each iteration: one allreduce of the packed gradient and Hessian, a
     Cholesky/LDL solve of the small system on every rank, then a backtracking
     line search (one allreduce per trial step). Stops when ``max|g| <= tol``
     and half the squared Newton decrement is ``<= tol``; falls back to
-    L-BFGS (with the remaining iterations) where scikit-learn does.
+    L-BFGS (with the remaining iterations) where scikit-learn does. Without
+    convergence it issues one ConvergenceWarning in ``words`` (``{account}``:
+    scikit-learn's Newton solver message, or L-BFGS's after the fallback).
 
     Returns ``(params, n_iter)``. This function is collective.
     """
@@ -164,12 +209,10 @@ def newton_cholesky(objective, params, *, tol, max_iter, gauge):
         iteration += 1
     if not converged:
         if fallback:
-            params, extra = lbfgs(objective, params, tol=tol, max_iter=max_iter - iteration)
+            remaining = max_iter - iteration
+            params, extra = lbfgs(objective, params, tol=tol, max_iter=remaining, words=words)
             iteration += extra
         else:
-            warnings.warn(
-                f"Newton solver did not converge after {iteration - 1} iterations.",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
+            account = f"Newton solver did not converge after {iteration - 1} iterations."
+            warn_not_converged(words, account, iteration - 1)
     return gauge.symmetric(params), iteration - 1

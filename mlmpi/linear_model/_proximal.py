@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .._array import to_host
+from ._convergence import OWN_WORDS, warn_not_converged
 
 _GAP_EVERY = 10
 _POWER_ITERATIONS = 10
@@ -146,7 +147,7 @@ def fista(op, b, comms, *, l1, l2, coef_init, max_iter, tol, positive):
     return w, gap, n_iter
 
 
-def proximal_gradient(objective, start, *, l1, max_iter, tol):
+def proximal_gradient(objective, start, *, l1, max_iter, tol, words=OWN_WORDS):
     """Minimise ``f(w) + Σ_j l1_j |w_j|`` by FISTA with backtracking and restart.
 
     For a smooth ``f`` computed by a collective ``objective`` (such as the
@@ -165,6 +166,9 @@ def proximal_gradient(objective, start, *, l1, max_iter, tol):
     tol : float
         Stop when the gradient mapping ``L (y - prox(y - ∇f(y) / L))`` -- zero
         exactly at the minimiser -- is below ``tol`` in max norm.
+    words : str, default="{account}"
+        The ConvergenceWarning issued at ``max_iter`` (see
+        :mod:`~mlmpi.linear_model._convergence`).
 
     Returns
     -------
@@ -202,10 +206,9 @@ def proximal_gradient(objective, start, *, l1, max_iter, tol):
         f_y, grad_y = (f_new, grad_new) if beta == 0 else objective(y)
         w, t = w_new, t_new
         L *= 0.9  # let the step grow again where the curvature is smaller
-    warnings.warn(
-        "The max_iter was reached which means the coef_ did not converge "
-        f"(proximal gradient mapping {mapping:.3g}, tol {tol:.3g}).",
-        ConvergenceWarning,
-        stacklevel=2,
+    account = (
+        f"proximal gradient stopped after {n_iter} iterations: gradient mapping "
+        f"{mapping:.3g}, tol {tol:.3g}"
     )
+    warn_not_converged(words, account, n_iter)
     return w, n_iter

@@ -146,7 +146,7 @@ def case_elastic_net_with_l1_ratio_zero_is_l2():
 def case_max_iter_as_sklearn_solvers():
     """Not converged: the ConvergenceWarning in the asked solver's words (they
     run another one here) and ``n_iter_ == max_iter``; ``max_iter=0`` stops
-    before the first update."""
+    before the first update, with the same words."""
     X, y = _binary()
     for solver, message in (
         ("liblinear", "Liblinear failed to converge, increase the number of iterations."),
@@ -159,7 +159,7 @@ def case_max_iter_as_sklearn_solvers():
             with pytest.warns(ConvergenceWarning, match=message):
                 model.fit(Xl, yl)
             assert model.n_iter_.tolist() == [2]
-            with pytest.warns(ConvergenceWarning, match="max_iter=0"):
+            with pytest.warns(ConvergenceWarning, match=message):
                 model.set_params(max_iter=0).fit(Xl, yl)
             assert model.n_iter_.tolist() == [0]
             np.testing.assert_array_equal(model.coef_, 0.0)

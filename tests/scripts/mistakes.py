@@ -1,6 +1,7 @@
-"""User mistakes that end an MPI job: some ranks call a collective the others
-never make. The collective contract must end the job within seconds with the
-same clear message on every rank, and a non-zero exit code.
+"""User mistakes that end an MPI job: some ranks call a collective (a collective
+method, or a raw comms collective outside any) the others never make. The
+collective contract must end the job within seconds with the same clear
+message on every rank, and a non-zero exit code.
 
 Run as ``mpiexec -n N python mistakes.py MISTAKE [dnn]``; the last rank is the
 odd one out. Each rank prints ``start <time>`` just before the mistake.
@@ -48,6 +49,26 @@ def uneven_predict():
         model.predict(chunk)
 
 
+def raw_allreduce():
+    # Every rank reduces once; then ``if rank == 0: comms.allreduce(x)`` outside
+    # any estimator: the other ranks end while rank 0 waits in its second one.
+    comms.allreduce(X.sum(axis=0))
+    if comms.rank == 0:
+        comms.allreduce(X.sum(axis=0))
+
+
+def raw_bcast():
+    # Only the root broadcasts: it may return alone (a small message is sent
+    # eagerly), so the mistake is caught when the ranks end.
+    if comms.rank == 0:
+        comms.bcast(X)
+
+
+def raw_barrier():
+    if comms.rank == 0:
+        comms.barrier()
+
+
 def _train(n_batches, then):
     import torch
 
@@ -84,6 +105,9 @@ MISTAKES = {
         skipped_fit,
         uneven_partial_fit,
         uneven_predict,
+        raw_allreduce,
+        raw_bcast,
+        raw_barrier,
         uneven_batches_then_metrics,
         uneven_batches_then_end,
     )
