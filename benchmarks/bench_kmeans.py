@@ -14,13 +14,14 @@ validation pass, the centring copy, the last E-step and the inertia -- left
 out), and the floor of one iteration on R ranks of one core each
 (``benchmarks/bench_lloyd_kernel.py``):
 
-    floor = max(2·n·k·d / (R · peak), n·d·itemsize / (R · bandwidth))
+    floor = max(2·n·k·d / peak_R, n·d·itemsize / bandwidth_R)
 
-with ``peak`` a 1024³ GEMM's FLOP/s and ``bandwidth`` a NumPy sum's bytes/s
-over 256 MB on one core, measured by the driver before the timings (no rank
-alive); R cores are assumed to have R times one core's bandwidth, so the
-memory floor is optimistic where they share one memory bus. The load
-average is printed before and after the runs ("busy cores": the cores other
+with ``peak_R`` the FLOP/s of R one-thread 1024³ GEMMs and ``bandwidth_R``
+the bytes/s of R NumPy sums over 256 MB each, R processes measuring at the
+same moment, summed: what R one-core ranks get together (cores that share
+a memory bus get less than R times one core's bandwidth). The driver
+measures them before the timings, while no rank is alive. The load average
+is printed before and after the runs ("busy cores": the cores other
 processes kept busy just before them).
 """
 
@@ -36,7 +37,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _driver  # noqa: E402
-from bench_lloyd_kernel import floor_seconds, measured_peak_and_bandwidth
+from bench_lloyd_kernel import (
+    concurrent_peak_and_bandwidth,
+    floor_seconds,
+    measured_peak_and_bandwidth,
+)
 
 # Blob centres this close together make one big Gaussian cloud, on which
 # Lloyd keeps moving the centres: every run does all max_iter iterations.
@@ -123,13 +128,13 @@ def driver(args):
     X = _data(args, SelfComms())
     with threadpool_limits(limits=1):
         peak, bandwidth = measured_peak_and_bandwidth(X.dtype)
+    peak_r, bandwidth_r = concurrent_peak_and_bandwidth(X.dtype, args.ranks)
+    print(
+        f"one core: GEMM {peak / 1e9:.1f} GFLOP/s, sum {bandwidth / 1e9:.1f} GB/s; "
+        f"{args.ranks} at once: {peak_r / 1e9:.1f} GFLOP/s, {bandwidth_r / 1e9:.1f} GB/s"
+    )
     floor = floor_seconds(
-        args.n_samples,
-        args.n_features,
-        args.n_clusters,
-        X.itemsize,
-        peak * args.ranks,
-        bandwidth * args.ranks,
+        args.n_samples, args.n_features, args.n_clusters, X.itemsize, peak_r, bandwidth_r
     )
 
     def run_peer():
@@ -173,6 +178,8 @@ def driver(args):
     row["marginal_vs_floor"] = row["mlmpi_marginal_s"] / floor
     row["peak_gflops_per_core"] = peak / 1e9
     row["bandwidth_gbs_per_core"] = bandwidth / 1e9
+    row["peak_gflops_ranks"] = peak_r / 1e9
+    row["bandwidth_gbs_ranks"] = bandwidth_r / 1e9
     row["peer_n_iter"] = statistics.median(r["n_iter"] for r in row["peer_runs"])
     row["inertia_rel_diff"] = (
         abs(row["mlmpi_runs"][0]["inertia"] - row["peer_runs"][0]["inertia"])

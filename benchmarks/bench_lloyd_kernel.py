@@ -18,6 +18,7 @@ bandwidth measured here (a 1024³ GEMM's rate, a NumPy sum over 256 MB).
 
 import argparse
 import functools
+import multiprocessing
 import os
 import time
 
@@ -44,6 +45,40 @@ def measured_peak_and_bandwidth(dtype, repeats=3):
     big = np.ones(1 << 26, dtype=np.float32)
     bandwidth = big.nbytes / _best(big.sum, repeats)
     return peak, bandwidth
+
+
+def _rates_at_a_barrier(dtype, barrier, repeats, results):
+    with threadpool_limits(limits=1):
+        a = np.ones((1024, 1024), dtype=dtype)
+        big = np.ones(1 << 26, dtype=np.float32)
+        a @ a, big.sum()  # pages touched, BLAS started
+        barrier.wait()
+        peak = 2 * 1024**3 / _best(lambda: a @ a, repeats)
+        barrier.wait()
+        results.put((peak, big.nbytes / _best(big.sum, repeats)))
+
+
+def concurrent_peak_and_bandwidth(dtype, processes, repeats=5):
+    """(FLOP/s, bytes/s) that ``processes`` one-core processes get together when
+    they measure :func:`measured_peak_and_bandwidth`'s GEMM and sum at the same
+    moment (each measurement starts at a barrier): what that many one-core ranks
+    share, where cores may share a memory bus or a clock. Run it while no rank
+    is alive."""
+    if processes == 1:
+        with threadpool_limits(limits=1):
+            return measured_peak_and_bandwidth(dtype, repeats)
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(processes), context.Queue()
+    workers = [
+        context.Process(target=_rates_at_a_barrier, args=(dtype, barrier, repeats, results))
+        for _ in range(processes)
+    ]
+    for w in workers:
+        w.start()
+    rates = [results.get(timeout=300) for _ in workers]
+    for w in workers:
+        w.join()
+    return sum(r[0] for r in rates), sum(r[1] for r in rates)
 
 
 def floor_seconds(n, d, k, itemsize, peak, bandwidth):

@@ -4,26 +4,29 @@ checked against runs measured at 1, 2 and 4 ranks, with a plot.
     python benchmarks/cost_model.py --ranks 1 2 4 \\
         --out benchmarks/results/cost_model.json --plot benchmarks/results/cost_model.png
 
-The driver measures one core's GEMM FLOP/s and memory bandwidth while no rank
-is alive (``bench_lloyd_kernel.measured_peak_and_bandwidth``), then starts one
+The driver measures the GEMM FLOP/s and memory bandwidth that P one-core
+processes get together, measuring at the same moment, for each P used, while
+no rank is alive (``bench_lloyd_kernel.concurrent_peak_and_bandwidth``: cores
+that share a memory bus get less than P times one core's), then starts one
 ``mpiexec -n R`` job per rank count; each job measures its transport (latency
 and bandwidth of an 8-byte and a 4 MiB ``allreduce`` and ring ``isendrecv``)
 and times mlmpi's KMeans and NearestNeighbors on the same global data. With
 more ranks than cores the ranks share cores: the model divides the work by
 ``P = min(R, cores)`` and says so (``oversubscribed``).
 
-Per rank, n global rows, d features, R ranks on P cores:
+Per rank, n global rows, d features, R ranks on P cores, ``peak_P`` and
+``bandwidth_P`` what P cores get together:
 
 KMeans (Lloyd), k centres:
-    compute  2·n·k·d / (P·peak)                 the distance GEMM
-    memory   n·d·itemsize / (P·bandwidth)       X read once per iteration
+    compute  2·n·k·d / peak_P                   the distance GEMM
+    memory   n·d·itemsize / bandwidth_P         X read once per iteration
     sent     8·(k·d + k + 1) bytes: one allreduce of the packed sums
     model    max(compute, memory) + allreduce(sent)
 
 kNN (ring), q global queries, n index rows, k neighbours:
-    compute  2·q·n·d / (P·peak)                 every query against every row
-    memory   q·n·itemsize / (P·bandwidth)       the selection reads every distance once
-             + n·d·itemsize·⌈q / (R·tile)⌉ / (P·bandwidth)   the index, once per query tile
+    compute  2·q·n·d / peak_P                   every query against every row
+    memory   q·n·itemsize / bandwidth_P         the selection reads every distance once
+             + n·d·itemsize·⌈q / (R·tile)⌉ / bandwidth_P   the index, once per query tile
     sent     (R-1)/R · n·d·itemsize bytes per rank (each index block goes round the ring),
              in ⌈n / (R·batch)⌉·(R-1) messages
     model    compute + memory + sent exposed (the ring overlaps it; counted in full
@@ -47,7 +50,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _driver  # noqa: E402
-from bench_lloyd_kernel import measured_peak_and_bandwidth  # noqa: E402
+from bench_lloyd_kernel import concurrent_peak_and_bandwidth  # noqa: E402
 
 SMALL, LARGE = 8, 4 << 20  # bytes of the transport probes
 
@@ -145,11 +148,11 @@ def _link(transport):
     return out
 
 
-def kmeans_model(n, d, k, ranks, cores, itemsize, peak, bandwidth, link):
-    """Seconds per Lloyd iteration: a dict of the terms and their total."""
-    workers = min(ranks, cores)
-    compute = 2.0 * n * k * d / (workers * peak)
-    memory = n * d * itemsize / (workers * bandwidth)
+def kmeans_model(n, d, k, itemsize, peak, bandwidth, link):
+    """Seconds per Lloyd iteration on ranks that get ``peak`` FLOP/s and
+    ``bandwidth`` bytes/s together: a dict of the terms and their total."""
+    compute = 2.0 * n * k * d / peak
+    memory = n * d * itemsize / bandwidth
     sent = 8.0 * (k * d + k + 1)
     allreduce = 0.0
     if link is not None:
@@ -164,12 +167,12 @@ def kmeans_model(n, d, k, ranks, cores, itemsize, peak, bandwidth, link):
     }
 
 
-def knn_model(q, n, d, ranks, cores, itemsize, peak, bandwidth, link, batch, tile):
-    """Seconds of one search (all ranks' queries): a dict of the terms and their total."""
-    workers = min(ranks, cores)
-    compute = 2.0 * q * n * d / (workers * peak)
+def knn_model(q, n, d, ranks, itemsize, peak, bandwidth, link, batch, tile):
+    """Seconds of one search (all ranks' queries) on ranks that get ``peak`` FLOP/s
+    and ``bandwidth`` bytes/s together: a dict of the terms and their total."""
+    compute = 2.0 * q * n * d / peak
     index_reads = math.ceil(q / ranks / tile)
-    memory = (q * n * itemsize + n * d * itemsize * index_reads) / (workers * bandwidth)
+    memory = (q * n * itemsize + n * d * itemsize * index_reads) / bandwidth
     sent = (ranks - 1) / ranks * n * d * itemsize
     comm = 0.0
     if link is not None:
@@ -214,15 +217,17 @@ def _plot(rows, path):
 
 def driver(args):
     from mlmpi.kernels import kernels_for
-    from threadpoolctl import threadpool_limits
 
     from mlmpi.neighbors._base import DEFAULT_BATCH
 
     cores = os.cpu_count() or 1
     load_before = os.getloadavg()[0]
-    with threadpool_limits(limits=1):
-        peak, bandwidth = measured_peak_and_bandwidth(np.float32)
-    print(f"one core: GEMM {peak / 1e9:.1f} GFLOP/s, sum {bandwidth / 1e9:.1f} GB/s")
+    rates = {
+        p: concurrent_peak_and_bandwidth(np.float32, p)
+        for p in sorted({1} | {min(r, cores) for r in args.ranks})
+    }
+    for p, (peak, bandwidth) in rates.items():
+        print(f"{p} core(s) at once: GEMM {peak / 1e9:.1f} GFLOP/s, sum {bandwidth / 1e9:.1f} GB/s")
     argv = [
         str(a)
         for pair in vars(args).items()
@@ -242,11 +247,8 @@ def driver(args):
                     args.kmeans_n,
                     args.kmeans_d,
                     args.kmeans_k,
-                    ranks,
-                    cores,
                     4,
-                    peak,
-                    bandwidth,
+                    *rates[min(ranks, cores)],
                     link,
                 ),
             ),
@@ -258,10 +260,8 @@ def driver(args):
                     args.knn_n,
                     args.knn_d,
                     ranks,
-                    cores,
                     4,
-                    peak,
-                    bandwidth,
+                    *rates[min(ranks, cores)],
                     link,
                     batch,
                     kernels_for("knn", np.empty((1, 1))).query_rows(batch),
@@ -300,8 +300,12 @@ def driver(args):
                 {
                     "config": {k: v for k, v in vars(args).items() if k not in ("out", "plot")},
                     "cores": cores,
-                    "peak_gflops_per_core": peak / 1e9,
-                    "bandwidth_gbs_per_core": bandwidth / 1e9,
+                    "peak_gflops_per_core": rates[1][0] / 1e9,
+                    "bandwidth_gbs_per_core": rates[1][1] / 1e9,
+                    "at_once": {
+                        p: {"peak_gflops": peak / 1e9, "bandwidth_gbs": bandwidth / 1e9}
+                        for p, (peak, bandwidth) in rates.items()
+                    },
                     "load_before": load_before,
                     "load_after": load_after,
                     "rows": rows,

@@ -87,3 +87,22 @@ def test_cpu_column_sums_equal_numpys_bit_for_bit(dtype, shape, layout):
         kernels_for("decomposition", csr).column_sums
         is not kernels_for("decomposition", X).column_sums
     )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(20_003, 32), (1001, 7), (5, 3), (0, 4), (3, 2)])
+def test_cpu_column_moments_add_in_row_order(dtype, shape):
+    """C-ordered rows of several features: sums are NumPy's column sums bit for
+    bit, squares the float64 squares added row after row (whatever number of
+    rows the kernel takes per pass)."""
+    rng = np.random.default_rng(1)
+    X = (rng.standard_normal(shape) * rng.uniform(1, 1e4, shape[1])).astype(dtype)
+    sums, squares = np.zeros(shape[1]), np.zeros(shape[1])
+    kernels_for("decomposition", X).column_moments(X, sums, squares)
+    expected_sums, expected_squares = np.zeros(shape[1]), np.zeros(shape[1])
+    for row in X.astype(np.float64):
+        expected_sums += row
+        expected_squares += row * row
+    np.testing.assert_array_equal(sums, expected_sums)
+    np.testing.assert_array_equal(squares, expected_squares)
+    np.testing.assert_array_equal(sums, X.sum(axis=0, dtype=np.float64))

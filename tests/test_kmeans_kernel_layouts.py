@@ -8,6 +8,7 @@ import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from mlmpi.kernels import kernels_for
 from mlmpi.kernels.cpu import kmeans, kmeans_sparse
 from mlmpi.kernels.cpu.kmeans import LANES
 from numpy.testing import assert_allclose, assert_array_equal
@@ -126,3 +127,17 @@ def test_threads_split_blocks_without_changing_results(crossover, monkeypatch):
     two = _step(kmeans.lloyd_step, X, weight, centers)
     for a, b in zip(one, two):
         assert_allclose(a, b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["C", "F", "strided", "in place"])
+def test_center_rows_is_numpys_subtraction(device, dtype, layout):
+    rng = np.random.default_rng(2)
+    X = (rng.standard_normal((1003, 37)) * 1e3 + 7).astype(dtype)
+    X = {"C": X, "F": np.asfortranarray(X), "strided": X[::2], "in place": X}[layout]
+    mean = X.mean(axis=0).astype(dtype)
+    expected = X - mean
+    out = X if layout == "in place" else np.empty_like(X)
+    kernels_for("kmeans", X, device).center_rows(X, mean, out)
+    assert_array_equal(out, expected)

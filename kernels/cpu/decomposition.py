@@ -55,6 +55,31 @@ def _add_squares(X, sums, squares):
             squares[f] += value * value
 
 
+@njit(cache=True, nogil=True)
+def _add_squares_by_four_rows(X, sums, squares):
+    """:func:`_add_squares` taking four rows per pass over the columns: each
+    column's running sums stay in registers for them, added in the same order."""
+    n, d = X.shape
+    whole = n - n % 4
+    for i in range(0, whole, 4):
+        for f in range(d):
+            v0, v1 = np.float64(X[i, f]), np.float64(X[i + 1, f])
+            v2, v3 = np.float64(X[i + 2, f]), np.float64(X[i + 3, f])
+            total = sums[f]
+            total += v0
+            total += v1
+            total += v2
+            total += v3
+            sums[f] = total
+            total = squares[f]
+            total += v0 * v0
+            total += v1 * v1
+            total += v2 * v2
+            total += v3 * v3
+            squares[f] = total
+    _add_squares(X[whole:], sums, squares)
+
+
 def column_moments(X, sums, squares):
     """``sums += Σ x`` and ``squares += Σ x²`` over this rank's dense rows, in one
     pass, in row order, in float64 (``sums`` are :func:`column_sums`' bit for bit).
@@ -74,7 +99,9 @@ def column_moments(X, sums, squares):
     (array([4., 6.]), array([10., 20.]))
     """
     if X.dtype.kind == "f" and X.flags.c_contiguous and X.shape[1] > 1:
-        _add_squares(X, sums, squares)
+        # float32 by four rows: 2.1x faster at 32 features (at memory speed), 1.1-1.3x
+        # at 7 and 100; float64 by four rows lost at 100 features (0.54x), so one row.
+        (_add_squares_by_four_rows if X.dtype == np.float32 else _add_squares)(X, sums, squares)
     else:
         column_sums(X, sums)
         squares += (X.astype(np.float64) ** 2).sum(axis=0)

@@ -80,3 +80,11 @@ def assigned_sq_distances(X, centers, labels, out):
         stop = min(start + step, n)
         diff = X[start:stop] - centers[labels[start:stop]]
         out[start:stop] = (diff * diff).sum(axis=1)
+
+
+def center_rows(X, mean, out):
+    """``out = X - mean``, row by row (``out`` may be ``X``).
+
+    See ``mlmpi.kernels.cpu.kmeans.center_rows`` for the parameters.
+    """
+    get_namespace(X).subtract(X, mean, out=out)

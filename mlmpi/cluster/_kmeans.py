@@ -340,10 +340,9 @@ class KMeans(
             X_mean = to_namespace(
                 (to_host(comms.allreduce(sums)) / layout.n_samples).astype(X.dtype), xp
             )
-            if self.copy_x:
-                X = X - X_mean
-            else:
-                X -= X_mean
+            centred = xp.empty_like(X) if self.copy_x else X
+            kernels_for("kmeans", X).center_rows(X, X_mean, centred)
+            X = centred
             if _is_arraylike_not_scalar(init):
                 init -= X_mean
         tol = self._tolerance(X, comms, layout)
