@@ -71,3 +71,14 @@ def test_duplicate_points_warn_like_sklearn():
     X = np.repeat(np.array([[0.0, 0.0], [1.0, 1.0]]), 10, axis=0)
     with pytest.warns(Warning, match="Number of distinct clusters"):
         KMeans(3, n_init=1, random_state=0).fit(X)
+
+
+@pytest.mark.parametrize("m", [0, 1, 3, 17, 200, 250])
+def test_largest_first_is_the_stable_descending_sort(m):
+    from mlmpi.cluster._common import largest_first
+
+    rng = np.random.RandomState(m)
+    values = rng.randint(0, 6, size=200).astype(np.float32)  # many ties
+    values[rng.rand(200) < 0.1] = -np.inf
+    expected = np.lexsort((np.arange(200), -values))[:m]
+    np.testing.assert_array_equal(largest_first(values, m), expected)

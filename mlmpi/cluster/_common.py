@@ -1,4 +1,6 @@
-"""Pieces shared by the k-means solvers: small distance helpers."""
+"""Pieces shared by the k-means solvers: small distance and selection helpers."""
+
+import numpy as np
 
 from .._array import get_namespace, is_sparse
 
@@ -9,6 +11,23 @@ def row_sq_norms(X):
     if is_sparse(X):
         return xp.asarray(X.multiply(X).sum(axis=1), dtype=X.dtype).ravel()
     return xp.einsum("ij,ij->i", X, X)
+
+
+def largest_first(values, m):
+    """Indices of the ``m`` largest of host ``values``, largest first, ties to the smaller index.
+
+    The same indices as ``np.lexsort((np.arange(n), -values))[:m]`` in linear
+    time: a partition finds the ``m``-th largest value, and only the values at
+    or above it are sorted.
+    """
+    n = values.shape[0]
+    if m >= n:
+        return np.lexsort((np.arange(n), -values))
+    if m <= 0:
+        return np.empty(0, dtype=np.intp)
+    threshold = np.partition(values, n - m)[n - m]
+    candidates = np.flatnonzero(values >= threshold)
+    return candidates[np.lexsort((candidates, -values[candidates]))[:m]]
 
 
 def dense_rows(X, rows):

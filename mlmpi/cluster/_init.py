@@ -16,7 +16,7 @@ from .._array import get_namespace, to_host, to_namespace
 from ..comms import SelfComms
 from ..kernels import kernels_for
 from ..random import RowStream
-from ._common import dense_rows, row_sq_norms, sq_distances
+from ._common import dense_rows, largest_first, row_sq_norms, sq_distances
 from ._lloyd import lloyd
 
 # RowStream stream ids of the initialisations (any distinct constants).
@@ -231,8 +231,7 @@ def random_rows(X, n_clusters, sample_weight, rng, *, comms, offset):
     with np.errstate(divide="ignore"):
         keys = np.log(stream.uniform(offset, X.shape[0])[:, 0]) / weight
     keys[weight == 0] = -np.inf
-    local_rows = np.arange(X.shape[0])
-    best = np.lexsort((local_rows, -keys))[:n_clusters]
+    best = largest_first(keys, n_clusters)
     mine = [(float(keys[i]), offset + int(i), comms.rank, int(i)) for i in best]
     chosen = sorted(
         (c for part in comms.allgather_object(mine) for c in part), key=lambda c: (-c[0], c[1])

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._array import get_namespace, to_host, to_namespace
 from ..kernels import kernels_for
-from ._common import dense_rows
+from ._common import dense_rows, largest_first
 
 
 def _relocate_empty_clusters(
@@ -32,8 +32,7 @@ def _relocate_empty_clusters(
     dist = get_namespace(X).empty(X.shape[0], dtype=X.dtype)
     kernels_for("kmeans", X).assigned_sq_distances(X, centers_old, labels, dist)
     dist = to_host(dist)
-    local_rows = np.arange(X.shape[0])
-    nearest = np.lexsort((local_rows, -dist))[: empty.size]
+    nearest = largest_first(dist, empty.size)
     rows = to_host(dense_rows(X, to_namespace(nearest, get_namespace(X)))) if nearest.size else None
     weight = to_host(sample_weight)
     label = to_host(labels)
