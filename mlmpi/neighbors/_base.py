@@ -88,12 +88,16 @@ SUPERVISED_PARAMETERS_DOC = """\
     n_jobs : int, default=None
         Accepted for compatibility; unused.
     batch_size : int, default=None
-        Rows of a query batch and of an index block; None: 1024 on the host,
+        Rows of a query batch and of an index block; None: 768 on the host,
         8192 on a GPU.
     comms : Comms, default=None
         The ranks that hold the data; None means :func:`mlmpi.get_comms`.
 """
-DEFAULT_BATCH = {False: 1024, True: 8192}  # rows per block: host, device
+#: Rows per index block (host, device). Not 1024 on the host: rows of a
+#: power-of-two length put the distance block's rows 4 KiB apart, and
+#: OpenBLAS's GEMM into it ran at 74 GFLOP/s against 90 for 768 (one core,
+#: k=64 features; ``benchmarks/bench_knn.py``).
+DEFAULT_BATCH = {False: 768, True: 8192}
 
 
 def effective_metric(metric, p, metric_params, algorithm="auto"):

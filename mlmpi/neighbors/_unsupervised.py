@@ -42,7 +42,7 @@ class NearestNeighbors(NeighborsBase):
     batch_size : int, default=None
         Rows of a query batch and of an index block (memory per rank is about
         two index blocks plus a ``batch_size × batch_size`` distance block).
-        None: 1024 on the host, 8192 on a GPU.
+        None: 768 on the host, 8192 on a GPU.
     comms : Comms, default=None
         The ranks that hold the data; None means :func:`mlmpi.get_comms`.
 
