@@ -37,11 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _driver  # noqa: E402
-from bench_lloyd_kernel import (
-    concurrent_peak_and_bandwidth,
-    floor_seconds,
-    measured_peak_and_bandwidth,
-)
+from bench_lloyd_kernel import concurrent_peak_and_bandwidth, floor_seconds
 
 # Blob centres this close together make one big Gaussian cloud, on which
 # Lloyd keeps moving the centres: every run does all max_iter iterations.
@@ -126,9 +122,8 @@ def driver(args):
     from mlmpi.comms import SelfComms
 
     X = _data(args, SelfComms())
-    with threadpool_limits(limits=1):
-        peak, bandwidth = measured_peak_and_bandwidth(X.dtype)
-    peak_r, bandwidth_r = concurrent_peak_and_bandwidth(X.dtype, args.ranks)
+    rates = {p: concurrent_peak_and_bandwidth(X.dtype, p) for p in {1, args.ranks}}
+    (peak, bandwidth), (peak_r, bandwidth_r) = rates[1], rates[args.ranks]
     print(
         f"one core: GEMM {peak / 1e9:.1f} GFLOP/s, sum {bandwidth / 1e9:.1f} GB/s; "
         f"{args.ranks} at once: {peak_r / 1e9:.1f} GFLOP/s, {bandwidth_r / 1e9:.1f} GB/s"

@@ -38,24 +38,26 @@ def _best(run, repeats):
     return min(times)
 
 
+def _probes(dtype):
+    """The two measurements, as (run, work): a 1024×1024×1024 GEMM and its
+    FLOPs, a sum over 256 MB and its bytes."""
+    a = np.ones((1024, 1024), dtype=dtype)
+    big = np.ones(1 << 26, dtype=np.float32)
+    return (lambda: a @ a, 2 * 1024**3), (big.sum, big.nbytes)
+
+
 def measured_peak_and_bandwidth(dtype, repeats=3):
     """(FLOP/s of a 1024×1024×1024 GEMM, bytes/s of a sum over 256 MB), one core."""
-    a = np.ones((1024, 1024), dtype=dtype)
-    peak = 2 * 1024**3 / _best(lambda: a @ a, repeats)
-    big = np.ones(1 << 26, dtype=np.float32)
-    bandwidth = big.nbytes / _best(big.sum, repeats)
-    return peak, bandwidth
+    return tuple(work / _best(run, repeats) for run, work in _probes(dtype))
 
 
 def _rates_at_a_barrier(dtype, barrier, repeats, results):
     with threadpool_limits(limits=1):
-        a = np.ones((1024, 1024), dtype=dtype)
-        big = np.ones(1 << 26, dtype=np.float32)
-        a @ a, big.sum()  # pages touched, BLAS started
-        barrier.wait()
-        peak = 2 * 1024**3 / _best(lambda: a @ a, repeats)
-        barrier.wait()
-        results.put((peak, big.nbytes / _best(big.sum, repeats)))
+        rates = []
+        for run, work in _probes(dtype):
+            barrier.wait()
+            rates.append(work / _best(run, repeats))
+        results.put(tuple(rates))
 
 
 def concurrent_peak_and_bandwidth(dtype, processes, repeats=5):
