@@ -409,6 +409,56 @@ class Comms(ABC):
         with self._collective("reduce", x):
             return self._reduce(x, op, root)
 
+    def reduce_scatter(self, x, counts, op="sum"):
+        """Element-wise reduction of ``x`` whose blocks of rows go to the ranks:
+        rank ``r`` gets the reduction of rows ``sum(counts[:r])`` to
+        ``sum(counts[:r + 1])``.
+
+        Each rank receives only its block, so the traffic per rank is about
+        ``len(x) / size`` rows (LightGBM's data-parallel histograms).
+
+        This method is collective.
+
+        Parameters
+        ----------
+        x : array
+            NumPy or CuPy array of at least one dimension, the same shape and
+            dtype on every rank.
+        counts : sequence of int
+            Rows of the block of each rank (non-negative, summing to
+            ``len(x)``), the same on every rank.
+        op : {'sum', 'prod', 'min', 'max'} or ReduceOp, default='sum'
+            The reduction.
+
+        Returns
+        -------
+        block : array
+            This rank's reduced block, of shape ``(counts[rank],) + x.shape[1:]``
+            and ``x``'s array type.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from mlmpi import get_comms
+        >>> get_comms().reduce_scatter(np.arange(6.0).reshape(3, 2), [3])
+        array([[0., 1.],
+               [2., 3.],
+               [4., 5.]])
+        """
+        x = self._as_array(x)
+        op = ReduceOp.parse(op)
+        try:
+            counts = [operator.index(c) for c in counts]
+        except TypeError:
+            raise TypeError(f"counts must be integers, got {counts!r}.") from None
+        if x.ndim == 0 or len(counts) != self.size or min(counts) < 0 or sum(counts) != len(x):
+            raise ValueError(
+                f"reduce_scatter needs one non-negative count per rank ({self.size}) adding up "
+                f"to the rows of x ({x.shape[0] if x.ndim else 'a 0-d array'}); got {counts}."
+            )
+        with self._collective("reduce_scatter", x):
+            return self._reduce_scatter(get_namespace(x).ascontiguousarray(x), counts, op)
+
     def bcast(self, x, root=0):
         """Copy of ``root``'s array on every rank.
 
@@ -817,6 +867,11 @@ class Comms(ABC):
 
     @abstractmethod
     def _reduce(self, x, op, root): ...
+
+    @abstractmethod
+    def _reduce_scatter(self, x, counts, op):
+        """This rank's block of the reduction of the C-contiguous ``x``;
+        ``counts[r]`` rows of it go to rank ``r``."""
 
     @abstractmethod
     def _bcast_into(self, buf, root):

@@ -174,6 +174,13 @@ class MPIComms(Comms):
         self.comm.Reduce(send, recv, op=_mpi_op(op), root=root)
         return self._unstage(recv, xp, x.shape) if self.rank == root else None
 
+    def _reduce_scatter(self, x, counts, op):
+        send, xp = self._stage(x)
+        row = math.prod(x.shape[1:])
+        recv = self._empty(counts[self.rank] * row, send.dtype, xp)
+        self.comm.Reduce_scatter(send, recv, [n * row for n in counts], op=_mpi_op(op))
+        return self._unstage(recv, xp, (counts[self.rank],) + x.shape[1:])
+
     def _bcast_into(self, buf, root):
         if not is_device_array(buf):
             self.comm.Bcast(buf, root=root)

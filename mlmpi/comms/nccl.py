@@ -213,6 +213,27 @@ class NCCLComms(Comms):
             stream.synchronize()
         return out if self.rank == root else None
 
+    def _reduce_scatter(self, x, counts, op):
+        if not is_device_array(x):
+            return self.mpi._reduce_scatter(x, counts, op)
+        from cupy.cuda import nccl
+
+        row = math.prod(x.shape[1:])
+        out = self._empty((counts[self.rank],) + x.shape[1:], x.dtype)
+        dtype, stream = self._dtype(x), self._stream()
+        # One reduce per block (NCCL's reduceScatter needs equal blocks), fused by NCCL.
+        nccl.groupStart()
+        offset = 0
+        for root, n in enumerate(counts):
+            if n * row:
+                source = x.data.ptr + offset * row * x.itemsize
+                target = out.data.ptr if root == self.rank else source
+                self._nccl.reduce(source, target, n * row, dtype, self._ops[op], root, stream.ptr)
+            offset += n
+        nccl.groupEnd()
+        stream.synchronize()
+        return out
+
     def _bcast_into(self, buf, root):
         if not is_device_array(buf):
             return self.mpi._bcast_into(buf, root)

@@ -81,6 +81,22 @@ def case_reduce_to_every_root():
         assert out is None if comms.rank != root else float(_host(out)) == comms.size - 1
 
 
+def case_reduce_scatter_blocks():
+    comms = get_comms()
+    for dtype in DTYPES:
+        parts = [_host(_local(r, dtype, shape=(7, 3))) for r in range(comms.size)]
+        total = np.sum(parts, axis=0)
+        for counts in layouts(7, comms.size).values():
+            block = comms.reduce_scatter(_local(comms.rank, dtype, shape=(7, 3)), counts)
+            start = sum(counts[: comms.rank])
+            expected = total[start : start + counts[comms.rank]]
+            np.testing.assert_array_equal(_host(block, dtype, expected.shape), expected)
+    top = comms.reduce_scatter(xp.asarray([float(comms.rank)] * comms.size), [1] * comms.size, "max")
+    assert float(_host(top, np.float64, (1,))[0]) == comms.size - 1
+    with pytest.raises(ValueError, match="one non-negative count per rank"):
+        comms.reduce_scatter(xp.ones((3, 2)), [3] + [1] * comms.size)
+
+
 def case_bcast_from_every_root():
     comms = get_comms()
     for root in range(comms.size):
