@@ -18,14 +18,11 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval
-from sklearn.utils.multiclass import (
-    _check_partial_fit_first_call,
-    check_classification_targets,
-)
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ._array import get_namespace, is_sparse, log_softmax, to_host, to_namespace
+from ._sklearn_compat import Interval, _check_partial_fit_first_call
 from .base import DistributedClassifierMixin, DistributedEstimatorMixin
 from .comms import Comms, collective_method
 from .kernels import kernels_for

@@ -9,14 +9,13 @@ from sklearn.base import (
     ClassNamePrefixFeaturesOutMixin,
     ClusterMixin,
     TransformerMixin,
-    _fit_context,
 )
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _is_arraylike_not_scalar, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, is_sparse, to_host, to_namespace
+from .._sklearn_compat import Interval, StrOptions, _fit_context, _is_arraylike_not_scalar
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms, collective_method
 from ..kernels import kernels_for

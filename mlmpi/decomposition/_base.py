@@ -2,16 +2,12 @@
 and the call of the randomized solver."""
 
 import numpy as np
-from sklearn.base import (
-    BaseEstimator,
-    ClassNamePrefixFeaturesOutMixin,
-    TransformerMixin,
-    _fit_context,
-)
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.extmath import svd_flip
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._array import get_namespace, is_device_array, to_namespace
+from .._sklearn_compat import _fit_context
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms, collective_method
 from ..random import shared_seed

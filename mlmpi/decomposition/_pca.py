@@ -4,12 +4,10 @@ from math import log, pi
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import _fit_context
-from sklearn.decomposition._pca import _infer_dimension
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.metaestimators import available_if
 
 from .._array import get_namespace, is_sparse, to_namespace
+from .._sklearn_compat import Interval, RealNotInt, StrOptions, _fit_context, _infer_dimension
 from ..comms import collective_method
 from ..random import shared_seed
 from ..utils.validation import agree, validate_fit_data

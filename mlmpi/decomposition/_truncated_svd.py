@@ -2,9 +2,8 @@
 
 from numbers import Integral, Real
 
-from sklearn.utils._param_validation import Interval, StrOptions
-
 from .._array import get_namespace, is_sparse
+from .._sklearn_compat import Interval, StrOptions
 from ..random import shared_seed
 from ..utils.validation import validate_fit_data
 from ._base import FLOAT_DTYPES, _BaseDecomposition, flip_signs, replicated

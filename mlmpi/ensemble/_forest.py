@@ -6,11 +6,11 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, to_host, to_namespace
+from .._sklearn_compat import Interval, RealNotInt, StrOptions, _fit_context
 from ..base import DistributedClassifierMixin, DistributedEstimatorMixin, DistributedRegressorMixin
 from ..comms import Comms, collective_method
 from ..kernels import kernels_for

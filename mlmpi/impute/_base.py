@@ -4,11 +4,9 @@ from collections import Counter
 
 import numpy as np
 import sklearn.impute as sk
-from sklearn.impute._base import _safe_min
-from sklearn.utils._mask import _get_mask
-from sklearn.utils.validation import _num_samples
 
 from .._array import is_sparse
+from .._sklearn_compat import _get_mask, _num_samples, _safe_min
 from ..comms import collective_method
 from ..preprocessing._base import (
     CollectiveTransformerMixin,

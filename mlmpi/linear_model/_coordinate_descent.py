@@ -23,10 +23,9 @@ from scipy import sparse
 from sklearn.base import BaseEstimator, MultiOutputMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils._sparse import _align_api_if_sparse
 
 from .._array import to_host
+from .._sklearn_compat import Interval, StrOptions, _align_api_if_sparse
 from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
 from ..comms import collective_method
 from ..kernels import kernels_for

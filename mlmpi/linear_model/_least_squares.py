@@ -30,9 +30,9 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import linalg, optimize
 from sklearn.base import BaseEstimator, MultiOutputMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._array import is_sparse
+from .._sklearn_compat import Interval, StrOptions
 from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
 from ..comms import collective_method
 from ._base import (

@@ -14,14 +14,12 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator
-from sklearn.linear_model._logistic import _check_solver
-from sklearn.utils._param_validation import Hidden, Interval, StrOptions
-from sklearn.utils._sparse import _align_api_if_sparse
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, is_sparse, log_softmax, to_host
+from .._sklearn_compat import Hidden, Interval, StrOptions, _align_api_if_sparse, _check_solver
 from ..base import DistributedClassifierMixin, DistributedEstimatorMixin
 from ..comms import collective_method
 from ..kernels import kernels_for

@@ -10,8 +10,10 @@ same error on every rank), and the metric runs on the estimator's comms.
 import copy
 from inspect import signature
 
-from sklearn.metrics import _scorer as sk_scorer
+from sklearn.metrics import check_scoring as sk_check_scoring
 
+from .._sklearn_compat import _SCORERS as SK_SCORERS
+from .._sklearn_compat import _MultimetricScorer, _Scorer
 from ..comms import get_comms
 from ..utils.validation import agree
 from . import _classification, _cluster, _log_loss, _ranking, _regression
@@ -40,7 +42,7 @@ def _comms_of(estimator):
     return get() if get is not None else get_comms()
 
 
-class _GlobalScorer(sk_scorer._Scorer):
+class _GlobalScorer(_Scorer):
     """scikit-learn's ``_Scorer`` whose metric is collective and runs on the
     estimator's comms."""
 
@@ -58,14 +60,14 @@ class _GlobalScorer(sk_scorer._Scorer):
 def _global_version(scorer):
     """Our scorer for scikit-learn's ``scorer`` (None when its metric is not distributed)."""
     func = _METRICS.get(getattr(scorer._score_func, "__name__", None))
-    if func is None or type(scorer) is not sk_scorer._Scorer:
+    if func is None or type(scorer) is not _Scorer:
         return None
     return _GlobalScorer(func, scorer._sign, dict(scorer._kwargs), scorer._response_method)
 
 
 _SCORERS = {
     name: ours
-    for name, scorer in sk_scorer._SCORERS.items()
+    for name, scorer in SK_SCORERS.items()
     if (ours := _global_version(scorer)) is not None
 }
 
@@ -117,7 +119,7 @@ def get_scorer(scoring):
         return scoring
     if scoring in _SCORERS:
         return copy.deepcopy(_SCORERS[scoring])
-    if scoring in sk_scorer._SCORERS:
+    if scoring in SK_SCORERS:
         raise ValueError(
             f"{scoring!r} is a scikit-learn scorer without a distributed version in mlmpi; "
             "use one of mlmpi.metrics.get_scorer_names()."
@@ -186,5 +188,5 @@ def check_scoring(estimator=None, scoring=None, *, allow_none=False, raise_exc=T
     if isinstance(scoring, (list, tuple, set, dict)):
         names = scoring if isinstance(scoring, dict) else {name: name for name in scoring}
         scorers = {key: get_scorer(value) for key, value in names.items()}
-        return sk_scorer._MultimetricScorer(scorers=scorers, raise_exc=raise_exc)
-    return sk_scorer.check_scoring(estimator, scoring, allow_none=allow_none, raise_exc=raise_exc)
+        return _MultimetricScorer(scorers=scorers, raise_exc=raise_exc)
+    return sk_check_scoring(estimator, scoring, allow_none=allow_none, raise_exc=raise_exc)

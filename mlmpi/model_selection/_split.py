@@ -13,12 +13,11 @@ from itertools import chain
 
 import numpy as np
 import sklearn.model_selection as sk
-from sklearn.model_selection._split import _validate_shuffle_split
-from sklearn.utils import _safe_indexing
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import _num_samples, check_consistent_length
+from sklearn.utils.validation import check_consistent_length
 
 from .._array import to_host
+from .._sklearn_compat import _num_samples, _safe_indexing, _validate_shuffle_split
 from ..base import DistributedEstimatorMixin
 from ..comms import collective_method, resolve_comms
 from ..utils.validation import RowLayout, agree

@@ -7,10 +7,10 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, is_sparse, to_csr, to_host
+from .._sklearn_compat import Interval, StrOptions
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms, collective_method
 from ..utils.validation import agree, agree_on_errors, check_local, validate_fit_data

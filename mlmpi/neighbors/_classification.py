@@ -3,11 +3,12 @@
 import warnings
 
 import numpy as np
-from sklearn.base import MultiOutputMixin, _fit_context
+from sklearn.base import MultiOutputMixin
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import to_host, to_namespace
+from .._sklearn_compat import _fit_context
 from ..base import DistributedClassifierMixin
 from ..comms import collective_method
 from ..linear_model._logistic import _global_classes

@@ -1,7 +1,6 @@
 """NearestNeighbors over a sharded index."""
 
-from sklearn.base import _fit_context
-
+from .._sklearn_compat import _fit_context
 from ..comms import collective_method
 from ._base import DISTRIBUTED_DOC, NeighborsBase
 

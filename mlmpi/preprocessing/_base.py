@@ -2,9 +2,9 @@
 and the checks that open a collective ``fit``/``partial_fit``."""
 
 import numpy as np
-from sklearn.utils.validation import _num_samples
 
 from .._array import is_sparse, sparse_namespace
+from .._sklearn_compat import _num_samples
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms, collective_method
 from ..utils.validation import agree_on_errors, validate_fit_data

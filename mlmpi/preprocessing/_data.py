@@ -12,11 +12,11 @@ import warnings
 import numpy as np
 import sklearn.preprocessing as sk
 from scipy import stats
-from sklearn.preprocessing._data import _handle_zeros_in_scale, _is_constant_feature
 from sklearn.utils import check_random_state, resample
 from sklearn.utils.sparsefuncs import min_max_axis
 
 from .._array import is_device_array, is_sparse, to_host
+from .._sklearn_compat import _handle_zeros_in_scale, _is_constant_feature
 from ..comms import collective_method
 from ..random import shared_seed
 from ..utils._moments import Moments, global_moments

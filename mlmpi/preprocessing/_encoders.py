@@ -11,10 +11,8 @@ scikit-learn's, local.
 
 import numpy as np
 import sklearn.preprocessing as sk
-from sklearn.utils._encode import _unique
-from sklearn.utils._missing import is_scalar_nan
-from sklearn.utils.validation import _num_samples
 
+from .._sklearn_compat import _num_samples, _unique, is_scalar_nan
 from ..comms import collective_method
 from ..utils.validation import agree, validate_fit_data
 from ._base import (

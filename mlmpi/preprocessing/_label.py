@@ -2,9 +2,9 @@
 
 import numpy as np
 import sklearn.preprocessing as sk
-from sklearn.utils._encode import _unique
 from sklearn.utils.validation import column_or_1d
 
+from .._sklearn_compat import _unique
 from ..base import DistributedEstimatorMixin
 from ..comms import collective_method
 from ..utils.validation import agree

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils import assert_all_finite
 from sklearn.utils.validation import (
-    _num_samples,
     check_array,
     check_consistent_length,
     check_is_fitted,
@@ -20,6 +19,7 @@ from sklearn.utils.validation import (
 )
 
 from .._array import get_namespace, is_device_array, is_sparse, to_csr, to_host
+from .._sklearn_compat import _num_samples
 from ..kernels import kernels_for
 
 _FLOAT_DTYPES = (np.float64, np.float32)

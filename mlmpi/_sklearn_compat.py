@@ -1,0 +1,56 @@
+"""Every private scikit-learn name mlmpi uses, imported here and only here.
+
+scikit-learn keeps no promise about names that start with an underscore or
+live in a module that does: a release may move, rename or change them. mlmpi
+imports them in this one module, so that a new scikit-learn release breaks
+(at most) this file, and ``tests/test_sklearn_compat.py`` checks that no
+other module of the package imports one.
+
+The supported releases are the range ``pyproject.toml`` gives for
+scikit-learn: the tests run on the newest by default, and ``.ci/floor`` runs
+them on the lowest. Where two supported releases differ, the difference is
+bridged here.
+"""
+
+from sklearn.base import _fit_context
+from sklearn.decomposition._pca import _infer_dimension
+from sklearn.impute._base import _safe_min
+from sklearn.linear_model._logistic import _check_solver
+from sklearn.metrics._scorer import _SCORERS, _MultimetricScorer, _Scorer
+from sklearn.model_selection._split import _validate_shuffle_split
+from sklearn.preprocessing._data import _handle_zeros_in_scale, _is_constant_feature
+from sklearn.utils import _safe_indexing
+from sklearn.utils._encode import _unique
+from sklearn.utils._mask import _get_mask
+from sklearn.utils._missing import is_scalar_nan
+from sklearn.utils._param_validation import Hidden, Interval, RealNotInt, StrOptions
+from sklearn.utils._sparse import _align_api_if_sparse
+from sklearn.utils.multiclass import _check_partial_fit_first_call
+from sklearn.utils.optimize import _newton_cg
+from sklearn.utils.validation import _is_arraylike_not_scalar, _num_samples
+
+__all__ = [
+    "_SCORERS",
+    "Hidden",
+    "Interval",
+    "RealNotInt",
+    "StrOptions",
+    "_MultimetricScorer",
+    "_Scorer",
+    "_align_api_if_sparse",
+    "_check_partial_fit_first_call",
+    "_check_solver",
+    "_fit_context",
+    "_get_mask",
+    "_handle_zeros_in_scale",
+    "_infer_dimension",
+    "_is_arraylike_not_scalar",
+    "_is_constant_feature",
+    "_newton_cg",
+    "_num_samples",
+    "_safe_indexing",
+    "_safe_min",
+    "_unique",
+    "_validate_shuffle_split",
+    "is_scalar_nan",
+]
