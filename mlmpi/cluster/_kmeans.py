@@ -20,6 +20,7 @@ from ..base import DistributedEstimatorMixin
 from ..comms import Comms, collective_method
 from ..kernels import kernels_for
 from ..random import shared_seed
+from ..utils.stats import global_mean
 from ..utils.validation import _check_weights, agree, check_local, validate_fit_data
 from ._common import row_sq_norms, sq_distances
 from ._init import kmeans_parallel, kmeans_plusplus, random_rows
@@ -331,13 +332,9 @@ class KMeans(
         # scikit-learn does (sparse rows stay uncentred, as there).
         sparse = is_sparse(X)
         if not sparse:
-            sums = layout.local_sums
-            if sums is None or is_device_array(X):
-                sums = kernels_for("decomposition", X).column_sums(
-                    X, xp.zeros(X.shape[1], dtype=xp.float64)
-                )
+            sums = None if is_device_array(X) else layout.local_sums
             X_mean = to_namespace(
-                (to_host(comms.allreduce(sums)) / layout.n_samples).astype(X.dtype), xp
+                global_mean(X, layout.n_samples, comms, local_sums=sums).astype(X.dtype), xp
             )
             centred = xp.empty_like(X) if self.copy_x else X
             kernels_for("kmeans", X).center_rows(X, X_mean, centred)

@@ -10,6 +10,7 @@ from .._array import get_namespace, is_sparse, to_namespace
 from .._sklearn_compat import Interval, RealNotInt, StrOptions, _fit_context, _infer_dimension
 from ..comms import collective_method
 from ..random import shared_seed
+from ..utils.stats import global_mean
 from ..utils.validation import agree, validate_fit_data
 from ._base import FLOAT_DTYPES, _BaseDecomposition, flip_signs, replicated
 from ._solvers import (
@@ -18,7 +19,6 @@ from ._solvers import (
     centered_squared_norms,
     covariance_eigh,
     exact_svd,
-    global_mean,
     local_moments,
 )
 

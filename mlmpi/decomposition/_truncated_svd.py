@@ -5,9 +5,10 @@ from numbers import Integral, Real
 from .._array import get_namespace, is_sparse
 from .._sklearn_compat import Interval, StrOptions
 from ..random import shared_seed
+from ..utils.stats import global_mean
 from ..utils.validation import validate_fit_data
 from ._base import FLOAT_DTYPES, _BaseDecomposition, flip_signs, replicated
-from ._solvers import arpack_svd, centered_squared_norms, exact_svd, global_mean
+from ._solvers import arpack_svd, centered_squared_norms, exact_svd
 
 
 class TruncatedSVD(_BaseDecomposition):

@@ -14,9 +14,10 @@ from .._sklearn_compat import Interval, RealNotInt, StrOptions, _fit_context
 from ..base import DistributedClassifierMixin, DistributedEstimatorMixin, DistributedRegressorMixin
 from ..comms import Comms, collective_method
 from ..kernels import kernels_for
-from ..linear_model._logistic import _class_weights, _global_classes
+from ..linear_model._logistic import _class_weights
 from ..metrics import r2_score
 from ..random import RowStream, shared_seed
+from ..utils.stats import global_classes
 from ..utils.validation import check_local, validate_fit_data
 from ._binning import global_edges
 from ._grow import grow_tree
@@ -263,7 +264,7 @@ class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
             sample_weight=sample_weight,
             dtype=_FLOAT_DTYPES,
         )
-        self.classes_, self._class_counts, targets = _global_classes(y, None, comms)
+        self.classes_, self._class_counts, targets = global_classes(y, comms)
         self.n_classes_ = int(self.classes_.shape[0])
         self._fit_forest(X, targets, sample_weight, layout, comms)
         return self

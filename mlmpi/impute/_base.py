@@ -14,7 +14,7 @@ from ..preprocessing._base import (
     object_view,
     with_comms,
 )
-from ..utils._quantiles import global_median
+from ..utils.stats import global_median
 from ..utils.validation import agree, validate_fit_data
 
 

@@ -3,7 +3,7 @@
 Solver (which path runs when)
 -----------------------------
 Both estimators first reduce the global data to the replicated
-:class:`~mlmpi.linear_model._stats.Moments` (weighted means, then the
+:class:`~mlmpi.linear_model._stats.LeastSquaresStats` (weighted means, then the
 centred Gram matrices ``XcᵀWXc``, ``XcᵀWYc``: two allreduces; Ridge's
 ``'svd'`` solver needs only the means). Then:
 

@@ -15,7 +15,6 @@ import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, is_sparse, log_softmax, to_host
@@ -23,7 +22,8 @@ from .._sklearn_compat import Hidden, Interval, StrOptions, _align_api_if_sparse
 from ..base import DistributedClassifierMixin, DistributedEstimatorMixin
 from ..comms import collective_method
 from ..kernels import kernels_for
-from ..utils.validation import agree, validate_fit_data
+from ..utils.stats import global_classes
+from ..utils.validation import validate_fit_data
 from ._base import LinearPredictMixin, check_finite_parameters
 from ._convergence import OWN_WORDS
 from ._newton import _Gauge, lbfgs, newton_cg, newton_cholesky
@@ -41,32 +41,6 @@ _PENALTY_DEPRECATED = (
     "set to a float between 0 and 1 instead of penalty='elasticnet', and C=np.inf instead "
     "of penalty=None."
 )
-
-
-def _global_classes(y, sample_weight, comms):
-    """Sorted global classes, their weighted counts (agreed in one collective)
-    and the index in the global classes of each of this rank's labels (host).
-
-    A rank may hold only some classes (or no rows).
-
-    This function is collective.
-    """
-
-    def local():
-        labels = to_host(y)
-        if labels.shape[0]:
-            check_classification_targets(labels)
-        found, inverse = np.unique(labels, return_inverse=True)
-        weights = None if sample_weight is None else to_host(sample_weight).astype(np.float64)
-        counts = np.bincount(inverse, weights=weights, minlength=found.shape[0])
-        return (found, inverse), (found, counts)
-
-    (local_found, inverse), facts = agree(comms, local)
-    classes = np.unique(np.concatenate([found for found, _ in facts]))
-    counts = np.zeros(classes.shape[0])
-    for found, found_counts in facts:
-        counts[np.searchsorted(classes, found)] += found_counts
-    return classes, counts, np.searchsorted(classes, local_found)[inverse]
 
 
 def _class_weights(class_weight, classes, counts):
@@ -597,7 +571,7 @@ class LogisticRegression(
         X, y, sample_weight, _ = validate_fit_data(
             self, X, y, comms=comms, sample_weight=sample_weight, order="C", accept_sparse="csr"
         )
-        classes, counts, classes_idx = _global_classes(y, sample_weight, comms)
+        classes, counts, classes_idx = global_classes(y, comms, sample_weight=sample_weight)
         if self.solver == "liblinear" and classes.shape[0] > 2:
             raise ValueError(
                 "The 'liblinear' solver does not support multiclass classification"

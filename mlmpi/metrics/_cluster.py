@@ -13,8 +13,8 @@ from .._contract import collective_function
 from ..comms import resolve_comms
 from ..kernels import kernels_for
 from ..utils.ring import ring_blocks
+from ..utils.stats import distinct, global_table, union
 from ..utils.validation import agree
-from ._common import distinct, global_table
 
 _BLOCK_ROWS = 2048
 
@@ -136,7 +136,7 @@ def _silhouette_local(X, labels, metric, comms, kwds, sample_size=None, random_s
         counts = [int(c) for c in comms.allgather(np.array([len(keep)], dtype=np.int64))]
         n_samples = sum(counts)
     with_rows = [f for f in facts if f[0]] or facts[:1]
-    classes = distinct(np.concatenate([f[2] for f in with_rows]))[0]
+    classes = union([f[2] for f in facts])
     codes = np.searchsorted(classes, local_labels)
     present = comms.allreduce(np.bincount(codes, minlength=len(classes)).astype(np.int64))
     n_labels = int((present > 0).sum())

@@ -10,8 +10,8 @@ from sklearn.utils.validation import check_consistent_length
 from .._array import to_host
 from .._contract import collective_function
 from ..comms import resolve_comms
+from ..utils.stats import distinct, host_labels, host_weights, union
 from ..utils.validation import agree
-from ._common import distinct, host_labels, host_weights
 
 
 def _binarizer(values, labels):
@@ -110,7 +110,7 @@ def log_loss(y_true, y_proba, *, normalize=True, sample_weight=None, labels=None
     if extremes and min(e[1] for e in extremes) < 0:
         raise ValueError(f"y_prob contains values lower than 0: {min(e[1] for e in extremes)}")
     with_rows = [f for f in facts if f[0]] or facts[:1]
-    values = distinct(np.concatenate([f[1] for f in with_rows]))[0]
+    values = union([f[1] for f in facts])
     binarizer = _binarizer(values, labels)
     if not all(f[4] for f in facts):
         warnings.warn(

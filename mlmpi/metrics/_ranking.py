@@ -25,8 +25,8 @@ from .._contract import collective_function
 from ..comms import resolve_comms
 from ..kernels import kernels_for
 from ..utils.ring import ring_blocks
+from ..utils.stats import distinct, host_labels, host_weights, union
 from ..utils.validation import agree
-from ._common import distinct, host_labels, host_weights
 
 _BLOCK_ROWS = 1 << 16
 
@@ -319,7 +319,7 @@ def roc_auc_score(
 
     (true, score, weight), facts = agree(comms, check)
     with_rows = [f for f in facts if f[0]] or facts[:1]
-    values = distinct(np.concatenate([f[1] for f in with_rows]))[0]
+    values = union([f[1] for f in facts])
     tails = {f[2] for f in with_rows}
     if len(tails) > 1:
         raise ValueError(f"y_score has a different number of columns on different ranks {tails}.")

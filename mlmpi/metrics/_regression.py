@@ -16,8 +16,8 @@ from sklearn.utils.validation import check_consistent_length
 from .._array import get_namespace, to_host
 from .._contract import collective_function
 from ..comms import resolve_comms
+from ..utils.stats import host_weights
 from ..utils.validation import agree
-from ._common import host_weights
 
 _MULTIOUTPUT = ("raw_values", "uniform_average", "variance_weighted")
 

@@ -19,8 +19,13 @@ from .._array import is_device_array, is_sparse, to_host
 from .._sklearn_compat import _handle_zeros_in_scale, _is_constant_feature
 from ..comms import collective_method
 from ..random import shared_seed
-from ..utils._moments import Moments, global_moments
-from ..utils._quantiles import _SortedColumns, global_median, global_percentiles
+from ..utils.stats import (
+    Moments,
+    SortedColumns,
+    global_median,
+    global_moments,
+    global_percentiles,
+)
 from ..utils.validation import agree_on_errors
 from ._base import (
     FLOAT_DTYPES,
@@ -758,7 +763,7 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
             values.append(data)
             zeros.append(extra_zeros if comms.rank == 0 else 0)
             empty.append(extra_zeros == 0 and total[j] == 0)
-        columns = _SortedColumns.from_columns(values, zeros, X.dtype)
+        columns = SortedColumns.from_columns(values, zeros, X.dtype)
         quantiles = global_percentiles(columns, self.references_ * 100, comms=comms)
         quantiles[:, np.asarray(empty, dtype=bool)] = 0.0
         return quantiles

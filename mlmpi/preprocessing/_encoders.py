@@ -12,8 +12,9 @@ scikit-learn's, local.
 import numpy as np
 import sklearn.preprocessing as sk
 
-from .._sklearn_compat import _num_samples, _unique, is_scalar_nan
+from .._sklearn_compat import _num_samples, is_scalar_nan
 from ..comms import collective_method
+from ..utils.stats import merge_counts
 from ..utils.validation import agree, validate_fit_data
 from ._base import (
     CollectiveTransformerMixin,
@@ -21,18 +22,6 @@ from ._base import (
     object_view,
     with_comms,
 )
-
-
-def _union(parts):
-    """Sorted union of every rank's ``(categories, counts)`` of one column,
-    with the counts summed."""
-    parts = [p for p in parts if p is not None and len(p[0])]
-    values = np.concatenate([cats for cats, _ in parts])
-    counts = np.concatenate([np.asarray(c, dtype=np.int64) for _, c in parts])
-    categories, inverse = _unique(values, return_inverse=True)
-    return categories, np.bincount(inverse, weights=counts, minlength=len(categories)).astype(
-        np.int64
-    )
 
 
 class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
@@ -92,7 +81,7 @@ class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
         n_samples = sum(f[2] for f in facts if f is not None)
         if self.categories == "auto":
             merged = [
-                _union([(f[0][i], f[1][i]) if f else None for f in facts])
+                merge_counts([(f[0][i], f[1][i]) if f else None for f in facts])
                 for i in range(n_features)
             ]
             self.categories_ = [cats for cats, _ in merged]

@@ -1,13 +1,11 @@
 """LabelEncoder with the classes of every rank's labels."""
 
-import numpy as np
 import sklearn.preprocessing as sk
 from sklearn.utils.validation import column_or_1d
 
-from .._sklearn_compat import _unique
 from ..base import DistributedEstimatorMixin
 from ..comms import collective_method
-from ..utils.validation import agree
+from ..utils.stats import global_classes
 from ._base import with_comms
 
 
@@ -68,15 +66,12 @@ class LabelEncoder(DistributedEstimatorMixin, sk.LabelEncoder):
         """
         self._validate_params()
 
-        def local():
-            labels = column_or_1d(y, warn=True)
-            return None, _unique(labels) if labels.size else None
-
-        _, parts = agree(self._get_comms(), local)
-        parts = [p for p in parts if p is not None]
-        if not parts:
+        classes = global_classes(
+            y, self._get_comms(), check=lambda labels: column_or_1d(labels, warn=True)
+        ).classes
+        if not classes.size:
             raise ValueError("y has no labels on any rank.")
-        self.classes_ = _unique(np.concatenate(parts))
+        self.classes_ = classes
         return self
 
     @collective_method

@@ -43,7 +43,7 @@ _METHODS = {
 }
 
 
-class _SortedColumns:
+class SortedColumns:
     """This rank's non-NaN values of each column, sorted (float64), and the
     number of implicit zeros of each column of a sparse matrix."""
 
@@ -238,7 +238,7 @@ def _lerp(a, b, t, *, weak):
 def _quantiles(X, q, method, comms, *, weak_q):
     if method not in _METHODS:
         raise ValueError(f"method must be one of {sorted(_METHODS)}, got {method!r}.")
-    columns = _SortedColumns.of(X)
+    columns = SortedColumns.of(X)
     dtype = columns.dtype
     shape = np.shape(q)
     previous, following, gamma, n = _neighbour_statistics(columns, q, method, comms)
@@ -370,7 +370,7 @@ def global_median(X, *, comms):
     >>> global_median(np.array([[1.0], [2.0], [4.0], [np.nan], [10.0]]), comms=get_comms())
     array([3.])
     """
-    columns = _SortedColumns.of(X)
+    columns = SortedColumns.of(X)
     dtype = columns.dtype
     lower, upper, _, n = _neighbour_statistics(columns, [0.5], "linear", comms)
     lower, upper = lower[0].astype(dtype), upper[0].astype(dtype)
