@@ -22,7 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ._array import get_namespace, is_sparse, log_softmax, to_host, to_namespace
-from ._sklearn_compat import Interval, _check_partial_fit_first_call
+from ._sklearn_compat import Interval, _check_partial_fit_first_call, _fit_context
 from .base import DistributedClassifierMixin, DistributedEstimatorMixin
 from .comms import Comms, collective_method
 from .kernels import kernels_for
@@ -171,6 +171,7 @@ class _BaseNB(DistributedEstimatorMixin, DistributedClassifierMixin, BaseEstimat
         return get_namespace(log_proba).exp(log_proba)
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit on the global data (every rank passes its rows).
 
@@ -189,11 +190,11 @@ class _BaseNB(DistributedEstimatorMixin, DistributedClassifierMixin, BaseEstimat
         -----
         This method is collective.
         """
-        self._validate_params()
         self.classes_ = None
         return self._partial_fit(X, y, None, sample_weight, refit=True)
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Update the model with one global batch (every rank passes its rows of it).
 
@@ -215,8 +216,6 @@ class _BaseNB(DistributedEstimatorMixin, DistributedClassifierMixin, BaseEstimat
         -----
         This method is collective.
         """
-        if getattr(self, "classes_", None) is None:
-            self._validate_params()
         return self._partial_fit(X, y, classes, sample_weight, refit=False)
 
     def _validated(self, X, y, sample_weight, classes, *, refit, check_rows=None):

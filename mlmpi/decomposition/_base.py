@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from .._array import get_namespace, is_device_array, to_namespace
 from .._sklearn_compat import _fit_context
 from ..base import DistributedEstimatorMixin
-from ..comms import Comms, collective_method
+from ..comms import collective_method
 from ..random import shared_seed
 from ..utils.validation import _check_device_array, check_local
 from ._solvers import randomized_svd
@@ -37,8 +37,6 @@ class _BaseDecomposition(
     returns this rank's validated rows), ``_transform(X)`` and
     ``_inverse_transform(X)`` (local, on validated rows).
     """
-
-    _comms_constraint = {"comms": [None, Comms]}
 
     @collective_method
     @_fit_context(prefer_skip_nested_validation=True)

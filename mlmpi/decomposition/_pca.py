@@ -8,7 +8,7 @@ from sklearn.utils.metaestimators import available_if
 
 from .._array import get_namespace, is_sparse, to_namespace
 from .._sklearn_compat import Interval, RealNotInt, StrOptions, _fit_context, _infer_dimension
-from ..comms import collective_method
+from ..comms import Comms, collective_method
 from ..random import shared_seed
 from ..utils.stats import global_mean
 from ..utils.validation import agree, validate_fit_data
@@ -175,7 +175,7 @@ class PCA(_BaseDecomposition):
         "n_oversamples": [Interval(Integral, 1, None, closed="left")],
         "power_iteration_normalizer": [StrOptions({"auto", "QR", "LU", "none"})],
         "random_state": ["random_state"],
-        **_BaseDecomposition._comms_constraint,
+        "comms": [None, Comms],
     }
 
     def __init__(

@@ -6,13 +6,12 @@ import numpy as np
 import sklearn.impute as sk
 
 from .._array import is_sparse
-from .._sklearn_compat import _get_mask, _num_samples, _safe_min
-from ..comms import collective_method
+from .._sklearn_compat import _fit_context, _get_mask, _num_samples, _safe_min
+from ..comms import Comms, collective_method
 from ..preprocessing._base import (
     CollectiveTransformerMixin,
     LocalInverseMixin,
     object_view,
-    with_comms,
 )
 from ..utils.stats import global_median
 from ..utils.validation import agree, validate_fit_data
@@ -74,7 +73,10 @@ class SimpleImputer(CollectiveTransformerMixin, LocalInverseMixin, sk.SimpleImpu
     array([2.])
     """
 
-    _parameter_constraints: dict = with_comms(sk.SimpleImputer)
+    _parameter_constraints: dict = {
+        **sk.SimpleImputer._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(
         self,
@@ -98,6 +100,7 @@ class SimpleImputer(CollectiveTransformerMixin, LocalInverseMixin, sk.SimpleImpu
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Compute the imputation statistics of every rank's rows.
 
@@ -121,7 +124,6 @@ class SimpleImputer(CollectiveTransformerMixin, LocalInverseMixin, sk.SimpleImpu
             self, view, comms=comms, dtype=None, ensure_all_finite=False, accept_sparse="csc"
         )
         n_features, names = self.n_features_in_, getattr(self, "feature_names_in_", None)
-        self._validate_params()
         if callable(self.strategy):
             raise NotImplementedError(
                 "SimpleImputer with a callable strategy is not supported by mlmpi."

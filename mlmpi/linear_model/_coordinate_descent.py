@@ -25,9 +25,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from .._array import to_host
-from .._sklearn_compat import Interval, StrOptions, _align_api_if_sparse
+from .._sklearn_compat import Interval, StrOptions, _align_api_if_sparse, _fit_context
 from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
-from ..comms import collective_method
+from ..comms import Comms, collective_method
 from ..kernels import kernels_for
 from ..random import shared_seed
 from ._base import (
@@ -408,7 +408,7 @@ class ElasticNet(
         "positive": ["boolean"],
         "random_state": ["random_state"],
         "selection": [StrOptions({"cyclic", "random"})],
-        "comms": "no_validation",
+        "comms": [None, Comms],
     }
 
     def __init__(
@@ -446,6 +446,7 @@ class ElasticNet(
         return np.zeros((n_targets, n_features))
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, check_input=True):
         """Fit the model on the global data (every rank passes its rows).
 
@@ -466,7 +467,6 @@ class ElasticNet(
         -----
         This method is collective.
         """
-        self._validate_params()
         if self.alpha == 0:
             warnings.warn(
                 "With alpha=0, this algorithm does not converge well. You are advised "

@@ -32,9 +32,9 @@ from scipy import linalg, optimize
 from sklearn.base import BaseEstimator, MultiOutputMixin
 
 from .._array import is_sparse
-from .._sklearn_compat import Interval, StrOptions
+from .._sklearn_compat import Interval, StrOptions, _fit_context
 from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
-from ..comms import collective_method
+from ..comms import Comms, collective_method
 from ._base import (
     GRAM_MAX_FEATURES,
     RegressionMixin,
@@ -181,7 +181,7 @@ class LinearRegression(
         "tol": [Interval(Real, 0, None, closed="left")],
         "n_jobs": [None, Integral],
         "positive": ["boolean"],
-        "comms": "no_validation",
+        "comms": [None, Comms],
     }
 
     def __init__(
@@ -195,6 +195,7 @@ class LinearRegression(
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model on the global data (every rank passes its rows).
 
@@ -212,7 +213,6 @@ class LinearRegression(
         -----
         This method is collective.
         """
-        self._validate_params()
         X, Y, sample_weight, single, comms, _ = regression_data(self, X, y, sample_weight)
         gram = gram_fits(X)
         moments = centred_moments(
@@ -403,7 +403,7 @@ class Ridge(
         ],
         "positive": ["boolean"],
         "random_state": ["random_state"],
-        "comms": "no_validation",
+        "comms": [None, Comms],
     }
 
     def __init__(
@@ -472,6 +472,7 @@ class Ridge(
         return "svd" if self.solver in ("svd", "qr") else "cholesky"
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model on the global data (every rank passes its rows).
 
@@ -489,7 +490,6 @@ class Ridge(
         -----
         This method is collective.
         """
-        self._validate_params()
         solver = self._check_solver()
         X, Y, sample_weight, single, comms, _ = regression_data(self, X, y, sample_weight)
         solver = self._sparse_solver(solver, X)

@@ -18,9 +18,16 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, is_sparse, log_softmax, to_host
-from .._sklearn_compat import Hidden, Interval, StrOptions, _align_api_if_sparse, _check_solver
+from .._sklearn_compat import (
+    Hidden,
+    Interval,
+    StrOptions,
+    _align_api_if_sparse,
+    _check_solver,
+    _fit_context,
+)
 from ..base import DistributedClassifierMixin, DistributedEstimatorMixin
-from ..comms import collective_method
+from ..comms import Comms, collective_method
 from ..kernels import kernels_for
 from ..utils.stats import global_classes
 from ..utils.validation import validate_fit_data
@@ -384,7 +391,7 @@ class LogisticRegression(
         "verbose": ["verbose"],
         "warm_start": ["boolean"],
         "n_jobs": [None, Integral],
-        "comms": "no_validation",
+        "comms": [None, Comms],
     }
 
     def __init__(
@@ -548,6 +555,7 @@ class LogisticRegression(
         return lbfgs(objective, start, **options)
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model on the global data (every rank passes its rows).
 
@@ -565,7 +573,6 @@ class LogisticRegression(
         -----
         This method is collective.
         """
-        self._validate_params()
         penalty, C = self._penalty()
         comms = self._get_comms()
         X, y, sample_weight, _ = validate_fit_data(

@@ -6,15 +6,10 @@ import numpy as np
 from .._array import is_sparse, sparse_namespace
 from .._sklearn_compat import _num_samples
 from ..base import DistributedEstimatorMixin
-from ..comms import Comms, collective_method
+from ..comms import collective_method
 from ..utils.validation import agree_on_errors, validate_fit_data
 
 FLOAT_DTYPES = (np.float64, np.float32)
-
-
-def with_comms(sklearn_class):
-    """The parameter constraints of ``sklearn_class`` plus ``comms``."""
-    return {**getattr(sklearn_class, "_parameter_constraints", {}), "comms": [None, Comms]}
 
 
 class CollectiveTransformerMixin(DistributedEstimatorMixin):
@@ -79,8 +74,7 @@ class CollectiveTransformerMixin(DistributedEstimatorMixin):
         return zero_row(X, self.n_features_in_)
 
     def _validate_fit(self, X, *, first_call=True, sample_weight=None, **check_params):
-        """Agreed validation of a ``fit``/``partial_fit`` batch, then the
-        parameters (equal on every rank by then, so any error is everyone's).
+        """Agreed validation of a ``fit``/``partial_fit`` batch.
 
         Returns ``(X, sample_weight, layout)``; on a later ``partial_fit`` call
         the number of features must be the one seen first.
@@ -89,7 +83,6 @@ class CollectiveTransformerMixin(DistributedEstimatorMixin):
         X, _, sample_weight, layout = validate_fit_data(
             self, X, comms=self._get_comms(), sample_weight=sample_weight, **check_params
         )
-        self._validate_params()
         if expected is not None and X.shape[1] != expected:
             self.n_features_in_ = expected
             raise ValueError(

@@ -16,8 +16,8 @@ from sklearn.utils import check_random_state, resample
 from sklearn.utils.sparsefuncs import min_max_axis
 
 from .._array import is_device_array, is_sparse, to_host
-from .._sklearn_compat import _handle_zeros_in_scale, _is_constant_feature
-from ..comms import collective_method
+from .._sklearn_compat import _fit_context, _handle_zeros_in_scale, _is_constant_feature
+from ..comms import Comms, collective_method
 from ..random import shared_seed
 from ..utils.stats import (
     Moments,
@@ -32,7 +32,6 @@ from ._base import (
     CollectiveTransformerMixin,
     LocalInverseMixin,
     reject_sparse,
-    with_comms,
 )
 
 
@@ -117,13 +116,17 @@ class StandardScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.StandardS
     array([2., 1.])
     """
 
-    _parameter_constraints: dict = with_comms(sk.StandardScaler)
+    _parameter_constraints: dict = {
+        **sk.StandardScaler._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(self, *, copy=True, with_mean=True, with_std=True, comms=None):
         super().__init__(copy=copy, with_mean=with_mean, with_std=with_std)
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         """Compute the global mean and std of every rank's rows.
 
@@ -147,6 +150,7 @@ class StandardScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.StandardS
         return self.partial_fit(X, y, sample_weight)
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, sample_weight=None):
         """Fold every rank's batch of rows into the global mean and std.
 
@@ -270,13 +274,17 @@ class MinMaxScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MinMaxScale
            [1. ]])
     """
 
-    _parameter_constraints: dict = with_comms(sk.MinMaxScaler)
+    _parameter_constraints: dict = {
+        **sk.MinMaxScaler._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(self, feature_range=(0, 1), *, copy=True, clip=False, comms=None):
         super().__init__(feature_range=feature_range, copy=copy, clip=clip)
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Compute the global minimum and maximum of every rank's rows.
 
@@ -298,6 +306,7 @@ class MinMaxScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MinMaxScale
         return self.partial_fit(X, y)
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
         """Fold every rank's batch into the global minimum and maximum.
 
@@ -390,13 +399,17 @@ class MaxAbsScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MaxAbsScale
     array([4.])
     """
 
-    _parameter_constraints: dict = with_comms(sk.MaxAbsScaler)
+    _parameter_constraints: dict = {
+        **sk.MaxAbsScaler._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(self, *, copy=True, comms=None):
         super().__init__(copy=copy)
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Compute the global maximum absolute value of every rank's rows.
 
@@ -418,6 +431,7 @@ class MaxAbsScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MaxAbsScale
         return self.partial_fit(X, y)
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
         """Fold every rank's batch into the global maximum absolute value.
 
@@ -507,7 +521,10 @@ class RobustScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.RobustScale
     array([2.5])
     """
 
-    _parameter_constraints: dict = with_comms(sk.RobustScaler)
+    _parameter_constraints: dict = {
+        **sk.RobustScaler._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(
         self,
@@ -529,6 +546,7 @@ class RobustScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.RobustScale
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Compute the global median and quantile range of every rank's rows.
 
@@ -635,7 +653,10 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
     array([0., 1., 5.])
     """
 
-    _parameter_constraints: dict = with_comms(sk.QuantileTransformer)
+    _parameter_constraints: dict = {
+        **sk.QuantileTransformer._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(
         self,
@@ -659,6 +680,7 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Compute the global quantiles of every rank's rows.
 
@@ -807,13 +829,14 @@ class Normalizer(CollectiveTransformerMixin, sk.Normalizer):
     array([[0.6, 0.8]])
     """
 
-    _parameter_constraints: dict = with_comms(sk.Normalizer)
+    _parameter_constraints: dict = {**sk.Normalizer._parameter_constraints, "comms": [None, Comms]}
 
     def __init__(self, norm="l2", *, copy=True, comms=None):
         super().__init__(norm=norm, copy=copy)
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Agree on the number of features of every rank's rows.
 

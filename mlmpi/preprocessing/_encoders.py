@@ -12,15 +12,14 @@ scikit-learn's, local.
 import numpy as np
 import sklearn.preprocessing as sk
 
-from .._sklearn_compat import _num_samples, is_scalar_nan
-from ..comms import collective_method
+from .._sklearn_compat import _fit_context, _num_samples, is_scalar_nan
+from ..comms import Comms, collective_method
 from ..utils.stats import merge_counts
 from ..utils.validation import agree, validate_fit_data
 from ._base import (
     CollectiveTransformerMixin,
     LocalInverseMixin,
     object_view,
-    with_comms,
 )
 
 
@@ -28,6 +27,7 @@ class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
     """Replaces scikit-learn's ``_fit`` by its distributed twin."""
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Find the categories of every rank's rows together.
 
@@ -177,7 +177,10 @@ class OneHotEncoder(_GlobalCategoriesMixin, sk.OneHotEncoder):
     [array(['a', 'b'], dtype='<U1')]
     """
 
-    _parameter_constraints: dict = with_comms(sk.OneHotEncoder)
+    _parameter_constraints: dict = {
+        **sk.OneHotEncoder._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(
         self,
@@ -252,7 +255,10 @@ class OrdinalEncoder(_GlobalCategoriesMixin, sk.OrdinalEncoder):
     array([1., 0., 2.])
     """
 
-    _parameter_constraints: dict = with_comms(sk.OrdinalEncoder)
+    _parameter_constraints: dict = {
+        **sk.OrdinalEncoder._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(
         self,

@@ -3,10 +3,10 @@
 import sklearn.preprocessing as sk
 from sklearn.utils.validation import column_or_1d
 
+from .._sklearn_compat import _fit_context
 from ..base import DistributedEstimatorMixin
-from ..comms import collective_method
+from ..comms import Comms, collective_method
 from ..utils.stats import global_classes
-from ._base import with_comms
 
 
 class LabelEncoder(DistributedEstimatorMixin, sk.LabelEncoder):
@@ -43,12 +43,13 @@ class LabelEncoder(DistributedEstimatorMixin, sk.LabelEncoder):
     array(['amsterdam', 'paris', 'tokyo'], dtype='<U9')
     """
 
-    _parameter_constraints: dict = with_comms(sk.LabelEncoder)
+    _parameter_constraints: dict = {"comms": [None, Comms]}  # scikit-learn's has none
 
     def __init__(self, *, comms=None):
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, y):
         """Find the classes of every rank's labels.
 
@@ -64,8 +65,6 @@ class LabelEncoder(DistributedEstimatorMixin, sk.LabelEncoder):
         self : object
             Fitted label encoder.
         """
-        self._validate_params()
-
         classes = global_classes(
             y, self._get_comms(), check=lambda labels: column_or_1d(labels, warn=True)
         ).classes
