@@ -160,14 +160,25 @@ def local_table(columns, weights):
     size = int(np.prod(shape, dtype=np.float64))
     if size <= max(keys.shape[0], 1 << 16):  # few possible combinations: count them directly
         present = np.flatnonzero(np.bincount(keys, minlength=size))
-        sums = np.bincount(keys, weights=weights, minlength=size)[present]
+        sums = _sums_by(keys, weights, size)[present]
     else:
         present, inverse = np.unique(keys, return_inverse=True)
-        sums = np.bincount(inverse.reshape(-1), weights=weights, minlength=len(present))
-    if weights is None or weights.dtype.kind in "iub":
-        sums = sums.astype(np.int64)
+        sums = _sums_by(inverse.reshape(-1), weights, len(present))
     combos = np.stack(np.unravel_index(present, shape), axis=1).reshape(-1, len(columns))
     return [values for values, _ in found], combos, sums
+
+
+def _sums_by(index, weights, n):
+    """The weights (counts when None) summed by ``index`` into ``n`` bins, as
+    scikit-learn's confusion matrix sums them: integer weights exactly in int64
+    (wrapping round on overflow), any other weights in float64."""
+    if weights is None:
+        return np.bincount(index, minlength=n).astype(np.int64)
+    if weights.dtype.kind in "iub":
+        sums = np.zeros(n, dtype=np.int64)
+        np.add.at(sums, index, weights.astype(np.int64))
+        return sums
+    return np.bincount(index, weights=weights.astype(np.float64), minlength=n)
 
 
 def merge_tables(tables):
@@ -251,7 +262,7 @@ class Moments:
     >>> a = Moments(np.array([2.0]), np.array([1.0]), np.array([2.0]))   # rows 0 and 2
     >>> b = Moments(np.array([1.0]), np.array([4.0]), np.array([0.0]))   # row 4
     >>> a.merge(b).var
-    array([2.88888889])
+    array([2.66666667])
     """
 
     count: np.ndarray
