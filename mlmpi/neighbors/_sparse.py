@@ -1,8 +1,8 @@
 """Brute-force k nearest neighbours of CSR rows on row-sharded data.
 
 Sparse index blocks cannot travel round the dense ring, so the queries do
-(the cuML MNMG pattern of DESIGN §7): every rank's query rows are gathered
-in batches of ``batch_size`` global rows, each rank finds the best ``k`` of
+(the pattern of cuML's multi-node multi-GPU neighbours): every rank's query
+rows are gathered in batches of ``batch_size`` global rows, each rank finds the best ``k`` of
 its own shard for every query of the batch (distances from sparse dot
 products and squared norms, as scikit-learn's ``euclidean_distances``), and
 the partial lists go back to the queries' owners (``alltoallv``), which
