@@ -66,7 +66,11 @@ class CollectiveTransformerMixin(DistributedEstimatorMixin):
         """scikit-learn's local ``method`` on this rank's rows. scikit-learn
         rejects zero rows, so a rank without rows runs ``method`` on the one
         valid row ``placeholder(X)`` and keeps no row of the result."""
-        if _num_samples(X) > 0:
+        try:
+            empty = _num_samples(X) == 0
+        except TypeError:  # not an array (a scalar): scikit-learn's check says so
+            empty = False
+        if not empty:
             return method(X, *args, **kwargs)
         return method(placeholder(X), *args, **kwargs)[:0]
 
@@ -135,10 +139,11 @@ class LocalInverseMixin:
 
 def object_view(X):
     """``X`` with object columns, so that validation agrees on the number of
-    columns and their names whatever each rank's dtypes (string widths)."""
+    columns and their names whatever each rank's dtypes (string widths);
+    sparse matrices as they are."""
     if hasattr(X, "iloc"):
         return X.astype(object)
-    if isinstance(X, (list, tuple)) and len(X) == 0:
+    if is_sparse(X) or (isinstance(X, (list, tuple)) and len(X) == 0):
         return X
     return np.asarray(X, dtype=object)
 

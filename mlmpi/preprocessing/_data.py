@@ -179,6 +179,10 @@ class StandardScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.StandardS
             dtype=FLOAT_DTYPES,
             ensure_all_finite="allow-nan",
         )
+        # scikit-learn's (experimental) callbacks: one fit task per call, on every rank
+        callbacks = self._init_callback_context()
+        metadata = {"sample_weight": sample_weight}
+        callbacks.call_on_fit_task_begin(estimator=self, X=X, y=y, metadata=metadata)
         if is_sparse(X) and self.with_mean:
             raise ValueError(
                 "Cannot center sparse matrices: pass `with_mean=False` "
@@ -224,6 +228,9 @@ class StandardScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.StandardS
             )
         else:
             self.scale_ = None
+        callbacks.call_on_fit_task_end(
+            estimator=self, X=X, y=y, metadata=metadata, reconstruction_attributes={}
+        )
         return self
 
 
@@ -370,6 +377,9 @@ class MaxAbsScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MaxAbsScale
     ----------
     copy : bool, default=True
         If False, try to scale in place at transform.
+    clip : bool, default=False
+        Clip transformed values of held-out data to [-1, 1] (at ``transform``,
+        local).
     comms : Comms, default=None
         The ranks that share the data; None means :func:`mlmpi.get_comms`.
 
@@ -404,8 +414,8 @@ class MaxAbsScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MaxAbsScale
         "comms": [None, Comms],
     }
 
-    def __init__(self, *, copy=True, comms=None):
-        super().__init__(copy=copy)
+    def __init__(self, *, copy=True, clip=False, comms=None):
+        super().__init__(copy=copy, clip=clip)
         self.comms = comms
 
     @collective_method

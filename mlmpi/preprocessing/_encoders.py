@@ -45,8 +45,14 @@ class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
         self : object
             Fitted encoder.
         """
+        # Sparse rows pass here: scikit-learn's own check refuses them, with its message.
         validate_fit_data(
-            self, object_view(X), comms=self._get_comms(), dtype=None, ensure_all_finite=False
+            self,
+            object_view(X),
+            comms=self._get_comms(),
+            dtype=None,
+            ensure_all_finite=False,
+            accept_sparse=True,
         )
         return super().fit(X, y)
 
@@ -63,6 +69,10 @@ class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
         n_features = self.n_features_in_
         names = getattr(self, "feature_names_in_", None)
 
+        # The counts only when scikit-learn needs them: its count of bytes
+        # categories (dtype "S") fails.
+        counted = return_counts or self._infrequent_enabled
+
         def local():
             if _num_samples(X) == 0:
                 return None, None
@@ -70,9 +80,10 @@ class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
                 X,
                 handle_unknown=handle_unknown,
                 ensure_all_finite=ensure_all_finite,
-                return_counts=True,
+                return_counts=counted,
             )
-            return None, (self.categories_, output["category_counts"], output["n_samples"])
+            counts = output.get("category_counts") or [np.zeros(len(c)) for c in self.categories_]
+            return None, (self.categories_, counts, output["n_samples"])
 
         _, facts = agree(comms, local)
         self.n_features_in_ = n_features

@@ -292,7 +292,9 @@ class Moments:
 def local_moments(X, sample_weight=None):
     """Moments of this rank's rows (dense or sparse; NaN ignored).
 
-    No communication. A column without values has count 0 and mean 0.
+    No communication. A column without values has count 0 and mean 0; a
+    column whose values are all equal has exactly that mean and ``m2 = 0``
+    (a sum of rows divided by their count may miss the value by a rounding).
     """
     if is_sparse(X):
         X = X.get() if is_device_array(X) else X
@@ -303,7 +305,8 @@ def local_moments(X, sample_weight=None):
         mean, var, count = mean_variance_axis(X, axis=0, weights=weights, return_sum_weights=True)
         count = np.asarray(count, dtype=np.float64)
         mean = np.where(count > 0, mean, 0.0)
-        return Moments(count, mean, np.where(count > 0, var * count, 0.0))
+        moments = Moments(count, mean, np.where(count > 0, var * count, 0.0))
+        return _exact_constants(moments, *_sparse_extremes(X))
     X = np.asarray(to_host(X), dtype=np.float64)
     valid = ~np.isnan(X)
     w = np.ones(X.shape[0]) if sample_weight is None else to_host(sample_weight).astype(np.float64)
@@ -313,7 +316,32 @@ def local_moments(X, sample_weight=None):
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(count > 0, (weights * values).sum(axis=0) / count, 0.0)
     m2 = (weights * (values - mean) ** 2).sum(axis=0)
-    return Moments(count, mean, m2)
+    low = np.where(valid, X, np.inf).min(axis=0, initial=np.inf)
+    high = np.where(valid, X, -np.inf).max(axis=0, initial=-np.inf)
+    return _exact_constants(Moments(count, mean, m2), low, high)
+
+
+def _sparse_extremes(X):
+    """Per column, the smallest and largest non-NaN value of a sparse matrix,
+    its implicit zeros included (``inf``, ``-inf`` for a column without values)."""
+    csc = X.tocsc()
+    low, high = np.full(X.shape[1], np.inf), np.full(X.shape[1], -np.inf)
+    for j in range(X.shape[1]):
+        data = csc.data[csc.indptr[j] : csc.indptr[j + 1]]
+        if data.size < X.shape[0]:  # the column has implicit zeros
+            data = np.append(data, 0.0)
+        data = data[~np.isnan(data)]
+        if data.size:
+            low[j], high[j] = data.min(), data.max()
+    return low, high
+
+
+def _exact_constants(moments, low, high):
+    """``moments`` with the columns whose values are all equal (``low == high``)
+    given exactly that mean and no spread."""
+    constant = (moments.count > 0) & (low == high)
+    mean = np.where(constant, low, moments.mean)
+    return Moments(moments.count, mean, np.where(constant, 0.0, moments.m2))
 
 
 def global_moments(X, sample_weight=None, *, comms):
