@@ -19,7 +19,12 @@ from ._classification import (
     precision_score,
     recall_score,
 )
-from ._cluster import adjusted_rand_score, silhouette_samples, silhouette_score
+from ._cluster import (
+    adjusted_rand_score,
+    fowlkes_mallows_score,
+    silhouette_samples,
+    silhouette_score,
+)
 from ._log_loss import log_loss
 from ._ranking import roc_auc_score
 from ._regression import (
@@ -39,6 +44,7 @@ __all__ = [
     "confusion_matrix",
     "f1_score",
     "fbeta_score",
+    "fowlkes_mallows_score",
     "get_scorer",
     "get_scorer_names",
     "log_loss",

@@ -29,7 +29,7 @@ def _binarizer(values, labels):
                 UserWarning,
                 stacklevel=2,
             )
-        undeclared = set(values) - set(labels)
+        undeclared = set(values.tolist()) - set(labels)
         if undeclared:
             raise ValueError(
                 f"y_true contains values {undeclared} not belonging to the passed labels {labels}."
@@ -47,7 +47,16 @@ def _binarizer(values, labels):
 
 
 @collective_function
-def log_loss(y_true, y_proba, *, normalize=True, sample_weight=None, labels=None, comms=None):
+def log_loss(
+    y_true,
+    y_proba=None,
+    *,
+    normalize=True,
+    sample_weight=None,
+    labels=None,
+    y_pred="deprecated",
+    comms=None,
+):
     """Log loss (cross-entropy) over the rows of all ranks.
 
     Classes are ``labels`` or the sorted union of ``y_true`` over all
@@ -62,6 +71,9 @@ def log_loss(y_true, y_proba, *, normalize=True, sample_weight=None, labels=None
         Mean loss; False gives the (weighted) sum.
     sample_weight : array-like of shape (n_local,), default=None
     labels : array-like, default=None
+    y_pred : array-like of shape (n_local,) or (n_local, n_classes)
+        Deprecated name of ``y_proba``, as in scikit-learn (with its
+        ``FutureWarning``).
     comms : Comms, default=None
         None means :func:`mlmpi.get_comms`.
 
@@ -81,6 +93,19 @@ def log_loss(y_true, y_proba, *, normalize=True, sample_weight=None, labels=None
     ...                [[.1, .9], [.9, .1], [.8, .2], [.35, .65]]), 6)
     0.216162
     """
+    if not (isinstance(y_pred, str) and y_pred == "deprecated"):
+        if y_proba is not None:
+            raise ValueError(
+                "Cannot use both `y_pred` and `y_proba`. `y_pred` is deprecated, "
+                "use `y_proba` instead."
+            )
+        warnings.warn(
+            "`y_pred` was renamed to `y_proba` in version 1.9 and will be removed "
+            "in 1.11. Use `y_proba` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        y_proba = y_pred
     comms = resolve_comms(comms)
 
     def check():

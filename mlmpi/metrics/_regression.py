@@ -90,10 +90,17 @@ def _targets(comms, y_true, y_pred, sample_weight, multioutput, allowed):
 
 
 def _weighted_sums(comms, xp, weights, *columns):
-    """``[Σw, Σw·column for each column]`` over all ranks, one allreduce (float64 host)."""
+    """``[Σw, Σw·column for each column]`` over all ranks, one allreduce (float64 host).
+
+    The local sums add the rows as ``np.average`` does (NumPy's pairwise sum of the
+    weighted rows), so that one rank gives scikit-learn's value to the last bit."""
     n_rows = columns[0].shape[0]
-    w = xp.ones(n_rows, dtype=xp.float64) if weights is None else weights
-    local = [xp.sum(w).reshape(1)] + [w @ c for c in columns]
+    if weights is None:
+        local = [xp.asarray([float(n_rows)])] + [xp.sum(c, axis=0) for c in columns]
+    else:
+        local = [xp.sum(weights).reshape(1)] + [
+            xp.sum(c * weights.reshape((-1,) + (1,) * (c.ndim - 1)), axis=0) for c in columns
+        ]
     packed = to_host(xp.concatenate(local))
     return comms.allreduce(packed)
 

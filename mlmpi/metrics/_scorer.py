@@ -33,6 +33,7 @@ _METRICS = {
         _regression.root_mean_squared_error,
         _regression.mean_absolute_error,
         _cluster.adjusted_rand_score,
+        _cluster.fowlkes_mallows_score,
     )
 }
 
@@ -99,7 +100,7 @@ def get_scorer(scoring):
         'precision*', 'recall*', 'roc_auc', 'roc_auc_ovr', 'roc_auc_ovo',
         'neg_log_loss', 'r2', 'neg_mean_squared_error',
         'neg_root_mean_squared_error', 'neg_mean_absolute_error',
-        'adjusted_rand_score', ...).
+        'adjusted_rand_score', 'fowlkes_mallows_score', ...).
 
     Returns
     -------
@@ -186,7 +187,39 @@ def check_scoring(estimator=None, scoring=None, *, allow_none=False, raise_exc=T
     if isinstance(scoring, str):
         return get_scorer(scoring)
     if isinstance(scoring, (list, tuple, set, dict)):
-        names = scoring if isinstance(scoring, dict) else {name: name for name in scoring}
-        scorers = {key: get_scorer(value) for key, value in names.items()}
+        named = named_scorings(scoring)
+        scorers = {key: check_scoring(estimator, value) for key, value in named.items()}
         return _MultimetricScorer(scorers=scorers, raise_exc=raise_exc)
     return sk_check_scoring(estimator, scoring, allow_none=allow_none, raise_exc=raise_exc)
+
+
+def named_scorings(scoring):
+    """``{name: scoring}`` of a list, tuple, set or dict of scorings, with
+    scikit-learn's checks and messages (``_check_multimetric_scoring``)."""
+    if isinstance(scoring, dict):
+        if not all(isinstance(key, str) for key in scoring):
+            raise ValueError(
+                f"Non-string types were found in the keys of the given dict. scoring={scoring!r}"
+            )
+        if not scoring:
+            raise ValueError(f"An empty dict was passed. {scoring!r}")
+        return scoring
+    message = "The list/tuple elements must be unique strings of predefined scorers. "
+    try:
+        keys = set(scoring)
+    except TypeError as exc:
+        raise ValueError(message) from exc
+    if len(keys) != len(scoring):
+        raise ValueError(f"{message} Duplicate elements were found in the given list. {scoring!r}")
+    if not keys:
+        raise ValueError(f"{message} Empty list was given. {scoring!r}")
+    if not all(isinstance(key, str) for key in keys):
+        if any(callable(key) for key in keys):
+            raise ValueError(
+                f"{message} One or more of the elements were callables. Use a dict of score "
+                f"name mapped to the scorer callable. Got {scoring!r}"
+            )
+        raise ValueError(
+            f"{message} Non-string types were found in the given list. Got {scoring!r}"
+        )
+    return {name: name for name in scoring}
