@@ -6,8 +6,9 @@ the estimators)."""
 import ast
 from pathlib import Path
 
-import mlmpi
 import mlmpi.kernels
+
+import mlmpi
 
 PACKAGES = {  # import name -> directory
     "mlmpi": Path(mlmpi.__file__).parent,

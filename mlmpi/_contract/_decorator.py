@@ -117,7 +117,7 @@ def collective(function=None, *, data=(), same=()):
                     bound.apply_defaults()
                     owner = instance if is_method else comms
                     details = CallDetails(
-                        parameter_facts(instance),
+                        parameter_facts(instance) if is_method else (),
                         argument_facts(bound, rows),
                         input_schema(bound.arguments["X"]) if "X" in bound.arguments else None,
                     )

@@ -99,7 +99,8 @@ def full_text(value):
     if hasattr(value, "get_params") and not inspect.isclass(value):
         return _estimator_text(value)
     if hasattr(value, "dist") and hasattr(value, "args") and hasattr(value, "kwds"):
-        return f"{value.dist.name}{value.args}{value.kwds}"  # a frozen SciPy distribution
+        keywords = f" {value.kwds}" if value.kwds else ""
+        return f"{value.dist.name}{value.args}{keywords}"  # a frozen SciPy distribution
     if isinstance(value, dict):
         return "{" + ", ".join(f"{full_text(k)}: {full_text(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
@@ -136,13 +137,24 @@ def describe(value):
     return text
 
 
-def parameter_facts(estimator):
-    """``((parameter, description), ...)`` of ``get_params(deep=False)`` without
+def _parameters(instance):
+    """``get_params(deep=False)``, or the attributes named by the constructor's
+    parameters (scikit-learn's splitters have no ``get_params``)."""
+    if hasattr(instance, "get_params"):
+        return instance.get_params(deep=False)
+    try:
+        names = inspect.signature(type(instance).__init__).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {name: getattr(instance, name) for name in names if hasattr(instance, name)}
+
+
+def parameter_facts(instance):
+    """``((parameter, description), ...)`` of an instance's parameters without
     ``comms``, sorted; ``()`` for an object without parameters."""
-    if not hasattr(estimator, "get_params"):
-        return ()
-    params = estimator.get_params(deep=False)
+    params = _parameters(instance)
     params.pop("comms", None)
+    params.pop("self", None)
     return tuple((name, describe(value)) for name, value in sorted(params.items()))
 
 

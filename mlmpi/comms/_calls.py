@@ -76,7 +76,7 @@ class Arguments:
             return cls(f"{message} [raised on rank {rank} of {len(details)}]")
         values = [dict(d.values) for d in details]
         for name in values[0]:
-            described = [v.get(name) for v in values]
+            described = [repr(v.get(name)) for v in values]
             if len(set(described)) > 1:
                 return (
                     f"{method} was called with a different {name!r} on different ranks "
