@@ -53,9 +53,7 @@ def _cases(comms, X, y):
 
     def method(estimator, name, *args):
         signature = inspect.signature(getattr(type(estimator), name).__wrapped__)
-        arguments = tuple(
-            (p, "data") for p in list(signature.parameters)[1:] if p not in ("self",)
-        )
+        arguments = tuple((p, "data") for p in list(signature.parameters)[1:] if p not in ("self",))
         details = CallDetails(parameter_facts(estimator), arguments, input_schema(args[0]))
         return (
             lambda: getattr(estimator, name)(*args),
