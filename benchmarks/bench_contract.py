@@ -83,7 +83,7 @@ def _contract_traffic(public, comms):
     """Collectives and bytes this rank sent in the contract's agreement of one call."""
     with profile() as prof:
         public()
-    agreements = [(op, nbytes) for op, _, nbytes, _, _, _ in prof.events if "agree" in op]
+    agreements = [(op, nbytes) for op, nbytes, *_ in prof.events if "agree" in op]
     return len(agreements), sum(nbytes for _, nbytes in agreements)
 
 
