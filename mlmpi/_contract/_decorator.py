@@ -124,7 +124,7 @@ def collective(function=None, *, data=(), same=()):
                     call = Call(name, _count(owner, function.__name__, 1), details)
                     try:
                         agree_on_call(comms, call)
-                    except ValueError:
+                    except (ValueError, TypeError):
                         _count(owner, function.__name__, -1)  # a refused call was not made
                         raise
                 return function(*args, **kwargs)

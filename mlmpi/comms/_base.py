@@ -126,7 +126,7 @@ class Comms(ArrayCollectives, Exchanges, ObjectCollectives, ABC):
         failure = None if error is None else (type(error), str(error))
         try:
             agree_on_call(self, Call(f"Comms.{op}", count, Arguments(agreed, failure)))
-        except ValueError:
+        except (ValueError, TypeError):
             self._raw_calls[op] = count - 1  # a refused call was not made
             raise
         if error is not None:
