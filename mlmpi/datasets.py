@@ -5,6 +5,7 @@ import numbers
 import numpy as np
 import scipy.sparse
 
+from ._contract import collective_function
 from .comms import resolve_comms
 from .random import RowStream, shared_seed
 
@@ -52,6 +53,7 @@ def _row_range(n_samples, comms, counts):
     return start, start + counts[comms.rank]
 
 
+@collective_function(same=("X",))
 def shard(X, comms=None, *, counts=None):
     """This rank's contiguous block of rows of an array every rank holds.
 
@@ -69,6 +71,11 @@ def shard(X, comms=None, *, counts=None):
     X_local : array of shape (counts[rank], ...)
         A view of ``X``'s rows (same array type as ``X``).
 
+    Notes
+    -----
+    This function is collective: every rank passes the same ``X`` (the ranks
+    compare a checksum of it) and ``counts``.
+
     Examples
     --------
     >>> import numpy as np
@@ -81,6 +88,7 @@ def shard(X, comms=None, *, counts=None):
     return X[start:stop]
 
 
+@collective_function
 def make_blobs(
     n_samples=100,
     n_features=2,
@@ -125,7 +133,7 @@ def make_blobs(
 
     Notes
     -----
-    This function is collective unless ``random_state`` is an int.
+    This function is collective: every rank passes the same arguments.
 
     Examples
     --------
@@ -175,6 +183,7 @@ def make_blobs(
 _SPARSE_BLOCK_ROWS = 1 << 13
 
 
+@collective_function
 def make_sparse_text(
     n_samples=1000,
     n_features=10000,
@@ -226,7 +235,7 @@ def make_sparse_text(
 
     Notes
     -----
-    This function is collective unless ``random_state`` is an int.
+    This function is collective: every rank passes the same arguments.
 
     Examples
     --------

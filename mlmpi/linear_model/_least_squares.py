@@ -33,8 +33,8 @@ from sklearn.base import BaseEstimator, MultiOutputMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._array import is_sparse
+from .._contract import collective_method
 from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
-from ..comms import collective_method
 from ._base import (
     GRAM_MAX_FEATURES,
     RegressionMixin,

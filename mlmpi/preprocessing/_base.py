@@ -5,8 +5,9 @@ import numpy as np
 from sklearn.utils.validation import _num_samples
 
 from .._array import is_sparse, sparse_namespace
+from .._contract import collective_method
 from ..base import DistributedEstimatorMixin
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..utils.validation import agree_on_errors, validate_fit_data
 
 FLOAT_DTYPES = (np.float64, np.float32)

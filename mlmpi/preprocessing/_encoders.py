@@ -15,7 +15,7 @@ from sklearn.utils._encode import _unique
 from sklearn.utils._missing import is_scalar_nan
 from sklearn.utils.validation import _num_samples
 
-from ..comms import collective_method
+from .._contract import collective_method
 from ..utils.validation import agree, validate_fit_data
 from ._base import (
     CollectiveTransformerMixin,
