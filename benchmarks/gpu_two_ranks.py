@@ -41,13 +41,12 @@ def _fits(n_samples, n_features):
     X = rng.standard_normal((n_samples, n_features)).astype(np.float32)
     y = (X @ rng.standard_normal(n_features) + 0.1).astype(np.float32)
     init = X[:8].copy()
-    return X, y, [
-        ("KMeans", lambda: KMeans(8, init=init, n_init=1, max_iter=20, tol=0), ("fit", False),
-         "cluster_centers_"),
-        ("LinearRegression", LinearRegression, ("fit", True), "coef_"),
-        ("PCA", lambda: PCA(n_components=4, svd_solver="covariance_eigh"), ("fit", False),
-         "explained_variance_"),
+    fits = [
+        ("KMeans", lambda: KMeans(8, init=init, n_init=1, max_iter=20, tol=0), "cluster_centers_"),
+        ("LinearRegression", LinearRegression, "coef_"),
+        ("PCA", lambda: PCA(n_components=4, svd_solver="covariance_eigh"), "explained_variance_"),
     ]
+    return X, y, fits
 
 
 def main(argv=None):
@@ -66,12 +65,12 @@ def main(argv=None):
     X, y, fits = _fits(args.n_samples, args.n_features)
     X_local, y_local = shard(X, comms), shard(y, comms)
     X_gpu, y_gpu = cupy.asarray(X_local), cupy.asarray(y_local)
-    for name, make, (_, supervised), attribute in fits:
-        cpu = make().fit(X_local, y_local) if supervised else make().fit(X_local)
-        make().fit(X_gpu, y_gpu) if supervised else make().fit(X_gpu)  # warm-up
+    for name, make, attribute in fits:
+        cpu = make().fit(X_local, y_local)  # y is ignored by the unsupervised fits
+        make().fit(X_gpu, y_gpu)  # warm-up
         comms.barrier()
         start = time.perf_counter()
-        gpu = make().fit(X_gpu, y_gpu) if supervised else make().fit(X_gpu)
+        gpu = make().fit(X_gpu, y_gpu)
         seconds = time.perf_counter() - start
         expected = np.asarray(getattr(cpu, attribute), dtype=np.float64)
         actual = cupy.asnumpy(getattr(gpu, attribute)).astype(np.float64)
