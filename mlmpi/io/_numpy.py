@@ -5,10 +5,8 @@ import zipfile
 import numpy as np
 import scipy.sparse
 
-from .comms import resolve_comms
-from .datasets import _row_range
-
-__all__ = ["load_npy", "load_npz"]
+from ..comms import resolve_comms
+from ..datasets import _row_range
 
 
 def _check_device(device):
