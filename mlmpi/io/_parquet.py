@@ -157,7 +157,13 @@ class ParquetRows:
             table = self._schema.empty_table()
             if self._columns is not None:
                 table = table.select(self._columns)
-        frame = table.to_pandas()
+        del tables
+        if start == 0 and stop == self.n_rows:  # all of this rank's rows: nothing to keep
+            self._cached = (None, None)
+        # One column at a time, each arrow buffer freed once converted (when no
+        # cached table shares it): the peak is about one copy of the rows, not two.
+        frame = table.to_pandas(split_blocks=True, self_destruct=True)
+        del table
         range_index = self._range_index()
         if range_index is not None:
             frame.index = global_index(self.offset + start, self.offset + stop, *range_index)
