@@ -131,13 +131,17 @@ def stream_moments(estimator, X, y, sample_weight):
     X, Y, sample_weight, single, comms, _ = regression_data(estimator, X, y, sample_weight)
     if not gram_fits(X):
         raise ValueError(_NO_STREAM.format(X.shape[1]))
-    if previous is not None and (X.shape[1], Y.shape[1], single) != shape:
+    name = type(estimator).__name__
+    if previous is not None and X.shape[1] != shape[0]:
         estimator.n_features_in_ = shape[0]
         raise ValueError(
-            f"X has {X.shape[1]} features and y {Y.shape[1]} target(s) "
-            f"({'1-D' if single else '2-D'}), but {type(estimator).__name__} is expecting "
-            f"{shape[0]} features and {shape[1]} target(s) ({'1-D' if shape[2] else '2-D'}) "
-            "as input (from the previous partial_fit)."
+            f"X has {X.shape[1]} features, but {name} is expecting {shape[0]} features as "
+            "input."
+        )
+    if previous is not None and (Y.shape[1], single) != shape[1:]:
+        raise ValueError(
+            f"y has {Y.shape[1]} target(s) ({'1-D' if single else '2-D'}), but {name} was "
+            f"fitted with {shape[1]} ({'1-D' if shape[2] else '2-D'}) before this partial_fit."
         )
     batch = centred_moments(X, Y, sample_weight, comms, fit_intercept=estimator.fit_intercept)
     moments = batch if previous is None else merge_moments(previous, batch)
