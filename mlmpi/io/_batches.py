@@ -143,11 +143,13 @@ def iter_batches(source, batch_rows, *, format=None, as_numpy=False, comms=None,
         ``counts`` (Parquet), ``dataset`` (HDF5, required), ``array``
         (Zarr), ``columns``, ``sep``, ``dtype``, ... (CSV).
 
-    Yields
-    ------
-    batch : array, DataFrame or tuple
-        This rank's next rows (in file order; a DataFrame keeps the global
-        row numbers as its index).
+    Returns
+    -------
+    batches : iterator
+        This rank's batches: arrays, DataFrames or tuples of this rank's
+        next rows (in file order; a DataFrame keeps the global row numbers
+        as its index). The set-up (opening a file, agreeing on the number of
+        batches) is done before it is returned.
 
     Notes
     -----
