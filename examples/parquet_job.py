@@ -40,7 +40,7 @@ NUMERIC = [f"x{i}" for i in range(8)]
 
 # %%
 # The input: a table written by pandas, partitioned by ``split``
-# -------------------------------------------------------------
+# --------------------------------------------------------------
 workdir = comms.bcast_object(tempfile.mkdtemp() if comms.rank == 0 else None)
 table_dir = os.path.join(workdir, "table")
 if comms.rank == 0:
