@@ -76,6 +76,10 @@ def test_argument_errors(tmp_path):
         iter_batches(np.zeros((3, 2)), 0)
     with pytest.raises(ValueError, match="cannot tell the format"):
         iter_batches(str(tmp_path / "rows.bin"), 2)
+    with pytest.raises(TypeError, match=r"does not take: \['dataset'\]"):
+        iter_batches(str(tmp_path / "rows.parquet"), 2, dataset="X")
+    with pytest.raises(TypeError, match="needs dataset="):
+        iter_batches(str(tmp_path / "rows.h5"), 2)
     with pytest.raises(ValueError, match="header must be"):
         read_csv(str(tmp_path / "rows.csv"), header=1)
     with pytest.raises(FileNotFoundError, match="no such file"):

@@ -45,6 +45,27 @@ def _format(source):
     )
 
 
+_OPTIONS = {
+    "parquet": {"columns", "counts"},
+    "csv": {"columns", "sep", "header", "names", "dtype", "na_values", "quotechar", "encoding"},
+    "hdf5": {"dataset", "counts"},
+    "zarr": {"array", "counts"},
+}
+
+
+def _check_options(format, options):
+    if format not in _OPTIONS:
+        raise ValueError(f"format must be 'parquet', 'csv', 'hdf5' or 'zarr', got {format!r}.")
+    unknown = sorted(set(options) - _OPTIONS[format])
+    if unknown:
+        raise TypeError(
+            f"iter_batches got options that a {format} source does not take: {unknown} "
+            f"(it takes {sorted(_OPTIONS[format])})."
+        )
+    if format == "hdf5" and "dataset" not in options:
+        raise TypeError("iter_batches needs dataset= (the dataset's path) for an HDF5 file.")
+
+
 def _open_file(source, format, comms, options):
     """The reader's rows object for a file source. This function is collective."""
     what = "iter_batches"
@@ -72,7 +93,6 @@ def _open_file(source, format, comms, options):
             comms,
             what,
         )
-    raise ValueError(f"format must be 'parquet', 'csv', 'hdf5' or 'zarr', got {format!r}.")
 
 
 def _rows_of(part, start, stop):
@@ -172,6 +192,7 @@ def iter_batches(source, batch_rows, *, format=None, as_numpy=False, comms=None,
         raise ValueError(f"batch_rows must be a positive int, got {batch_rows!r}.")
     if _is_file_source(source):
         format = format or agreed(comms, lambda: _format(source))
+        _check_options(format, options)
         rows = _open_file(source, format, comms, dict(options))
         n_batches = -(-max(rows.counts) // batch_rows)
         return _file_batches(rows, n_batches, batch_rows, comms, as_numpy)
