@@ -135,8 +135,7 @@ def stream_moments(estimator, X, y, sample_weight):
     if previous is not None and X.shape[1] != shape[0]:
         estimator.n_features_in_ = shape[0]
         raise ValueError(
-            f"X has {X.shape[1]} features, but {name} is expecting {shape[0]} features as "
-            "input."
+            f"X has {X.shape[1]} features, but {name} is expecting {shape[0]} features as input."
         )
     if previous is not None and (Y.shape[1], single) != shape[1:]:
         raise ValueError(
