@@ -40,15 +40,22 @@ def even_counts(n_samples, size):
     return [base + (rank < extra) for rank in range(size)]
 
 
-def _row_range(n_samples, comms, counts):
+def checked_counts(n_samples, size, counts):
+    """``counts`` as a list of ints (even counts when None), or the ValueError
+    that says what a valid ``counts`` is."""
     if counts is None:
-        counts = even_counts(n_samples, comms.size)
+        return even_counts(n_samples, size)
     counts = [int(c) for c in counts]
-    if len(counts) != comms.size or sum(counts) != n_samples or min(counts) < 0:
+    if len(counts) != size or sum(counts) != n_samples or min(counts) < 0:
         raise ValueError(
             f"counts={counts} must give a non-negative row count for each of the "
-            f"{comms.size} ranks, adding up to {n_samples}."
+            f"{size} ranks, adding up to {n_samples}."
         )
+    return counts
+
+
+def _row_range(n_samples, comms, counts):
+    counts = checked_counts(n_samples, comms.size, counts)
     start = sum(counts[: comms.rank])
     return start, start + counts[comms.rank]
 

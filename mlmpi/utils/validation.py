@@ -96,13 +96,14 @@ def _rebuild(error, rank, size):
         return base(message)
 
 
-def agree(comms, check):
+def agree(comms, check, errors=(ValueError, TypeError)):
     """Run ``check()`` on every rank and agree on its outcome.
 
     ``check`` returns ``(result, facts)``; ``facts`` must be small and
     picklable. One collective exchanges every rank's facts (or error). If
-    ``check`` raised ``ValueError``/``TypeError`` on any rank, every rank
-    raises the error of the lowest such rank.
+    ``check`` raised one of ``errors`` (default ``ValueError``/``TypeError``;
+    file readers add ``OSError``) on any rank, every rank raises the error of
+    the lowest such rank.
 
     Returns
     -------
@@ -118,7 +119,7 @@ def agree(comms, check):
     try:
         result, facts = check()
         outcome = (None, facts)
-    except (ValueError, TypeError) as exc:
+    except errors as exc:
         result = None
         outcome = ((type(exc), str(exc)), None)
     gathered = comms.allgather_object(outcome)

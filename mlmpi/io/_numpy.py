@@ -5,11 +5,9 @@ import zipfile
 import numpy as np
 import scipy.sparse
 
-from ._contract import collective_function
-from .comms import resolve_comms
-from .datasets import _row_range
-
-__all__ = ["load_npy", "load_npz"]
+from .._contract import collective_function
+from ..comms import resolve_comms
+from ..datasets import _row_range
 
 
 def _check_device(device):
