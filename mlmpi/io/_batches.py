@@ -129,7 +129,7 @@ def _array_batches(arrays, single, n_rows, n_batches, batch_rows):
         yield parts[0] if single else parts
 
 
-@collective_function
+@collective_function(data=("source",))
 def iter_batches(source, batch_rows, *, format=None, as_numpy=False, comms=None, **options):
     """This rank's rows in batches, with the same number of batches on every rank.
 

@@ -107,7 +107,7 @@ def _funnel(payload, comms):
             comms.sendrecv(empty, dest=comms.rank, source=comms.rank)
 
 
-@collective_function
+@collective_function(data=("rows",))
 def write_parquet(
     rows, path, *, single_file=False, index=False, overwrite=False, row_group_size=None, comms=None
 ):
@@ -200,7 +200,7 @@ def write_parquet(
     agree(comms, lambda: (write_all(), None), IO_ERRORS)
 
 
-@collective_function
+@collective_function(data=("rows",))
 def write_csv(
     rows, path, *, single_file=False, index=False, overwrite=False, comms=None, **options
 ):
