@@ -22,9 +22,10 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ._array import get_namespace, is_sparse, log_softmax, to_host, to_namespace
+from ._contract import collective_method
 from ._sklearn_compat import Interval, _check_partial_fit_first_call, _fit_context
 from .base import DistributedClassifierMixin, DistributedEstimatorMixin
-from .comms import Comms, collective_method
+from .comms import Comms
 from .kernels import kernels_for
 from .utils.stats import Moments, global_classes
 from .utils.validation import agree, check_local, validate_fit_data

@@ -6,9 +6,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._array import get_namespace, is_device_array, to_host, to_namespace
+from .._contract import collective_method
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from ..base import DistributedEstimatorMixin
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..kernels import kernels_for
 from ..neighbors import _ring
 from ..neighbors._base import DEFAULT_BATCH, effective_metric

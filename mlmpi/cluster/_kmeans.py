@@ -15,9 +15,10 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, is_sparse, to_host, to_namespace
+from .._contract import collective_method
 from .._sklearn_compat import Interval, StrOptions, _fit_context, _is_arraylike_not_scalar
 from ..base import DistributedEstimatorMixin
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..kernels import kernels_for
 from ..random import shared_seed
 from ..utils.stats import global_mean

@@ -7,8 +7,9 @@ import numpy as np
 from sklearn.utils.metaestimators import available_if
 
 from .._array import get_namespace, is_sparse, to_namespace
+from .._contract import collective_method
 from .._sklearn_compat import Interval, RealNotInt, StrOptions, _fit_context, _infer_dimension
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..random import shared_seed
 from ..utils.stats import global_mean
 from ..utils.validation import agree, validate_fit_data

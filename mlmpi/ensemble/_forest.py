@@ -10,9 +10,10 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, to_host, to_namespace
+from .._contract import collective_method
 from .._sklearn_compat import Interval, RealNotInt, StrOptions, _fit_context
 from ..base import DistributedClassifierMixin, DistributedEstimatorMixin, DistributedRegressorMixin
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..kernels import kernels_for
 from ..linear_model._logistic import _class_weights
 from ..metrics import r2_score

@@ -6,8 +6,9 @@ import numpy as np
 import sklearn.impute as sk
 
 from .._array import is_sparse
+from .._contract import collective_method
 from .._sklearn_compat import _fit_context, _get_mask, _num_samples, _safe_min
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..preprocessing._base import (
     CollectiveTransformerMixin,
     LocalInverseMixin,

@@ -25,9 +25,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from .._array import to_host
+from .._contract import collective_method
 from .._sklearn_compat import Interval, StrOptions, _align_api_if_sparse, _fit_context
 from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..kernels import kernels_for
 from ..random import shared_seed
 from ._base import (

@@ -18,6 +18,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, is_sparse, log_softmax, to_host
+from .._contract import collective_method
 from .._sklearn_compat import (
     Hidden,
     Interval,
@@ -27,7 +28,7 @@ from .._sklearn_compat import (
     _fit_context,
 )
 from ..base import DistributedClassifierMixin, DistributedEstimatorMixin
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..kernels import kernels_for
 from ..utils.stats import global_classes
 from ..utils.validation import validate_fit_data

@@ -10,9 +10,10 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, is_sparse, to_csr, to_host
+from .._contract import collective_method
 from .._sklearn_compat import Interval, StrOptions
 from ..base import DistributedEstimatorMixin
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..utils.validation import agree, agree_on_errors, check_local, validate_fit_data
 from . import _precomputed, _ring, _sparse
 

@@ -1,7 +1,7 @@
 """NearestNeighbors over a sharded index."""
 
+from .._contract import collective_method
 from .._sklearn_compat import _fit_context
-from ..comms import collective_method
 from ._base import DISTRIBUTED_DOC, NeighborsBase
 
 

@@ -16,8 +16,9 @@ from sklearn.utils import check_random_state, resample
 from sklearn.utils.sparsefuncs import min_max_axis
 
 from .._array import is_device_array, is_sparse, to_host
+from .._contract import collective_method
 from .._sklearn_compat import _fit_context, _handle_zeros_in_scale, _is_constant_feature
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..random import shared_seed
 from ..utils.stats import (
     Moments,

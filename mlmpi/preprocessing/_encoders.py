@@ -12,13 +12,16 @@ scikit-learn's, local.
 import numpy as np
 import sklearn.preprocessing as sk
 
+from .._contract import collective_method
 from .._sklearn_compat import _fit_context, _num_samples, is_scalar_nan
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..utils.stats import merge_counts
 from ..utils.validation import agree, validate_fit_data
 from ._base import (
     CollectiveTransformerMixin,
     LocalInverseMixin,
+    frame_like,
+    is_polars,
     object_view,
 )
 
@@ -122,10 +125,8 @@ class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
     def _transform_placeholder(self, X):
         """A row of every feature's first category (known to the encoder)."""
         row = [[cats[0] for cats in self.categories_]]
-        if hasattr(X, "iloc"):
-            import pandas as pd
-
-            return pd.DataFrame(row, columns=X.columns).astype(X.dtypes.to_dict())
+        if hasattr(X, "iloc") or is_polars(X):
+            return frame_like(X, row[0])
         textual = any(cats.dtype.kind in "OUS" for cats in self.categories_)
         return np.array(row, dtype=object if textual else None)
 

@@ -3,9 +3,10 @@
 import sklearn.preprocessing as sk
 from sklearn.utils.validation import column_or_1d
 
+from .._contract import collective_method
 from .._sklearn_compat import _fit_context
 from ..base import DistributedEstimatorMixin
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..utils.stats import global_classes
 
 

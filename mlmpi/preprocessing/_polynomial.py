@@ -2,8 +2,9 @@
 
 import sklearn.preprocessing as sk
 
+from .._contract import collective_method
 from .._sklearn_compat import _fit_context
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ._base import CollectiveTransformerMixin, zero_row
 
 
