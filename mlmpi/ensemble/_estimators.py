@@ -4,7 +4,7 @@ from ._forest import ForestClassifier, ForestRegressor
 
 _DIFFERENCES = """
     The forest is the same at any number of ranks and for any split of the
-    rows (DESIGN §7b). Every feature is binned once on global quantile edges
+    rows (the internals page of the docs). Every feature is binned once on global quantile edges
     (at most ``max_bins`` bins; a feature with fewer distinct values keeps
     scikit-learn's exact midpoint thresholds), and each level of every tree
     picks its splits from global histograms (one reduction per level), so

@@ -14,8 +14,10 @@ from ..utils.stats import distinct, host_labels, host_weights, union
 from ..utils.validation import agree
 
 
-def _binarizer(values, labels):
-    """scikit-learn's LabelBinarizer of the global labels, with its checks."""
+def _binarizer(values, labels, numpy_labels):
+    """scikit-learn's LabelBinarizer of the global labels, with its checks
+    (``numpy_labels``: y_true is a NumPy array, whose labels its messages show
+    as NumPy scalars; other containers give Python objects)."""
     binarizer = LabelBinarizer()
     if labels is None:
         binarizer.fit(values)
@@ -29,7 +31,7 @@ def _binarizer(values, labels):
                 UserWarning,
                 stacklevel=2,
             )
-        undeclared = set(values.tolist()) - set(labels)
+        undeclared = (set(values) if numpy_labels else set(values.tolist())) - set(labels)
         if undeclared:
             raise ValueError(
                 f"y_true contains values {undeclared} not belonging to the passed labels {labels}."
@@ -136,7 +138,7 @@ def log_loss(
         raise ValueError(f"y_prob contains values lower than 0: {min(e[1] for e in extremes)}")
     with_rows = [f for f in facts if f[0]] or facts[:1]
     values = union([f[1] for f in facts])
-    binarizer = _binarizer(values, labels)
+    binarizer = _binarizer(values, labels, isinstance(y_true, np.ndarray))
     if not all(f[4] for f in facts):
         warnings.warn(
             "The y_prob values do not sum to one. Make sure to pass probabilities.",
