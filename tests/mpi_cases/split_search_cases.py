@@ -26,7 +26,7 @@ RECIPES = {
         load_breast_cancer,
         LogisticRegression,
         sklearn.linear_model.LogisticRegression,
-        {"C": [0.01, 0.1, 1.0, 10.0]},
+        {"C": [0.01, 0.1, 1.0]},
     ),
     "diabetes": (load_diabetes, Ridge, sklearn.linear_model.Ridge, {"alpha": [0.01, 1.0, 100.0]}),
     "wine": (
@@ -42,16 +42,32 @@ def _grid(final, grid):
     return {f"{final.__name__.lower()}__{name}": values for name, values in grid.items()}
 
 
+def _scikit_learn_search(theirs, grid, parts):
+    """``(best_params_, mean_test_score, test score)`` of scikit-learn's search on its
+    training part, computed on rank 0 and broadcast (the other ranks would only
+    repeat it on the same cores)."""
+    comms = get_comms()
+    found = None
+    if comms.rank == 0:
+        search = sklearn.model_selection.GridSearchCV(
+            sklearn.pipeline.make_pipeline(sklearn.preprocessing.StandardScaler(), theirs()),
+            _grid(theirs, grid),
+            cv=5,
+        ).fit(parts[0], parts[2])
+        found = (
+            search.best_params_,
+            search.cv_results_["mean_test_score"],
+            search.score(parts[1], parts[3]),
+        )
+    return comms.bcast_object(found, root=0)
+
+
 def case_train_test_split_then_grid_search_picks_scikit_learns_parameters():
     comms = get_comms()
     for name, (load, ours, theirs, grid) in RECIPES.items():
         X, y = load(return_X_y=True)
         parts = sklearn.model_selection.train_test_split(X, y, random_state=0)
-        expected = sklearn.model_selection.GridSearchCV(
-            sklearn.pipeline.make_pipeline(sklearn.preprocessing.StandardScaler(), theirs()),
-            _grid(theirs, grid),
-            cv=5,
-        ).fit(parts[0], parts[2])
+        best_params, mean_scores, test_score = _scikit_learn_search(theirs, grid, parts)
         layout, (Xl, yl) = list(each_layout(X, y))[-1]  # rank 0 holds no rows
         assert layout == "empty"
         local = train_test_split(Xl, yl, random_state=0)
@@ -62,17 +78,11 @@ def case_train_test_split_then_grid_search_picks_scikit_learns_parameters():
         search = GridSearchCV(make_pipeline(StandardScaler(), ours()), _grid(ours, grid), cv=5).fit(
             X_train, y_train
         )
-        assert search.best_params_ == expected.best_params_, name
+        assert search.best_params_ == best_params, name
         np.testing.assert_allclose(
-            search.cv_results_["mean_test_score"],
-            expected.cv_results_["mean_test_score"],
-            rtol=1e-9,
-            atol=1e-12,
-            err_msg=name,
+            search.cv_results_["mean_test_score"], mean_scores, rtol=1e-9, atol=1e-12, err_msg=name
         )
-        assert search.score(X_test, y_test) == pytest.approx(
-            expected.score(parts[1], parts[3]), rel=1e-9, abs=1e-12
-        )
+        assert search.score(X_test, y_test) == pytest.approx(test_score, rel=1e-9, abs=1e-12)
 
 
 def _joined(parts):
