@@ -8,6 +8,7 @@ from ..comms import resolve_comms
 from ..comms._method import in_collective_method
 from ..utils.shard_local import warn_shard_local_learners
 from ._agreement import check_n_jobs
+from ._batched import batched_cross_validate
 from ._scoring import collective_scoring, rank0_times
 from ._split import check_cv
 
@@ -82,13 +83,30 @@ error_score
     with in_collective_method("cross_validate"):
         check_n_jobs(n_jobs, comms)
         warn_shard_local_learners(estimator, comms)
+        scoring = collective_scoring(scoring)
+        cv = check_cv(cv, y, classifier=is_classifier(estimator), comms=comms)
+        results, splits = batched_cross_validate(
+            estimator,
+            X,
+            y,
+            groups=groups,
+            scoring=scoring,
+            cv=cv,
+            params=params,
+            return_train_score=return_train_score,
+            return_estimator=return_estimator,
+            return_indices=return_indices,
+            comms=comms,
+        )
+        if results is not None:
+            return rank0_times(results, ("fit_time", "score_time"), comms)
         results = sk.cross_validate(
             estimator,
             X,
             y,
             groups=groups,
-            scoring=collective_scoring(scoring),
-            cv=check_cv(cv, y, classifier=is_classifier(estimator), comms=comms),
+            scoring=scoring,
+            cv=cv if splits is None else splits,
             n_jobs=n_jobs,
             verbose=verbose,
             params=params,
