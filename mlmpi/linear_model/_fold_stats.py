@@ -154,18 +154,22 @@ class FoldStats:
         return n, a + self.x_shift, b + self.y_shift, xx, xy, yy
 
     def _train_sums(self, k):
-        total, part = self._total, self._held_out[k]
+        total = self._total
+        if k is None:
+            return total
+        part = self._held_out[k]
         return {key: total[key] - part[key] for key in total}
 
     def train(self, k):
-        """Fold ``k``'s training rows: ``(weight sum, x̄, ȳ, centred XᵀWX (or its
-        diagonal), centred XᵀWY, centred YᵀWY)``."""
+        """Fold ``k``'s training rows (every row for None): ``(weight sum, x̄, ȳ,
+        centred XᵀWX (or its diagonal), centred XᵀWY, centred YᵀWY)``."""
         return self._about_own_mean(self._train_sums(k))
 
     def moments(self, k, *, fit_intercept, scale=None, centre=None):
         """:class:`~mlmpi.linear_model._stats.Moments` of fold ``k``'s training rows
-        after ``x -> (x - centre) / scale`` (a fitted standard scaler; None: identity),
-        centred at their means with ``fit_intercept``, as ``centred_moments`` gives."""
+        (every row for None) after ``x -> (x - centre) / scale`` (a fitted standard
+        scaler; None: identity), centred at their means with ``fit_intercept``, as
+        ``centred_moments`` gives."""
         n, x_mean, y_mean, xx, xy, yy = self.train(k)
         scale = np.ones(self.d) if scale is None else scale
         centre = np.zeros(self.d) if centre is None else centre
