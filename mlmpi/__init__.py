@@ -20,6 +20,7 @@ _PUBLIC = {
     "Ridge": "mlmpi.linear_model",
     "RidgeCV": "mlmpi.linear_model",
     "LogisticRegression": "mlmpi.linear_model",
+    "LogisticRegressionCV": "mlmpi.linear_model",
     "Lasso": "mlmpi.linear_model",
     "ElasticNet": "mlmpi.linear_model",
     "LassoCV": "mlmpi.linear_model",

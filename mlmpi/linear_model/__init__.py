@@ -5,6 +5,7 @@ from ._coordinate_descent import ElasticNet, Lasso
 from ._coordinate_descent_cv import ElasticNetCV, LassoCV
 from ._least_squares import LinearRegression, Ridge
 from ._logistic import LogisticRegression
+from ._logistic_cv import LogisticRegressionCV
 from ._ridge_cv import RidgeCV
 
 __all__ = [
@@ -14,6 +15,7 @@ __all__ = [
     "LassoCV",
     "LinearRegression",
     "LogisticRegression",
+    "LogisticRegressionCV",
     "Ridge",
     "RidgeCV",
 ]

@@ -36,6 +36,7 @@ from ..linear_model._batched_fits import (
     logistic_fits,
 )
 from ..linear_model._fold_stats import Folds
+from ..linear_model._given_decision import decisions, score, scoring_estimator
 from ..metrics import check_scoring
 from ..metrics._scorer import _GlobalScorer
 from ..preprocessing import StandardScaler
@@ -115,44 +116,6 @@ def _folds(cv, X, y, groups, comms):
     return splits, (folds if all(complementary) else None)
 
 
-class _GivenDecision:
-    """A fitted linear model whose decision values on the rows being scored are
-    already known: its response methods (predict, predict_proba, ...) and
-    ``score`` read them instead of computing ``X @ coef_.T``."""
-
-    def _decision_function(self, X):
-        return self.decision_
-
-
-_scoring_classes = {}
-
-
-def _scoring_estimator(last, fit, decision, classes, n_features):
-    """A copy of the configured ``last`` step answering with ``decision``."""
-    cls = type(last)
-    if cls not in _scoring_classes:
-        _scoring_classes[cls] = type(cls.__name__, (_GivenDecision, cls), {})
-    estimator = _scoring_classes[cls].__new__(_scoring_classes[cls])
-    estimator.__dict__.update(last.__dict__)
-    estimator.coef_, estimator.intercept_ = fit.coef, fit.intercept
-    estimator.n_features_in_ = n_features
-    estimator.decision_ = decision
-    if classes is not None:
-        estimator.classes_ = classes
-    return estimator
-
-
-def _score(scorer, estimator, n_rows, y):
-    """scikit-learn's ``_score`` of a fitted estimator (numbers as Python scalars)."""
-    scores = scorer(estimator, np.empty((n_rows, 0)), y)
-    if isinstance(scores, dict):
-        return {
-            name: value.item() if hasattr(value, "item") else value
-            for name, value in scores.items()
-        }
-    return scores.item() if hasattr(scores, "item") else scores
-
-
 class _PairScorer:
     """Scores of the fitted pairs on their fold's rows: one GEMM per fold for all
     its pairs' decision values."""
@@ -165,20 +128,18 @@ class _PairScorer:
     def scores(self, scorer, members, rows):
         """Score of each pair ``members`` (indices of ``pairs``) on this rank's ``rows``."""
         fits = [self.fits[i] for i in members]
-        coef = np.concatenate([fit.coef for fit in fits])
-        intercept = np.concatenate([fit.intercept for fit in fits])
-        decisions = self.X[rows] @ coef.T + intercept
+        values = decisions(self.X, rows, fits)
         y = self.y[rows]
         results, start = [], 0
         for i, fit in zip(members, fits):
             last = self.pairs[i].estimator
             width = fit.coef.shape[0]
-            decision = decisions[:, start : start + width]
+            decision = values[:, start : start + width]
             start += width
             if self.classes is None and width == 1 and (self.single or isinstance(last, _RAVELLED)):
                 decision = decision[:, 0]
-            estimator = _scoring_estimator(last, fit, decision, self.classes, self.X.shape[1])
-            results.append(_score(scorer, estimator, rows.shape[0], y))
+            estimator = scoring_estimator(last, fit, decision, self.classes, self.X.shape[1])
+            results.append(score(scorer, estimator, rows.shape[0], y))
         return results
 
 
