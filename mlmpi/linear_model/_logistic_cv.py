@@ -15,11 +15,12 @@ coefficients, as scikit-learn does.
 import inspect
 import numbers
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn import linear_model as sk
 
-from .._array import get_namespace, is_sparse, to_host
+from .._array import is_sparse, to_host
 from ..comms import collective_method
 from ..metrics import get_scorer, make_scorer
 from ..utils.validation import validate_fit_data
@@ -254,18 +255,17 @@ n_iter_
             grid = [None] if l1_ratios is None else l1_ratios
         return l1_ratios, penalty, scoring, legacy, solver, grid
 
-    def _path_model(self, C, l1_ratio, penalty, class_weight, solver):
-        """The LogisticRegression fitted at one point of a path (its own
-        warnings silenced: they are LogisticRegressionCV's)."""
-        ratio = {"l1": 1.0, "l2": 0.0}.get(penalty, l1_ratio)
+    def _path_model(self, problem, C, l1_ratio):
+        """The LogisticRegression fitted at one point of a path."""
+        ratio = {"l1": 1.0, "l2": 0.0}.get(problem.penalty, l1_ratio)
         return LogisticRegression(
             C=C,
             l1_ratio=0.0 if ratio is None else ratio,
             fit_intercept=self.fit_intercept,
             tol=self.tol,
             max_iter=self.max_iter,
-            class_weight=class_weight,
-            solver=solver,
+            class_weight=problem.class_weight,
+            solver=problem.solver,
             intercept_scaling=self.intercept_scaling,
             dual=self.dual,
             comms=self.comms,
@@ -311,30 +311,27 @@ n_iter_
                 "This solver needs samples of at least 2 classes in the data, but the data "
                 f"contains only one class: {classes[0]}."
             )
-        class_weight = self._checked_class_weight(classes, counts)
         splitter = check_cv(self.cv, y, classifier=True, comms=comms)
-        splits = list(splitter.split(X, y, params.pop("groups", None)))
+        groups = params.pop("groups", None)
         Cs = np.logspace(-4, 4, self.Cs) if isinstance(self.Cs, numbers.Integral) else self.Cs
         self.Cs_ = np.asarray(Cs)
-        score_params = dict(params)
         if sample_weight is not None:
-            score_params["sample_weight"] = sample_weight
-        paths = self._paths(
-            X, y, sample_weight, splits, grid, penalty, class_weight, solver, scoring, score_params
+            params["sample_weight"] = sample_weight
+        problem = _Problem(
+            X=X,
+            y=y,
+            sample_weight=sample_weight,
+            splits=list(splitter.split(X, y, groups)),
+            grid=grid,
+            penalty=penalty,
+            class_weight=self._checked_class_weight(classes, counts),
+            solver=solver,
+            scorer=_fold_scorer(scoring, classes),
+            score_params=params,
         )
-        self._set_results(
-            X,
-            y,
-            sample_weight,
-            paths,
-            grid,
-            l1_ratios,
-            penalty,
-            class_weight,
-            solver,
-            legacy,
-            len(splits),
-        )
+        coefs, scores, n_iter = self._paths(problem)
+        self._set_paths(coefs, scores, n_iter)
+        self._set_model(problem, legacy, l1_ratios)
         return self
 
     def _checked_class_weight(self, classes, counts):
@@ -350,174 +347,102 @@ n_iter_
             class_weight = dict(zip(classes, weights))
         return class_weight
 
-    def _paths(
-        self,
-        X,
-        y,
-        sample_weight,
-        splits,
-        grid,
-        penalty,
-        class_weight,
-        solver,
-        scoring,
-        score_params,
-    ):
+    def _paths(self, problem):
         """``(coefs (folds, l1_ratios, Cs, n_out, n_dof), scores (folds, l1_ratios, Cs),
         n_iter (folds, l1_ratios, Cs))``. This method is collective."""
-        if (
-            penalty == "l2"
-            and sample_weight is None
-            and not is_sparse(X)
-            and get_namespace(X) is np
-        ):
+        X = problem.X
+        if problem.penalty == "l2" and problem.sample_weight is None and type(X) is np.ndarray:
             try:
-                return self._batched_paths(
-                    X, y, splits, grid, penalty, class_weight, solver, scoring, score_params
-                )
+                return self._batched_paths(problem)
             except NotBatchable:
                 pass
-        return self._fitted_paths(
-            X, y, sample_weight, splits, grid, penalty, class_weight, solver, scoring, score_params
-        )
+        return self._fitted_paths(problem)
 
-    def _scores(self, scorer, models, fits, X, y, test, score_params):
-        """Held-out score of each fitted model of one fold (one GEMM)."""
-        values = decisions(X, test, fits)
-        width = fits[0].coef.shape[0]
-        fold_params = {
-            key: value[test] if hasattr(value, "shape") else value
-            for key, value in score_params.items()
-        }
-        found = []
-        for j, (model, fit) in enumerate(zip(models, fits)):
-            estimator = scoring_estimator(
-                model, fit, values[:, j * width : (j + 1) * width], self.classes_, X.shape[1]
-            )
-            if scorer is None:
-                weight = fold_params.get("sample_weight")
-                found.append(estimator.score(np.empty((test.shape[0], 0)), y[test], weight))
-            else:
-                found.append(score(scorer, estimator, test.shape[0], y[test], **fold_params))
-        return found
+    def _score(self, problem, estimator, test):
+        """The held-out score of a fitted (or decision-given) model."""
+        params = problem.fold_params(test)
+        y = problem.y[test]
+        if problem.scorer is None:
+            return estimator.score(np.empty((test.shape[0], 0)), y, params.get("sample_weight"))
+        return score(problem.scorer, estimator, test.shape[0], y, **params)
 
-    def _batched_paths(
-        self, X, y, splits, grid, penalty, class_weight, solver, scoring, score_params
-    ):
-        comms = self._get_comms()
-        folds = Folds([t for t, _ in splits], [t for _, t in splits], X.shape[0])
-        shared = LogisticFolds(X, y, folds, comms)
-        d = X.shape[1]
+    def _batched_paths(self, problem):
+        X, d = problem.X, problem.X.shape[1]
+        folds = Folds([t for t, _ in problem.splits], [t for _, t in problem.splits], X.shape[0])
+        shared = LogisticFolds(X, problem.y, folds, self._get_comms())
+        shape = (shared.n_outputs, d + int(self.fit_intercept))
         tasks, views, plans = [], [], []
         for k in range(folds.n_splits):
-            for l1_ratio in grid:
-                view, weight_sum = shared.view(k, class_weight, None)
+            for l1_ratio in problem.grid:
+                view, weight_sum = shared.view(k, problem.class_weight, None)
                 steps = []
                 for C in self.Cs_:
-                    model = self._path_model(C, l1_ratio, penalty, class_weight, solver)
-                    point, C_value = model._penalty()
+                    model = self._path_model(problem, C, l1_ratio)
+                    penalty, C_value = model._penalty()
                     ratio, terms = model._objective_terms(
-                        point, C_value, shared.classes, weight_sum
+                        penalty, C_value, shared.classes, weight_sum
                     )
-                    shape = (shared.n_outputs, d + int(self.fit_intercept))
-                    model.solver_ = model._solver_to_run(shape, point)
+                    model.solver_ = model._solver_to_run(shape, penalty)
                     if model.solver_ == "fista":
                         raise NotBatchable
-                    steps.append((model, terms, point, C_value, ratio))
+                    steps.append((model, terms, penalty, C_value, ratio))
                 plans.append(steps)
                 tasks.append(_path_task(steps, d))
                 views.append(view)
-        results = shared.solve(tasks, views)
-        scorer = _fold_scorer(scoring, self.classes_)
         coefs, scores, n_iter = [], [], []
-        for index, (steps, view, path) in enumerate(zip(plans, views, results)):
-            k = index // len(grid)
+        for index, (steps, view, path) in enumerate(zip(plans, views, shared.solve(tasks, views))):
+            test = folds.test[index // len(problem.grid)]
             fits = [shared.as_raw(params, view, self.fit_intercept) for params, _ in path]
-            models = [step[0] for step in steps]
-            scores.append(self._scores(scorer, models, fits, X, y, folds.test[k], score_params))
+            values = decisions(X, test, fits)
+            width = fits[0].coef.shape[0]
+            scores.append(
+                [
+                    self._score(
+                        problem,
+                        scoring_estimator(
+                            step[0], fit, values[:, j * width : (j + 1) * width], self.classes_, d
+                        ),
+                        test,
+                    )
+                    for j, (step, fit) in enumerate(zip(steps, fits))
+                ]
+            )
             coefs.append([params for params, _ in path])
-            n_iter.append([it for _, it in path])
-        shape = (folds.n_splits, len(grid), len(self.Cs_))
-        return (
-            np.asarray(coefs).reshape(shape + np.shape(coefs)[2:]),
-            np.asarray(scores, dtype=np.float64).reshape(shape),
-            np.asarray(n_iter).reshape(shape),
-        )
+            n_iter.append([iterations for _, iterations in path])
+        return problem.shaped(coefs, scores, n_iter, len(self.Cs_))
 
-    def _fitted_paths(
-        self,
-        X,
-        y,
-        sample_weight,
-        splits,
-        grid,
-        penalty,
-        class_weight,
-        solver,
-        scoring,
-        score_params,
-    ):
-        scorer = None if scoring is None else _fold_scorer(scoring, self.classes_)
+    def _fitted_paths(self, problem):
+        X, y = problem.X, problem.y
         coefs, scores, n_iter = [], [], []
-        for train, test in splits:
-            for l1_ratio in grid:
-                model = self._path_model(self.Cs_[0], l1_ratio, penalty, class_weight, solver)
+        for train, test in problem.splits:
+            for l1_ratio in problem.grid:
+                model = self._path_model(problem, self.Cs_[0], l1_ratio)
                 model.set_params(warm_start=True)
-                weight = None if sample_weight is None else sample_weight[train]
-                fold_params = {
-                    key: value[test] if hasattr(value, "shape") else value
-                    for key, value in score_params.items()
-                }
+                weight = None if problem.sample_weight is None else problem.sample_weight[train]
                 path_coefs, path_scores, path_iter = [], [], []
                 for C in self.Cs_:
                     model.set_params(C=C)
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", FutureWarning)
-                        model.fit(X[train], y[train], sample_weight=weight)
-                    params = to_host(
-                        model.coef_.toarray() if is_sparse(model.coef_) else model.coef_
-                    )
-                    if self.fit_intercept:
-                        params = np.column_stack([params, to_host(model.intercept_)])
-                    path_coefs.append(params)
+                    model.fit(X[train], y[train], sample_weight=weight)
+                    path_coefs.append(_parameters(model, self.fit_intercept))
                     path_iter.append(int(model.n_iter_[0]))
-                    if scorer is None:
-                        path_scores.append(
-                            model.score(X[test], y[test], fold_params.get("sample_weight"))
-                        )
-                    else:
-                        path_scores.append(scorer(model, X[test], y[test], **fold_params))
+                    path_scores.append(self._score_fitted(problem, model, test))
                 coefs.append(path_coefs)
                 scores.append(path_scores)
                 n_iter.append(path_iter)
-        shape = (len(splits), len(grid), len(self.Cs_))
-        return (
-            np.asarray(coefs).reshape(shape + np.shape(coefs)[2:]),
-            np.asarray(scores, dtype=np.float64).reshape(shape),
-            np.asarray(n_iter).reshape(shape),
-        )
+        return problem.shaped(coefs, scores, n_iter, len(self.Cs_))
 
-    def _set_results(
-        self,
-        X,
-        y,
-        sample_weight,
-        paths,
-        grid,
-        l1_ratios,
-        penalty,
-        class_weight,
-        solver,
-        legacy,
-        n_folds,
-    ):
-        """scikit-learn's fitted attributes from the paths (and the refit)."""
-        coefs, scores, n_iter = paths  # (folds, l1_ratios, Cs[, n_out], n_dof)
-        classes = self.classes_
-        n_features = X.shape[1]
-        is_binary = classes.shape[0] == 2
-        n_classes = 1 if is_binary else classes.shape[0]
-        labels = classes[1:] if is_binary else classes
+    def _score_fitted(self, problem, model, test):
+        params = problem.fold_params(test)
+        X, y = problem.X[test], problem.y[test]
+        if problem.scorer is None:
+            return model.score(X, y, params.get("sample_weight"))
+        return problem.scorer(model, X, y, **params)
+
+    def _set_paths(self, coefs, scores, n_iter):
+        """``coefs_paths_``, ``scores_`` and ``n_iter_`` in scikit-learn's legacy layout."""
+        is_binary = self.classes_.shape[0] == 2
+        n_classes = 1 if is_binary else self.classes_.shape[0]
+        labels = self.classes_[1:] if is_binary else self.classes_
         if is_binary:
             coefs_paths = np.swapaxes(coefs[:, :, :, 0, :], 1, 2)[None, ...]
         else:
@@ -526,55 +451,41 @@ n_iter_
         scores = np.tile(np.swapaxes(scores, 1, 2)[None, ...], (n_classes, 1, 1, 1))
         self.scores_ = dict(zip(labels, scores))
         self.coefs_paths_ = dict(zip(labels, coefs_paths))
+
+    def _set_model(self, problem, legacy, l1_ratios):
+        """``coef_``, ``intercept_``, ``C_`` and ``l1_ratio_`` (refitted or averaged
+        over the folds), as scikit-learn. Collective with ``refit``."""
+        is_binary = self.classes_.shape[0] == 2
+        n_classes = 1 if is_binary else self.classes_.shape[0]
+        labels = self.classes_[1:] if is_binary else self.classes_
+        coefs_paths = np.stack(list(self.coefs_paths_.values()))
+        scores = self.scores_[labels[0]]
+        n_folds, grid = len(problem.splits), problem.grid
+        n_features = problem.X.shape[1]
         self.C_, self.l1_ratio_ = [], []
         self.intercept_ = np.zeros(n_classes)
-        scores = self.scores_[labels[0]]
         if self.refit:
             total = scores.sum(axis=0)
             best = np.unravel_index(np.argmax(total), total.shape)
-            C_ = self.Cs_[best[0]]
-            l1_ratio_ = grid[best[1]]
-            self.C_.append(C_)
-            self.l1_ratio_.append(l1_ratio_)
-            if is_binary:
-                start = np.mean(coefs_paths[0, :, best[0], best[1], :], axis=0)
-            else:
-                start = np.mean(coefs_paths[:, :, best[0], best[1], :], axis=1)
-            w = self._refit(
-                X,
-                y,
-                sample_weight,
-                C_,
-                l1_ratio_,
-                penalty,
-                class_weight,
-                solver,
-                np.atleast_2d(start),
-            )
-            w = w[0] if is_binary else w
+            self.C_.append(self.Cs_[best[0]])
+            self.l1_ratio_.append(grid[best[1]])
+            start = np.mean(coefs_paths[:, :, best[0], best[1], :], axis=1)
+            w = self._refit(problem, self.Cs_[best[0]], grid[best[1]], start)
         else:
-            n_cs, n_ratios = scores.shape[1], scores.shape[2]
             flat = scores.reshape(n_folds, -1)
-            best = list(zip(*np.unravel_index(np.argmax(flat, axis=1), (n_cs, n_ratios))))
-            if is_binary:
-                w = np.mean(
-                    [coefs_paths[0, i, best[i][0], best[i][1], :] for i in range(n_folds)], axis=0
-                )
-            else:
-                w = np.mean(
-                    [coefs_paths[:, i, best[i][0], best[i][1], :] for i in range(n_folds)],
-                    axis=0,
-                )
+            shape = scores.shape[1:]
+            best = list(zip(*np.unravel_index(np.argmax(flat, axis=1), shape)))
+            w = np.mean([coefs_paths[:, i, b[0], b[1], :] for i, b in enumerate(best)], axis=0)
             best = np.asarray(best)
             self.C_.append(np.mean(self.Cs_[best[:, 0]]))
-            if penalty == "elasticnet":
+            if problem.penalty == "elasticnet":
                 self.l1_ratio_.append(np.mean(np.asarray(grid)[best[:, 1]]))
             else:
                 self.l1_ratio_.append(0.0)
         if is_binary:
-            self.coef_ = w[:, :n_features] if w.ndim == 2 else w[:n_features][None, :]
+            self.coef_ = w[:, :n_features]
             if self.fit_intercept:
-                self.intercept_[0] = w[0, -1] if w.ndim == 2 else w[-1]
+                self.intercept_[0] = w[0, -1]
         else:
             self.C_ = np.tile(self.C_, n_classes)
             self.l1_ratio_ = np.tile(self.l1_ratio_, n_classes)
@@ -593,20 +504,15 @@ n_iter_
         if not legacy:
             self._new_layout(l1_ratios, labels, n_classes, n_folds, n_features)
 
-    def _refit(self, X, y, sample_weight, C, l1_ratio, penalty, class_weight, solver, start):
+    def _refit(self, problem, C, l1_ratio, start):
         """Parameters (n_out, n_dof) of the fit on every row, from ``start``. Collective."""
-        model = self._path_model(C, l1_ratio, penalty, class_weight, solver)
+        model = self._path_model(problem, C, l1_ratio)
         model.set_params(warm_start=True)
-        d = X.shape[1]
+        d = problem.X.shape[1]
         model.coef_ = start[:, :d]
         model.intercept_ = start[:, d] if self.fit_intercept else np.zeros(start.shape[0])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)
-            model.fit(X, y, sample_weight=sample_weight)
-        coef = to_host(model.coef_)
-        if not self.fit_intercept:
-            return coef
-        return np.column_stack([coef, to_host(model.intercept_)])
+        model.fit(problem.X, problem.y, sample_weight=problem.sample_weight)
+        return _parameters(model, self.fit_intercept)
 
     def _new_layout(self, l1_ratios, labels, n_classes, n_folds, n_features):
         """scikit-learn's ``use_legacy_attributes=False`` layout."""
@@ -617,14 +523,13 @@ n_iter_
         scores = self.scores_[labels[0]]
         n_iter = self.n_iter_[0]
         if l1_ratios is None:
-            paths = paths.reshape(max(n_classes, 1), n_folds, n_cs, 1, n_dof)
+            paths = paths.reshape(n_classes, n_folds, n_cs, 1, n_dof)
             scores = scores.reshape(n_folds, n_cs, 1)
             n_iter = n_iter.reshape(n_folds, n_cs, 1)
             self.l1_ratio_ = 1.0 if self.penalty == "l1" else 0.0
         else:
-            n_ratios = len(self.l1_ratios_)
             self.l1_ratio_ = float(self.l1_ratio_[0])
-            paths = paths.reshape(max(n_classes, 1), n_folds, n_cs, n_ratios, n_dof)
+            paths = paths.reshape(n_classes, n_folds, n_cs, len(self.l1_ratios_), n_dof)
         self.coefs_paths_ = np.moveaxis(paths, (0, 1, 3), (3, 0, 1))
         self.scores_ = np.moveaxis(scores, (1, 2), (2, 1))
         self.n_iter_ = np.moveaxis(n_iter, (1, 2), (2, 1))
@@ -651,6 +556,47 @@ n_iter_
             score_params["sample_weight"] = sample_weight
         scoring = "accuracy" if self.scoring in ("warn", None) else self.scoring
         return get_scorer(scoring)(self, X, y, **score_params)
+
+
+@dataclass
+class _Problem:
+    """What every fold's path of one fit shares."""
+
+    X: object
+    y: object
+    sample_weight: object
+    splits: list
+    grid: list
+    penalty: str
+    class_weight: object
+    solver: str
+    scorer: object
+    score_params: dict
+
+    def fold_params(self, test):
+        """The scorer's parameters for the held-out rows ``test`` (arrays indexed)."""
+        return {
+            key: value[test] if hasattr(value, "shape") else value
+            for key, value in self.score_params.items()
+        }
+
+    def shaped(self, coefs, scores, n_iter, n_cs):
+        """The paths as arrays indexed by (fold, l1_ratio, C)."""
+        shape = (len(self.splits), len(self.grid), n_cs)
+        return (
+            np.asarray(coefs).reshape(shape + np.shape(coefs)[2:]),
+            np.asarray(scores, dtype=np.float64).reshape(shape),
+            np.asarray(n_iter).reshape(shape),
+        )
+
+
+def _parameters(model, fit_intercept):
+    """A fitted LogisticRegression's parameters (n_out, n_features + fit_intercept), host."""
+    coef = model.coef_.toarray() if is_sparse(model.coef_) else model.coef_
+    coef = to_host(coef)
+    if not fit_intercept:
+        return coef
+    return np.column_stack([coef, to_host(model.intercept_)])
 
 
 def _path_task(steps, n_features):
