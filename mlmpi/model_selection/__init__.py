@@ -7,10 +7,13 @@ cross-validation or a search is collective over the ranks.
 
 from ._search import GridSearchCV, RandomizedSearchCV
 from ._split import (
+    GroupKFold,
     KFold,
     ShuffleSplit,
+    StratifiedGroupKFold,
     StratifiedKFold,
     StratifiedShuffleSplit,
+    TimeSeriesSplit,
     check_cv,
     train_test_split,
 )
@@ -18,11 +21,14 @@ from ._validation import cross_val_score, cross_validate
 
 __all__ = [
     "GridSearchCV",
+    "GroupKFold",
     "KFold",
     "RandomizedSearchCV",
     "ShuffleSplit",
+    "StratifiedGroupKFold",
     "StratifiedKFold",
     "StratifiedShuffleSplit",
+    "TimeSeriesSplit",
     "check_cv",
     "cross_val_score",
     "cross_validate",
