@@ -54,6 +54,7 @@ _SUBMODULES = {
     "dnn",
     "ensemble",
     "impute",
+    "inspection",
     "io",
     "kernels",
     "linear_model",

@@ -5,6 +5,8 @@ local index``), the same at any number of ranks; every fit and score of a
 cross-validation or a search is collective over the ranks.
 """
 
+from ._curves import learning_curve, validation_curve
+from ._predict import cross_val_predict
 from ._search import GridSearchCV, RandomizedSearchCV
 from ._split import (
     GroupKFold,
@@ -30,7 +32,10 @@ __all__ = [
     "StratifiedShuffleSplit",
     "TimeSeriesSplit",
     "check_cv",
+    "cross_val_predict",
     "cross_val_score",
     "cross_validate",
+    "learning_curve",
     "train_test_split",
+    "validation_curve",
 ]

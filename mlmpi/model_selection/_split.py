@@ -95,19 +95,51 @@ class _GlobalRowSplitter(DistributedEstimatorMixin):
         splits : iterator of (train, test)
             Local (this rank's) row indices of each fold, sorted.
         """
-        comms = self._get_comms()
-        local, facts = agree(comms, lambda: self._check(X, y, groups))
-        layout = RowLayout(tuple(f[0] for f in facts), comms.rank)
-        X_global, y_global, rows, *groups_global = self._placeholder(layout, local, facts)
-        reference = self._reference_splitter(comms)
+        layout, rows, reference = self._reference_splits(X, y, groups)
         splits = [
             (
                 _local_members(train, rows, layout.n_samples),
                 _local_members(test, rows, layout.n_samples),
             )
-            for train, test in reference.split(X_global, y_global, *groups_global)
+            for train, test in reference
         ]
         return iter(splits)
+
+    def _reference_splits(self, X, y, groups):
+        """``(layout, rows, splits)``: the global row layout, the placeholder index
+        of each of this rank's rows, and scikit-learn's splits of the placeholder.
+        This method is collective."""
+        comms = self._get_comms()
+        local, facts = agree(comms, lambda: self._check(X, y, groups))
+        layout = RowLayout(tuple(f[0] for f in facts), comms.rank)
+        X_global, y_global, rows, *groups_global = self._placeholder(layout, local, facts)
+        reference = self._reference_splitter(comms)
+        return layout, rows, list(reference.split(X_global, y_global, *groups_global))
+
+    def global_splits(self, X, y=None, groups=None):
+        """scikit-learn's splits of the concatenated rows: ``(layout, splits)``,
+        each split a pair of arrays of *global* row indices in scikit-learn's
+        order (what :func:`~mlmpi.model_selection.learning_curve` takes the first
+        rows of).
+
+        This method is collective. Every rank holds every split (8 bytes per
+        global row of each).
+        """
+        layout, rows, reference = self._reference_splits(X, y, groups)
+        comms = self._get_comms()
+        real = np.empty(layout.n_samples, dtype=np.intp)
+        every_rank = comms.allgatherv(np.ascontiguousarray(rows, dtype=np.int64))
+        real[every_rank] = np.arange(layout.n_samples)
+        # scikit-learn's K-fold family returns rows in increasing order (from masks);
+        # the shuffle splitters, in the order of their permutation, which the
+        # placeholder keeps (it maps each class's rows in order)
+        ordered = not isinstance(self, sk.BaseShuffleSplit)
+
+        def real_rows(placeholder):
+            found = real[placeholder]
+            return np.sort(found) if ordered else found
+
+        return layout, [(real_rows(train), real_rows(test)) for train, test in reference]
 
 
 class KFold(_GlobalRowSplitter, sk.KFold):
@@ -403,7 +435,7 @@ class _ByGlobalGroup(_GlobalRowSplitter):
             for c in range(n_columns)
         ]
         shape = tuple(max(len(v), 1) for v in values)
-        keys, totals = [], []
+        keys = []
         for _, local_values, codes, counts in facts:
             if not len(counts):
                 keys.append(np.empty(0, dtype=np.intp))
