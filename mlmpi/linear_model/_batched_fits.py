@@ -220,10 +220,13 @@ class LogisticFolds:
         self.n_outputs = 1 if n_classes == 2 else n_classes
         self._columns, self._weights = {}, []
 
-    def view(self, fold, class_weight, scaler):
+    def view(self, fold, class_weight, scaler, *, every_class=True):
         """``(FoldView, weight sum)`` of a model on ``fold`` with ``class_weight``
-        (the estimator's parameter) and ``scaler`` (configured or None)."""
-        if np.any(self.counts[fold] == 0):
+        (the estimator's parameter) and ``scaler`` (configured or None).
+        ``every_class``: the fit must see every class (as a LogisticRegression
+        fitted on the fold's rows would find them), else the model still has
+        all the global classes (as LogisticRegressionCV's paths)."""
+        if every_class and np.any(self.counts[fold] == 0):
             raise NotBatchable  # a class missing from the training rows
         weights = _class_weights(class_weight, self.classes, self.counts[fold])
         key = (fold, tuple(weights))

@@ -21,6 +21,7 @@ from sklearn.base import BaseEstimator, MultiOutputMixin
 from sklearn.utils import check_random_state, check_scalar
 
 from .._array import is_device_array, to_host
+from .._sklearn_compat import _raise_for_params
 from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
 from ..comms import collective_method
 from ..random import shared_seed
@@ -96,6 +97,7 @@ class _LinearModelCV(
         from ..model_selection import check_cv
 
         self._validate_params()
+        _raise_for_params(params, self, "fit")
         if isinstance(sample_weight, numbers.Number):
             sample_weight = None
         X, Y, sample_weight, single, comms, layout = regression_data(self, X, y, sample_weight)

@@ -21,6 +21,7 @@ import numpy as np
 from sklearn import linear_model as sk
 
 from .._array import is_sparse, to_host
+from .._sklearn_compat import _raise_for_params
 from ..comms import collective_method
 from ..metrics import get_scorer, make_scorer
 from ..utils.validation import validate_fit_data
@@ -292,6 +293,7 @@ n_iter_
         from ..model_selection import check_cv
 
         self._validate_params()
+        _raise_for_params(params, self, "fit")
         l1_ratios, penalty, scoring, legacy, solver, grid = self._options()
         comms = self._get_comms()
         X, y, sample_weight, _ = validate_fit_data(
@@ -374,7 +376,7 @@ n_iter_
         tasks, views, plans = [], [], []
         for k in range(folds.n_splits):
             for l1_ratio in problem.grid:
-                view, weight_sum = shared.view(k, problem.class_weight, None)
+                view, weight_sum = shared.view(k, problem.class_weight, None, every_class=False)
                 steps = []
                 for C in self.Cs_:
                     model = self._path_model(problem, C, l1_ratio)
@@ -552,6 +554,7 @@ n_iter_
         -------
         score : float
         """
+        _raise_for_params(score_params, self, "score")
         if sample_weight is not None:
             score_params["sample_weight"] = sample_weight
         scoring = "accuracy" if self.scoring in ("warn", None) else self.scoring

@@ -16,6 +16,7 @@ With a ``cv``, the alphas are searched by :class:`~mlmpi.model_selection.GridSea
 (every fold and alpha from one pass over the data).
 """
 
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -25,6 +26,7 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 from sklearn.utils import check_scalar
 
 from .._array import get_namespace, is_sparse, to_host
+from .._sklearn_compat import _raise_for_params
 from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
 from ..comms import collective_method
 from ..metrics import check_scoring
@@ -33,6 +35,11 @@ from ._least_squares import Ridge
 from ._stats import centred_moments
 
 _BLOCK = 1 << 16
+_SPARSE_SVD = (
+    "The 'svd' mode is not supported for sparse X, we fallback to `gcv_mode='eigen'`. "
+    "Passing `gcv_mode='svd'` on sparse X will raise an error in 1.11, use the default or "
+    "pass `gcv_mode='eigen'` to suppress this warning."
+)
 
 
 class _LeftOutPredictions(DistributedEstimatorMixin, RegressorMixin, BaseEstimator):
@@ -170,15 +177,13 @@ class RidgeCV(
     def _checked_alphas(self):
         """scikit-learn's checks of ``alphas``: positive (zero allowed with a ``cv``)."""
         bounds = "neither" if self.cv is None else "left"
-        if isinstance(self.alphas, (np.ndarray, list, tuple)):
-            alphas = np.asarray(self.alphas, dtype=np.float64).ravel()
-            names = [f"alphas[{i}]" for i in range(len(alphas))]
-            if alphas.shape[0] == 1:
-                names = ["alphas"]
-            for alpha, name in zip(alphas, names):
-                check_scalar(alpha, name, target_type=Real, min_val=0.0, include_boundaries=bounds)
-            return alphas
-        return np.asarray([self.alphas], dtype=np.float64)
+        if not isinstance(self.alphas, (np.ndarray, list, tuple)):
+            return np.asarray([self.alphas], dtype=np.float64)
+        values = list(np.ravel(self.alphas)) if np.ndim(self.alphas) == 0 else list(self.alphas)
+        names = ["alphas"] if len(values) == 1 else [f"alphas[{i}]" for i in range(len(values))]
+        for alpha, name in zip(values, names):
+            check_scalar(alpha, name, target_type=Real, min_val=0.0, include_boundaries=bounds)
+        return np.asarray(values, dtype=np.float64)
 
     @collective_method
     def fit(self, X, y, sample_weight=None, **params):
@@ -199,6 +204,7 @@ class RidgeCV(
         self : object
         """
         self._validate_params()
+        _raise_for_params(params, self, "fit")
         alphas = self._checked_alphas()
         if self.cv is not None:
             if self.store_cv_results:
@@ -228,8 +234,17 @@ class RidgeCV(
 
     def _fit_leave_one_out(self, X, y, sample_weight, alphas, params):
         X, Y, sample_weight, single, comms, layout = regression_data(self, X, y, sample_weight)
+        if is_sparse(X) and self.gcv_mode == "svd":
+            warnings.warn(_SPARSE_SVD, FutureWarning, stacklevel=3)
+        like = X
+        # in float64 whatever X's dtype, as scikit-learn; the results in X's dtype
+        X, Y = X.astype(np.float64, copy=False), Y.astype(np.float64, copy=False)
         moments = centred_moments(X, Y, sample_weight, comms, fit_intercept=self.fit_intercept)
         eigvals, V = linalg.eigh(moments.gram)
+        # X's null space (exactly zero eigenvalues but for rounding) adds nothing to
+        # the fits or the leverages: dropped, so that tiny alphas do not amplify noise
+        kept = eigvals > X.shape[1] * np.finfo(np.float64).eps * max(eigvals[-1], 0.0)
+        eigvals, V = eigvals[kept], V[:, kept]
         P = _projected_rows(X, moments, sample_weight, V)
         root = None if sample_weight is None else np.sqrt(to_host(sample_weight).astype(np.float64))
         Yc = to_host(Y).astype(np.float64) - moments.y_mean
@@ -258,10 +273,10 @@ class RidgeCV(
             results = (Yc[:, :, None] - errors) / (1.0 if root is None else root[:, None, None])
             results = results + moments.y_mean[None, :, None]
             scores = self._scores(results, to_host(Y), single, params, sample_weight)
-        self._select(alphas, scores, coefs, moments, single, X)
+        self._select(alphas, scores, coefs, moments, single, like)
         if self.store_cv_results:
             values = results[:, 0, :] if single else results
-            self.cv_results_ = values.astype(X.dtype)
+            self.cv_results_ = values.astype(like.dtype)
         return self
 
     def _scores(self, predictions, Y, single, params, sample_weight):

@@ -10,6 +10,7 @@ from sklearn.utils import check_random_state, indexable
 from .._contract import collective_function
 from .._sklearn_compat import (
     _aggregate_score_dicts,
+    _check_groups_routing_disabled,
     _fit_and_score,
     _num_samples,
     _safe_indexing,
@@ -53,22 +54,23 @@ def _incremental_scores(estimator, X, y, classes, train, test, sizes, scorer, lo
     on each chunk of the (global) training rows, scored after each. Collective."""
     found = []
     start = 0
+
+    def rows(index):  # (X, y) of the rows, y left out when there is none
+        parts = (X, y) if y is not None else (X,)
+        return [_safe_indexing(part, index) for part in parts]
+
     for size in sizes:
         chunk = local(train[start:size])
         start = size
-        X_chunk, y_chunk = _safe_indexing(X, chunk), _safe_indexing(y, chunk)
         began = time.time()
         if classes is None:
-            estimator.partial_fit(X_chunk, y_chunk)
+            estimator.partial_fit(*rows(chunk))
         else:
-            estimator.partial_fit(X_chunk, y_chunk, classes=classes)
+            estimator.partial_fit(*rows(chunk), classes=classes)
         fit_time = time.time() - began
         began = time.time()
-        rows_test, rows_train = local(test), local(train[:size])
-        test_score = scorer(estimator, _safe_indexing(X, rows_test), _safe_indexing(y, rows_test))
-        train_score = scorer(
-            estimator, _safe_indexing(X, rows_train), _safe_indexing(y, rows_train)
-        )
+        test_score = scorer(estimator, *rows(local(test)))
+        train_score = scorer(estimator, *rows(local(train[:size])))
         score_time = time.time() - began
         found.append(
             (train_score, test_score, fit_time, score_time) if times else (train_score, test_score)
@@ -166,11 +168,14 @@ def learning_curve(
         raise ValueError(
             "An estimator must support the partial_fit interface to exploit incremental learning"
         )
+    _check_groups_routing_disabled(groups)
     X, y, groups = indexable(X, y, groups)
     splitter = check_cv(cv, y, classifier=is_classifier(estimator), comms=comms)
     scorer = check_scoring(estimator, collective_scoring(scoring))
     offset, n_local, splits = _global_splits(splitter, X, y, groups, comms)
     sizes = _translate_train_sizes(train_sizes, len(splits[0][0]))
+    if verbose > 0 and comms.rank == 0:
+        print(f"[learning_curve] Training set sizes: {sizes}")
     if shuffle:
         rng = check_random_state(agreed_random_state(random_state, comms))
         splits = [(rng.permutation(train), test) for train, test in splits]

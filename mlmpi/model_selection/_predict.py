@@ -7,6 +7,7 @@ from sklearn.utils import indexable
 
 from .._contract import collective_function
 from .._sklearn_compat import (
+    _check_groups_routing_disabled,
     _check_method_params,
     _enforce_prediction_order,
     _num_samples,
@@ -135,6 +136,7 @@ def cross_val_predict(
     comms = resolve_comms(comms)
     check_n_jobs(n_jobs, comms)
     warn_shard_local_learners(estimator, comms)
+    _check_groups_routing_disabled(groups)
     X, y = indexable(X, y)
     params = {} if params is None else params
     splitter = check_cv(cv, y, classifier=is_classifier(estimator), comms=comms)

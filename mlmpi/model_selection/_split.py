@@ -419,7 +419,13 @@ class _ByGlobalGroup(_GlobalRowSplitter):
         if self._by_class:
             if y is None:
                 raise ValueError(f"{type(self).__name__}.split needs y: the labels to stratify on.")
-            columns.append(np.asarray(to_host(y)).ravel())
+            y = np.asarray(to_host(y))
+            kind = type_of_target(y) if n_rows else "binary"
+            if kind not in _CLASSIFICATION_TARGETS:
+                raise ValueError(
+                    f"Supported target types are: {_CLASSIFICATION_TARGETS}. Got {kind!r} instead."
+                )
+            columns.append(y.ravel())
         found = [np.unique(column, return_inverse=True) for column in columns]
         shape = tuple(max(len(values), 1) for values, _ in found)
         keys = np.ravel_multi_index([inverse.ravel() for _, inverse in found], shape)
