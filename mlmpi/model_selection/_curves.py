@@ -35,7 +35,7 @@ def _global_splits(splitter, X, y, groups, comms):
     n_local = _num_samples(X)
     offset, _ = comms.exclusive_scan_rows(n_local)
     if isinstance(splitter, _GlobalRowSplitter):
-        return offset, n_local, splitter.global_splits(X, y, groups)[1]
+        return offset, n_local, splitter._global_order(X, y, groups)[1]
     splits = [
         tuple(comms.allgatherv(np.asarray(part, dtype=np.int64) + offset) for part in (train, test))
         for train, test in splitter.split(X, y, groups)

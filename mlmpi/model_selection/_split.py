@@ -116,7 +116,7 @@ class _GlobalRowSplitter(DistributedEstimatorMixin):
         reference = self._reference_splitter(comms)
         return layout, rows, list(reference.split(X_global, y_global, *groups_global))
 
-    def global_splits(self, X, y=None, groups=None):
+    def _global_order(self, X, y=None, groups=None):
         """scikit-learn's splits of the concatenated rows: ``(layout, splits)``,
         each split a pair of arrays of *global* row indices in scikit-learn's
         order (what :func:`~mlmpi.model_selection.learning_curve` takes the first
@@ -502,7 +502,7 @@ class GroupKFold(_ByGlobalGroup, sk.GroupKFold):
     >>> from mlmpi.model_selection import GroupKFold
     >>> X, groups = np.zeros((6, 1)), np.array([0, 0, 1, 1, 2, 2])
     >>> [test.tolist() for _, test in GroupKFold(n_splits=3).split(X, groups=groups)]
-    [[0, 1], [2, 3], [4, 5]]
+    [[4, 5], [2, 3], [0, 1]]
     """
 
     _reference = sk.GroupKFold
