@@ -557,8 +557,11 @@ n_iter_
         _raise_for_params(score_params, self, "score")
         if sample_weight is not None:
             score_params["sample_weight"] = sample_weight
-        scoring = "accuracy" if self.scoring in ("warn", None) else self.scoring
-        return get_scorer(scoring)(self, X, y, **score_params)
+        return self._get_scorer()(self, X, y, **score_params)
+
+    def _get_scorer(self):
+        """The scorer of ``scoring`` (accuracy by default), as scikit-learn's."""
+        return get_scorer("accuracy" if self.scoring in ("warn", None) else self.scoring)
 
 
 @dataclass
