@@ -23,11 +23,31 @@ def _table(y_true, y_score, sample_weight, comms):
     return true, score, weights
 
 
-@collective_function
-def roc_curve(
-    y_true, y_score, *, pos_label=None, sample_weight=None, drop_intermediate=True, comms=None
-):
-    """Receiver operating characteristic curve of the rows of all ranks.
+def _curve(name, drop_default, what, returns, example):
+    """scikit-learn's ``roc_curve`` or ``precision_recall_curve`` on the global table."""
+    sk_curve = getattr(sk, name)
+
+    def curve(
+        y_true,
+        y_score,
+        *,
+        pos_label=None,
+        sample_weight=None,
+        drop_intermediate=drop_default,
+        comms=None,
+    ):
+        true, score, weights = _table(y_true, y_score, sample_weight, comms)
+        return sk_curve(
+            true,
+            score,
+            pos_label=pos_label,
+            sample_weight=weights,
+            drop_intermediate=drop_intermediate,
+        )
+
+    curve.__name__ = curve.__qualname__ = name
+    curve.__module__ = __name__
+    curve.__doc__ = f"""{what} of the rows of all ranks.
 
     Parameters
     ----------
@@ -39,14 +59,14 @@ def roc_curve(
         The positive class, as scikit-learn.
     sample_weight : array-like of shape (n_local,), default=None
         This rank's sample weights.
-    drop_intermediate : bool, default=True
+    drop_intermediate : bool, default={drop_default}
         Drop the thresholds that add nothing to the curve's shape.
     comms : Comms, default=None
         None means :func:`mlmpi.get_comms`.
 
     Returns
     -------
-    fpr, tpr, thresholds : ndarray
+    {returns} : ndarray
         scikit-learn's values on the concatenated rows, on every rank.
 
     Notes
@@ -55,66 +75,30 @@ def roc_curve(
 
     Examples
     --------
-    >>> from mlmpi.metrics import roc_curve
-    >>> fpr, tpr, thresholds = roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> from mlmpi.metrics import {name}
+    {example}
+    """
+    return collective_function(curve)
+
+
+roc_curve = _curve(
+    "roc_curve",
+    True,
+    "Receiver operating characteristic curve",
+    "fpr, tpr, thresholds",
+    """>>> fpr, tpr, thresholds = roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
     >>> tpr.tolist()
-    [0.0, 0.5, 0.5, 1.0, 1.0]
-    """
-    true, score, weights = _table(y_true, y_score, sample_weight, comms)
-    return sk.roc_curve(
-        true,
-        score,
-        pos_label=pos_label,
-        sample_weight=weights,
-        drop_intermediate=drop_intermediate,
-    )
-
-
-@collective_function
-def precision_recall_curve(
-    y_true, y_score, *, pos_label=None, sample_weight=None, drop_intermediate=False, comms=None
-):
-    """Precision-recall pairs of the rows of all ranks, for every threshold.
-
-    Parameters
-    ----------
-    y_true : array-like of shape (n_local,)
-        This rank's true binary labels.
-    y_score : array-like of shape (n_local,)
-        This rank's scores.
-    pos_label : int, float, bool or str, default=None
-        The positive class, as scikit-learn.
-    sample_weight : array-like of shape (n_local,), default=None
-        This rank's sample weights.
-    drop_intermediate : bool, default=False
-        Drop the thresholds that add nothing to the curve's shape.
-    comms : Comms, default=None
-        None means :func:`mlmpi.get_comms`.
-
-    Returns
-    -------
-    precision, recall, thresholds : ndarray
-        scikit-learn's values on the concatenated rows, on every rank.
-
-    Notes
-    -----
-    This function is collective.
-
-    Examples
-    --------
-    >>> from mlmpi.metrics import precision_recall_curve
-    >>> precision, recall, _ = precision_recall_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    [0.0, 0.5, 0.5, 1.0, 1.0]""",
+)
+precision_recall_curve = _curve(
+    "precision_recall_curve",
+    False,
+    "Precision-recall pairs, for every threshold,",
+    "precision, recall, thresholds",
+    """>>> precision, recall, _ = precision_recall_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
     >>> recall.tolist()
-    [1.0, 1.0, 0.5, 0.5, 0.0]
-    """
-    true, score, weights = _table(y_true, y_score, sample_weight, comms)
-    return sk.precision_recall_curve(
-        true,
-        score,
-        pos_label=pos_label,
-        sample_weight=weights,
-        drop_intermediate=drop_intermediate,
-    )
+    [1.0, 1.0, 0.5, 0.5, 0.0]""",
+)
 
 
 @collective_function
