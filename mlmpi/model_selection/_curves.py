@@ -7,7 +7,7 @@ import sklearn.model_selection as sk
 from sklearn.base import clone, is_classifier
 from sklearn.utils import check_random_state, indexable
 
-from .._contract import collective_function
+from .._contract import collective_function, nested_calls_agree
 from .._sklearn_compat import (
     _aggregate_score_dicts,
     _check_groups_routing_disabled,
@@ -183,48 +183,49 @@ def learning_curve(
     def local(rows):
         return _local(rows, offset, n_local)
 
-    if exploit_incremental_learning:
-        classes = None
-        if is_classifier(estimator):
-            _, found = agree(comms, lambda: (None, np.unique(y)))
-            classes = np.unique(np.concatenate(found))
-        out = [
-            _incremental_scores(
-                clone(estimator), X, y, classes, train, test, sizes, scorer, local, return_times
+    with nested_calls_agree():  # every fit and score agrees too
+        if exploit_incremental_learning:
+            classes = None
+            if is_classifier(estimator):
+                _, found = agree(comms, lambda: (None, np.unique(y)))
+                classes = np.unique(np.concatenate(found))
+            out = [
+                _incremental_scores(
+                    clone(estimator), X, y, classes, train, test, sizes, scorer, local, return_times
+                )
+                for train, test in splits
+            ]
+            out = np.asarray(out).transpose((2, 1, 0))
+        else:
+            results = [
+                _fit_and_score(
+                    clone(estimator),
+                    X,
+                    y,
+                    scorer=scorer,
+                    train=local(train[:size]),
+                    test=local(test),
+                    verbose=verbose,
+                    parameters=None,
+                    fit_params=params,
+                    score_params=None,
+                    return_train_score=True,
+                    error_score=error_score,
+                    return_times=return_times,
+                )
+                for train, test in splits
+                for size in sizes
+            ]
+            _warn_or_raise_about_fit_failures(results, error_score)
+            results = _aggregate_score_dicts(results)
+            keys = ["train_scores", "test_scores"] + (
+                ["fit_time", "score_time"] if return_times else []
             )
-            for train, test in splits
-        ]
-        out = np.asarray(out).transpose((2, 1, 0))
-    else:
-        results = [
-            _fit_and_score(
-                clone(estimator),
-                X,
-                y,
-                scorer=scorer,
-                train=local(train[:size]),
-                test=local(test),
-                verbose=verbose,
-                parameters=None,
-                fit_params=params,
-                score_params=None,
-                return_train_score=True,
-                error_score=error_score,
-                return_times=return_times,
-            )
-            for train, test in splits
-            for size in sizes
-        ]
-        _warn_or_raise_about_fit_failures(results, error_score)
-        results = _aggregate_score_dicts(results)
-        keys = ["train_scores", "test_scores"] + (
-            ["fit_time", "score_time"] if return_times else []
-        )
-        out = [np.asarray(results[key]).reshape(-1, sizes.shape[0]).T for key in keys]
-    if return_times:
-        fit_times, score_times = comms.bcast_object((out[2], out[3]), root=0)
-        return sizes, out[0], out[1], fit_times, score_times
-    return sizes, out[0], out[1]
+            out = [np.asarray(results[key]).reshape(-1, sizes.shape[0]).T for key in keys]
+        if return_times:
+            fit_times, score_times = comms.bcast_object((out[2], out[3]), root=0)
+            return sizes, out[0], out[1], fit_times, score_times
+        return sizes, out[0], out[1]
 
 
 @collective_function
@@ -299,18 +300,19 @@ def validation_curve(
     comms = resolve_comms(comms)
     check_n_jobs(n_jobs, comms)
     warn_shard_local_learners(estimator, comms)
-    return sk.validation_curve(
-        estimator,
-        X,
-        y,
-        param_name=param_name,
-        param_range=param_range,
-        groups=groups,
-        cv=check_cv(cv, y, classifier=is_classifier(estimator), comms=comms),
-        scoring=collective_scoring(scoring),
-        n_jobs=n_jobs,
-        pre_dispatch=pre_dispatch,
-        verbose=verbose,
-        error_score=error_score,
-        params=params,
-    )
+    with nested_calls_agree():  # every fit and score agrees too
+        return sk.validation_curve(
+            estimator,
+            X,
+            y,
+            param_name=param_name,
+            param_range=param_range,
+            groups=groups,
+            cv=check_cv(cv, y, classifier=is_classifier(estimator), comms=comms),
+            scoring=collective_scoring(scoring),
+            n_jobs=n_jobs,
+            pre_dispatch=pre_dispatch,
+            verbose=verbose,
+            error_score=error_score,
+            params=params,
+        )

@@ -5,7 +5,7 @@ import scipy.sparse as sp
 from sklearn.base import clone, is_classifier
 from sklearn.utils import indexable
 
-from .._contract import collective_function
+from .._contract import collective_function, nested_calls_agree
 from .._sklearn_compat import (
     _check_groups_routing_disabled,
     _check_method_params,
@@ -153,10 +153,11 @@ def cross_val_predict(
     n_classes = None
     if method in _ENCODED and y is not None:
         y, n_classes = _global_codes(np.asarray(y), comms)
-    predictions = [
-        _fold_predictions(estimator, X, y, train, test, params, method, n_classes)
-        for train, test in splits
-    ]
+    with nested_calls_agree():  # every fit agrees too (the estimator's parameters)
+        predictions = [
+            _fold_predictions(estimator, X, y, train, test, params, method, n_classes)
+            for train, test in splits
+        ]
     order = np.empty(n_rows, dtype=np.intp)
     order[test_rows] = np.arange(n_rows)
     if sp.issparse(predictions[0]):

@@ -4,8 +4,8 @@ import numpy as np
 import sklearn.model_selection as sk
 from sklearn.base import is_classifier
 
+from .._contract import collective_function, nested_calls_agree
 from ..comms import resolve_comms
-from ..comms._method import in_collective_method
 from ..utils.shard_local import warn_shard_local_learners
 from ._agreement import check_n_jobs
 from ._batched import batched_cross_validate
@@ -13,6 +13,7 @@ from ._scoring import collective_scoring, rank0_times
 from ._split import check_cv
 
 
+@collective_function
 def cross_validate(
     estimator,
     X,
@@ -80,9 +81,9 @@ error_score
     ['fit_time', 'score_time', 'test_score']
     """
     comms = resolve_comms(comms)
-    with in_collective_method("cross_validate"):
-        check_n_jobs(n_jobs, comms)
-        warn_shard_local_learners(estimator, comms)
+    check_n_jobs(n_jobs, comms)
+    warn_shard_local_learners(estimator, comms)
+    with nested_calls_agree():  # every fit and score agrees too (the estimator's parameters)
         scoring = collective_scoring(scoring)
         cv = check_cv(cv, y, classifier=is_classifier(estimator), comms=comms)
         results, splits = batched_cross_validate(
@@ -98,27 +99,27 @@ error_score
             return_indices=return_indices,
             comms=comms,
         )
-        if results is not None:
-            return rank0_times(results, ("fit_time", "score_time"), comms)
-        results = sk.cross_validate(
-            estimator,
-            X,
-            y,
-            groups=groups,
-            scoring=scoring,
-            cv=cv if splits is None else splits,
-            n_jobs=n_jobs,
-            verbose=verbose,
-            params=params,
-            pre_dispatch=pre_dispatch,
-            return_train_score=return_train_score,
-            return_estimator=return_estimator,
-            return_indices=return_indices,
-            error_score=error_score,
-        )
-        return rank0_times(results, ("fit_time", "score_time"), comms)
+        if results is None:
+            results = sk.cross_validate(
+                estimator,
+                X,
+                y,
+                groups=groups,
+                scoring=scoring,
+                cv=cv if splits is None else splits,
+                n_jobs=n_jobs,
+                verbose=verbose,
+                params=params,
+                pre_dispatch=pre_dispatch,
+                return_train_score=return_train_score,
+                return_estimator=return_estimator,
+                return_indices=return_indices,
+                error_score=error_score,
+            )
+    return rank0_times(results, ("fit_time", "score_time"), comms)
 
 
+@collective_function
 def cross_val_score(
     estimator,
     X,
