@@ -21,9 +21,9 @@ from sklearn.base import BaseEstimator, MultiOutputMixin
 from sklearn.utils import check_random_state, check_scalar
 
 from .._array import is_device_array, to_host
+from .._contract import collective_method
 from .._sklearn_compat import _raise_for_params
 from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
-from ..comms import collective_method
 from ..random import shared_seed
 from ._base import RegressionMixin, regression_data
 from ._coordinate_descent import ElasticNet, Lasso, _alpha_grid, _gram_path

@@ -21,8 +21,8 @@ import numpy as np
 from sklearn import linear_model as sk
 
 from .._array import is_sparse, to_host
+from .._contract import collective_method
 from .._sklearn_compat import _raise_for_params
-from ..comms import collective_method
 from ..metrics import get_scorer, make_scorer
 from ..utils.validation import validate_fit_data
 from ._batched_fits import LogisticFolds, NotBatchable

@@ -26,9 +26,9 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 from sklearn.utils import check_scalar
 
 from .._array import get_namespace, is_sparse, to_host
+from .._contract import collective_method
 from .._sklearn_compat import _raise_for_params
 from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
-from ..comms import collective_method
 from ..metrics import check_scoring
 from ._base import RegressionMixin, regression_data, set_coefficients
 from ._least_squares import Ridge

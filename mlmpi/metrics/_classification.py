@@ -472,7 +472,7 @@ def matthews_corrcoef(y_true, y_pred, *, sample_weight=None, comms=None):
     return sk.matthews_corrcoef(true, pred, sample_weight=weights)
 
 
-@collective_function
+@collective_function(data=("y1", "y2"))
 def cohen_kappa_score(
     y1,
     y2,

@@ -12,6 +12,7 @@ import sklearn.inspection as ski
 import sklearn.linear_model as skl
 import sklearn.metrics as skm
 import sklearn.model_selection as sk
+import sklearn.naive_bayes as skn
 import sklearn.pipeline as skp
 import sklearn.preprocessing as skpre
 from shards import each_layout, gather_rows
@@ -241,13 +242,13 @@ def case_predictions_curves_and_importances_by_global_row():
     shuffle = sk.ShuffleSplit(3, test_size=0.3, random_state=0)
     sizes = [0.3, 0.6, 1.0]
     curve = sk.learning_curve(
-        GaussianNB(), X, y, cv=shuffle, train_sizes=sizes, shuffle=True, random_state=1
+        skn.GaussianNB(), X, y, cv=shuffle, train_sizes=sizes, shuffle=True, random_state=1
     )
     incremental = sk.learning_curve(
-        GaussianNB(), X, y, cv=3, train_sizes=sizes, exploit_incremental_learning=True
+        skn.GaussianNB(), X, y, cv=3, train_sizes=sizes, exploit_incremental_learning=True
     )
     validation = sk.validation_curve(
-        GaussianNB(), X, y, param_name="var_smoothing", param_range=[1e-9, 1e-1], cv=3
+        skn.GaussianNB(), X, y, param_name="var_smoothing", param_range=[1e-9, 1e-1], cv=3
     )
     importances = ski.permutation_importance(
         skl.Ridge(alpha=0.1).fit(Xd, yd), Xd, yd, n_repeats=2, random_state=0, max_samples=0.7
