@@ -4,9 +4,10 @@ A least-squares problem on a fold's training rows needs only their weighted
 means and centred Gram matrices (:class:`~mlmpi.linear_model._stats.Moments`);
 its score on the held-out rows needs the same sums over them. Each rank
 sums over the held-out rows of each fold (a pass over its rows when the
-folds' test sets do not overlap, as in K-fold) and over all its rows; one
-allreduce packs everything; then a fold's training sums are the total
-minus its held-out sums.
+folds' test sets do not overlap, as in K-fold) and over all its rows; a
+fold whose training rows are all the others (K-fold) has the total minus
+its held-out sums as training sums (others are summed too); one allreduce
+packs everything.
 
 Sums are taken about the global mean ``μ`` (a first, small allreduce), so
 that subtracting them loses no precision to large means; a fold's sums
@@ -104,11 +105,12 @@ class FoldStats:
     variances (what a per-fold standard scaler needs), not the Gram matrices.
     """
 
-    def __init__(self, total, held_out, x_shift, y_shift, d, t, products):
+    def __init__(self, total, held_out, train, x_shift, y_shift, d, t, products):
         self.x_shift, self.y_shift = x_shift, y_shift
         self.d, self.t, self.products = d, t, products
         self._total = self._unpack(total)
         self._held_out = [self._unpack(part) for part in held_out]
+        self._train = [self._unpack(part) for part in train]
 
     def _unpack(self, flat):
         d, t = self.d, self.t
@@ -133,8 +135,7 @@ class FoldStats:
 
     def rows(self, k):
         """Global numbers of training and held-out rows of fold ``k``."""
-        held_out = int(round(self._held_out[k]["rows"]))
-        return int(round(self._total["rows"])) - held_out, held_out
+        return int(round(self._train[k]["rows"])), int(round(self._held_out[k]["rows"]))
 
     def held_out_weight(self, k):
         """Weight sum of fold ``k``'s held-out rows."""
@@ -154,11 +155,7 @@ class FoldStats:
         return n, a + self.x_shift, b + self.y_shift, xx, xy, yy
 
     def _train_sums(self, k):
-        total = self._total
-        if k is None:
-            return total
-        part = self._held_out[k]
-        return {key: total[key] - part[key] for key in total}
+        return self._total if k is None else self._train[k]
 
     def train(self, k):
         """Fold ``k``'s training rows (every row for None): ``(weight sum, x̄, ȳ,
@@ -254,6 +251,16 @@ def fold_stats(X, Y, folds, comms, *, sample_weight=None, products=True):
         total = sum(held_out, sums(np.flatnonzero(covered == 0)))
     else:
         total = sums(np.arange(folds.n_local))
-    packed = np.concatenate([total] + held_out)
-    reduced = to_host(comms.allreduce(packed)).reshape(folds.n_splits + 1, -1)
-    return FoldStats(reduced[0], reduced[1:], x_shift, y_shift, d, t, products)
+    # a split whose training rows are the others (K-fold) costs no pass: the total's
+    # sums minus the held-out ones; otherwise (ShuffleSplit...) its own sums
+    complementary = [len(tr) + len(te) == folds.n_local for tr, te in zip(folds.train, folds.test)]
+    train = [
+        total - part if whole else sums(rows)
+        for part, rows, whole in zip(held_out, folds.train, complementary)
+    ]
+    packed = np.concatenate([total] + held_out + train)
+    reduced = to_host(comms.allreduce(packed)).reshape(2 * folds.n_splits + 1, -1)
+    k = folds.n_splits
+    return FoldStats(
+        reduced[0], reduced[1 : 1 + k], reduced[1 + k :], x_shift, y_shift, d, t, products
+    )

@@ -151,7 +151,8 @@ def case_cv_estimators_equal_scikit_learn():
     ridge_scored.fit(X, Y)
     ridge_folds = skl.RidgeCV(alphas=[1e-3, 0.1, 10.0], cv=3).fit(X, y)
     lasso = skl.LassoCV(cv=3, precompute=True).fit(X, y, weights)
-    enet = skl.ElasticNetCV(l1_ratio=[0.3, 0.9], alphas=[0.01, 0.1, 1.0], cv=4).fit(X, y)
+    partial = sk.ShuffleSplit(3, train_size=0.5, test_size=0.3, random_state=0)  # not K-fold
+    enet = skl.ElasticNetCV(l1_ratio=[0.3, 0.9], alphas=[0.01, 0.1, 1.0], cv=partial).fit(X, y)
     Xc, yc = _iris()
     Xc = skpre.StandardScaler().fit_transform(Xc)
     options = {"Cs": 4, "cv": 3, "l1_ratios": (0,), "scoring": "neg_log_loss"}
@@ -176,7 +177,9 @@ def case_cv_estimators_equal_scikit_learn():
         np.testing.assert_allclose(found.mse_path_, lasso.mse_path_, rtol=1e-8)
         assert found.alpha_ == pytest.approx(lasso.alpha_, rel=1e-12)
         np.testing.assert_allclose(found.coef_, lasso.coef_, rtol=1e-6, atol=1e-8)
-        found = ElasticNetCV(l1_ratio=[0.3, 0.9], alphas=[0.01, 0.1, 1.0], cv=4).fit(Xl, Yl[:, 0])
+        found = ElasticNetCV(l1_ratio=[0.3, 0.9], alphas=[0.01, 0.1, 1.0], cv=partial).fit(
+            Xl, Yl[:, 0]
+        )
         np.testing.assert_allclose(found.mse_path_, enet.mse_path_, rtol=1e-6)
         assert (found.alpha_, found.l1_ratio_) == (enet.alpha_, enet.l1_ratio_)
         found = LogisticRegressionCV(
