@@ -18,7 +18,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn import linear_model as sk
 from sklearn.base import BaseEstimator, MultiOutputMixin
-from sklearn.utils import check_random_state, check_scalar
+from sklearn.utils import check_random_state, check_scalar, column_or_1d
 
 from .._array import is_device_array, to_host
 from .._contract import collective_method
@@ -52,6 +52,12 @@ class _LinearModelCV(
     """The fit shared by :class:`LassoCV` and :class:`ElasticNetCV`."""
 
     _estimator = None  # the model refitted with the best alpha
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.multi_output = False  # one target (scikit-learn's MultiTask*CV: more)
+        return tags
 
     def _l1_ratios(self):
         return np.atleast_1d(getattr(self, "l1_ratio", 1.0)).astype(np.float64)
@@ -103,6 +109,9 @@ class _LinearModelCV(
         X, Y, sample_weight, single, comms, layout = regression_data(self, X, y, sample_weight)
         if Y.shape[1] > 1:
             raise ValueError(f"For multi-task outputs, use MultiTask{type(self).__name__}")
+        if not single:  # a column vector: scikit-learn's DataConversionWarning, then 1-D
+            column_or_1d(np.empty((0, 1)) if np.ndim(y) == 2 else y, warn=True)
+            single = True
         splitter = check_cv(self.cv, comms=comms)
         splits = list(splitter.split(X, Y[:, 0], params.get("groups")))
         folds = Folds([t for t, _ in splits], [t for _, t in splits], X.shape[0])
