@@ -53,11 +53,15 @@ class Folds:
 
     def complementary(self):
         """Whether every split trains on all the rows it does not hold out (this rank)."""
-        return all(
-            len(train) + len(test) == self.n_local
-            and np.union1d(train, test).shape[0] == self.n_local
-            for train, test in zip(self.train, self.test)
-        )
+        for train, test in zip(self.train, self.test):
+            if len(train) + len(test) != self.n_local:
+                return False
+            seen = np.zeros(self.n_local, dtype=bool)
+            seen[train] = True
+            seen[test] = True
+            if not seen.all():
+                return False
+        return True
 
 
 def _sums(X, Y, w, x_shift, y_shift, products):

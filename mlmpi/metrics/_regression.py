@@ -95,7 +95,8 @@ def _weighted_sums(comms, xp, weights, *columns):
     """``[Σw, Σw·column for each column]`` over all ranks, one allreduce (float64 host)."""
     n_rows = columns[0].shape[0]
     w = xp.ones(n_rows, dtype=xp.float64) if weights is None else weights
-    local = [xp.sum(w).reshape(1)] + [w @ c for c in columns]
+    # cᵀw, not w @ c: NumPy's vector @ (n, 1) matrix skips BLAS (~700x slower)
+    local = [xp.sum(w).reshape(1)] + [c.T @ w for c in columns]
     packed = to_host(xp.concatenate(local))
     return comms.allreduce(packed)
 

@@ -134,10 +134,10 @@ class _PairScorer:
         for i, fit in zip(members, fits):
             last = self.pairs[i].estimator
             width = fit.coef.shape[0]
-            decision = values[:, start : start + width]
+            decision = np.ascontiguousarray(values[:, start : start + width])
             start += width
             if self.classes is None and width == 1 and (self.single or isinstance(last, _RAVELLED)):
-                decision = decision[:, 0]
+                decision = decision.ravel()
             estimator = scoring_estimator(last, fit, decision, self.classes, self.X.shape[1])
             results.append(score(scorer, estimator, rows.shape[0], y))
         return results
