@@ -14,10 +14,19 @@ bridged here.
 
 from sklearn.base import _fit_context
 from sklearn.decomposition._pca import _infer_dimension
+from sklearn.ensemble._bagging import _generate_indices
 from sklearn.impute._base import _safe_min
 from sklearn.linear_model._logistic import _check_solver
 from sklearn.metrics._scorer import _SCORERS, _MultimetricScorer, _Scorer
-from sklearn.model_selection._split import _validate_shuffle_split
+from sklearn.model_selection._split import _UnsupportedGroupCVMixin, _validate_shuffle_split
+from sklearn.model_selection._validation import (
+    _aggregate_score_dicts,
+    _check_groups_routing_disabled,
+    _enforce_prediction_order,
+    _fit_and_score,
+    _translate_train_sizes,
+    _warn_or_raise_about_fit_failures,
+)
 from sklearn.preprocessing._data import _handle_zeros_in_scale, _is_constant_feature
 from sklearn.utils import _safe_indexing
 from sklearn.utils._encode import _unique
@@ -25,9 +34,14 @@ from sklearn.utils._mask import _get_mask
 from sklearn.utils._missing import is_scalar_nan
 from sklearn.utils._param_validation import Hidden, Interval, RealNotInt, StrOptions
 from sklearn.utils._sparse import _align_api_if_sparse
+from sklearn.utils.metadata_routing import _raise_for_params
 from sklearn.utils.multiclass import _check_partial_fit_first_call
 from sklearn.utils.optimize import _newton_cg
-from sklearn.utils.validation import _is_arraylike_not_scalar, _num_samples
+from sklearn.utils.validation import (
+    _check_method_params,
+    _is_arraylike_not_scalar,
+    _num_samples,
+)
 
 __all__ = [
     "_SCORERS",
@@ -37,10 +51,17 @@ __all__ = [
     "StrOptions",
     "_MultimetricScorer",
     "_Scorer",
+    "_UnsupportedGroupCVMixin",
+    "_aggregate_score_dicts",
     "_align_api_if_sparse",
+    "_check_groups_routing_disabled",
+    "_check_method_params",
     "_check_partial_fit_first_call",
     "_check_solver",
+    "_enforce_prediction_order",
+    "_fit_and_score",
     "_fit_context",
+    "_generate_indices",
     "_get_mask",
     "_handle_zeros_in_scale",
     "_infer_dimension",
@@ -48,9 +69,12 @@ __all__ = [
     "_is_constant_feature",
     "_newton_cg",
     "_num_samples",
+    "_raise_for_params",
     "_safe_indexing",
     "_safe_min",
+    "_translate_train_sizes",
     "_unique",
     "_validate_shuffle_split",
+    "_warn_or_raise_about_fit_failures",
     "is_scalar_nan",
 ]

@@ -16,7 +16,7 @@ from .._sklearn_compat import _SCORERS as SK_SCORERS
 from .._sklearn_compat import _MultimetricScorer, _Scorer
 from ..comms import get_comms
 from ..utils.validation import agree
-from . import _classification, _cluster, _log_loss, _ranking, _regression
+from . import _classification, _cluster, _curves, _log_loss, _ranking, _regression
 
 _METRICS = {
     func.__name__: func
@@ -26,12 +26,17 @@ _METRICS = {
         _classification.precision_score,
         _classification.recall_score,
         _classification.f1_score,
+        _classification.matthews_corrcoef,
         _ranking.roc_auc_score,
+        _curves.average_precision_score,
         _log_loss.log_loss,
         _regression.r2_score,
         _regression.mean_squared_error,
         _regression.root_mean_squared_error,
         _regression.mean_absolute_error,
+        _regression.mean_absolute_percentage_error,
+        _regression.explained_variance_score,
+        _regression.median_absolute_error,
         _cluster.adjusted_rand_score,
         _cluster.fowlkes_mallows_score,
     )
