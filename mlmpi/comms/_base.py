@@ -7,6 +7,7 @@ timeout (watchdog).
 """
 
 import operator
+import pickle
 import sys
 import threading
 import time
@@ -124,6 +125,27 @@ def _nbytes(x):
     return int(getattr(x, "nbytes", 0) or 0)
 
 
+class _Pickled:
+    """An object collective's payload; its size (pickled, as mpi4py sends it)
+    is computed only when a profile records it."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    @property
+    def nbytes(self):
+        return len(pickle.dumps(self.obj, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _received_bytes(result):
+    """Bytes of a collective's result (an array, or a tuple holding arrays)."""
+    if isinstance(result, tuple):
+        return sum(_nbytes(part) for part in result)
+    return _nbytes(result)
+
+
 class _Watch:
     """The deadline of one comms' current collective (None: not in one)."""
 
@@ -220,12 +242,18 @@ class _Collective:
     (:mod:`mlmpi.comms._ends`).
     """
 
-    __slots__ = ("comms", "op", "payload", "start", "method", "sequence", "count")
+    __slots__ = ("comms", "op", "payload", "result", "start", "method", "sequence", "count")
 
     def __init__(self, comms, op, payload):
         self.comms = comms
         self.op = op
         self.payload = payload
+        self.result = None  # what this rank received: set by the collective, for the profile
+
+    def done(self, result):
+        """Note ``result`` as what this rank received; return it."""
+        self.result = result
+        return result
 
     def __enter__(self):
         comms = self.comms
@@ -243,6 +271,7 @@ class _Collective:
             watch.method = self.method
             watch.start = self.start
             watch.deadline = time.monotonic() + watch.timeout
+        return self
 
     def __exit__(self, *exc):
         comms = self.comms
@@ -257,8 +286,9 @@ class _Collective:
                 time.perf_counter() - self.start,
                 comms.rank,
                 comms.backend,
+                _received_bytes(self.result),
             )
-        self.payload = None  # kept as ``_last``: not the caller's array
+        self.payload = self.result = None  # kept as ``_last``: not the caller's arrays
         return False
 
 
@@ -378,11 +408,11 @@ class Comms(ABC):
         op = ReduceOp.parse(op)
         if out is not None:
             x = _check_out(x, out)
-            with self._collective("allreduce", x):
+            with self._collective("allreduce", x) as call:
                 self._allreduce_into(x, out, op)
-            return out
-        with self._collective("allreduce", x):
-            return self._allreduce(x, op)
+                return call.done(out)
+        with self._collective("allreduce", x) as call:
+            return call.done(self._allreduce(x, op))
 
     def reduce(self, x, op="sum", root=0):
         """Element-wise reduction to ``root``; other ranks get ``None``.
@@ -406,8 +436,8 @@ class Comms(ABC):
         x = self._as_array(x)
         op = ReduceOp.parse(op)
         self._check_root(root)
-        with self._collective("reduce", x):
-            return self._reduce(x, op, root)
+        with self._collective("reduce", x) as call:
+            return call.done(self._reduce(x, op, root))
 
     def reduce_scatter(self, x, counts, op="sum"):
         """Element-wise reduction of ``x`` whose blocks of rows go to the ranks:
@@ -456,8 +486,9 @@ class Comms(ABC):
                 f"reduce_scatter needs one non-negative count per rank ({self.size}) adding up "
                 f"to the rows of x ({x.shape[0] if x.ndim else 'a 0-d array'}); got {counts}."
             )
-        with self._collective("reduce_scatter", x):
-            return self._reduce_scatter(get_namespace(x).ascontiguousarray(x), counts, op)
+        with self._collective("reduce_scatter", x) as call:
+            x = get_namespace(x).ascontiguousarray(x)
+            return call.done(self._reduce_scatter(x, counts, op))
 
     def bcast(self, x, root=0):
         """Copy of ``root``'s array on every rank.
@@ -483,7 +514,7 @@ class Comms(ABC):
         self._check_root(root)
         if self.rank == root:
             x = self._as_array(x)
-        with self._collective("bcast", x if self.rank == root else None):
+        with self._collective("bcast", x if self.rank == root else None) as call:
             if self.rank == root:
                 out = get_namespace(x).array(x, copy=True, order="C")
                 meta = (out.shape, out.dtype.str, is_device_array(out))
@@ -493,6 +524,8 @@ class Comms(ABC):
                 xp = _device_namespace(is_device_array(x) or (x is None and root_on_device))
                 out = xp.empty(shape, dtype=np.dtype(dtype))
             self._bcast_into(out, root)
+            if self.rank != root:
+                call.done(out)
             return out
 
     def allgather(self, x):
@@ -512,8 +545,8 @@ class Comms(ABC):
             result of length ``size``.
         """
         x = self._as_array(x)
-        with self._collective("allgather", x):
-            return self._allgather(x)
+        with self._collective("allgather", x) as call:
+            return call.done(self._allgather(x))
 
     def allgatherv(self, x):
         """Concatenation along axis 0 of every rank's ``x``, of any number of rows.
@@ -535,8 +568,8 @@ class Comms(ABC):
             Every rank's rows, in rank order.
         """
         x = self._as_array(x)
-        with self._collective("allgatherv", x):
-            return self._allgatherv(x, self._agreed_rows(x))
+        with self._collective("allgatherv", x) as call:
+            return call.done(self._allgatherv(x, self._agreed_rows(x)))
 
     def _agreed_rows(self, x):
         """Rows of ``x`` on every rank, after checking on every rank that all
@@ -599,8 +632,8 @@ class Comms(ABC):
                 wait, test = self._iallreduce_into(x, out, op)
 
         def finish():
-            with self._collective("iallreduce.wait"):
-                return wait()
+            with self._collective("iallreduce.wait") as call:
+                return call.done(wait())
 
         return Request(finish, test)
 
@@ -632,12 +665,12 @@ class Comms(ABC):
             ``source``'s ``x``.
         """
         x = self._as_array(x)
-        with self._collective("sendrecv", x):
+        with self._collective("sendrecv", x) as call:
             rows = self._agreed_pairs(x, dest, source)
             wait, _ = self._isendrecv(x, int(dest), int(source), rows)
-            return wait()
+            return call.done(wait())
 
-    def isendrecv(self, x, dest, source):
+    def isendrecv(self, x, dest, source, *, recv_rows=None):
         """Start a :meth:`sendrecv` and return a :class:`Request`; ``wait()``
         gives the received array.
 
@@ -656,6 +689,12 @@ class Comms(ABC):
             The rank that receives ``x``.
         source : int
             The rank whose array this rank receives.
+        recv_rows : int, default=None
+            The rows ``source`` sends, when every rank knows what it receives
+            (a ring over shards whose sizes every rank holds): the ranks then
+            skip the agreement, and the exchange is point-to-point only. The
+            pairs and layouts are the caller's promise; a wrong one hangs or
+            fails in MPI.
 
         Returns
         -------
@@ -664,21 +703,24 @@ class Comms(ABC):
         """
         x = self._as_array(x)
         with self._collective("isendrecv", x):
-            rows = self._agreed_pairs(x, dest, source)
-            wait, test = self._isendrecv(x, int(dest), int(source), rows)
+            if recv_rows is None:
+                recv_rows = self._agreed_pairs(x, dest, source)
+            wait, test = self._isendrecv(x, int(dest), int(source), int(recv_rows))
 
         def finish():
-            with self._collective("isendrecv.wait"):
-                return wait()
+            with self._collective("isendrecv.wait") as call:
+                return call.done(wait())
 
         return Request(finish, test)
 
-    def alltoallv(self, x, counts):
+    def alltoallv(self, x, counts, *, return_counts=False):
         """Send ``counts[r]`` consecutive rows of ``x`` to rank ``r`` (in rank
         order); return the rows received, concatenated in source-rank order.
 
         Bad counts or mismatched layouts raise the same ValueError on every
-        rank.
+        rank. Besides the rows, each rank sends and receives one integer per
+        rank (the counts) and takes part in one allreduce of four integers
+        (the agreement on the layout).
 
         This method is collective.
 
@@ -689,35 +731,56 @@ class Comms(ABC):
             arrays with the same trailing shape and dtype.
         counts : sequence of int
             One non-negative entry per rank, summing to ``len(x)``.
+        return_counts : bool, default=False
+            Also return how many rows came from each rank.
 
         Returns
         -------
         received : array
             The rows sent to this rank, in source-rank order.
+        received_counts : list of int
+            Rows received from each rank (only with ``return_counts=True``).
         """
         x = self._as_array(x)
-        with self._collective("alltoallv", x):
-            matrix = self._agreed_exchange(
-                x,
-                "alltoallv",
-                [x.shape[0] if x.ndim else -1] + [int(c) for c in counts],
-            )
-            bad = [
-                r
-                for r, row in enumerate(matrix)
-                if len(row) != self.size + 1
-                or min(row[1:], default=0) < 0
-                or sum(row[1:]) != row[0]
-            ]
-            if bad:
-                raise ValueError(
-                    f"alltoallv needs one non-negative count per rank ({self.size}) adding up to "
-                    f"the rows of x; rank {bad[0]} passed counts {matrix[bad[0]][1:]} for "
-                    f"{matrix[bad[0]][0]} rows."
-                )
-            send = [int(c) for c in matrix[self.rank][1:]]
-            recv = [int(row[1 + self.rank]) for row in matrix]
-            return self._alltoallv(x, send, recv)
+        with self._collective("alltoallv", x) as call:
+            try:
+                send = [int(c) for c in counts]
+            except (TypeError, ValueError):
+                send = None
+            rows = x.shape[0] if x.ndim else -1
+            fine = send is not None and len(send) == self.size
+            fine = fine and min(send, default=0) >= 0 and sum(send) == rows
+            if not self._layouts_agree(x, fine):
+                self._explain_alltoallv(x, [rows] + (send if send is not None else [None]))
+            ones = [1] * self.size
+            recv = self._alltoallv(np.asarray(send, dtype=np.int64), ones, ones).tolist()
+            received = call.done(self._alltoallv(x, send, recv))
+            return (received, recv) if return_counts else received
+
+    def _layouts_agree(self, x, fine):
+        """Whether every rank's ``x`` has at least one dimension and the same
+        trailing shape and dtype, and every rank's ``fine`` is true (one
+        allreduce of four integers)."""
+        key = zlib.crc32(repr((x.shape[1:], x.dtype.str)).encode())
+        flags = np.array([x.ndim == 0, key, -key, not fine], dtype=np.int64)
+        flags = self._allreduce(flags, ReduceOp.MAX)
+        return not flags[0] and flags[1] == -flags[2] and not flags[3]
+
+    def _explain_alltoallv(self, x, ints):
+        """Raise, on every rank, the error that says which rank's layout or
+        counts are wrong (the ranks found that some are); ``ints`` is this
+        rank's rows and counts."""
+        matrix = self._agreed_exchange(x, "alltoallv", ints)
+        bad = [
+            r
+            for r, row in enumerate(matrix)
+            if len(row) != self.size + 1 or min(row[1:], default=0) < 0 or sum(row[1:]) != row[0]
+        ] or [0]
+        raise ValueError(
+            f"alltoallv needs one non-negative count per rank ({self.size}) adding up to "
+            f"the rows of x; rank {bad[0]} passed counts {matrix[bad[0]][1:]} for "
+            f"{matrix[bad[0]][0]} rows."
+        )
 
     def _agreed_pairs(self, x, dest, source):
         """Rows that ``source`` sends to this rank, after checking on every rank
@@ -787,8 +850,11 @@ class Comms(ABC):
             ``root``'s object.
         """
         self._check_root(root)
-        with self._collective("bcast_object"):
-            return self._bcast_object(obj, root)
+        with self._collective("bcast_object", _Pickled(obj) if self.rank == root else None) as c:
+            result = self._bcast_object(obj, root)
+            if self.rank != root:
+                c.done(_Pickled(result))
+            return result
 
     def allgather_object(self, obj):
         """List of every rank's picklable ``obj``, in rank order.
@@ -805,8 +871,10 @@ class Comms(ABC):
         objects : list
             One object per rank.
         """
-        with self._collective("allgather_object"):
-            return self._allgather_object(obj)
+        with self._collective("allgather_object", _Pickled(obj)) as call:
+            result = self._allgather_object(obj)
+            call.done(_Pickled(result))
+            return result
 
     def barrier(self):
         """Wait until every rank has entered the barrier.

@@ -91,7 +91,8 @@ def case_reduce_scatter_blocks():
             start = sum(counts[: comms.rank])
             expected = total[start : start + counts[comms.rank]]
             np.testing.assert_array_equal(_host(block, dtype, expected.shape), expected)
-    top = comms.reduce_scatter(xp.asarray([float(comms.rank)] * comms.size), [1] * comms.size, "max")
+    ones = [1] * comms.size
+    top = comms.reduce_scatter(xp.asarray([float(comms.rank)] * comms.size), ones, "max")
     assert float(_host(top, np.float64, (1,))[0]) == comms.size - 1
     with pytest.raises(ValueError, match="one non-negative count per rank"):
         comms.reduce_scatter(xp.ones((3, 2)), [3] + [1] * comms.size)
@@ -275,6 +276,13 @@ def case_profile_summary():
     assert rows["iallreduce"] == (1, 16) and rows["iallreduce.wait"] == (1, 0)
     assert rows["barrier"] == (1, 0)
     assert prof.total_bytes == sum(nbytes for _, nbytes in rows.values())
+    received = {}
+    for op, *_, got in prof.events:
+        received[op] = received.get(op, 0) + got
+    assert received["allreduce"] == 240 and received["iallreduce.wait"] == 16
+    assert received["bcast"] == (0 if comms.rank == 0 else 16)  # the root receives nothing
+    assert received["barrier"] == received["iallreduce"] == 0
+    assert prof.total_received == sum(received.values())
     assert all(seconds >= 0 for *_, seconds in prof.rows())
     table = prof.table()
     assert table.splitlines()[0].split() == ["op", "calls", "bytes", "seconds"]
