@@ -56,3 +56,29 @@ def scatter_min(target, indices, values, comms, counts):
     got = comms.alltoallv(pairs, send)
     offset = int(sum(counts[: comms.rank]))
     np.minimum.at(target, got[:, 0] - offset, got[:, 1])
+
+
+class Halo:
+    """The rows that a list of global indices touches: this rank's own and the
+    others' (the halo), each remote row fetched once.
+
+    ``values_of(local)`` gives, for every index of the list, ``local``'s value
+    at that row, wherever it lives: the halo's values come from their owners
+    (:func:`fetch_rows` of the distinct remote indices only).
+    """
+
+    def __init__(self, indices, counts, rank):
+        self.counts = counts
+        start = int(sum(counts[:rank]))
+        n_local = int(counts[rank])
+        local = (indices >= start) & (indices < start + n_local)
+        self.remote = np.unique(indices[~local])
+        self._position = np.where(
+            local, indices - start, n_local + np.searchsorted(self.remote, indices)
+        )
+
+    def values_of(self, local, comms):
+        """``local``'s value at every index of the list (``local``: one value per
+        local row). This method is collective."""
+        halo = fetch_rows(local, self.remote, comms, self.counts)
+        return np.concatenate([local, halo])[self._position]
