@@ -318,8 +318,19 @@ def _make(module, name, **params):
     return lambda: _import(module, name)(**params)
 
 
-_ROWS = ("fixed", "rows")
 _ALLGATHER = ("fixed", "ranks")  # statistics gathered per rank (one row per rank)
+#: Exact searches over row shards: every rank's rows (or queries) meet every rank.
+_RING = dict(
+    compute=("fixed", "pairs"),
+    traffic=("fixed", "ranks", "ring"),
+    calls=("fixed", "ring_blocks"),
+    note="exact search over row shards: the index (or the queries) must meet every rank "
+    "once; the smaller of the two travels",
+)
+#: The forests as built: rank 0 picks every split (being replaced).
+_TREE_COSTS = dict(
+    compute=("fixed", "rows", "ranks"), traffic=("fixed", "ranks"), calls=("fixed", "log_ranks")
+)
 _FOREST = dict(n_estimators=5, max_depth=8, random_state=0)
 _TREES = 100_000  # rows of the forests' runs
 
@@ -412,11 +423,7 @@ CASES = [
         _knn,
         n=40_000,
         rtol=1e-6,
-        compute=("fixed", "pairs"),
-        traffic=("fixed", "ranks", "ring"),
-        calls=("fixed", "ring_blocks"),
-        note="exact search over row shards: the index (or the queries) must meet every "
-        "rank once; the smaller of the two travels",
+        **_RING,
     ),
     Case(
         "NearestNeighbors (CSR)",
@@ -437,10 +444,7 @@ CASES = [
         _predicting(_make("mlmpi", "KNeighborsClassifier", n_neighbors=5)),
         n=40_000,
         rtol=0,
-        compute=("fixed", "pairs"),
-        traffic=("fixed", "ranks", "ring"),
-        calls=("fixed", "ring_blocks"),
-        note="as NearestNeighbors",
+        **_RING,
     ),
     Case(
         "KNeighborsRegressor",
@@ -448,10 +452,7 @@ CASES = [
         "regression",
         _predicting(_make("mlmpi", "KNeighborsRegressor", n_neighbors=5)),
         n=40_000,
-        compute=("fixed", "pairs"),
-        traffic=("fixed", "ranks", "ring"),
-        calls=("fixed", "ring_blocks"),
-        note="as NearestNeighbors",
+        **_RING,
     ),
     # -- naive Bayes
     Case(
@@ -483,9 +484,7 @@ CASES = [
         _predicting(_make("mlmpi", "RandomForestClassifier", **_FOREST)),
         n=_TREES,
         rtol=0,
-        compute=("fixed", "rows", "ranks"),
-        traffic=("fixed", "ranks"),
-        calls=("fixed", "log_ranks"),
+        **_TREE_COSTS,
     ),
     Case(
         "RandomForestRegressor",
@@ -493,9 +492,7 @@ CASES = [
         "regression",
         _predicting(_make("mlmpi", "RandomForestRegressor", **_FOREST)),
         n=_TREES,
-        compute=("fixed", "rows", "ranks"),
-        traffic=("fixed", "ranks"),
-        calls=("fixed", "log_ranks"),
+        **_TREE_COSTS,
     ),
     Case(
         "ExtraTreesClassifier",
@@ -504,9 +501,7 @@ CASES = [
         _predicting(_make("mlmpi", "ExtraTreesClassifier", **_FOREST)),
         n=_TREES,
         rtol=0,
-        compute=("fixed", "rows", "ranks"),
-        traffic=("fixed", "ranks"),
-        calls=("fixed", "log_ranks"),
+        **_TREE_COSTS,
     ),
     Case(
         "ExtraTreesRegressor",
@@ -514,9 +509,7 @@ CASES = [
         "regression",
         _predicting(_make("mlmpi", "ExtraTreesRegressor", **_FOREST)),
         n=_TREES,
-        compute=("fixed", "rows", "ranks"),
-        traffic=("fixed", "ranks"),
-        calls=("fixed", "log_ranks"),
+        **_TREE_COSTS,
     ),
     # -- preprocessing
     Case(

@@ -38,7 +38,6 @@ every build of the docs.
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -296,12 +295,7 @@ def driver(args):
                         "size": args.size,
                         "warmup": args.warmup,
                     },
-                    "machine": {
-                        "node": platform.node(),
-                        "cores": cores,
-                        "python": platform.python_version(),
-                        "platform": platform.platform(),
-                    },
+                    "machine": _driver.machine(),
                     "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                     "load_before": load_before,
                     "load_after": load_after,
