@@ -276,10 +276,7 @@ def _order_statistics(columns, positions, comms, rounds=0):
     moving = np.flatnonzero(~at_splitter)
     if moving.size == 0:
         return n, values
-    wanted, group = np.unique(
-        np.stack([column_of[moving], bucket[moving]], axis=1), axis=0, return_inverse=True
-    )
-    group, wanted = group.reshape(-1), wanted.reshape(-1, 2)
+    wanted, group = _unique_pairs(column_of[moving], bucket[moving])
     local, sizes = columns.take(wanted, splitters)
     large = hist[starts[wanted[:, 0]] + wanted[:, 1]] > _GROUP
     small = ~large[group]
@@ -462,11 +459,19 @@ def _targets(positions):
     plan's valid positions, and where each position's value is among them."""
     column_of = np.broadcast_to(np.arange(positions.shape[-1]), positions.shape)
     valid = positions >= 0
-    targets, inverse = np.unique(
-        np.stack([column_of[valid], positions[valid]], axis=1), axis=0, return_inverse=True
-    )
-    targets = targets.reshape(-1, 2)
-    return targets[:, 0], targets[:, 1], inverse.reshape(-1)
+    targets, inverse = _unique_pairs(column_of[valid], positions[valid])
+    return targets[:, 0], targets[:, 1], inverse
+
+
+def _unique_pairs(first, second):
+    """``(pairs, inverse)``: the distinct ``(first, second)`` pairs of two
+    non-negative int arrays, sorted, and where each pair is among them (one
+    1-d unique of combined keys: a unique over rows sorts structured rows,
+    far slower)."""
+    first, second = np.asarray(first, np.int64), np.asarray(second, np.int64)
+    span = int(second.max(initial=0)) + 1
+    keys, inverse = np.unique(first * span + second, return_inverse=True)
+    return np.stack([keys // span, keys % span], axis=1), inverse.reshape(-1)
 
 
 def _neighbour_statistics(X, q, method, comms):
