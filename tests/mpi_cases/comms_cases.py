@@ -52,7 +52,10 @@ def case_allreduce_ops():
             ("PROD", np.prod(host, axis=0)),
         ):
             out = _host(comms.allreduce(mine, op=op), dtype, mine.shape)
-            np.testing.assert_array_equal(out, expected.astype(dtype))
+            if op == "PROD" and dtype != np.int64:  # the order of the products rounds
+                np.testing.assert_allclose(out, expected.astype(dtype), rtol=1e-5)
+            else:
+                np.testing.assert_array_equal(out, expected.astype(dtype))
         _host(comms.allreduce(xp.empty((0, 4), dtype)), dtype, (0, 4))
         zero_d = comms.allreduce(xp.asarray(dtype(comms.rank + 1)), op="max")
         assert _host(zero_d, dtype, ()) == comms.size

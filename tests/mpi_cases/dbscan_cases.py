@@ -134,10 +134,10 @@ def case_distributed_components_equal_scipy():
     from mlmpi.cluster._components import component_minima
 
     rng = np.random.RandomState(17)
-    n = 400
+    n = 200
     chain = rng.permutation(n)  # a path through every node: the largest diameter
     graphs = {
-        "random": rng.randint(0, n, size=(300, 2)),
+        "random": rng.randint(0, n, size=(150, 2)),
         "path": np.stack([chain[:-1], chain[1:]], axis=1)[: n // 2],
         "none": np.empty((0, 2), dtype=np.int64),
     }

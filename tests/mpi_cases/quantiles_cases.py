@@ -95,10 +95,10 @@ def case_large_buckets_split_again_and_few_splitters():
     # splitters or bins and tiny move limits every path of both selections runs.
     from mlmpi.utils import _quantiles
 
-    X = _data(300)
+    X = _data(200)
     names = ("_GROUP", "_MOVE", "_BIN_BITS", "_SPLITTERS_PER_TARGET")
     saved = [getattr(_quantiles, name) for name in names]
-    for name, value in zip(names, (7, 5, 2, 1)):
+    for name, value in zip(names, (7, 5, 4, 1)):
         setattr(_quantiles, name, value)
     try:
         with warnings.catch_warnings():
