@@ -477,39 +477,22 @@ CASES = [
         rtol=1e-9,
     ),
     # -- ensembles (the split search's traffic is being replaced: measured as it is)
-    Case(
-        "RandomForestClassifier",
-        "ensemble",
-        "classes",
-        _predicting(_make("mlmpi", "RandomForestClassifier", **_FOREST)),
-        n=_TREES,
-        rtol=0,
-        **_TREE_COSTS,
-    ),
-    Case(
-        "RandomForestRegressor",
-        "ensemble",
-        "regression",
-        _predicting(_make("mlmpi", "RandomForestRegressor", **_FOREST)),
-        n=_TREES,
-        **_TREE_COSTS,
-    ),
-    Case(
-        "ExtraTreesClassifier",
-        "ensemble",
-        "classes",
-        _predicting(_make("mlmpi", "ExtraTreesClassifier", **_FOREST)),
-        n=_TREES,
-        rtol=0,
-        **_TREE_COSTS,
-    ),
-    Case(
-        "ExtraTreesRegressor",
-        "ensemble",
-        "regression",
-        _predicting(_make("mlmpi", "ExtraTreesRegressor", **_FOREST)),
-        n=_TREES,
-        **_TREE_COSTS,
+    *(
+        Case(
+            name,
+            "ensemble",
+            data,
+            _predicting(_make("mlmpi", name, **_FOREST)),
+            n=_TREES,
+            rtol=rtol,
+            **_TREE_COSTS,
+        )
+        for name, data, rtol in (
+            ("RandomForestClassifier", "classes", 0),
+            ("RandomForestRegressor", "regression", 1e-6),
+            ("ExtraTreesClassifier", "classes", 0),
+            ("ExtraTreesRegressor", "regression", 1e-6),
+        )
     ),
     # -- preprocessing
     Case(
