@@ -129,18 +129,14 @@ class Model:
         )
 
     def terms(self, n, P, latency, bandwidth, collective_latency):
-        """Seconds of each part at ``n`` rows on ``P`` ranks."""
+        """Seconds of each part at ``n`` rows on ``P`` ranks (``compute:<term>``
+        for each compute term), with the bytes and collectives per rank."""
         compute = _basis(self.spec["compute"], COMPUTE, n, self.d, P) * self.compute
-        replicated = sum(
-            c
-            for t, c in zip(self.spec["compute"], compute)
-            if t in ("fixed", "global_rows", "ranks")
-        )
         nbytes = float(_basis(self.spec["traffic"], TRAFFIC, n, self.d, P) @ self.traffic)
         calls = float(_basis(self.spec["calls"], CALLS, n, self.d, P) @ self.calls)
         return {
-            "compute_split": float(compute.sum() - replicated),
-            "compute_replicated": float(replicated),
+            **{f"compute:{t}": float(c) for t, c in zip(self.spec["compute"], compute)},
+            "compute": float(compute.sum()),
             "latency": calls * collective_latency(P, latency) if P > 1 else 0.0,
             "bandwidth": nbytes / bandwidth if P > 1 else 0.0,
             "bytes": nbytes if P > 1 else 0.0,
@@ -149,8 +145,7 @@ class Model:
 
     def seconds(self, n, P, latency, bandwidth, collective_latency, sharing=1.0):
         t = self.terms(n, P, latency, bandwidth, collective_latency)
-        compute = (t["compute_split"] + t["compute_replicated"]) * sharing
-        return compute + t["latency"] + t["bandwidth"], t
+        return t["compute"] * sharing + t["latency"] + t["bandwidth"], t
 
 
 def _hdr_latency(P, latency):
@@ -177,7 +172,7 @@ def _per_collective(models, rows, transport, cores):
                 continue
             m = models[r["case"]]
             t = m.terms(r["n"], min(ranks, cores), 0.0, bandwidth, _flat_latency)
-            rest = r["seconds"] - (t["compute_split"] + t["compute_replicated"]) * share
+            rest = r["seconds"] - t["compute"] * share
             rest -= t["bandwidth"]
             if t["calls"] > 0:
                 each.append(rest / t["calls"])
@@ -237,24 +232,39 @@ def project(models, strong_rows, weak_rows):
             entry[mode] = {
                 "curve": curve,
                 "stops_at": stop["ranks"] if stop else None,
-                "why": _why(stop, model) if stop else "",
+                "why": _why(stop, curve[0], mode, model) if stop else "",
             }
         out[name] = entry
     return out
 
 
-def _why(point, model):
-    parts = {
-        "compute that does not shrink with P (replicated or growing with P)": point[
-            "compute_replicated"
-        ],
-        f"latency: {point['calls']:.0f} collectives x 2·log2(P) messages": point["latency"],
-        f"bandwidth: {point['bytes'] / 1e6:.1f} MB per rank": point["bandwidth"],
-        "compute per local row (the ideal part)": point["compute_split"],
-    }
-    reason = max(parts, key=parts.get)
-    note = model.spec.get("note")
-    return reason + (f" ({note})" if note and "bandwidth" in reason else "")
+#: Why a part of the time stops a case from scaling, by part.
+REASONS = {
+    "compute:fixed": "fixed work per call on every rank (validation, the agreement, replicated "
+    "solves): it does not shrink with P",
+    "compute:rows": "compute per local row",
+    "compute:rows_log": "sorting or tree building per local row",
+    "compute:pairs": "pairwise work, n^2/P: every row against every row, so the work per rank "
+    "grows with n",
+    "compute:global_rows": "work over all n rows on every rank (each rank processes every row "
+    "that passes round the ring)",
+    "compute:ranks": "work that grows with P (rank 0 picks every split of the forests)",
+}
+
+
+def _why(point, base, mode, model):
+    """The part whose time exceeds its ideal (its 1-rank time / P in strong
+    scaling, its 1-rank time in weak) the most at ``point``."""
+    ideal = 1.0 / point["ranks"] if mode == "strong" else 1.0
+    names = [k for k in point if k.startswith("compute:")] + ["latency", "bandwidth"]
+    excess = {k: point[k] - base.get(k, 0.0) * ideal for k in names}
+    worst = max(excess, key=excess.get)
+    if worst == "latency":
+        return f"latency: {point['calls']:.0f} collectives x 2·log2(P) messages"
+    if worst == "bandwidth":
+        note = model.spec.get("note")
+        return f"bandwidth: {point['bytes'] / 1e6:.1f} MB per rank" + (f" ({note})" if note else "")
+    return REASONS[worst]
 
 
 def _plot(projection, path):
