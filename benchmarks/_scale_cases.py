@@ -131,7 +131,10 @@ def _missing(n, d, comms):
 
 
 def _points(n, d, comms):
-    return _blobs(n, 2, comms, centers=20, std=0.05)
+    """2-D blobs of about 250 points each: the density, and so the number of
+    eps-neighbours of a point, stays the same as ``n`` grows (weak scaling
+    adds blobs, not points to the same blobs)."""
+    return _blobs(n, 2, comms, centers=max(4, n // 250), std=0.05)
 
 
 def _text(n, d, comms):
@@ -355,7 +358,9 @@ CASES = [
         traffic=("fixed", "ranks", "local_rows", "ring"),
         calls=("fixed", "log_ranks", "ring_blocks"),
         note="every row passes once through every rank (the ring of step 1): rows are "
-        "sharded by index, not by position, so any two may be neighbours",
+        "sharded by index, not by position, so any two may be neighbours; the halo requests "
+        "(core flags, components, labels of the other ranks' rows its pairs reach) are at most "
+        "the pairs a rank found",
     ),
     # -- linear models
     Case(
