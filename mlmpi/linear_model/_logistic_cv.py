@@ -290,7 +290,7 @@ n_iter_
         -------
         self : object
         """
-        from ..model_selection import check_cv
+        from ..model_selection._split import check_cv
 
         self._validate_params()
         _raise_for_params(params, self, "fit")

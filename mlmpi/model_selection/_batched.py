@@ -27,7 +27,9 @@ from sklearn.base import clone, is_classifier
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.pipeline import Pipeline
 
-from ..linear_model import ElasticNet, Lasso, LinearRegression, LogisticRegression, Ridge
+from ..linear_model._coordinate_descent import ElasticNet, Lasso
+from ..linear_model._least_squares import LinearRegression, Ridge
+from ..linear_model._logistic import LogisticRegression
 from ..linear_model._batched_fits import (
     NotBatchable,
     Pair,
