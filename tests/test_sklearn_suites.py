@@ -35,6 +35,12 @@ SUITES = {
         "KNeighborsClassifier",
         "KNeighborsRegressor",
     ],
+    "ensemble/tests/test_forest.py": [
+        "RandomForestClassifier",
+        "RandomForestRegressor",
+        "ExtraTreesClassifier",
+        "ExtraTreesRegressor",
+    ],
 }
 
 # Reasons for the deliberate differences (docs/differences.rst).
@@ -173,6 +179,7 @@ DESELECT = {
         "test_radius_neighbors_parallel_array_radius": "radius is one number, not one per query",
         "test_unsupervised_inputs": "fit takes rows, not another fitted neighbours estimator",
     },
+    "ensemble/tests/test_forest.py": {},
 }
 
 # Keeps a collected test if one of its parameters is an mlmpi estimator (class or
@@ -208,6 +215,9 @@ def _uses_ours(item):
     found = [cls for value in params.values() for cls in _estimators(value)]
     if found:
         return any(cls.__module__.startswith("mlmpi") for cls in found)
+    named = [value for value in params.values() if isinstance(value, str)]
+    if any(value in REPLACED for value in named):  # an estimator looked up by name
+        return True
     function = getattr(item, "function", None)
     return function is not None and bool(REPLACED & _names(function.__code__))
 
@@ -245,7 +255,7 @@ def _rewrite(source, replaced):
     names rebound to mlmpi's after the last top-level import."""
     for name in replaced:
         source = re.sub(
-            rf"\b(?:cluster|decomposition|linear_model|neighbors)\.{name}\b", name, source
+            rf"\b(?:cluster|decomposition|ensemble|linear_model|neighbors)\.{name}\b", name, source
         )
     tree = ast.parse(source)
     last = max(

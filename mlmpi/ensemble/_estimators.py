@@ -1,6 +1,16 @@
 """The public forests: scikit-learn's parameters, histogram splits on global bins."""
 
-from ._forest import ForestClassifier, ForestRegressor
+from sklearn.tree import (
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    ExtraTreeClassifier,
+    ExtraTreeRegressor,
+)
+
+from ._classifier import ForestClassifier
+from ._regressor import ForestRegressor, map_friedman_mse
+
+_TEMPLATE = "The scikit-learn tree every estimator of ``estimators_`` is an instance of."
 
 _DIFFERENCES = """
     The forest is the same at any number of ranks and for any split of the
@@ -116,6 +126,7 @@ def _doc(summary, *, criteria, criterion, max_features, bootstrap, classifier, e
 
 
 class RandomForestClassifier(ForestClassifier):
+    estimator = property(lambda self: DecisionTreeClassifier(), doc=_TEMPLATE)
     def __init__(
         self,
         n_estimators=100,
@@ -126,13 +137,16 @@ class RandomForestClassifier(ForestClassifier):
         min_samples_leaf=1,
         min_weight_fraction_leaf=0.0,
         max_features="sqrt",
+        max_leaf_nodes=None,
         min_impurity_decrease=0.0,
         bootstrap=True,
         oob_score=False,
         n_jobs=None,
         random_state=None,
         verbose=0,
+        warm_start=False,
         class_weight=None,
+        ccp_alpha=0.0,
         max_samples=None,
         max_bins=255,
         comms=None,
@@ -144,13 +158,16 @@ class RandomForestClassifier(ForestClassifier):
         self.min_samples_leaf = min_samples_leaf
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
         self.bootstrap = bootstrap
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.warm_start = warm_start
         self.class_weight = class_weight
+        self.ccp_alpha = ccp_alpha
         self.max_samples = max_samples
         self.max_bins = max_bins
         self.comms = comms
@@ -158,6 +175,7 @@ class RandomForestClassifier(ForestClassifier):
 
 class ExtraTreesClassifier(RandomForestClassifier):
     _random_thresholds = True
+    estimator = property(lambda self: ExtraTreeClassifier(), doc=_TEMPLATE)
 
     def __init__(
         self,
@@ -169,13 +187,16 @@ class ExtraTreesClassifier(RandomForestClassifier):
         min_samples_leaf=1,
         min_weight_fraction_leaf=0.0,
         max_features="sqrt",
+        max_leaf_nodes=None,
         min_impurity_decrease=0.0,
         bootstrap=False,
         oob_score=False,
         n_jobs=None,
         random_state=None,
         verbose=0,
+        warm_start=False,
         class_weight=None,
+        ccp_alpha=0.0,
         max_samples=None,
         max_bins=255,
         comms=None,
@@ -188,13 +209,16 @@ class ExtraTreesClassifier(RandomForestClassifier):
             min_samples_leaf=min_samples_leaf,
             min_weight_fraction_leaf=min_weight_fraction_leaf,
             max_features=max_features,
+            max_leaf_nodes=max_leaf_nodes,
             min_impurity_decrease=min_impurity_decrease,
             bootstrap=bootstrap,
             oob_score=oob_score,
             n_jobs=n_jobs,
             random_state=random_state,
             verbose=verbose,
+            warm_start=warm_start,
             class_weight=class_weight,
+            ccp_alpha=ccp_alpha,
             max_samples=max_samples,
             max_bins=max_bins,
             comms=comms,
@@ -202,6 +226,7 @@ class ExtraTreesClassifier(RandomForestClassifier):
 
 
 class RandomForestRegressor(ForestRegressor):
+    estimator = property(lambda self: DecisionTreeRegressor(), doc=_TEMPLATE)
     def __init__(
         self,
         n_estimators=100,
@@ -212,29 +237,35 @@ class RandomForestRegressor(ForestRegressor):
         min_samples_leaf=1,
         min_weight_fraction_leaf=0.0,
         max_features=1.0,
+        max_leaf_nodes=None,
         min_impurity_decrease=0.0,
         bootstrap=True,
         oob_score=False,
         n_jobs=None,
         random_state=None,
         verbose=0,
+        warm_start=False,
+        ccp_alpha=0.0,
         max_samples=None,
         max_bins=255,
         comms=None,
     ):
         self.n_estimators = n_estimators
-        self.criterion = criterion
+        self.criterion = map_friedman_mse(criterion)
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
         self.bootstrap = bootstrap
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.warm_start = warm_start
+        self.ccp_alpha = ccp_alpha
         self.max_samples = max_samples
         self.max_bins = max_bins
         self.comms = comms
@@ -242,6 +273,7 @@ class RandomForestRegressor(ForestRegressor):
 
 class ExtraTreesRegressor(RandomForestRegressor):
     _random_thresholds = True
+    estimator = property(lambda self: ExtraTreeRegressor(), doc=_TEMPLATE)
 
     def __init__(
         self,
@@ -253,12 +285,15 @@ class ExtraTreesRegressor(RandomForestRegressor):
         min_samples_leaf=1,
         min_weight_fraction_leaf=0.0,
         max_features=1.0,
+        max_leaf_nodes=None,
         min_impurity_decrease=0.0,
         bootstrap=False,
         oob_score=False,
         n_jobs=None,
         random_state=None,
         verbose=0,
+        warm_start=False,
+        ccp_alpha=0.0,
         max_samples=None,
         max_bins=255,
         comms=None,
@@ -271,12 +306,15 @@ class ExtraTreesRegressor(RandomForestRegressor):
             min_samples_leaf=min_samples_leaf,
             min_weight_fraction_leaf=min_weight_fraction_leaf,
             max_features=max_features,
+            max_leaf_nodes=max_leaf_nodes,
             min_impurity_decrease=min_impurity_decrease,
             bootstrap=bootstrap,
             oob_score=oob_score,
             n_jobs=n_jobs,
             random_state=random_state,
             verbose=verbose,
+            warm_start=warm_start,
+            ccp_alpha=ccp_alpha,
             max_samples=max_samples,
             max_bins=max_bins,
             comms=comms,

@@ -6,31 +6,53 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from scipy.sparse import hstack as sparse_hstack
+from scipy.stats import poisson
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
-from .._array import get_namespace, to_host, to_namespace
-from ..base import DistributedClassifierMixin, DistributedEstimatorMixin, DistributedRegressorMixin
-from ..comms import Comms, collective_method
+from .._array import get_namespace, is_sparse, to_host, to_namespace
+from .._sklearn_compat import Interval, RealNotInt, StrOptions, _fit_context
+from ..base import DistributedEstimatorMixin
+from ..comms import Comms
 from ..kernels import kernels_for
-from ..linear_model._logistic import _class_weights, _global_classes
-from ..metrics import r2_score
 from ..random import RowStream, shared_seed
-from ..utils.validation import check_local, validate_fit_data
-from ._binning import global_edges
+from ..utils.validation import agree, check_local
+from ._binning import global_bins
 from ._grow import grow_tree
 from ._splits import SplitRules
-from ._tree import assemble, feature_importances
+from ._tree import HistogramForest, feature_importances, pruned, sklearn_tree, thresholds
 
 _FLOAT_DTYPES = (np.float64, np.float32)
+MAX_INT = np.iinfo(np.int32).max
+_DENSE_VALUES = 1 << 22  # values of one densified block of sparse rows at prediction
+_POISSON_TABLE = 30.0  # rates up to this use a cumulative table, larger ones scipy
 
 
 def _poisson_counts(uniform, rate):
     """Poisson(``rate``) draws by inversion of the CDF at ``uniform``."""
-    k = np.arange(64)
+    if rate > _POISSON_TABLE:
+        return poisson.ppf(uniform, rate).astype(np.int64)
+    k = np.arange(128)
     pmf = np.exp(k * math.log(rate) - rate - np.array([math.lgamma(i + 1) for i in k]))
     return np.searchsorted(np.cumsum(pmf), uniform, side="right")
+
+
+def tree_seeds(seed, n_trees):
+    """Each tree's ``random_state``: scikit-learn's sequence of per-tree seeds
+    drawn from ``seed`` (a warm start continues it)."""
+    return np.random.RandomState(seed).randint(MAX_INT, size=n_trees)
+
+
+def dense_blocks(X):
+    """``X`` in blocks of consecutive rows, sparse ones densified (as float32)."""
+    if not is_sparse(X):
+        yield 0, X
+        return
+    step = max(1, _DENSE_VALUES // max(1, X.shape[1]))
+    for first in range(0, X.shape[0], step):
+        yield first, X[first : first + step].toarray()
 
 
 class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
@@ -54,15 +76,18 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             StrOptions({"sqrt", "log2"}),
             None,
         ],
+        "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
         "min_impurity_decrease": [Interval(Real, 0.0, None, closed="left")],
         "bootstrap": ["boolean"],
-        "oob_score": ["boolean"],
+        "oob_score": ["boolean", callable],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "warm_start": ["boolean"],
+        "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
         "max_samples": [
             None,
-            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+            Interval(RealNotInt, 0.0, None, closed="neither"),
             Interval(Integral, 1, None, closed="left"),
         ],
         "max_bins": [Interval(Integral, 2, 255, closed="both")],
@@ -70,6 +95,8 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
     }
 
     _random_thresholds = False
+
+    # -- parameters resolved at fit ----------------------------------------------
 
     def _resolved_max_features(self, n_features):
         if self.max_features == "sqrt":
@@ -84,7 +111,8 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             return int(self.max_features)
         return max(1, int(self.max_features * n_features))
 
-    def _bootstrap_rate(self, n_samples):
+    def _n_bootstrap(self, n_samples):
+        """scikit-learn's ``_n_samples_bootstrap`` (None without bootstrap)."""
         if not self.bootstrap:
             if self.max_samples is not None:
                 raise ValueError(
@@ -93,25 +121,29 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
                 )
             return None
         if self.max_samples is None:
-            return 1.0
+            return n_samples
         if isinstance(self.max_samples, Integral):
-            if self.max_samples > n_samples:
-                raise ValueError(
-                    f"`max_samples` must be <= n_samples={n_samples} but got value "
-                    f"{self.max_samples}"
-                )
-            return self.max_samples / n_samples
-        return max(round(n_samples * self.max_samples), 1) / n_samples
+            return int(self.max_samples)
+        drawn = max(int(self.max_samples * n_samples), 1)
+        if drawn < max(10, n_samples ** (1 / 3)):
+            warnings.warn(
+                f"Using the fractional value max_samples={self.max_samples} when the number "
+                f"of samples is {n_samples} results in a low number ({drawn}) of bootstrap "
+                "samples. We recommend passing `max_samples` as an integer instead.",
+                UserWarning,
+                stacklevel=4,
+            )
+        return drawn
 
-    def _tree_counts(self, seed, tree, layout):
-        """Bootstrap multiplicity of this rank's rows in ``tree`` (1 without bootstrap)."""
-        rate = self._bootstrap_rate(layout.n_samples)
-        if rate is None:
-            return np.ones(layout.n_local)
-        uniform = RowStream(seed, tree + 1).uniform(layout.offset, layout.n_local)[:, 0]
-        return _poisson_counts(uniform, rate).astype(np.float64)
+    def _tree_counts(self, tree_seed, offset, n_local, n_samples):
+        """Bootstrap multiplicity of this rank's rows in a tree (1 without bootstrap):
+        Poisson draws of rate ``_n_samples_bootstrap / n_samples`` per global row."""
+        if not self.bootstrap:
+            return np.ones(n_local)
+        uniform = RowStream(int(tree_seed), 1).uniform(offset, n_local)[:, 0]
+        return _poisson_counts(uniform, self._n_samples_bootstrap / n_samples).astype(np.float64)
 
-    def _rules(self, n_samples, total_weight, edges, edge_starts, scale):
+    def _rules(self, n_samples, total_weight, bins, scale, criterion):
         leaf = self.min_samples_leaf
         if not isinstance(leaf, Integral):
             leaf = math.ceil(leaf * n_samples)
@@ -119,9 +151,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         if not isinstance(split, Integral):
             split = max(2, math.ceil(split * n_samples))
         return SplitRules(
-            criterion="gini"
-            if self.criterion == "gini"
-            else ("squared_error" if self.criterion == "squared_error" else "entropy"),
+            criterion=criterion,
             max_depth=self.max_depth,
             min_samples_split=max(split, 2 * leaf),
             min_samples_leaf=leaf,
@@ -129,77 +159,181 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             min_impurity_decrease=self.min_impurity_decrease,
             total_weight=total_weight,
             random_thresholds=self._random_thresholds,
-            edges=edges,
-            edge_starts=edge_starts,
+            edges=bins.edges,
+            edge_starts=bins.edge_starts,
             scale=scale,
+            missing_bin=bins.missing_bin,
         )
 
+    # -- fit ------------------------------------------------------------------------
+
+    def _validate_fit(self, X, y, sample_weight, comms, **check_params):
+        from ..utils.validation import validate_fit_data
+
+        if is_sparse(y):
+            raise ValueError("sparse multilabel-indicator for y is not supported.")
+        X, y, sample_weight, layout = validate_fit_data(
+            self,
+            X,
+            y,
+            comms=comms,
+            sample_weight=sample_weight,
+            dtype=_FLOAT_DTYPES,
+            accept_sparse=("csr", "csc"),
+            ensure_all_finite="allow-nan",
+            multi_output=True,
+            **check_params,
+        )
+
+        def no_nan_in_sparse():
+            if is_sparse(X) and np.isnan(X.data).any():
+                raise ValueError("Input X contains NaN.")
+            return None, None
+
+        agree(comms, no_nan_in_sparse)
+        y = to_host(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            warnings.warn(
+                "A column-vector y was passed when a 1d array was expected. Please change "
+                "the shape of y to (n_samples,), for example using ravel().",
+                DataConversionWarning,
+                stacklevel=3,
+            )
+        self.n_outputs_ = 1 if y.ndim == 1 else int(y.shape[1])
+        return X, y.reshape(y.shape[0], self.n_outputs_), sample_weight, layout
+
     def _fit_forest(self, X, targets, sample_weight, layout, comms):
-        """Grow every tree; ``targets`` are class indices or float targets."""
+        """Grow the trees still to grow (all of them, or those a warm start adds),
+        then set the fitted attributes. ``targets`` (n_local, n_outputs): class
+        indices or float targets."""
         if self.oob_score and not self.bootstrap:
             raise ValueError("Out of bag estimation only available if bootstrap=True")
-        self._bootstrap_rate(layout.n_samples)  # its errors, before any collective
+        self._n_samples_bootstrap = self._n_bootstrap(layout.n_samples)
         n_sampled = self._resolved_max_features(X.shape[1])
-        seed = shared_seed(self.random_state, comms)
-        X_host = to_host(X)
+        kept = list(self.estimators_) if self.warm_start and hasattr(self, "estimators_") else []
+        n_more = self.n_estimators - len(kept)
+        if n_more < 0:
+            raise ValueError(
+                f"n_estimators={self.n_estimators} must be larger or equal to "
+                f"len(estimators_)={len(kept)} when warm_start==True"
+            )
+        if kept and hasattr(self, "_seed"):
+            seed = self._seed
+        else:
+            seed = shared_seed(self.random_state, comms)
+        X_host = X if is_sparse(X) else to_host(X)
         weight = (
             np.ones(layout.n_local)
             if sample_weight is None
-            else (to_host(sample_weight).astype(np.float64))
+            else to_host(sample_weight).astype(np.float64)
         )
-        edges, edge_starts = global_edges(X_host, weight > 0, layout, self.max_bins, seed, comms)
-        kernels = kernels_for("forest", X_host)
-        binned = kernels.bin_columns(
-            X_host, edges, edge_starts, np.empty(X_host.shape, dtype=np.uint8)
-        )
-        n_bins = int(np.diff(edge_starts).max(initial=0)) + 1
-        trees = []
-        for t in range(self.n_estimators):
-            counts = self._tree_counts(seed, t, layout)
-            tree_weight = weight * counts
-            row_stats = self._row_stats(targets, tree_weight)
-            scale = self._stats_scale(targets, counts, comms)
-            total = comms.allreduce(row_stats.sum(axis=0)) * scale
-            total_weight = float(total[0] if self._n_stats == 4 else total[:-1].sum())
-            rng = np.random.default_rng([seed, t]) if comms.rank == 0 else None
-            rules = self._rules(layout.n_samples, total_weight, edges, edge_starts, scale)
-            trees.append(
-                grow_tree(
-                    binned,
-                    row_stats,
-                    np.flatnonzero(tree_weight > 0),
-                    n_bins=n_bins,
-                    constant_features=np.diff(edge_starts) == 0,
-                    rules=rules,
-                    n_sampled=n_sampled,
-                    rng=rng,
-                    comms=comms,
-                    kernels=kernels,
-                )
+        self._layout = (layout.offset, layout.n_local, layout.n_samples)
+        if n_more == 0:
+            warnings.warn(
+                "Warm-start fitting without increasing n_estimators does not fit new trees.",
+                UserWarning,
+                stacklevel=3,
             )
-        fitted = None
-        if comms.rank == 0:
-            fitted = (
-                assemble(trees, edges, edge_starts, self._leaf_values),
-                feature_importances(trees, X.shape[1]),
-            )
-        self.forest_, self.feature_importances_ = comms.bcast_object(fitted, root=0)
+        else:
+            seeds = tree_seeds(seed, self.n_estimators)[len(kept) :]
+            kept += self._grow(X_host, targets, weight, layout, seed, seeds, n_sampled, comms)
         self._seed = seed
-        if self.oob_score:
-            self._set_oob_attributes(X_host, targets, layout, comms)
+        self.estimators_ = kept
+        self.estimator_ = self.estimator
+        self.forest_ = HistogramForest.from_estimators(kept)
+        if self.oob_score and (n_more > 0 or not hasattr(self, "oob_score_")):
+            self._set_oob_score_and_attributes(X_host, targets, comms)
 
-    def _stats_scale(self, targets, counts, comms):
+    def _grow(self, X, targets, weight, layout, seed, seeds, n_sampled, comms):
+        """Grow one tree per seed in ``seeds``; returns their scikit-learn estimators."""
+        criterion, targets = self._criterion(targets, weight, comms)
+        bins = global_bins(X, weight > 0, layout, self.max_bins, seed, comms)
+        kernels = kernels_for("forest", np.empty(0))
+        binned = bins.bin(X, kernels)
+        estimators = []
+        for tree_seed in seeds:
+            counts = self._tree_counts(tree_seed, layout.offset, layout.n_local, layout.n_samples)
+            tree_weight = weight * counts
+            factor = self._row_class_weight(targets, counts, comms)
+            if factor is not None:
+                tree_weight = tree_weight * factor
+            row_stats = criterion.row_stats(targets, tree_weight)
+            scale = self._stats_scale(criterion, targets, counts, comms)
+            root = comms.allreduce(row_stats.sum(axis=0)) * scale
+            rules = self._rules(layout.n_samples, float(criterion.weight(root)), bins, scale, criterion)
+            active = np.flatnonzero(tree_weight > 0)
+            grown, leaf_of_row = grow_tree(
+                binned,
+                row_stats,
+                active,
+                root_stats=root,
+                n_bins=bins.n_bins,
+                constant_features=bins.constant,
+                rules=rules,
+                n_sampled=n_sampled,
+                rng=np.random.default_rng(int(tree_seed)),
+                comms=comms,
+                kernels=kernels,
+            )
+            if self.max_leaf_nodes is not None:
+                grown, kept_node = grown.best_first(self.max_leaf_nodes)
+                leaf_of_row[active] = -2 - kept_node[-2 - leaf_of_row[active]]
+            values = self._node_values(criterion, grown, leaf_of_row, active, targets, tree_weight, comms)
+            estimators.append(
+                self._estimator_of(grown, thresholds(grown, bins.edges, bins.edge_starts), values, criterion, tree_seed, n_sampled, X.shape[1])
+            )
+        return estimators
+
+    def _node_values(self, criterion, grown, leaf_of_row, active, targets, tree_weight, comms):
+        return criterion.node_values(grown.stats)
+
+    def _estimator_of(self, grown, threshold, values, criterion, tree_seed, n_sampled, n_features):
+        n_classes = self._n_classes_per_output()
+        tree = sklearn_tree(
+            grown, threshold, values, criterion=criterion, n_features=n_features, n_classes=n_classes
+        )
+        params = {name: getattr(self, name) for name in self._tree_parameters}
+        estimator = type(self.estimator)(**params, random_state=int(tree_seed))
+        estimator.tree_ = pruned(tree, self.ccp_alpha, n_features, n_classes)
+        estimator.n_features_in_ = n_features
+        if hasattr(self, "feature_names_in_"):
+            estimator.feature_names_in_ = self.feature_names_in_
+        estimator.n_outputs_ = self.n_outputs_
+        estimator.max_features_ = n_sampled
+        self._set_tree_classes(estimator)
+        return estimator
+
+    _tree_parameters = (
+        "criterion",
+        "max_depth",
+        "min_samples_split",
+        "min_samples_leaf",
+        "min_weight_fraction_leaf",
+        "max_features",
+        "max_leaf_nodes",
+        "min_impurity_decrease",
+        "ccp_alpha",
+    )
+
+    def _stats_scale(self, criterion, targets, counts, comms):
         """Factors of the statistics applied after their reduction (class weights),
         so that the reduced sums stay exact for integer weights."""
-        return np.ones(self._n_stats)
+        return np.ones(criterion.n_stats)
 
-    def _oob_sums(self, X, layout):
+    def _row_class_weight(self, targets, counts, comms):
+        """Factors of the rows' weights (class weights of several outputs), or None."""
+        return None
+
+    # -- out of bag -----------------------------------------------------------------
+
+    def _oob_sums(self, X):
         """Sum of the out-of-bag trees' leaf values of each local row, and their number."""
+        offset, n_local, n_samples = self._layout
         sums = np.zeros((X.shape[0], self.forest_.value.shape[1]))
         n_trees = np.zeros(X.shape[0])
-        for t in range(self.forest_.n_trees):
-            out = self._tree_counts(self._seed, t, layout) == 0
-            sums[out] += self.forest_.sum_leaf_values(X[out], trees=[t])
+        for t, estimator in enumerate(self.estimators_):
+            out = self._tree_counts(estimator.random_state, offset, n_local, n_samples) == 0
+            sums[out] += self._sum_leaves(X[np.flatnonzero(out)], trees=[t])
             n_trees += out
         return sums, n_trees
 
@@ -210,225 +344,133 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
                 "Some inputs do not have OOB scores. This probably means too few trees were "
                 "used to compute any reliable OOB estimates.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
 
-    def _leaf_sums(self, X):
+    def _callable_oob_score(self, y, predicted, comms):
+        """``oob_score(y, predicted)`` on the global arrays: every rank gathers the
+        targets and the out-of-bag predictions of all rows (in rank order) and
+        calls the metric, so that every rank gets the same value."""
+        y_all = comms.allgatherv(np.ascontiguousarray(y))
+        predicted_all = comms.allgatherv(np.ascontiguousarray(predicted))
+        return self.oob_score(y_all, predicted_all)
+
+    # -- prediction -----------------------------------------------------------------
+
+    def _validate_X_predict(self, X):
         check_is_fitted(self, "forest_")
-        X = check_local(self, X)
-        return self.forest_.sum_leaf_values(to_host(X)), get_namespace(X)
+        X = check_local(
+            self,
+            X,
+            accept_sparse="csr",
+            ensure_all_finite="allow-nan",
+        )
+        if is_sparse(X) and np.isnan(X.data).any():
+            raise ValueError("Input X contains NaN.")
+        return X
+
+    def _sum_leaves(self, X, trees=None):
+        out = np.empty((X.shape[0], self.forest_.value.shape[1]))
+        for first, block in dense_blocks(X):
+            out[first : first + block.shape[0]] = self.forest_.sum_leaf_values(block, trees)
+        return out
+
+    def _leaf_sums(self, X):
+        X = self._validate_X_predict(X)
+        xp = None if is_sparse(X) else get_namespace(X)
+        return self._sum_leaves(X if is_sparse(X) else to_host(X)), xp
+
+    def _tree_input(self, X):
+        X = self._validate_X_predict(X)
+        if is_sparse(X):
+            X = X.astype(np.float32)
+            X.indices, X.indptr = X.indices.astype(np.intc), X.indptr.astype(np.intc)
+            return X
+        return np.ascontiguousarray(to_host(X), dtype=np.float32)
+
+    def apply(self, X):
+        """Leaf of every tree for this rank's rows (no communication).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
+
+        Returns
+        -------
+        X_leaves : ndarray of shape (n_local, n_estimators)
+            Node id in ``estimators_[t].tree_`` of the leaf each row reaches. Local.
+        """
+        X = self._tree_input(X)
+        return np.array([tree.apply(X, check_input=False) for tree in self.estimators_]).T.reshape(
+            X.shape[0], len(self.estimators_)
+        )
+
+    def decision_path(self, X):
+        """Nodes every tree passes through for this rank's rows (no communication).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
+
+        Returns
+        -------
+        indicator : sparse matrix of shape (n_local, n_nodes)
+            CSR; non-zero where a row goes through a node. Local.
+        n_nodes_ptr : ndarray of shape (n_estimators + 1,)
+            Columns ``n_nodes_ptr[t]:n_nodes_ptr[t + 1]`` are tree ``t``'s nodes.
+        """
+        X = self._tree_input(X)
+        indicators = [tree.decision_path(X, check_input=False) for tree in self.estimators_]
+        n_nodes_ptr = np.concatenate([[0], np.cumsum([i.shape[1] for i in indicators])])
+        return sparse_hstack(indicators).tocsr(), n_nodes_ptr
+
+    # -- ensemble protocol ----------------------------------------------------------
+
+    @property
+    def feature_importances_(self):
+        """Impurity-based feature importances (scikit-learn's), replicated.
+
+        Returns
+        -------
+        feature_importances_ : ndarray of shape (n_features,)
+            The mean over the trees with a split of their normalised impurity
+            decreases, normalised; zeros when no tree has a split.
+        """
+        check_is_fitted(self, "estimators_")
+        return feature_importances(self.estimators_, self.n_features_in_)
+
+    @property
+    def estimators_samples_(self):
+        """This rank's rows each tree was fitted on: local indices, a row repeated
+        as many times as the tree's bootstrap drew it (all rows without
+        bootstrap). Local; computed at each call.
+
+        Returns
+        -------
+        samples : list of ndarray of int32
+        """
+        check_is_fitted(self, "estimators_")
+        offset, n_local, n_samples = self._layout
+        rows = np.arange(n_local, dtype=np.int32)
+        return [
+            np.repeat(rows, self._tree_counts(e.random_state, offset, n_local, n_samples).astype(np.int64))
+            for e in self.estimators_
+        ]
+
+    def __len__(self):
+        """Number of trees."""
+        return len(self.estimators_)
+
+    def __getitem__(self, index):
+        """The ``index``-th tree (a scikit-learn tree estimator)."""
+        return self.estimators_[index]
+
+    def __iter__(self):
+        """Iterate over the trees."""
+        return iter(self.estimators_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
         return tags
-
-
-class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
-    """Classification part of the forests (not public)."""
-
-    _parameter_constraints: ClassVar[dict] = {
-        **BaseHistogramForest._parameter_constraints,
-        "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
-        "class_weight": [StrOptions({"balanced_subsample", "balanced"}), dict, list, None],
-    }
-
-    @collective_method
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Build the forest from the training rows of every rank.
-
-        This method is collective.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-            This rank's training rows (may have zero rows).
-        y : array-like of shape (n_local,)
-            Their class labels; a rank may lack some classes.
-        sample_weight : array-like of shape (n_local,), default=None
-            Weights of this rank's rows.
-
-        Returns
-        -------
-        self : object
-            The fitted forest.
-        """
-        comms = self._get_comms()
-        X, y, sample_weight, layout = validate_fit_data(
-            self,
-            X,
-            y,
-            comms=comms,
-            sample_weight=sample_weight,
-            dtype=_FLOAT_DTYPES,
-        )
-        self.classes_, self._class_counts, targets = _global_classes(y, None, comms)
-        self.n_classes_ = int(self.classes_.shape[0])
-        self._fit_forest(X, targets, sample_weight, layout, comms)
-        return self
-
-    def _row_stats(self, targets, tree_weight):
-        stats = np.zeros((targets.shape[0], self.n_classes_ + 1))
-        stats[np.arange(targets.shape[0]), targets] = tree_weight
-        stats[:, -1] = tree_weight > 0
-        return stats
-
-    @property
-    def _n_stats(self):
-        return self.n_classes_ + 1
-
-    def _stats_scale(self, targets, counts, comms):
-        scale = np.ones(self._n_stats)
-        if self.class_weight == "balanced_subsample":
-            drawn = comms.allreduce(
-                np.bincount(targets, weights=counts, minlength=self.n_classes_).astype(np.float64)
-            )
-            present = drawn > 0
-            scale[:-1][present] = drawn.sum() / (present.sum() * drawn[present])
-        elif self.class_weight is not None:
-            scale[:-1] = _class_weights(self.class_weight, self.classes_, self._class_counts)
-        return scale
-
-    @staticmethod
-    def _leaf_values(stats):
-        counts = stats[:, :-1]
-        return counts / np.where(counts.sum(axis=1) > 0, counts.sum(axis=1), 1.0)[:, None]
-
-    def _set_oob_attributes(self, X, targets, layout, comms):
-        sums, n_trees = self._oob_sums(X, layout)
-        self.oob_decision_function_ = sums / np.maximum(n_trees, 1)[:, None]
-        self._warn_missing_oob(n_trees, comms)
-        correct = np.sum(self.oob_decision_function_.argmax(axis=1) == targets)
-        total = comms.allreduce(np.array([correct, targets.shape[0]], dtype=np.float64))
-        self.oob_score_ = float(total[0] / total[1])
-
-    def predict_proba(self, X):
-        """Mean class probabilities of the trees for this rank's rows (no communication).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_local, n_classes)
-            Local, in the namespace of ``X``; columns follow ``classes_``.
-        """
-        sums, xp = self._leaf_sums(X)
-        return to_namespace(sums / self.forest_.n_trees, xp)
-
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba` (no communication).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-            This rank's rows.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_local, n_classes)
-            Local, in the namespace of ``X``; columns follow ``classes_``.
-        """
-        proba = self.predict_proba(X)
-        with np.errstate(divide="ignore"):
-            return get_namespace(proba).log(proba)
-
-    def predict(self, X):
-        """Class of highest mean probability for this rank's rows (no communication).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_local,)
-            Local; in the namespace of ``X`` for numeric labels.
-        """
-        sums, xp = self._leaf_sums(X)
-        labels = self.classes_[sums.argmax(axis=1)]
-        return to_namespace(labels, xp) if labels.dtype.kind in "biuf" else labels
-
-
-class ForestRegressor(DistributedRegressorMixin, BaseHistogramForest):
-    """Regression part of the forests (not public)."""
-
-    _parameter_constraints: ClassVar[dict] = {
-        **BaseHistogramForest._parameter_constraints,
-        "criterion": [StrOptions({"squared_error"})],
-    }
-
-    @collective_method
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Build the forest from the training rows of every rank.
-
-        This method is collective.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-            This rank's training rows (may have zero rows).
-        y : array-like of shape (n_local,)
-            Their targets.
-        sample_weight : array-like of shape (n_local,), default=None
-            Weights of this rank's rows.
-
-        Returns
-        -------
-        self : object
-            The fitted forest.
-        """
-        comms = self._get_comms()
-        X, y, sample_weight, layout = validate_fit_data(
-            self,
-            X,
-            y,
-            comms=comms,
-            sample_weight=sample_weight,
-            dtype=_FLOAT_DTYPES,
-            y_numeric=True,
-        )
-        self._fit_forest(X, to_host(y).astype(np.float64), sample_weight, layout, comms)
-        return self
-
-    _n_stats = 4
-
-    @staticmethod
-    def _row_stats(targets, tree_weight):
-        return np.stack(
-            [
-                tree_weight,
-                tree_weight * targets,
-                tree_weight * targets**2,
-                (tree_weight > 0).astype(np.float64),
-            ],
-            axis=1,
-        )
-
-    @staticmethod
-    def _leaf_values(stats):
-        return (stats[:, 1] / np.where(stats[:, 0] > 0, stats[:, 0], 1.0))[:, None]
-
-    def _set_oob_attributes(self, X, targets, layout, comms):
-        sums, n_trees = self._oob_sums(X, layout)
-        self.oob_prediction_ = sums[:, 0] / np.maximum(n_trees, 1)
-        self._warn_missing_oob(n_trees, comms)
-        self.oob_score_ = r2_score(targets, self.oob_prediction_, comms=comms)
-
-    def predict(self, X):
-        """Mean of the trees' predictions for this rank's rows (no communication).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_local,)
-            Local, in the namespace of ``X``.
-        """
-        sums, xp = self._leaf_sums(X)
-        return to_namespace(sums[:, 0] / self.forest_.n_trees, xp)

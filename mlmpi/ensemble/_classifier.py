@@ -1,0 +1,218 @@
+"""Classification part of the forests: classes, class weights, probabilities."""
+
+import warnings
+from typing import ClassVar
+
+import numpy as np
+from sklearn.utils.class_weight import compute_class_weight
+
+from .._array import get_namespace, to_namespace
+from .._sklearn_compat import StrOptions, _fit_context
+from ..base import DistributedClassifierMixin
+from ..comms import collective_method
+from ..linear_model._logistic import _global_classes
+from ._criteria import Criterion
+from ._forest import BaseHistogramForest
+
+
+class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
+    """Classification part of the forests (not public)."""
+
+    _parameter_constraints: ClassVar[dict] = {
+        **BaseHistogramForest._parameter_constraints,
+        "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
+        "class_weight": [StrOptions({"balanced_subsample", "balanced"}), dict, list, None],
+    }
+
+    @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Build the forest from the training rows of every rank.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
+            This rank's training rows (may have zero rows); NaN marks a missing value.
+        y : array-like of shape (n_local,) or (n_local, n_outputs)
+            Their class labels; a rank may lack some classes.
+        sample_weight : array-like of shape (n_local,), default=None
+            Weights of this rank's rows.
+
+        Returns
+        -------
+        self : object
+            The fitted forest.
+        """
+        comms = self._get_comms()
+        X, y, sample_weight, layout = self._validate_fit(X, y, sample_weight, comms)
+        found = [_global_classes(y[:, k], sample_weight, comms) for k in range(self.n_outputs_)]
+        self._classes = [classes for classes, _, _ in found]
+        self._class_counts = [counts for _, counts, _ in found]
+        targets = np.stack([t for _, _, t in found], axis=1)
+        self._check_class_weight()
+        if self.oob_score and self.n_outputs_ > 1 and max(len(c) for c in self._classes) > 2:
+            raise ValueError(
+                "The type of target cannot be used to compute OOB estimates. Got "
+                "multiclass-multioutput while only the following are supported: continuous, "
+                "continuous-multioutput, binary, multiclass, multilabel-indicator."
+            )
+        single = self.n_outputs_ == 1
+        self.classes_ = self._classes[0] if single else self._classes
+        self.n_classes_ = len(self._classes[0]) if single else [len(c) for c in self._classes]
+        self._fit_forest(X, targets, sample_weight, layout, comms)
+        return self
+
+    def _check_class_weight(self):
+        weights = self.class_weight
+        if weights in ("balanced", "balanced_subsample") and self.warm_start:
+            warnings.warn(
+                'class_weight presets "balanced" or "balanced_subsample" are not recommended '
+                "for warm_start if the fitted data differs from the full dataset. In order to "
+                'use "balanced" weights, use compute_class_weight ("balanced", classes, y). In '
+                "place of y you can use a large enough sample of the full training set target "
+                "to properly estimate the class frequency distributions. Pass the resulting "
+                "weights as the class_weight parameter.",
+                UserWarning,
+                stacklevel=4,
+            )
+        if self.n_outputs_ > 1 and isinstance(weights, dict):
+            raise ValueError(
+                'For multi-output, class_weight should be a list of dicts, or the string "balanced".'
+            )
+        if self.n_outputs_ > 1 and isinstance(weights, list) and len(weights) != self.n_outputs_:
+            raise ValueError("For multi-output, number of elements in class_weight should match number of outputs.")
+
+    def _criterion(self, targets, weight, comms):
+        name = "entropy" if self.criterion == "log_loss" else self.criterion
+        return Criterion(name, [len(c) for c in self._classes]), targets
+
+    def _class_weights(self, k, drawn=None):
+        """Weight of each class of output ``k``: from ``class_weight``, from the
+        global (weighted) counts for "balanced", from the global counts of the
+        tree's bootstrap sample ``drawn`` for "balanced_subsample"."""
+        classes = self._classes[k]
+        if self.class_weight is None:
+            return np.ones(len(classes))
+        if isinstance(self.class_weight, str):
+            counts = self._class_counts[k] if drawn is None else drawn
+            present = counts > 0
+            weights = np.ones(len(classes))
+            weights[present] = counts.sum() / (len(classes) * counts[present])
+            return weights
+        chosen = self.class_weight if self.n_outputs_ == 1 else self.class_weight[k]
+        return compute_class_weight(chosen, classes=classes, y=classes)
+
+    def _stats_scale(self, criterion, targets, counts, comms):
+        """Class weights: per class after the reduction for one output (exact sums
+        of integer weights); multiplied into the rows' weights for several outputs
+        (:meth:`_row_class_weight`)."""
+        scale = np.ones(criterion.n_stats)
+        if self.n_outputs_ == 1:
+            scale[:-1] = self._class_weights(0, self._drawn_counts(targets, counts, comms, 0))
+        return scale
+
+    def _drawn_counts(self, targets, counts, comms, k):
+        if self.class_weight != "balanced_subsample" or not self.bootstrap:
+            return None
+        n_classes = len(self._classes[k])
+        local = np.bincount(targets[:, k], weights=counts, minlength=n_classes)
+        return comms.allreduce(local.astype(np.float64))
+
+    def _row_class_weight(self, targets, counts, comms):
+        if self.n_outputs_ == 1 or self.class_weight is None:
+            return None
+        factor = np.ones(targets.shape[0])
+        for k in range(self.n_outputs_):
+            factor *= self._class_weights(k, self._drawn_counts(targets, counts, comms, k))[targets[:, k]]
+        return factor
+
+    def _n_classes_per_output(self):
+        return [len(c) for c in self._classes]
+
+    def _set_tree_classes(self, estimator):
+        estimator.classes_ = self.classes_
+        estimator.n_classes_ = self.n_classes_
+
+    # -- out of bag -----------------------------------------------------------------
+
+    def _set_oob_score_and_attributes(self, X, targets, comms):
+        sums, n_trees = self._oob_sums(X)
+        self._warn_missing_oob(n_trees, comms)
+        decision = sums / np.maximum(n_trees, 1)[:, None]
+        if self.n_outputs_ == 1:
+            self.oob_decision_function_ = decision
+            predicted = decision.argmax(axis=1)
+        else:  # scikit-learn's (n_samples, n_classes, n_outputs)
+            width = decision.shape[1] // self.n_outputs_
+            self.oob_decision_function_ = decision.reshape(-1, self.n_outputs_, width).transpose(0, 2, 1)
+            predicted = self.oob_decision_function_.argmax(axis=1)
+        if callable(self.oob_score):
+            self.oob_score_ = self._callable_oob_score(targets, predicted, comms)
+            return
+        correct = np.all(predicted.reshape(targets.shape) == targets, axis=1).sum()
+        total = comms.allreduce(np.array([correct, targets.shape[0]], dtype=np.float64))
+        self.oob_score_ = float(total[0] / total[1])
+
+    # -- prediction -----------------------------------------------------------------
+
+    def _probabilities(self, X):
+        sums, xp = self._leaf_sums(X)
+        proba = sums / self.forest_.n_trees
+        if self.n_outputs_ == 1:
+            return [proba], xp
+        width = proba.shape[1] // self.n_outputs_
+        return [proba[:, k * width : k * width + len(c)] for k, c in enumerate(self._classes)], xp
+
+    def predict_proba(self, X):
+        """Mean class probabilities of the trees for this rank's rows (no communication).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_local, n_classes), or a list of them per output
+            Local, in the namespace of ``X``; columns follow ``classes_``.
+        """
+        proba, xp = self._probabilities(X)
+        proba = [p if xp is None else to_namespace(p, xp) for p in proba]
+        return proba[0] if self.n_outputs_ == 1 else proba
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba` (no communication).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
+            This rank's rows.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_local, n_classes), or a list of them per output
+            Local, in the namespace of ``X``; columns follow ``classes_``.
+        """
+        proba = self.predict_proba(X)
+        with np.errstate(divide="ignore"):
+            if self.n_outputs_ == 1:
+                return get_namespace(proba).log(proba)
+            return [get_namespace(p).log(p) for p in proba]
+
+    def predict(self, X):
+        """Class of highest mean probability for this rank's rows (no communication).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_local,) or (n_local, n_outputs)
+            Local; in the namespace of ``X`` for numeric labels.
+        """
+        proba, xp = self._probabilities(X)
+        labels = [c[p.argmax(axis=1)] for c, p in zip(self._classes, proba)]
+        labels = labels[0] if self.n_outputs_ == 1 else np.stack(labels, axis=1)
+        return to_namespace(labels, xp) if xp is not None and labels.dtype.kind in "biuf" else labels
