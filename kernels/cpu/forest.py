@@ -4,8 +4,9 @@ Pure local compute into caller-owned buffers; nothing here communicates.
 
 - :func:`bin_columns`, :func:`bin_csr`: raw values (compared as float32, as
   scikit-learn's trees do) to bin indices on given edges; NaN to the missing bin.
-- :func:`build_histograms`: per (open node, sampled feature, bin) sums of
-  the per-row statistics of this rank's active rows.
+- :func:`build_histograms`, :func:`build_count_histograms`: per (open node,
+  sampled feature, bin) sums of the per-row statistics of this rank's
+  active rows (dense statistics, or one weighted count per output).
 - :func:`find_splits`: the best split of each node over a block of
   (node, feature) histograms.
 - :func:`route_rows`: moves active rows to the next level's open nodes,
@@ -88,6 +89,28 @@ def build_histograms(binned, rows, node_of_row, node_index, features, row_stats,
             b = binned[i, features[n, k]]
             for s in range(n_stats):
                 hist[n, k, b, s] += row_stats[i, s]
+    return hist
+
+
+@njit(cache=True, nogil=True)
+def build_count_histograms(binned, rows, node_of_row, node_index, features, stat_index, weight, hist):
+    """:func:`build_histograms` for statistics that are weighted counts: row
+    ``i`` adds ``weight[i]`` to the statistics ``stat_index[i, :]`` (its class,
+    or target bin, of each output) and 1 to the last (the row count)."""
+    n_sampled = features.shape[1]
+    n_outputs = stat_index.shape[1]
+    rows_stat = hist.shape[3] - 1
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        n = node_index[node_of_row[i]]
+        if n < 0:
+            continue
+        w = weight[i]
+        for k in range(n_sampled):
+            b = binned[i, features[n, k]]
+            for o in range(n_outputs):
+                hist[n, k, b, stat_index[i, o]] += w
+            hist[n, k, b, rows_stat] += 1.0
     return hist
 
 
@@ -234,16 +257,34 @@ def _positive_sums(stats, criterion, offsets):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _random_bin(edges, low, high, u):
-    """ExtraTrees' threshold: uniform in the raw range spanned by the occupied
-    bins ``low..high`` (from the edge below bin ``low``, or its upper edge for
-    the first bin, to the edge above bin ``high``, or its lower edge for the
-    last bin), rounded down to a bin edge among ``low..high - 1``."""
-    lower = edges[low - 1] if low > 0 else edges[low]
-    upper = edges[high] if high < edges.shape[0] else edges[high - 1]
-    threshold = lower + u * (upper - lower)
-    b = np.searchsorted(edges, threshold, side="right") - 1
-    return min(max(b, low), high - 1)
+def _random_bin(bin_min, bin_max, low, high, u):
+    """ExtraTrees' split of a node whose occupied bins are ``low..high``: a
+    threshold uniform between the smallest value of bin ``low`` and the largest
+    of bin ``high`` (``bin_min``/``bin_max``: a feature's global extremes per
+    bin), rows up to it going left: after the last bin (below ``high``) whose
+    largest value does not exceed it. Exact when every bin holds one value."""
+    threshold = bin_min[low] + u * (bin_max[high] - bin_min[low])
+    b = low
+    for c in range(low + 1, high):
+        if bin_max[c] <= threshold:
+            b = c
+    return b
+
+
+@njit(cache=True, nogil=True)
+def bin_ranges(X, binned, low, high):
+    """``low[f, b]``/``high[f, b]``: the smallest/largest value (as float32) of
+    feature ``f`` among the rows of bin ``b``, merged into the arrays given."""
+    for i in range(X.shape[0]):
+        for f in range(X.shape[1]):
+            x = X[i, f]
+            if np.isnan(x):
+                continue
+            x = np.float64(np.float32(x))
+            b = binned[i, f]
+            low[f, b] = min(low[f, b], x)
+            high[f, b] = max(high[f, b], x)
+    return low
 
 
 @njit(cache=True, nogil=True)
@@ -252,8 +293,8 @@ def find_splits(
     pair_node,
     pair_feature,
     pair_valid,
-    edges,
-    edge_starts,
+    bin_min,
+    bin_max,
     totals,
     criterion,
     offsets,
@@ -273,15 +314,15 @@ def find_splits(
     ``hist`` (pairs, bins, statistics): the global histogram of feature
     ``pair_feature[p]`` over the rows of node ``pair_node[p]``, whose
     statistics are ``totals[pair_node[p]]``; pairs where ``pair_valid`` is
-    false are only checked for constancy. Feature ``f``'s thresholds are
-    ``edges[edge_starts[f]:edge_starts[f + 1]]``; bin ``missing_bin`` holds
-    the rows whose value is NaN (-1: none anywhere).
+    false are only checked for constancy. Bin ``missing_bin`` holds the rows
+    whose value is NaN (-1: none anywhere).
 
     Candidates, in scikit-learn's order: every bin boundary with the missing
     rows right, then the split that sends only the missing rows right (bin
     ``missing_bin - 1``: threshold +inf), then every boundary with them left;
     ties go to the first. With a non-empty ``uniform`` (pairs, 2): one random
-    boundary and a random side for the missing rows (ExtraTrees).
+    boundary (:func:`_random_bin` on ``bin_min``/``bin_max``, (features, bins))
+    and a random side for the missing rows (ExtraTrees).
 
     Writes per pair the best ``gain`` (weighted impurity decrease summed over
     the outputs; -inf: no valid split), ``split_bin`` (last bin going left),
@@ -316,9 +357,7 @@ def find_splits(
                 if side != (1 if has_missing and uniform[p, 1] < 0.5 else 0):
                     continue
                 if high > low:
-                    first = _random_bin(
-                        edges[edge_starts[f] : edge_starts[f + 1]], low, high, uniform[p, 0]
-                    )
+                    first = _random_bin(bin_min[f], bin_max[f], low, high, uniform[p, 0])
                 last = first
             running[:] = 0.0
             if send_left:

@@ -21,7 +21,17 @@ from ..utils import global_bin_thresholds
 
 SKETCH_ROWS = 200_000  # scikit-learn's HistGradientBoosting subsample
 _SKETCH_STREAM = 1 << 62  # a stream no tree uses
-_BLOCK_VALUES = 1 << 22  # values of a dense block of the (sparse) sketch rows
+_BLOCK_VALUES = 1 << 22  # values of a dense block of sparse rows
+
+
+def dense_blocks(X):
+    """``X`` in blocks of consecutive rows ``(first row, block)``, sparse ones densified."""
+    if not is_sparse(X):
+        yield 0, X
+        return
+    step = max(1, _BLOCK_VALUES // max(1, X.shape[1]))
+    for first in range(0, X.shape[0], step):
+        yield first, X[first : first + step].toarray()
 
 
 class Bins:
@@ -58,6 +68,21 @@ class Bins:
                 X.data, X.indices, X.indptr, self.edges, self.edge_starts, self.missing_bin, out
             )
         return kernels.bin_columns(X, self.edges, self.edge_starts, self.missing_bin, out)
+
+
+    def value_ranges(self, X, binned, kernels, comms):
+        """The smallest and largest value (as float32) of every feature in every
+        bin over all ranks: two arrays of shape (n_features, n_bins) (+inf/-inf
+        where a bin is empty).
+
+        This method is collective.
+        """
+        low = np.full((X.shape[1], self.n_bins), np.inf)
+        high = np.full((X.shape[1], self.n_bins), -np.inf)
+        for first, block in dense_blocks(X):
+            kernels.bin_ranges(block, binned[first : first + block.shape[0]], low, high)
+        both = comms.allreduce(np.concatenate([-low, high]), op="max")
+        return -both[: X.shape[1]], both[X.shape[1] :]
 
 
 def global_bins(X, weighted, layout, max_bins, seed, comms):

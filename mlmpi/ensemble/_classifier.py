@@ -90,43 +90,53 @@ class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
 
     def _class_weights(self, k, drawn=None):
         """Weight of each class of output ``k``: from ``class_weight``, from the
-        global (weighted) counts for "balanced", from the global counts of the
-        tree's bootstrap sample ``drawn`` for "balanced_subsample"."""
+        global (sample-weighted) counts for "balanced", from the global counts of
+        the tree's bootstrap draws ``drawn`` for "balanced_subsample"."""
         classes = self._classes[k]
-        if self.class_weight is None:
-            return np.ones(len(classes))
         if isinstance(self.class_weight, str):
             counts = self._class_counts[k] if drawn is None else drawn
-            present = counts > 0
             weights = np.ones(len(classes))
+            present = counts > 0
             weights[present] = counts.sum() / (len(classes) * counts[present])
             return weights
         chosen = self.class_weight if self.n_outputs_ == 1 else self.class_weight[k]
         return compute_class_weight(chosen, classes=classes, y=classes)
 
-    def _stats_scale(self, criterion, targets, counts, comms):
-        """Class weights: per class after the reduction for one output (exact sums
-        of integer weights); multiplied into the rows' weights for several outputs
-        (:meth:`_row_class_weight`)."""
-        scale = np.ones(criterion.n_stats)
-        if self.n_outputs_ == 1:
-            scale[:-1] = self._class_weights(0, self._drawn_counts(targets, counts, comms, 0))
-        return scale
+    def _per_tree_class_weight(self):
+        """Whether the class weights come from each tree's bootstrap draws."""
+        return self.class_weight == "balanced_subsample" and self.bootstrap
 
-    def _drawn_counts(self, targets, counts, comms, k):
-        if self.class_weight != "balanced_subsample" or not self.bootstrap:
-            return None
-        n_classes = len(self._classes[k])
-        local = np.bincount(targets[:, k], weights=counts, minlength=n_classes)
-        return comms.allreduce(local.astype(np.float64))
-
-    def _row_class_weight(self, targets, counts, comms):
-        if self.n_outputs_ == 1 or self.class_weight is None:
-            return None
+    def _sampling_weight(self, weight, targets):
+        """scikit-learn's ``_sample_weight``: the sample weights times the rows'
+        class weights (all but "balanced_subsample" with bootstrap), which with
+        bootstrap are the rows' chances to be drawn."""
+        if self.class_weight is None or self._per_tree_class_weight():
+            return weight
         factor = np.ones(targets.shape[0])
         for k in range(self.n_outputs_):
-            factor *= self._class_weights(k, self._drawn_counts(targets, counts, comms, k))[targets[:, k]]
-        return factor
+            factor *= self._class_weights(k)[targets[:, k]]
+        return factor if weight is None else weight * factor
+
+    def _class_weighting(self, targets, counts, comms):
+        """The class weights of one tree, where they weigh the tree's rows: without
+        bootstrap (with bootstrap they are in the draws), and "balanced_subsample"
+        from the tree's draws. One output: per class after the reduction (exact
+        sums for integer weights); several: multiplied into the rows' weights."""
+        if self.class_weight is None or (self.bootstrap and not self._per_tree_class_weight()):
+            return 1.0, None
+        per_output = []
+        for k in range(self.n_outputs_):
+            drawn = None
+            if self._per_tree_class_weight():
+                local = np.bincount(targets[:, k], weights=counts, minlength=len(self._classes[k]))
+                drawn = comms.allreduce(local.astype(np.float64))
+            per_output.append(self._class_weights(k, drawn))
+        if self.n_outputs_ == 1:
+            return np.append(per_output[0], 1.0), None
+        factor = np.ones(targets.shape[0])
+        for k, weights in enumerate(per_output):
+            factor *= weights[targets[:, k]]
+        return 1.0, factor
 
     def _n_classes_per_output(self):
         return [len(c) for c in self._classes]

@@ -8,8 +8,8 @@ Two families (the kernels in ``kernels/cpu/forest.py`` read the same layout):
   per output ``o``, the weighted count of each class (or target bin) at
   ``offsets[o]:offsets[o + 1]``;
 - **moments** (squared_error, poisson): the weight ``W`` at 0, ``Σwy_k`` at
-  ``1 + k`` and a second moment at ``1 + K + k``: ``Σwy_k²`` for squared
-  error, ``Σw y_k log y_k`` for Poisson.
+  ``1 + k`` and ``Σwy_k²`` at ``1 + K + k``; Poisson adds ``Σw y_k log y_k``
+  at ``1 + 2K + k``.
 
 The last statistic is the number of rows with positive weight (scikit-learn's
 ``n_node_samples``). Every criterion has a "proxy", additive over children,
@@ -45,26 +45,26 @@ class Criterion:
         self.n_outputs = len(sizes)
         self.offsets = np.zeros(self.n_outputs + 1, dtype=np.int64)
         self.offsets[1:] = np.cumsum(sizes)
-        width = 1 + 2 * self.n_outputs if self.moments else int(self.offsets[-1])
+        width = {"squared_error": 1 + 2 * self.n_outputs, "poisson": 1 + 3 * self.n_outputs}.get(
+            name, int(self.offsets[-1])
+        )
         self.n_stats = width + 1
         self.values = np.zeros(0) if values is None else np.asarray(values, dtype=np.float64)
 
     def row_stats(self, targets, weight):
-        """Each row's statistics; ``targets`` (n, n_outputs): class or target bin
-        indices (counts family) or float targets (moments family)."""
+        """Each row's statistics (:class:`RowStats`); ``targets`` (n, n_outputs):
+        class or target bin indices (counts family) or float targets (moments)."""
+        if not self.moments:
+            return RowStats(self.n_stats, index=self.offsets[:-1] + targets, weight=weight)
         n, k = targets.shape[0], self.n_outputs
         stats = np.zeros((n, self.n_stats))
-        if self.moments:
-            stats[:, 0] = weight
-            stats[:, 1 : 1 + k] = weight[:, None] * targets
-            second = targets**2 if self.name == "squared_error" else xlogy(targets, targets)
-            stats[:, 1 + k : 1 + 2 * k] = weight[:, None] * second
-        else:
-            rows = np.arange(n)
-            for o in range(k):
-                stats[rows, self.offsets[o] + targets[:, o]] = weight
+        stats[:, 0] = weight
+        stats[:, 1 : 1 + k] = weight[:, None] * targets
+        stats[:, 1 + k : 1 + 2 * k] = weight[:, None] * targets**2
+        if self.name == "poisson":
+            stats[:, 1 + 2 * k : 1 + 3 * k] = weight[:, None] * xlogy(targets, targets)
         stats[:, -1] = weight > 0
-        return stats
+        return RowStats(self.n_stats, dense=stats)
 
     def weight(self, stats):
         """Total weight of nodes with these statistics."""
@@ -72,19 +72,22 @@ class Criterion:
             return stats[..., 0]
         return stats[..., self.offsets[0] : self.offsets[1]].sum(axis=-1)
 
-    def impurity(self, stats):
+    def impurity(self, stats, *, exact=False):
         """scikit-learn's node impurity (the mean over the outputs); absolute_error's
-        on the binned targets."""
+        on the binned targets. With ``exact``, from sums that are exact for
+        integer weights and targets only (Poisson's are the squared error's):
+        what the decision to split a node looks at, so that it cannot depend on
+        the order of the sums."""
         weight = self.weight(stats)
         safe = np.where(weight > 0, weight, 1.0)
         k = self.n_outputs
         if self.moments:
             sums = stats[..., 1 : 1 + k] / safe[..., None]
-            second = stats[..., 1 + k : 1 + 2 * k] / safe[..., None]
-            if self.name == "squared_error":
-                per_output = second - sums**2
+            if self.name == "squared_error" or exact:
+                per_output = stats[..., 1 + k : 1 + 2 * k] / safe[..., None] - sums**2
             else:
-                per_output = second - xlogy(sums, np.where(sums > 0, sums, 1.0))
+                logs = stats[..., 1 + 2 * k : 1 + 3 * k] / safe[..., None]
+                per_output = logs - xlogy(sums, np.where(sums > 0, sums, 1.0))
             return per_output.mean(axis=-1)
         total = np.zeros(weight.shape)
         for o in range(k):
@@ -124,3 +127,32 @@ def weighted_median_of_bins(counts, weight, values):
     cumulative = np.cumsum(counts, axis=-1)
     index = np.minimum((cumulative < 0.5 * weight[..., None]).sum(axis=-1), values.shape[0] - 1)
     return values[index]
+
+
+class RowStats:
+    """The rows' statistics: a dense matrix (moments family), or, for weighted
+    counts, the statistic each row adds its weight to per output (``index``)
+    and the weight; the row count comes last either way."""
+
+    def __init__(self, n_stats, *, dense=None, index=None, weight=None):
+        self.n_stats = n_stats
+        self.dense, self.index, self.weight = dense, index, weight
+
+    def total(self):
+        """Sum over this rank's rows."""
+        if self.dense is not None:
+            return self.dense.sum(axis=0)
+        out = np.zeros(self.n_stats)
+        for o in range(self.index.shape[1]):
+            out += np.bincount(self.index[:, o], weights=self.weight, minlength=self.n_stats)
+        out[-1] = np.count_nonzero(self.weight > 0)
+        return out
+
+    def histograms(self, kernels, binned, rows, node_of_row, node_index, features, hist):
+        """Add the rows' statistics to ``hist`` (a kernel; see ``kernels/cpu/forest.py``)."""
+        if self.dense is not None:
+            kernels.build_histograms(binned, rows, node_of_row, node_index, features, self.dense, hist)
+        else:
+            kernels.build_count_histograms(
+                binned, rows, node_of_row, node_index, features, self.index, self.weight, hist
+            )

@@ -7,9 +7,9 @@ from typing import ClassVar
 
 import numpy as np
 from scipy.sparse import hstack as sparse_hstack
-from scipy.stats import poisson
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import DataConversionWarning
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_sparse, to_host, to_namespace
@@ -17,42 +17,15 @@ from .._sklearn_compat import Interval, RealNotInt, StrOptions, _fit_context
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms
 from ..kernels import kernels_for
-from ..random import RowStream, shared_seed
 from ..utils.validation import agree, check_local
-from ._binning import global_bins
+from ._binning import dense_blocks, global_bins
+from ._bootstrap import Bootstrap, n_samples_bootstrap
 from ._grow import grow_tree
 from ._splits import SplitRules
 from ._tree import HistogramForest, feature_importances, pruned, sklearn_tree, thresholds
 
 _FLOAT_DTYPES = (np.float64, np.float32)
 MAX_INT = np.iinfo(np.int32).max
-_DENSE_VALUES = 1 << 22  # values of one densified block of sparse rows at prediction
-_POISSON_TABLE = 30.0  # rates up to this use a cumulative table, larger ones scipy
-
-
-def _poisson_counts(uniform, rate):
-    """Poisson(``rate``) draws by inversion of the CDF at ``uniform``."""
-    if rate > _POISSON_TABLE:
-        return poisson.ppf(uniform, rate).astype(np.int64)
-    k = np.arange(128)
-    pmf = np.exp(k * math.log(rate) - rate - np.array([math.lgamma(i + 1) for i in k]))
-    return np.searchsorted(np.cumsum(pmf), uniform, side="right")
-
-
-def tree_seeds(seed, n_trees):
-    """Each tree's ``random_state``: scikit-learn's sequence of per-tree seeds
-    drawn from ``seed`` (a warm start continues it)."""
-    return np.random.RandomState(seed).randint(MAX_INT, size=n_trees)
-
-
-def dense_blocks(X):
-    """``X`` in blocks of consecutive rows, sparse ones densified (as float32)."""
-    if not is_sparse(X):
-        yield 0, X
-        return
-    step = max(1, _DENSE_VALUES // max(1, X.shape[1]))
-    for first in range(0, X.shape[0], step):
-        yield first, X[first : first + step].toarray()
 
 
 class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
@@ -111,39 +84,25 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             return int(self.max_features)
         return max(1, int(self.max_features * n_features))
 
-    def _n_bootstrap(self, n_samples):
-        """scikit-learn's ``_n_samples_bootstrap`` (None without bootstrap)."""
-        if not self.bootstrap:
-            if self.max_samples is not None:
-                raise ValueError(
-                    "`max_sample` cannot be set if `bootstrap=False`. Either switch to "
-                    "`bootstrap=True` or set `max_sample=None`."
-                )
-            return None
-        if self.max_samples is None:
-            return n_samples
-        if isinstance(self.max_samples, Integral):
-            return int(self.max_samples)
-        drawn = max(int(self.max_samples * n_samples), 1)
-        if drawn < max(10, n_samples ** (1 / 3)):
-            warnings.warn(
-                f"Using the fractional value max_samples={self.max_samples} when the number "
-                f"of samples is {n_samples} results in a low number ({drawn}) of bootstrap "
-                "samples. We recommend passing `max_samples` as an integer instead.",
-                UserWarning,
-                stacklevel=4,
-            )
-        return drawn
+    def _tree_seeds(self, n_kept, n_more, comms):
+        """The ``random_state`` of the trees a fit adds: scikit-learn's per-tree
+        seeds (the same numbers for an int ``random_state``; drawn on rank 0 and
+        broadcast otherwise), after the ``n_kept`` trees of a warm start."""
+        if isinstance(self.random_state, Integral):
+            seeds = np.random.RandomState(self.random_state).randint(MAX_INT, size=n_kept + n_more)
+            return seeds[n_kept:]
+        seeds = None
+        if comms.rank == 0:
+            random = check_random_state(self.random_state)
+            random.randint(MAX_INT, size=n_kept)
+            seeds = random.randint(MAX_INT, size=n_more)
+        return comms.bcast_object(seeds, root=0)
 
-    def _tree_counts(self, tree_seed, offset, n_local, n_samples):
-        """Bootstrap multiplicity of this rank's rows in a tree (1 without bootstrap):
-        Poisson draws of rate ``_n_samples_bootstrap / n_samples`` per global row."""
-        if not self.bootstrap:
-            return np.ones(n_local)
-        uniform = RowStream(int(tree_seed), 1).uniform(offset, n_local)[:, 0]
-        return _poisson_counts(uniform, self._n_samples_bootstrap / n_samples).astype(np.float64)
+    def _tree_counts(self, tree_seed):
+        """Bootstrap multiplicity of this rank's rows in a tree (None without bootstrap)."""
+        return None if self._bootstrap is None else self._bootstrap.counts(tree_seed)
 
-    def _rules(self, n_samples, total_weight, bins, scale, criterion):
+    def _rules(self, n_samples, total_weight, bins, bin_ranges, scale, criterion):
         leaf = self.min_samples_leaf
         if not isinstance(leaf, Integral):
             leaf = math.ceil(leaf * n_samples)
@@ -158,9 +117,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             min_weight_leaf=self.min_weight_fraction_leaf * total_weight,
             min_impurity_decrease=self.min_impurity_decrease,
             total_weight=total_weight,
-            random_thresholds=self._random_thresholds,
-            edges=bins.edges,
-            edge_starts=bins.edge_starts,
+            bin_ranges=bin_ranges,
             scale=scale,
             missing_bin=bins.missing_bin,
         )
@@ -206,9 +163,13 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         """Grow the trees still to grow (all of them, or those a warm start adds),
         then set the fitted attributes. ``targets`` (n_local, n_outputs): class
         indices or float targets."""
+        if not self.bootstrap and self.max_samples is not None:
+            raise ValueError(
+                "`max_sample` cannot be set if `bootstrap=False`. Either switch to "
+                "`bootstrap=True` or set `max_sample=None`."
+            )
         if self.oob_score and not self.bootstrap:
             raise ValueError("Out of bag estimation only available if bootstrap=True")
-        self._n_samples_bootstrap = self._n_bootstrap(layout.n_samples)
         n_sampled = self._resolved_max_features(X.shape[1])
         kept = list(self.estimators_) if self.warm_start and hasattr(self, "estimators_") else []
         n_more = self.n_estimators - len(kept)
@@ -217,17 +178,22 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
                 f"n_estimators={self.n_estimators} must be larger or equal to "
                 f"len(estimators_)={len(kept)} when warm_start==True"
             )
-        if kept and hasattr(self, "_seed"):
-            seed = self._seed
-        else:
-            seed = shared_seed(self.random_state, comms)
+        weight = None if sample_weight is None else to_host(sample_weight).astype(np.float64)
+        self._sample_weight = self._sampling_weight(weight, targets)
+        self._n_samples_bootstrap = None
+        self._bootstrap = None
+        if self.bootstrap:
+            total = None
+            if self._sample_weight is not None:
+                total = float(comms.allreduce(np.asarray(self._sample_weight.sum())))
+            self._n_samples_bootstrap = n_samples_bootstrap(
+                layout.n_samples, self.max_samples, total
+            )
+            self._bootstrap = Bootstrap(
+                self._n_samples_bootstrap, layout, self._sample_weight, comms
+            )
         X_host = X if is_sparse(X) else to_host(X)
-        weight = (
-            np.ones(layout.n_local)
-            if sample_weight is None
-            else to_host(sample_weight).astype(np.float64)
-        )
-        self._layout = (layout.offset, layout.n_local, layout.n_samples)
+        self._n_local = layout.n_local
         if n_more == 0:
             warnings.warn(
                 "Warm-start fitting without increasing n_estimators does not fit new trees.",
@@ -235,32 +201,44 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
                 stacklevel=3,
             )
         else:
-            seeds = tree_seeds(seed, self.n_estimators)[len(kept) :]
-            kept += self._grow(X_host, targets, weight, layout, seed, seeds, n_sampled, comms)
-        self._seed = seed
+            seeds = self._tree_seeds(len(kept), n_more, comms)
+            if not kept:
+                self._sketch_seed = int(seeds[0])
+            weight = np.ones(layout.n_local) if weight is None else weight
+            kept += self._grow(X_host, targets, weight, layout, seeds, n_sampled, comms)
         self.estimators_ = kept
         self.estimator_ = self.estimator
         self.forest_ = HistogramForest.from_estimators(kept)
         if self.oob_score and (n_more > 0 or not hasattr(self, "oob_score_")):
             self._set_oob_score_and_attributes(X_host, targets, comms)
 
-    def _grow(self, X, targets, weight, layout, seed, seeds, n_sampled, comms):
+    def _sampling_weight(self, weight, targets):
+        """scikit-learn's ``_sample_weight``: the sample weights times the class
+        weights that apply to the whole fit (None when neither is given)."""
+        return weight
+
+    def _grow(self, X, targets, weight, layout, seeds, n_sampled, comms):
         """Grow one tree per seed in ``seeds``; returns their scikit-learn estimators."""
         criterion, targets = self._criterion(targets, weight, comms)
-        bins = global_bins(X, weight > 0, layout, self.max_bins, seed, comms)
+        bins = global_bins(X, weight > 0, layout, self.max_bins, self._sketch_seed, comms)
         kernels = kernels_for("forest", np.empty(0))
         binned = bins.bin(X, kernels)
+        bin_ranges = (
+            bins.value_ranges(X, binned, kernels, comms) if self._random_thresholds else None
+        )
         estimators = []
         for tree_seed in seeds:
-            counts = self._tree_counts(tree_seed, layout.offset, layout.n_local, layout.n_samples)
-            tree_weight = weight * counts
-            factor = self._row_class_weight(targets, counts, comms)
+            counts = self._tree_counts(tree_seed)
+            # with bootstrap, the sample weights are in the draws (as in scikit-learn)
+            tree_weight = weight if counts is None else counts
+            scale, factor = self._class_weighting(targets, counts, comms)
             if factor is not None:
                 tree_weight = tree_weight * factor
             row_stats = criterion.row_stats(targets, tree_weight)
-            scale = self._stats_scale(criterion, targets, counts, comms)
-            root = comms.allreduce(row_stats.sum(axis=0)) * scale
-            rules = self._rules(layout.n_samples, float(criterion.weight(root)), bins, scale, criterion)
+            root = comms.allreduce(row_stats.total()) * scale
+            rules = self._rules(
+                layout.n_samples, float(criterion.weight(root)), bins, bin_ranges, scale, criterion
+            )
             active = np.flatnonzero(tree_weight > 0)
             grown, leaf_of_row = grow_tree(
                 binned,
@@ -278,9 +256,14 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             if self.max_leaf_nodes is not None:
                 grown, kept_node = grown.best_first(self.max_leaf_nodes)
                 leaf_of_row[active] = -2 - kept_node[-2 - leaf_of_row[active]]
-            values = self._node_values(criterion, grown, leaf_of_row, active, targets, tree_weight, comms)
+            values = self._node_values(
+                criterion, grown, leaf_of_row, active, targets, tree_weight, comms
+            )
+            threshold = thresholds(grown, bins.edges, bins.edge_starts)
             estimators.append(
-                self._estimator_of(grown, thresholds(grown, bins.edges, bins.edge_starts), values, criterion, tree_seed, n_sampled, X.shape[1])
+                self._estimator_of(
+                    grown, threshold, values, criterion, tree_seed, n_sampled, X.shape[1]
+                )
             )
         return estimators
 
@@ -315,24 +298,20 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         "ccp_alpha",
     )
 
-    def _stats_scale(self, criterion, targets, counts, comms):
-        """Factors of the statistics applied after their reduction (class weights),
-        so that the reduced sums stay exact for integer weights."""
-        return np.ones(criterion.n_stats)
-
-    def _row_class_weight(self, targets, counts, comms):
-        """Factors of the rows' weights (class weights of several outputs), or None."""
-        return None
+    def _class_weighting(self, targets, counts, comms):
+        """The class weights that apply to one tree: factors of the statistics
+        after their reduction (exact sums for integer weights) and factors of
+        the rows' weights (or None). None for regression."""
+        return 1.0, None
 
     # -- out of bag -----------------------------------------------------------------
 
     def _oob_sums(self, X):
         """Sum of the out-of-bag trees' leaf values of each local row, and their number."""
-        offset, n_local, n_samples = self._layout
         sums = np.zeros((X.shape[0], self.forest_.value.shape[1]))
         n_trees = np.zeros(X.shape[0])
         for t, estimator in enumerate(self.estimators_):
-            out = self._tree_counts(estimator.random_state, offset, n_local, n_samples) == 0
+            out = self._tree_counts(estimator.random_state) == 0
             sums[out] += self._sum_leaves(X[np.flatnonzero(out)], trees=[t])
             n_trees += out
         return sums, n_trees
@@ -450,10 +429,11 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         samples : list of ndarray of int32
         """
         check_is_fitted(self, "estimators_")
-        offset, n_local, n_samples = self._layout
-        rows = np.arange(n_local, dtype=np.int32)
+        if self._bootstrap is None:
+            return [np.arange(self._n_local, dtype=np.int32) for _ in self.estimators_]
+        rows = np.arange(self._n_local, dtype=np.int32)
         return [
-            np.repeat(rows, self._tree_counts(e.random_state, offset, n_local, n_samples).astype(np.int64))
+            np.repeat(rows, self._tree_counts(e.random_state).astype(np.int64))
             for e in self.estimators_
         ]
 

@@ -147,7 +147,7 @@ def grow_tree(
     Parameters
     ----------
     binned : ndarray of shape (n_local, n_features), uint8
-    row_stats : ndarray of shape (n_local, n_statistics), float64
+    row_stats : RowStats
         Each row's contribution to its node's statistics (``_criteria``).
     active : ndarray of int64
         This rank's rows in the tree (positive bootstrap weight); consumed.
@@ -241,7 +241,7 @@ class _Search:
         among the level's ``n_open`` nodes) and their ``features`` (padding where not ``valid``), in chunks
         of nodes: (nodes, slots, 4 + statistics)."""
         n_nodes, n_slots = features.shape
-        n_stats = self.row_stats.shape[1]
+        n_stats = self.row_stats.n_stats
         chunk = max(1, _HISTOGRAM_ELEMENTS // (n_slots * self.n_bins * n_stats))
         index = np.full(n_open, -1, dtype=np.int64)
         parts = []
@@ -256,9 +256,9 @@ class _Search:
 
     def _chunk(self, features, valid, totals, active, node_of_row, index):
         n_nodes, n_slots = features.shape
-        n_stats = self.row_stats.shape[1]
+        n_stats = self.row_stats.n_stats
         hist = np.zeros((n_nodes, n_slots, self.n_bins, n_stats))
-        self.kernels.build_histograms(self.binned, active, node_of_row, index, features, self.row_stats, hist)
+        self.row_stats.histograms(self.kernels, self.binned, active, node_of_row, index, features, hist)
         counts = _blocks(n_nodes * n_slots, self.comms.size)
         block = self.comms.reduce_scatter(hist.reshape(n_nodes * n_slots, self.n_bins, n_stats), counts)
         uniform = (

@@ -10,10 +10,11 @@ EPSILON = np.finfo(np.float64).eps
 class SplitRules:
     """The stopping and validity rules of one fit (scikit-learn's tree parameters).
 
-    ``criterion`` is a :class:`~mlmpi.ensemble._criteria.Criterion`; ``scale``
-    multiplies the statistics after their reduction (class weights), so that
-    the reduced sums stay exact for integer weights; ``missing_bin`` is the
-    bin of NaN (-1: no feature has one).
+    ``criterion`` is a :class:`~mlmpi.ensemble._criteria.Criterion`;
+    ``bin_ranges`` (ExtraTrees' random thresholds, else None) the smallest and
+    largest value of every (feature, bin); ``scale`` multiplies the statistics
+    after their reduction (class weights), so that the reduced sums stay exact
+    for integer weights; ``missing_bin`` is the bin of NaN (-1: no feature has one).
     """
 
     def __init__(
@@ -26,9 +27,7 @@ class SplitRules:
         min_weight_leaf,
         min_impurity_decrease,
         total_weight,
-        random_thresholds,
-        edges,
-        edge_starts,
+        bin_ranges,
         scale,
         missing_bin,
     ):
@@ -39,8 +38,9 @@ class SplitRules:
         self.min_weight_leaf = min_weight_leaf
         self.min_impurity_decrease = min_impurity_decrease
         self.total_weight = total_weight
-        self.random_thresholds = random_thresholds
-        self.edges, self.edge_starts = edges, edge_starts
+        self.random_thresholds = bin_ranges is not None
+        empty = np.zeros((0, 0))
+        self.bin_min, self.bin_max = (empty, empty) if bin_ranges is None else bin_ranges
         self.scale = scale
         self.missing_bin = missing_bin
 
@@ -53,7 +53,7 @@ class SplitRules:
             & (rows >= self.min_samples_split)
             & (rows >= 2 * self.min_samples_leaf)
             & (weight >= 2 * self.min_weight_leaf)
-            & (self.criterion.impurity(stats) > EPSILON)
+            & (self.criterion.impurity(stats, exact=True) > EPSILON)
         )
 
     def search(self, block, pair_node, pair_feature, pair_valid, totals, uniform):
@@ -79,7 +79,7 @@ class SplitRules:
             left, whether the feature is constant in the node (and its children),
             then the statistics of the left child.
         """
-        if np.any(self.scale != 1.0):  # class weights, after the (exact) reduction
+        if np.any(np.asarray(self.scale) != 1.0):  # class weights, after the (exact) reduction
             block = block * self.scale
         n_pairs = block.shape[0]
         gain = np.empty(n_pairs)
@@ -93,8 +93,8 @@ class SplitRules:
             pair_node,
             pair_feature,
             pair_valid,
-            self.edges,
-            self.edge_starts,
+            self.bin_min,
+            self.bin_max,
             totals,
             crit.code,
             crit.offsets,
