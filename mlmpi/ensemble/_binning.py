@@ -70,15 +70,17 @@ class Bins:
         return kernels.bin_columns(X, self.edges, self.edge_starts, self.missing_bin, out)
 
 
-    def value_ranges(self, X, binned, kernels, comms):
+    def value_ranges(self, X, binned, weighted, kernels, comms):
         """The smallest and largest value (as float32) of every feature in every
-        bin over all ranks: two arrays of shape (n_features, n_bins) (+inf/-inf
-        where a bin is empty).
+        bin over the rows of all ranks where ``weighted`` is true: two arrays of
+        shape (n_features, n_bins) (+inf/-inf where a bin is empty).
 
         This method is collective.
         """
         low = np.full((X.shape[1], self.n_bins), np.inf)
         high = np.full((X.shape[1], self.n_bins), -np.inf)
+        rows = np.flatnonzero(weighted)
+        X, binned = X[rows], binned[rows]
         for first, block in dense_blocks(X):
             kernels.bin_ranges(block, binned[first : first + block.shape[0]], low, high)
         both = comms.allreduce(np.concatenate([-low, high]), op="max")

@@ -224,7 +224,9 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         kernels = kernels_for("forest", np.empty(0))
         binned = bins.bin(X, kernels)
         bin_ranges = (
-            bins.value_ranges(X, binned, kernels, comms) if self._random_thresholds else None
+            bins.value_ranges(X, binned, weight > 0, kernels, comms)
+            if self._random_thresholds
+            else None
         )
         estimators = []
         for tree_seed in seeds:
@@ -253,9 +255,12 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
                 comms=comms,
                 kernels=kernels,
             )
-            if self.max_leaf_nodes is not None:
-                grown, kept_node = grown.best_first(self.max_leaf_nodes)
-                leaf_of_row[active] = -2 - kept_node[-2 - leaf_of_row[active]]
+            # scikit-learn's numbering of the nodes (a best-first tree's also its pruning)
+            if self.max_leaf_nodes is None:
+                grown, ends = grown.depth_first()
+            else:
+                grown, ends = grown.best_first(self.max_leaf_nodes)
+            leaf_of_row[active] = -2 - ends[-2 - leaf_of_row[active]]
             values = self._node_values(
                 criterion, grown, leaf_of_row, active, targets, tree_weight, comms
             )

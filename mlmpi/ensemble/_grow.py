@@ -59,43 +59,64 @@ class _Tree:
         return left_ids, left_ids + 1
 
 
+    def depth_first(self):
+        """This tree with its nodes numbered as scikit-learn's depth-first builder
+        numbers them (preorder, left child first), and the new id of each node."""
+        order, stack = [], [0]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            if self.feature[node] >= 0:
+                stack += [self.right[node], self.left[node]]
+        return self._renumbered(np.asarray(order, dtype=np.int64))
+
     def best_first(self, max_leaf_nodes):
         """The subtree that best-first growth (scikit-learn's with ``max_leaf_nodes``)
-        makes of this tree: from the root, split the open node of largest impurity
-        decrease (ties to the smaller id) until there are ``max_leaf_nodes`` leaves.
+        makes of this tree, numbered as scikit-learn's best-first builder numbers
+        it: from the root, split the open node of largest impurity decrease (ties
+        to the smaller id) until there are ``max_leaf_nodes`` leaves.
 
         Returns the subtree and, for each node of this tree, the id in the subtree
         of the node its rows end in (itself or its deepest kept ancestor).
         """
-        split = np.zeros(self.node_count, dtype=bool)
+        order = [0]
         heap = [(-self.decrease[0], 0)] if self.feature[0] >= 0 else []
-        leaves = 1
-        while heap and leaves < max_leaf_nodes:
+        expanded = set()
+        while heap and len(expanded) + 1 < max_leaf_nodes:
             node = heapq.heappop(heap)[1]
-            split[node] = True
-            leaves += 1
+            expanded.add(node)
             for child in (self.left[node], self.right[node]):
+                order.append(child)
                 if self.feature[child] >= 0:
                     heapq.heappush(heap, (-self.decrease[child], child))
-        kept = np.zeros(self.node_count, dtype=bool)
-        kept[0] = True
-        kept[self.left[split]] = kept[self.right[split]] = True
-        new_id = np.cumsum(kept) - 1
-        kept_node = np.zeros(self.node_count, dtype=np.int64)
+        subtree, new_id = self._renumbered(np.asarray(order, dtype=np.int64), expanded)
+        return subtree, new_id
+
+    def _renumbered(self, order, split=None):
+        """The tree of the nodes ``order`` (old ids, parents first), node ``order[i]``
+        becoming node ``i``; only the nodes in ``split`` (all split nodes when None)
+        keep their split. Also returns, for each old node, the new id of the node
+        its rows end in (itself or its deepest kept ancestor)."""
+        keep = self.feature[order] >= 0
+        if split is not None:
+            keep &= np.isin(order, np.fromiter(split, dtype=np.int64, count=len(split)))
+        new_id = np.full(self.node_count, -1, dtype=np.int64)
+        new_id[order] = np.arange(order.shape[0])
+        ends = np.zeros(self.node_count, dtype=np.int64)
         for node in range(self.node_count):  # parents come before their children
-            if kept[node]:
-                kept_node[node] = new_id[node]
+            if new_id[node] >= 0:
+                ends[node] = new_id[node]
             if self.feature[node] >= 0:
-                kept_node[self.left[node]] = kept_node[self.right[node]] = kept_node[node]
-        subtree = _Tree(self.stats[0])
-        subtree.stats = self.stats[kept]
-        subtree.decrease = np.where(split, self.decrease, 0.0)[kept]
-        subtree.feature = np.where(split, self.feature, -1)[kept]
-        subtree.bin = self.bin[kept]
-        subtree.missing_left = self.missing_left[kept]
-        subtree.left = np.where(split, new_id[self.left], -1)[kept]
-        subtree.right = np.where(split, new_id[self.right], -1)[kept]
-        return subtree, kept_node
+                ends[self.left[node]] = ends[self.right[node]] = ends[node]
+        tree = _Tree(self.stats[0])
+        tree.stats = self.stats[order]
+        tree.decrease = np.where(keep, self.decrease[order], 0.0)
+        tree.feature = np.where(keep, self.feature[order], -1)
+        tree.bin = self.bin[order]
+        tree.missing_left = self.missing_left[order]
+        tree.left = np.where(keep, new_id[self.left[order]], -1)
+        tree.right = np.where(keep, new_id[self.right[order]], -1)
+        return tree, ends
 
 
 class _Level:

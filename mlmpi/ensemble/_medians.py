@@ -63,6 +63,9 @@ def leaf_medians(criterion, grown, leaf_codes, raw, binned, weight, comms):
             if boundary[node] and lower.shape[0] and upper.shape[0]:
                 out[node, o] = (lower[:, 1].max() + upper[:, 1].min()) / 2
             elif upper.shape[0]:
-                passed = below[node] + np.cumsum(upper[:, 2]) > half[node]
-                out[node, o] = upper[np.argmax(passed) if passed.any() else -1, 1]
+                cumulative = below[node] + np.cumsum(upper[:, 2])
+                at = min(int(np.searchsorted(cumulative, half[node], side="right")), upper.shape[0] - 1)
+                out[node, o] = upper[at, 1]
+                if at > 0 and cumulative[at - 1] == half[node]:
+                    out[node, o] = (upper[at - 1, 1] + upper[at, 1]) / 2
     return out

@@ -170,7 +170,7 @@ def sklearn_tree(grown, threshold, values, *, criterion, n_features, n_classes):
     tree = Tree(n_features, np.asarray(n_classes, dtype=np.intp), len(n_classes))
     tree.__setstate__(
         {
-            "max_depth": _max_depth(grown.left, leaf),
+            "max_depth": _max_depth(grown.left, grown.right, leaf),
             "node_count": n,
             "nodes": nodes,
             "values": np.ascontiguousarray(values, dtype=np.float64),
@@ -179,10 +179,10 @@ def sklearn_tree(grown, threshold, values, *, criterion, n_features, n_classes):
     return tree
 
 
-def _max_depth(left, leaf):
+def _max_depth(left, right, leaf):
     depth = np.zeros(left.shape[0], dtype=np.int64)
     for node in np.flatnonzero(~leaf):  # parents come before their children
-        depth[left[node]] = depth[left[node] + 1] = depth[node] + 1
+        depth[left[node]] = depth[right[node]] = depth[node] + 1
     return int(depth.max(initial=0))
 
 
