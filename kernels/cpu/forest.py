@@ -246,6 +246,26 @@ def proxy(stats, criterion, offsets, values):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def constrained_value(stats, criterion, offsets, values):
+    """The value monotonic constraints bound (scikit-learn's): the mean target,
+    or the share of the first class (binary classification), or the weighted
+    median of the binned targets (absolute error)."""
+    weight = node_weight(stats, criterion, offsets)
+    if weight <= 0:
+        return 0.0
+    if criterion == 2 or criterion == 3:
+        return stats[1] / weight
+    if criterion == 4:
+        below = 0.0
+        for c in range(offsets[0], offsets[1]):
+            below += stats[c]
+            if below >= 0.5 * weight:
+                return values[c]
+        return values[offsets[1] - 1]
+    return stats[offsets[0]] / weight
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _positive_sums(stats, criterion, offsets):
     """Poisson's validity of a child: every output's ``Σwy`` above EPSILON."""
     if criterion != 3:
@@ -302,6 +322,9 @@ def find_splits(
     missing_bin,
     min_samples_leaf,
     min_weight_leaf,
+    monotonic,
+    lower,
+    upper,
     uniform,
     gain,
     split_bin,
@@ -320,7 +343,10 @@ def find_splits(
     Candidates, in scikit-learn's order: every bin boundary with the missing
     rows right, then the split that sends only the missing rows right (bin
     ``missing_bin - 1``: threshold +inf), then every boundary with them left;
-    ties go to the first. With a non-empty ``uniform`` (pairs, 2): one random
+    ties go to the first. Where ``monotonic`` (per feature; empty: none) is 1 (-1),
+    the left child's :func:`constrained_value` may not exceed (fall below) the
+    right's, and both must lie within the node's ``lower``/``upper`` bounds.
+    With a non-empty ``uniform`` (pairs, 2): one random
     boundary (:func:`_random_bin` on ``bin_min``/``bin_max``, (features, bins))
     and a random side for the missing rows (ExtraTrees).
 
@@ -380,6 +406,15 @@ def find_splits(
                     continue
                 if right[rows_stat] < min_samples_leaf:
                     break
+                if monotonic.shape[0] and monotonic[f] != 0:
+                    value_left = constrained_value(running, criterion, offsets, values)
+                    value_right = constrained_value(right, criterion, offsets, values)
+                    if not (
+                        min(value_left, value_right) >= lower[n]
+                        and max(value_left, value_right) <= upper[n]
+                        and (value_left - value_right) * monotonic[f] <= 0
+                    ):
+                        continue
                 if (
                     node_weight(running, criterion, offsets) < min_weight_leaf
                     or node_weight(right, criterion, offsets) < min_weight_leaf

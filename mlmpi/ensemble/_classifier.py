@@ -138,6 +138,23 @@ class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
             factor *= weights[targets[:, k]]
         return 1.0, factor
 
+    def _monotonic(self, n_features):
+        constraints = super()._monotonic(n_features)
+        if constraints is None:
+            return None
+        if len(self._classes[0]) > 2:
+            raise ValueError(
+                "Monotonicity constraints are not supported with multiclass classification"
+            )
+        # on the share of the first class, as scikit-learn's trees: signs flipped
+        return -constraints
+
+    def _clipped(self, values, bounds):
+        values = super()._clipped(values, bounds)
+        if values.shape[2] == 2:  # binary: the shares sum to one
+            values[:, 0, 1] = 1.0 - values[:, 0, 0]
+        return values
+
     def _n_classes_per_output(self):
         return [len(c) for c in self._classes]
 

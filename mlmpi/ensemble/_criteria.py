@@ -106,6 +106,17 @@ class Criterion:
                 total += (share * np.abs(values - median[..., None])).sum(axis=-1)
         return total / k
 
+    def constrained_value(self, stats):
+        """The value monotonic constraints bound (see the kernel's ``constrained_value``)."""
+        weight = self.weight(stats)
+        safe = np.where(weight > 0, weight, 1.0)
+        if self.moments:
+            return stats[..., 1] / safe
+        if self.name == "absolute_error":
+            counts = stats[..., self.offsets[0] : self.offsets[1]]
+            return weighted_median_of_bins(counts, weight, self.values[: self.offsets[1]])
+        return stats[..., self.offsets[0]] / safe
+
     def node_values(self, stats):
         """scikit-learn's ``tree_.value``: (nodes, n_outputs, max classes) class
         fractions, or (nodes, n_outputs, 1) mean targets."""

@@ -148,6 +148,7 @@ class RandomForestClassifier(ForestClassifier):
         class_weight=None,
         ccp_alpha=0.0,
         max_samples=None,
+        monotonic_cst=None,
         max_bins=255,
         comms=None,
     ):
@@ -169,6 +170,7 @@ class RandomForestClassifier(ForestClassifier):
         self.class_weight = class_weight
         self.ccp_alpha = ccp_alpha
         self.max_samples = max_samples
+        self.monotonic_cst = monotonic_cst
         self.max_bins = max_bins
         self.comms = comms
 
@@ -198,6 +200,7 @@ class ExtraTreesClassifier(RandomForestClassifier):
         class_weight=None,
         ccp_alpha=0.0,
         max_samples=None,
+        monotonic_cst=None,
         max_bins=255,
         comms=None,
     ):
@@ -220,6 +223,7 @@ class ExtraTreesClassifier(RandomForestClassifier):
             class_weight=class_weight,
             ccp_alpha=ccp_alpha,
             max_samples=max_samples,
+            monotonic_cst=monotonic_cst,
             max_bins=max_bins,
             comms=comms,
         )
@@ -247,6 +251,7 @@ class RandomForestRegressor(ForestRegressor):
         warm_start=False,
         ccp_alpha=0.0,
         max_samples=None,
+        monotonic_cst=None,
         max_bins=255,
         comms=None,
     ):
@@ -267,6 +272,7 @@ class RandomForestRegressor(ForestRegressor):
         self.warm_start = warm_start
         self.ccp_alpha = ccp_alpha
         self.max_samples = max_samples
+        self.monotonic_cst = monotonic_cst
         self.max_bins = max_bins
         self.comms = comms
 
@@ -295,6 +301,7 @@ class ExtraTreesRegressor(RandomForestRegressor):
         warm_start=False,
         ccp_alpha=0.0,
         max_samples=None,
+        monotonic_cst=None,
         max_bins=255,
         comms=None,
     ):
@@ -316,6 +323,7 @@ class ExtraTreesRegressor(RandomForestRegressor):
             warm_start=warm_start,
             ccp_alpha=ccp_alpha,
             max_samples=max_samples,
+            monotonic_cst=monotonic_cst,
             max_bins=max_bins,
             comms=comms,
         )

@@ -58,6 +58,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         "verbose": ["verbose"],
         "warm_start": ["boolean"],
         "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
+        "monotonic_cst": ["array-like", None],
         "max_samples": [
             None,
             Interval(RealNotInt, 0.0, None, closed="neither"),
@@ -102,7 +103,32 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         """Bootstrap multiplicity of this rank's rows in a tree (None without bootstrap)."""
         return None if self._bootstrap is None else self._bootstrap.counts(tree_seed)
 
-    def _rules(self, n_samples, total_weight, bins, bin_ranges, scale, criterion):
+    def _monotonic(self, n_features):
+        """scikit-learn's checks of ``monotonic_cst``; the constraints on
+        :meth:`Criterion.constrained_value` (None without any)."""
+        if self.monotonic_cst is None:
+            return None
+        if self.n_outputs_ > 1:
+            raise ValueError("Monotonicity constraints are not supported with multiple outputs.")
+        constraints = np.asarray(self.monotonic_cst)
+        if constraints.shape[0] != n_features:
+            raise ValueError(
+                f"monotonic_cst has shape {constraints.shape[0]} but the input data X has "
+                f"{n_features} features."
+            )
+        if not np.all(np.isin(constraints, (-1, 0, 1))):
+            raise ValueError(
+                "monotonic_cst must be None or an array-like of -1, 0 or 1, but got "
+                f"{np.unique(constraints)}"
+            )
+        return constraints.astype(np.int8)
+
+    def _clipped(self, values, bounds):
+        """Node values clipped to the bounds of monotonic constraints (scikit-learn's)."""
+        values[:, 0, 0] = np.clip(values[:, 0, 0], bounds[:, 0], bounds[:, 1])
+        return values
+
+    def _rules(self, n_samples, total_weight, bins, bin_ranges, scale, criterion, monotonic):
         leaf = self.min_samples_leaf
         if not isinstance(leaf, Integral):
             leaf = math.ceil(leaf * n_samples)
@@ -120,6 +146,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             bin_ranges=bin_ranges,
             scale=scale,
             missing_bin=bins.missing_bin,
+            monotonic=monotonic,
         )
 
     # -- fit ------------------------------------------------------------------------
@@ -171,6 +198,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         if self.oob_score and not self.bootstrap:
             raise ValueError("Out of bag estimation only available if bootstrap=True")
         n_sampled = self._resolved_max_features(X.shape[1])
+        monotonic = self._monotonic(X.shape[1])
         kept = list(self.estimators_) if self.warm_start and hasattr(self, "estimators_") else []
         n_more = self.n_estimators - len(kept)
         if n_more < 0:
@@ -205,7 +233,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             if not kept:
                 self._sketch_seed = int(seeds[0])
             weight = np.ones(layout.n_local) if weight is None else weight
-            kept += self._grow(X_host, targets, weight, layout, seeds, n_sampled, comms)
+            kept += self._grow(X_host, targets, weight, layout, seeds, n_sampled, monotonic, comms)
         self.estimators_ = kept
         self.estimator_ = self.estimator
         self.forest_ = HistogramForest.from_estimators(kept)
@@ -217,7 +245,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         weights that apply to the whole fit (None when neither is given)."""
         return weight
 
-    def _grow(self, X, targets, weight, layout, seeds, n_sampled, comms):
+    def _grow(self, X, targets, weight, layout, seeds, n_sampled, monotonic, comms):
         """Grow one tree per seed in ``seeds``; returns their scikit-learn estimators."""
         criterion, targets = self._criterion(targets, weight, comms)
         bins = global_bins(X, weight > 0, layout, self.max_bins, self._sketch_seed, comms)
@@ -239,7 +267,13 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             row_stats = criterion.row_stats(targets, tree_weight)
             root = comms.allreduce(row_stats.total()) * scale
             rules = self._rules(
-                layout.n_samples, float(criterion.weight(root)), bins, bin_ranges, scale, criterion
+                layout.n_samples,
+                float(criterion.weight(root)),
+                bins,
+                bin_ranges,
+                scale,
+                criterion,
+                monotonic,
             )
             active = np.flatnonzero(tree_weight > 0)
             grown, leaf_of_row = grow_tree(
@@ -264,6 +298,8 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             values = self._node_values(
                 criterion, grown, leaf_of_row, active, targets, tree_weight, comms
             )
+            if monotonic is not None:
+                values = self._clipped(values, grown.bounds)
             threshold = thresholds(grown, bins.edges, bins.edge_starts)
             estimators.append(
                 self._estimator_of(
@@ -301,6 +337,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         "max_leaf_nodes",
         "min_impurity_decrease",
         "ccp_alpha",
+        "monotonic_cst",
     )
 
     def _class_weighting(self, targets, counts, comms):

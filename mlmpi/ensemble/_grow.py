@@ -36,13 +36,14 @@ class _Tree:
         self.left = np.full(1, -1, dtype=np.int64)
         self.right = np.full(1, -1, dtype=np.int64)
         self.stats = np.asarray(root_stats, dtype=np.float64)[None, :].copy()
+        self.bounds = np.array([[-np.inf, np.inf]])
         self.decrease = np.zeros(1)
 
     @property
     def node_count(self):
         return int(self.feature.shape[0])
 
-    def add_children(self, parents, left_stats, right_stats):
+    def add_children(self, parents, left_stats, right_stats, left_bounds, right_bounds):
         """Append the two children of each parent; returns their ids (left, right)."""
         n, first = parents.shape[0], self.feature.shape[0]
         left_ids = first + 2 * np.arange(n)
@@ -56,6 +57,8 @@ class _Tree:
         self.missing_left = grow(self.missing_left, False)
         pairs = np.stack([left_stats, right_stats], axis=1).reshape(2 * n, self.stats.shape[1])
         self.stats = np.concatenate([self.stats, pairs])
+        bounds = np.stack([left_bounds, right_bounds], axis=1).reshape(2 * n, 2)
+        self.bounds = np.concatenate([self.bounds, bounds])
         return left_ids, left_ids + 1
 
 
@@ -110,6 +113,7 @@ class _Tree:
                 ends[self.left[node]] = ends[self.right[node]] = ends[node]
         tree = _Tree(self.stats[0])
         tree.stats = self.stats[order]
+        tree.bounds = self.bounds[order]
         tree.decrease = np.where(keep, self.decrease[order], 0.0)
         tree.feature = np.where(keep, self.feature[order], -1)
         tree.bin = self.bin[order]
@@ -239,7 +243,10 @@ class _Search:
         the features now known to be constant in each node."""
         n_open = level.node_ids.shape[0]
         totals = tree.stats[level.node_ids]
-        found = self.pairs(np.arange(n_open), n_open, level.features, level.valid, totals, active, node_of_row)
+        bounds = tree.bounds[level.node_ids]
+        found = self.pairs(
+            np.arange(n_open), n_open, level.features, level.valid, totals, bounds, active, node_of_row
+        )
         constant = level.constant.copy()
         drawn_constant = found[:, :, 3] > 0
         rows, cols = np.nonzero(drawn_constant)
@@ -250,14 +257,16 @@ class _Search:
         if stuck.shape[0]:
             features, valid = level.continuations(stuck, constant)
             if valid.any():
-                more = self.pairs(stuck, n_open, features, valid, totals[stuck], active, node_of_row)
+                more = self.pairs(
+                    stuck, n_open, features, valid, totals[stuck], bounds[stuck], active, node_of_row
+                )
                 more_constant = more[:, :, 3] > 0
                 rows, cols = np.nonzero(more_constant & valid)
                 constant[stuck[rows], features[rows, cols]] = True
                 best[stuck] = _pick(more, features, valid & ~more_constant, first=True)
         return best, constant
 
-    def pairs(self, nodes, n_open, features, valid, totals, active, node_of_row):
+    def pairs(self, nodes, n_open, features, valid, totals, bounds, active, node_of_row):
         """The best split of every (node, feature) pair of ``nodes`` (positions
         among the level's ``n_open`` nodes) and their ``features`` (padding where not ``valid``), in chunks
         of nodes: (nodes, slots, 4 + statistics)."""
@@ -271,11 +280,13 @@ class _Search:
             index[:] = -1
             index[nodes[part]] = np.arange(nodes[part].shape[0])
             parts.append(
-                self._chunk(features[part], valid[part], totals[part], active, node_of_row, index)
+                self._chunk(
+                    features[part], valid[part], totals[part], bounds[part], active, node_of_row, index
+                )
             )
         return np.concatenate(parts).reshape(n_nodes, n_slots, 4 + n_stats)
 
-    def _chunk(self, features, valid, totals, active, node_of_row, index):
+    def _chunk(self, features, valid, totals, bounds, active, node_of_row, index):
         n_nodes, n_slots = features.shape
         n_stats = self.row_stats.n_stats
         hist = np.zeros((n_nodes, n_slots, self.n_bins, n_stats))
@@ -295,6 +306,7 @@ class _Search:
             features.ravel()[mine],
             valid.ravel()[mine],
             totals,
+            bounds,
             uniform[mine] if uniform.shape[0] else uniform,
         )
         return self.comms.allgatherv(np.ascontiguousarray(found))
@@ -333,7 +345,9 @@ def _decide(tree, level, best, constant, depth, rules, n_sampled, rng):
     tree.missing_left[parents] = missing_left[open_idx]
     tree.decrease[parents] = gain[open_idx]
     left = best[open_idx, 4:]
-    left_ids, right_ids = tree.add_children(parents, left, totals[open_idx] - left)
+    right = totals[open_idx] - left
+    bounds = rules.child_bounds(split_feature[open_idx], tree.bounds[parents], left, right)
+    left_ids, right_ids = tree.add_children(parents, left, right, *bounds)
     constant = constant[open_idx]  # a feature constant in a node is constant in its children
     targets = np.repeat((-2 - nodes)[:, None], 2, axis=1)
     next_ids, next_constant = [], []

@@ -17,6 +17,9 @@ from ._forest import BaseHistogramForest
 from ._medians import leaf_medians
 
 
+TARGET_BINS = 32  # absolute_error: global quantile bins of the targets
+
+
 def map_friedman_mse(criterion):
     """scikit-learn 1.9's deprecation: "friedman_mse" is "squared_error"."""
     if isinstance(criterion, str) and criterion == "friedman_mse":
@@ -90,7 +93,7 @@ class ForestRegressor(DistributedRegressorMixin, BaseHistogramForest):
         # absolute_error: the targets binned on their global quantiles, each bin
         # standing for the global mean of its targets
         used = targets[weight > 0]
-        edges = global_bin_thresholds(used, self.max_bins, comms=comms)
+        edges = global_bin_thresholds(used, min(self.max_bins, TARGET_BINS), comms=comms)
         binned = np.stack(
             [np.searchsorted(edges[o], targets[:, o], side="left") for o in range(k)], axis=1
         )

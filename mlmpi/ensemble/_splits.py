@@ -14,7 +14,9 @@ class SplitRules:
     ``bin_ranges`` (ExtraTrees' random thresholds, else None) the smallest and
     largest value of every (feature, bin); ``scale`` multiplies the statistics
     after their reduction (class weights), so that the reduced sums stay exact
-    for integer weights; ``missing_bin`` is the bin of NaN (-1: no feature has one).
+    for integer weights; ``missing_bin`` is the bin of NaN (-1: no feature has one);
+    ``monotonic`` the constraint of each feature on :meth:`Criterion.constrained_value`
+    (-1, 0, 1; None: none).
     """
 
     def __init__(
@@ -30,6 +32,7 @@ class SplitRules:
         bin_ranges,
         scale,
         missing_bin,
+        monotonic=None,
     ):
         self.criterion = criterion
         self.max_depth = np.inf if max_depth is None else max_depth
@@ -43,6 +46,7 @@ class SplitRules:
         self.bin_min, self.bin_max = (empty, empty) if bin_ranges is None else bin_ranges
         self.scale = scale
         self.missing_bin = missing_bin
+        self.monotonic = np.zeros(0, dtype=np.int8) if monotonic is None else monotonic
 
     def may_split(self, stats, depth):
         """Whether nodes with these statistics at ``depth`` are worth a histogram."""
@@ -56,7 +60,7 @@ class SplitRules:
             & (self.criterion.impurity(stats, exact=True) > EPSILON)
         )
 
-    def search(self, block, pair_node, pair_feature, pair_valid, totals, uniform):
+    def search(self, block, pair_node, pair_feature, pair_valid, totals, bounds, uniform):
         """Best split of each (node, feature) pair of this rank's block.
 
         Parameters
@@ -68,6 +72,8 @@ class SplitRules:
             (False: only its constancy is checked).
         totals : ndarray of shape (nodes, statistics)
             The nodes' statistics.
+        bounds : ndarray of shape (nodes, 2)
+            Bounds of the nodes' constrained values (monotonic constraints).
         uniform : ndarray of shape (pairs, 2)
             ExtraTrees' draws (threshold, side of the missing rows); empty otherwise.
 
@@ -102,6 +108,9 @@ class SplitRules:
             self.missing_bin,
             self.min_samples_leaf,
             max(self.min_weight_leaf, EPSILON),
+            self.monotonic,
+            np.ascontiguousarray(bounds[:, 0]),
+            np.ascontiguousarray(bounds[:, 1]),
             uniform,
             gain,
             split_bin,
@@ -117,3 +126,18 @@ class SplitRules:
         ``min_impurity_decrease``."""
         decrease = gain / self.criterion.n_outputs / max(self.total_weight, EPSILON)
         return decrease + EPSILON < self.min_impurity_decrease
+
+    def child_bounds(self, feature, bounds, left, right):
+        """scikit-learn's bounds of the children's constrained values: the parent's,
+        split at the mean of the children's values on a constrained feature.
+
+        Returns (left bounds, right bounds), each of shape (nodes, 2).
+        """
+        left_bounds, right_bounds = bounds.copy(), bounds.copy()
+        if not self.monotonic.shape[0]:
+            return left_bounds, right_bounds
+        middle = (self.criterion.constrained_value(left) + self.criterion.constrained_value(right)) / 2
+        constraint = self.monotonic[feature]
+        left_bounds[constraint == 1, 1] = right_bounds[constraint == 1, 0] = middle[constraint == 1]
+        left_bounds[constraint == -1, 0] = right_bounds[constraint == -1, 1] = middle[constraint == -1]
+        return left_bounds, right_bounds
