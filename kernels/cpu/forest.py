@@ -93,7 +93,9 @@ def build_histograms(binned, rows, node_of_row, node_index, features, row_stats,
 
 
 @njit(cache=True, nogil=True)
-def build_count_histograms(binned, rows, node_of_row, node_index, features, stat_index, weight, hist):
+def build_count_histograms(
+    binned, rows, node_of_row, node_index, features, stat_index, weight, hist
+):
     """:func:`build_histograms` for statistics that are weighted counts: row
     ``i`` adds ``weight[i]`` to the statistics ``stat_index[i, :]`` (its class,
     or target bin, of each output) and 1 to the last (the row count)."""
@@ -116,7 +118,16 @@ def build_count_histograms(binned, rows, node_of_row, node_index, features, stat
 
 @njit(cache=True, nogil=True)
 def route_rows(
-    binned, rows, node_of_row, split_feature, split_bin, missing_left, missing_bin, targets, n_next, out
+    binned,
+    rows,
+    node_of_row,
+    split_feature,
+    split_bin,
+    missing_left,
+    missing_bin,
+    targets,
+    n_next,
+    out,
 ):
     """Send each active row of open node ``n`` to ``targets[n, 0]`` (left: bin
     <= ``split_bin[n]``, or the missing bin with ``missing_left[n]``) or

@@ -69,7 +69,6 @@ class Bins:
             )
         return kernels.bin_columns(X, self.edges, self.edge_starts, self.missing_bin, out)
 
-
     def value_ranges(self, X, binned, weighted, kernels, comms):
         """The smallest and largest value (as float32) of every feature in every
         bin over the rows of all ranks where ``weighted`` is true: two arrays of

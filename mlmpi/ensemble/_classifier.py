@@ -79,10 +79,14 @@ class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
             )
         if self.n_outputs_ > 1 and isinstance(weights, dict):
             raise ValueError(
-                'For multi-output, class_weight should be a list of dicts, or the string "balanced".'
+                "For multi-output, class_weight should be a list of dicts, or the string "
+                '"balanced".'
             )
         if self.n_outputs_ > 1 and isinstance(weights, list) and len(weights) != self.n_outputs_:
-            raise ValueError("For multi-output, number of elements in class_weight should match number of outputs.")
+            raise ValueError(
+                "For multi-output, number of elements in class_weight should match number of "
+                "outputs."
+            )
 
     def _criterion(self, targets, weight, comms):
         name = "entropy" if self.criterion == "log_loss" else self.criterion
@@ -173,7 +177,9 @@ class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
             predicted = decision.argmax(axis=1)
         else:  # scikit-learn's (n_samples, n_classes, n_outputs)
             width = decision.shape[1] // self.n_outputs_
-            self.oob_decision_function_ = decision.reshape(-1, self.n_outputs_, width).transpose(0, 2, 1)
+            self.oob_decision_function_ = decision.reshape(-1, self.n_outputs_, width).transpose(
+                0, 2, 1
+            )
             predicted = self.oob_decision_function_.argmax(axis=1)
         if callable(self.oob_score):
             self.oob_score_ = self._callable_oob_score(targets, predicted, comms)
@@ -242,4 +248,6 @@ class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
         proba, xp = self._probabilities(X)
         labels = [c[p.argmax(axis=1)] for c, p in zip(self._classes, proba)]
         labels = labels[0] if self.n_outputs_ == 1 else np.stack(labels, axis=1)
-        return to_namespace(labels, xp) if xp is not None and labels.dtype.kind in "biuf" else labels
+        return (
+            to_namespace(labels, xp) if xp is not None and labels.dtype.kind in "biuf" else labels
+        )

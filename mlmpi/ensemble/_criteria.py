@@ -97,9 +97,9 @@ class Criterion:
                 total += 1.0 - (share**2).sum(axis=-1)
             elif self.name == "entropy":
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    total -= np.where(share > 0, share * np.log2(np.where(share > 0, share, 1)), 0).sum(
-                        axis=-1
-                    )
+                    total -= np.where(
+                        share > 0, share * np.log2(np.where(share > 0, share, 1)), 0
+                    ).sum(axis=-1)
             else:
                 values = self.values[self.offsets[o] : self.offsets[o + 1]]
                 median = weighted_median_of_bins(counts, weight, values)
@@ -162,7 +162,9 @@ class RowStats:
     def histograms(self, kernels, binned, rows, node_of_row, node_index, features, hist):
         """Add the rows' statistics to ``hist`` (a kernel; see ``kernels/cpu/forest.py``)."""
         if self.dense is not None:
-            kernels.build_histograms(binned, rows, node_of_row, node_index, features, self.dense, hist)
+            kernels.build_histograms(
+                binned, rows, node_of_row, node_index, features, self.dense, hist
+            )
         else:
             kernels.build_count_histograms(
                 binned, rows, node_of_row, node_index, features, self.index, self.weight, hist

@@ -12,8 +12,8 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._array import get_namespace, is_sparse, to_host, to_namespace
-from .._sklearn_compat import Interval, RealNotInt, StrOptions, _fit_context
+from .._array import get_namespace, is_sparse, to_host
+from .._sklearn_compat import Interval, RealNotInt, StrOptions
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms
 from ..kernels import kernels_for
@@ -314,7 +314,12 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
     def _estimator_of(self, grown, threshold, values, criterion, tree_seed, n_sampled, n_features):
         n_classes = self._n_classes_per_output()
         tree = sklearn_tree(
-            grown, threshold, values, criterion=criterion, n_features=n_features, n_classes=n_classes
+            grown,
+            threshold,
+            values,
+            criterion=criterion,
+            n_features=n_features,
+            n_classes=n_classes,
         )
         params = {name: getattr(self, name) for name in self._tree_parameters}
         estimator = type(self.estimator)(**params, random_state=int(tree_seed))

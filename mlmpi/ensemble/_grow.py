@@ -52,7 +52,9 @@ class _Tree:
         def grow(array, fill):
             return np.concatenate([array, np.full(2 * n, fill, dtype=array.dtype)])
 
-        self.feature, self.left, self.right = (grow(a, -1) for a in (self.feature, self.left, self.right))
+        self.feature, self.left, self.right = (
+            grow(a, -1) for a in (self.feature, self.left, self.right)
+        )
         self.bin, self.decrease = grow(self.bin, 0), grow(self.decrease, 0.0)
         self.missing_left = grow(self.missing_left, False)
         pairs = np.stack([left_stats, right_stats], axis=1).reshape(2 * n, self.stats.shape[1])
@@ -60,7 +62,6 @@ class _Tree:
         bounds = np.stack([left_bounds, right_bounds], axis=1).reshape(2 * n, 2)
         self.bounds = np.concatenate([self.bounds, bounds])
         return left_ids, left_ids + 1
-
 
     def depth_first(self):
         """This tree with its nodes numbered as scikit-learn's depth-first builder
@@ -144,7 +145,9 @@ class _Level:
         rest = self.order[nodes, self.n_sampled :]
         usable = ~np.take_along_axis(constant[nodes], rest, axis=1)
         # stable: usable features first, in order
-        keep = np.argsort(~usable, axis=1, kind="stable")[:, : max(1, int(usable.sum(axis=1).max(initial=0)))]
+        keep = np.argsort(~usable, axis=1, kind="stable")[
+            :, : max(1, int(usable.sum(axis=1).max(initial=0)))
+        ]
         return np.take_along_axis(rest, keep, axis=1), np.take_along_axis(usable, keep, axis=1)
 
 
@@ -245,7 +248,14 @@ class _Search:
         totals = tree.stats[level.node_ids]
         bounds = tree.bounds[level.node_ids]
         found = self.pairs(
-            np.arange(n_open), n_open, level.features, level.valid, totals, bounds, active, node_of_row
+            np.arange(n_open),
+            n_open,
+            level.features,
+            level.valid,
+            totals,
+            bounds,
+            active,
+            node_of_row,
         )
         constant = level.constant.copy()
         drawn_constant = found[:, :, 3] > 0
@@ -258,7 +268,14 @@ class _Search:
             features, valid = level.continuations(stuck, constant)
             if valid.any():
                 more = self.pairs(
-                    stuck, n_open, features, valid, totals[stuck], bounds[stuck], active, node_of_row
+                    stuck,
+                    n_open,
+                    features,
+                    valid,
+                    totals[stuck],
+                    bounds[stuck],
+                    active,
+                    node_of_row,
                 )
                 more_constant = more[:, :, 3] > 0
                 rows, cols = np.nonzero(more_constant & valid)
@@ -268,8 +285,8 @@ class _Search:
 
     def pairs(self, nodes, n_open, features, valid, totals, bounds, active, node_of_row):
         """The best split of every (node, feature) pair of ``nodes`` (positions
-        among the level's ``n_open`` nodes) and their ``features`` (padding where not ``valid``), in chunks
-        of nodes: (nodes, slots, 4 + statistics)."""
+        among the level's ``n_open`` nodes) and their ``features`` (padding where
+        not ``valid``), in chunks of nodes: (nodes, slots, 4 + statistics)."""
         n_nodes, n_slots = features.shape
         n_stats = self.row_stats.n_stats
         chunk = max(1, _HISTOGRAM_ELEMENTS // (n_slots * self.n_bins * n_stats))
@@ -281,7 +298,13 @@ class _Search:
             index[nodes[part]] = np.arange(nodes[part].shape[0])
             parts.append(
                 self._chunk(
-                    features[part], valid[part], totals[part], bounds[part], active, node_of_row, index
+                    features[part],
+                    valid[part],
+                    totals[part],
+                    bounds[part],
+                    active,
+                    node_of_row,
+                    index,
                 )
             )
         return np.concatenate(parts).reshape(n_nodes, n_slots, 4 + n_stats)
@@ -290,9 +313,13 @@ class _Search:
         n_nodes, n_slots = features.shape
         n_stats = self.row_stats.n_stats
         hist = np.zeros((n_nodes, n_slots, self.n_bins, n_stats))
-        self.row_stats.histograms(self.kernels, self.binned, active, node_of_row, index, features, hist)
+        self.row_stats.histograms(
+            self.kernels, self.binned, active, node_of_row, index, features, hist
+        )
         counts = _blocks(n_nodes * n_slots, self.comms.size)
-        block = self.comms.reduce_scatter(hist.reshape(n_nodes * n_slots, self.n_bins, n_stats), counts)
+        block = self.comms.reduce_scatter(
+            hist.reshape(n_nodes * n_slots, self.n_bins, n_stats), counts
+        )
         uniform = (
             self.rng.random((n_nodes * n_slots, 2))
             if self.rules.random_thresholds

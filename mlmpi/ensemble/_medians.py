@@ -36,11 +36,14 @@ def leaf_medians(criterion, grown, leaf_codes, raw, binned, weight, comms):
         half = 0.5 * weight_of
         cumulative = np.cumsum(counts, axis=1)
         median_bin = np.minimum((cumulative <= half[:, None]).sum(axis=1), counts.shape[1] - 1)
-        below = np.take_along_axis(cumulative, median_bin[:, None], axis=1)[:, 0] - counts[
-            np.arange(counts.shape[0]), median_bin
-        ]
+        below = (
+            np.take_along_axis(cumulative, median_bin[:, None], axis=1)[:, 0]
+            - counts[np.arange(counts.shape[0]), median_bin]
+        )
         boundary = (below == half) & (below > 0)
-        occupied_below = np.where(np.arange(counts.shape[1]) < median_bin[:, None], counts > 0, False)
+        occupied_below = np.where(
+            np.arange(counts.shape[1]) < median_bin[:, None], counts > 0, False
+        )
         lower_bin = np.where(
             occupied_below.any(axis=1),
             counts.shape[1] - 1 - np.argmax(occupied_below[:, ::-1], axis=1),
@@ -59,12 +62,17 @@ def leaf_medians(criterion, grown, leaf_codes, raw, binned, weight, comms):
         starts = np.flatnonzero(np.r_[True, rows[1:, 0] != rows[:-1, 0]]) if rows.shape[0] else []
         for first, last in zip(starts, list(starts[1:]) + [rows.shape[0]]):
             node = int(rows[first, 0])
-            lower, upper = rows[first:last][rows[first:last, 3] > 0], rows[first:last][rows[first:last, 3] == 0]
+            lower, upper = (
+                rows[first:last][rows[first:last, 3] > 0],
+                rows[first:last][rows[first:last, 3] == 0],
+            )
             if boundary[node] and lower.shape[0] and upper.shape[0]:
                 out[node, o] = (lower[:, 1].max() + upper[:, 1].min()) / 2
             elif upper.shape[0]:
                 cumulative = below[node] + np.cumsum(upper[:, 2])
-                at = min(int(np.searchsorted(cumulative, half[node], side="right")), upper.shape[0] - 1)
+                at = min(
+                    int(np.searchsorted(cumulative, half[node], side="right")), upper.shape[0] - 1
+                )
                 out[node, o] = upper[at, 1]
                 if at > 0 and cumulative[at - 1] == half[node]:
                     out[node, o] = (upper[at - 1, 1] + upper[at, 1]) / 2

@@ -16,7 +16,6 @@ from ._criteria import Criterion
 from ._forest import BaseHistogramForest
 from ._medians import leaf_medians
 
-
 TARGET_BINS = 32  # absolute_error: global quantile bins of the targets
 
 
@@ -113,7 +112,13 @@ class ForestRegressor(DistributedRegressorMixin, BaseHistogramForest):
         if criterion.name != "absolute_error":
             return criterion.node_values(grown.stats)
         return leaf_medians(
-            criterion, grown, leaf_of_row[active], self._raw_targets[active], targets[active], tree_weight[active], comms
+            criterion,
+            grown,
+            leaf_of_row[active],
+            self._raw_targets[active],
+            targets[active],
+            tree_weight[active],
+            comms,
         )[:, :, None]
 
     def _n_classes_per_output(self):
@@ -152,13 +157,3 @@ class ForestRegressor(DistributedRegressorMixin, BaseHistogramForest):
         mean = sums / self.forest_.n_trees
         mean = mean[:, 0] if self.n_outputs_ == 1 else mean
         return mean if xp is None else to_namespace(mean, xp)
-
-    def _compute_partial_dependence_recursion(self, grid, target_features):
-        """scikit-learn's fast partial dependence of the forest (local: the trees
-        are replicated), used by ``sklearn.inspection.partial_dependence``."""
-        grid = np.asarray(grid, dtype=np.float32, order="C")
-        target_features = np.asarray(target_features, dtype=np.intp, order="C")
-        averaged = np.zeros(grid.shape[0], dtype=np.float64)
-        for tree in self.estimators_:
-            tree.tree_.compute_partial_dependence(grid, target_features, averaged)
-        return averaged / len(self.estimators_)

@@ -118,7 +118,9 @@ class SplitRules:
             left,
             constant,
         )
-        return np.concatenate([np.stack([gain, split_bin, missing_left, constant], axis=1), left], axis=1)
+        return np.concatenate(
+            [np.stack([gain, split_bin, missing_left, constant], axis=1), left], axis=1
+        )
 
     def weak(self, gain):
         """Splits whose weighted impurity decrease (scikit-learn's, the mean over
@@ -136,8 +138,12 @@ class SplitRules:
         left_bounds, right_bounds = bounds.copy(), bounds.copy()
         if not self.monotonic.shape[0]:
             return left_bounds, right_bounds
-        middle = (self.criterion.constrained_value(left) + self.criterion.constrained_value(right)) / 2
+        middle = (
+            self.criterion.constrained_value(left) + self.criterion.constrained_value(right)
+        ) / 2
         constraint = self.monotonic[feature]
         left_bounds[constraint == 1, 1] = right_bounds[constraint == 1, 0] = middle[constraint == 1]
-        left_bounds[constraint == -1, 0] = right_bounds[constraint == -1, 1] = middle[constraint == -1]
+        left_bounds[constraint == -1, 0] = right_bounds[constraint == -1, 1] = middle[
+            constraint == -1
+        ]
         return left_bounds, right_bounds

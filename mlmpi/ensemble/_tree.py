@@ -73,7 +73,10 @@ class HistogramForest:
     @classmethod
     def from_estimators(cls, estimators):
         """The forest of scikit-learn tree estimators (their ``tree_``)."""
-        parts = {name: [] for name in ("feature", "threshold", "missing", "left", "right", "value", "rows")}
+        parts = {
+            name: []
+            for name in ("feature", "threshold", "missing", "left", "right", "value", "rows")
+        }
         roots, offset = [], 0
         for estimator in estimators:
             tree = estimator.tree_

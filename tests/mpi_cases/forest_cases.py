@@ -136,7 +136,10 @@ def case_regressors_identical_at_every_layout_for_every_criterion():
         ),
         (ml.RandomForestRegressor, {"criterion": "poisson", "max_features": 0.5}),
         (ml.ExtraTreesRegressor, {"criterion": "poisson", "max_depth": 6}),
-        (ml.RandomForestRegressor, {"criterion": "absolute_error", "max_features": 0.5, "max_bins": 16}),
+        (
+            ml.RandomForestRegressor,
+            {"criterion": "absolute_error", "max_features": 0.5, "max_bins": 16},
+        ),
         (ml.ExtraTreesRegressor, {"criterion": "absolute_error", "max_bins": 16, "max_depth": 5}),
     ]
     _check_settings(settings, X, y, weights, n_estimators=3, random_state=5)
@@ -154,7 +157,13 @@ def case_sparse_missing_values_outputs_leaf_limit_and_warm_start_identical():
     targets = np.stack([np.round(X[:, 1] * 3) + y, np.round(X[:, 2] * 10)], axis=1)
     for cls in (ml.RandomForestClassifier, ml.ExtraTreesClassifier):
         _check_settings([(cls, {"max_depth": 6})], sparse, y, n_estimators=3, random_state=1)
-        _check_settings([(cls, {"oob_score": True, "bootstrap": True})], missing, y, n_estimators=3, random_state=1)
+        _check_settings(
+            [(cls, {"oob_score": True, "bootstrap": True})],
+            missing,
+            y,
+            n_estimators=3,
+            random_state=1,
+        )
         _check_settings(
             [(cls, {"class_weight": [{0: 1, 1: 2, 2: 1}, {0: 1, 1: 3}], "max_leaf_nodes": 9})],
             X,
@@ -163,7 +172,13 @@ def case_sparse_missing_values_outputs_leaf_limit_and_warm_start_identical():
             random_state=1,
         )
     for cls in (ml.RandomForestRegressor, ml.ExtraTreesRegressor):
-        _check_settings([(cls, {"max_leaf_nodes": 12, "oob_score": True, "bootstrap": True})], missing, targets, n_estimators=3, random_state=1)
+        _check_settings(
+            [(cls, {"max_leaf_nodes": 12, "oob_score": True, "bootstrap": True})],
+            missing,
+            targets,
+            n_estimators=3,
+            random_state=1,
+        )
 
     def warm(model, X, y, w):  # 2 trees, then 4 more
         model.set_params(n_estimators=2, warm_start=True).fit(X, y)
