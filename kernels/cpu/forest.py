@@ -126,17 +126,19 @@ def route_rows(
     missing_left,
     missing_bin,
     targets,
-    n_next,
     out,
+    starts,
 ):
     """Send each active row of open node ``n`` to ``targets[n, 0]`` (left: bin
     <= ``split_bin[n]``, or the missing bin with ``missing_left[n]``) or
     ``targets[n, 1]``; where ``split_feature[n] < 0`` to ``targets[n, 0]``.
     A target >= 0 is an open node of the next level; -2 - id marks the leaf
-    ``id`` of the tree. Updates ``node_of_row`` in place, writes the rows
-    still active into ``out`` grouped by next node (``n_next`` of them;
-    within a node in the order of ``rows``), and returns their number."""
-    counts = np.zeros(n_next + 1, dtype=np.int64)
+    ``id`` of the tree. Updates ``node_of_row`` in place and writes the rows
+    still active into ``out`` grouped by next node (within a node in the order
+    of ``rows``): next node ``m``'s rows are ``out[starts[m]:starts[m + 1]]``
+    (``starts`` has one more entry than there are next nodes)."""
+    n_next = starts.shape[0] - 1
+    starts[:] = 0
     for r in range(rows.shape[0]):
         i = rows[r]
         n = node_of_row[i]
@@ -151,16 +153,17 @@ def route_rows(
         nxt = targets[n, side]
         node_of_row[i] = nxt
         if nxt >= 0:
-            counts[nxt + 1] += 1
+            starts[nxt + 1] += 1
     for n in range(n_next):
-        counts[n + 1] += counts[n]
+        starts[n + 1] += starts[n]
+    fill = starts[:-1].copy()
     for r in range(rows.shape[0]):
         i = rows[r]
         n = node_of_row[i]
         if n >= 0:
-            out[counts[n]] = i
-            counts[n] += 1
-    return counts[n_next - 1] if n_next else 0
+            out[fill[n]] = i
+            fill[n] += 1
+    return starts[n_next]
 
 
 @njit(cache=True, nogil=True)
@@ -404,6 +407,8 @@ def find_splits(
                 for s in range(n_stats):
                     running[s] += hist[p, b, s]
             for b in range(first, last + 1):
+                if b > first and hist[p, b, rows_stat] == 0:
+                    continue  # an empty bin: the partition of the bin before
                 for s in range(n_stats):
                     running[s] += hist[p, b, s]
                 at_bin = b

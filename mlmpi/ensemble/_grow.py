@@ -210,11 +210,13 @@ def grow_tree(
     else:
         node_of_row[active] = -2
     search = _Search(binned, row_stats, n_bins, rules, rng, comms, kernels)
+    starts = np.array([0, active.shape[0]], dtype=np.int64)
     depth = 0
     while level is not None and level.node_ids.shape[0]:
-        best, constant = search.level(tree, level, active, node_of_row)
+        best, constant = search.level(tree, level, active, starts, node_of_row)
         level, targets, split = _decide(tree, level, best, constant, depth, rules, n_sampled, rng)
         grouped = np.empty_like(active)
+        starts = np.empty(level.node_ids.shape[0] + 1, dtype=np.int64)
         kept = kernels.route_rows(
             binned,
             active,
@@ -224,8 +226,8 @@ def grow_tree(
             split["missing_left"],
             rules.missing_bin,
             targets,
-            level.node_ids.shape[0],
             grouped,
+            starts,
         )
         active = grouped[:kept]
         depth += 1
@@ -239,87 +241,70 @@ class _Search:
         self.binned, self.row_stats, self.n_bins = binned, row_stats, n_bins
         self.rules, self.rng, self.comms, self.kernels = rules, rng, comms, kernels
 
-    def level(self, tree, level, active, node_of_row):
+    def level(self, tree, level, active, starts, node_of_row):
         """Best split of every open node: ``(best, constant)``, ``best`` (nodes,
-        4 + statistics) as :meth:`SplitRules.search` gives it for the winning
-        feature (gain -inf: none; the feature in column 1 ... see ``_pick``), and
-        the features now known to be constant in each node."""
+        4 + statistics) as :func:`_pick` gives it, and the features now known to
+        be constant in each node. The level's rows are ``active``, open node
+        ``m``'s at ``starts[m]:starts[m + 1]``."""
         n_open = level.node_ids.shape[0]
         totals = tree.stats[level.node_ids]
         bounds = tree.bounds[level.node_ids]
-        found = self.pairs(
-            np.arange(n_open),
-            n_open,
-            level.features,
-            level.valid,
-            totals,
-            bounds,
-            active,
-            node_of_row,
-        )
+        rows = (active, starts, node_of_row)
+        found = self.pairs(np.arange(n_open), level.features, level.valid, totals, bounds, rows)
         constant = level.constant.copy()
         drawn_constant = found[:, :, 3] > 0
-        rows, cols = np.nonzero(drawn_constant)
-        constant[rows, level.features[rows, cols]] = True
+        rows_, cols = np.nonzero(drawn_constant)
+        constant[rows_, level.features[rows_, cols]] = True
         searched = level.valid & ~drawn_constant
         best = _pick(found, level.features, searched, first=False)
         stuck = np.flatnonzero(~searched.any(axis=1))
         if stuck.shape[0]:
             features, valid = level.continuations(stuck, constant)
             if valid.any():
-                more = self.pairs(
-                    stuck,
-                    n_open,
-                    features,
-                    valid,
-                    totals[stuck],
-                    bounds[stuck],
-                    active,
-                    node_of_row,
-                )
+                more = self.pairs(stuck, features, valid, totals[stuck], bounds[stuck], rows)
                 more_constant = more[:, :, 3] > 0
-                rows, cols = np.nonzero(more_constant & valid)
-                constant[stuck[rows], features[rows, cols]] = True
+                rows_, cols = np.nonzero(more_constant & valid)
+                constant[stuck[rows_], features[rows_, cols]] = True
                 best[stuck] = _pick(more, features, valid & ~more_constant, first=True)
         return best, constant
 
-    def pairs(self, nodes, n_open, features, valid, totals, bounds, active, node_of_row):
+    def pairs(self, nodes, features, valid, totals, bounds, rows):
         """The best split of every (node, feature) pair of ``nodes`` (positions
-        among the level's ``n_open`` nodes) and their ``features`` (padding where
-        not ``valid``), in chunks of nodes: (nodes, slots, 4 + statistics)."""
+        in the level, increasing) and their ``features`` (padding where not
+        ``valid``), in chunks of nodes: (nodes, slots, 4 + statistics).
+        ``rows``: the level's ``(active, starts, node_of_row)``."""
+        active, starts, node_of_row = rows
         n_nodes, n_slots = features.shape
         n_stats = self.row_stats.n_stats
         chunk = max(1, _HISTOGRAM_ELEMENTS // (n_slots * self.n_bins * n_stats))
-        index = np.full(n_open, -1, dtype=np.int64)
+        index = np.full(starts.shape[0] - 1, -1, dtype=np.int64)
         parts = []
         for first in range(0, n_nodes, chunk):
-            part = slice(first, first + chunk)
+            part = nodes[first : first + chunk]
             index[:] = -1
-            index[nodes[part]] = np.arange(nodes[part].shape[0])
+            index[part] = np.arange(part.shape[0])
+            # the rows of the chunk's nodes (and of the nodes between them, skipped)
+            chunk_rows = active[starts[part[0]] : starts[part[-1] + 1]]
             parts.append(
                 self._chunk(
-                    features[part],
-                    valid[part],
-                    totals[part],
-                    bounds[part],
-                    active,
-                    node_of_row,
-                    index,
+                    features[first : first + chunk],
+                    valid[first : first + chunk],
+                    totals[first : first + chunk],
+                    bounds[first : first + chunk],
+                    (chunk_rows, node_of_row, index),
                 )
             )
         return np.concatenate(parts).reshape(n_nodes, n_slots, 4 + n_stats)
 
-    def _chunk(self, features, valid, totals, bounds, active, node_of_row, index):
+    def _chunk(self, features, valid, totals, bounds, rows):
         n_nodes, n_slots = features.shape
         n_stats = self.row_stats.n_stats
         hist = np.zeros((n_nodes, n_slots, self.n_bins, n_stats))
-        self.row_stats.histograms(
-            self.kernels, self.binned, active, node_of_row, index, features, hist
-        )
+        self.row_stats.histograms(self.kernels, self.binned, *rows, features, hist)
         counts = _blocks(n_nodes * n_slots, self.comms.size)
-        block = self.comms.reduce_scatter(
-            hist.reshape(n_nodes * n_slots, self.n_bins, n_stats), counts
-        )
+        block = hist.reshape(n_nodes * n_slots, self.n_bins, n_stats)
+        if self.comms.size > 1:  # (one rank: its histograms are the block)
+            block = self.comms.reduce_scatter(block, counts)
         uniform = (
             self.rng.random((n_nodes * n_slots, 2))
             if self.rules.random_thresholds
@@ -336,7 +321,7 @@ class _Search:
             bounds,
             uniform[mine] if uniform.shape[0] else uniform,
         )
-        return self.comms.allgatherv(np.ascontiguousarray(found))
+        return self.comms.allgatherv(found) if self.comms.size > 1 else found
 
 
 def _pick(found, features, searched, *, first):

@@ -91,7 +91,9 @@ def case_reduce_scatter_blocks():
             start = sum(counts[: comms.rank])
             expected = total[start : start + counts[comms.rank]]
             np.testing.assert_array_equal(_host(block, dtype, expected.shape), expected)
-    top = comms.reduce_scatter(xp.asarray([float(comms.rank)] * comms.size), [1] * comms.size, "max")
+    top = comms.reduce_scatter(
+        xp.asarray([float(comms.rank)] * comms.size), [1] * comms.size, "max"
+    )
     assert float(_host(top, np.float64, (1,))[0]) == comms.size - 1
     with pytest.raises(ValueError, match="one non-negative count per rank"):
         comms.reduce_scatter(xp.ones((3, 2)), [3] + [1] * comms.size)
