@@ -296,11 +296,12 @@ def _random_bin(bin_min, bin_max, low, high, u):
     threshold uniform between the smallest value of bin ``low`` and the largest
     of bin ``high`` (``bin_min``/``bin_max``: a feature's global extremes per
     bin), rows up to it going left: after the last bin (below ``high``) whose
-    largest value does not exceed it. Exact when every bin holds one value."""
+    middle value does not exceed it (so that the rounding to bin edges has no
+    bias). Exact when every bin holds one value."""
     threshold = bin_min[low] + u * (bin_max[high] - bin_min[low])
     b = low
     for c in range(low + 1, high):
-        if bin_max[c] <= threshold:
+        if bin_min[c] + 0.5 * (bin_max[c] - bin_min[c]) <= threshold:
             b = c
     return b
 

@@ -12,7 +12,7 @@ from ..base import DistributedClassifierMixin
 from ..comms import collective_method
 from ..linear_model._logistic import _global_classes
 from ._criteria import Criterion
-from ._forest import BaseHistogramForest
+from ._forest import FIT_DOC, BaseHistogramForest
 
 
 class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
@@ -27,24 +27,6 @@ class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
     @collective_method
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Build the forest from the training rows of every rank.
-
-        This method is collective.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_local, n_features)
-            This rank's training rows (may have zero rows); NaN marks a missing value.
-        y : array-like of shape (n_local,) or (n_local, n_outputs)
-            Their class labels; a rank may lack some classes.
-        sample_weight : array-like of shape (n_local,), default=None
-            Weights of this rank's rows.
-
-        Returns
-        -------
-        self : object
-            The fitted forest.
-        """
         comms = self._get_comms()
         X, y, sample_weight, layout = self._validate_fit(X, y, sample_weight, comms)
         found = [_global_classes(y[:, k], sample_weight, comms) for k in range(self.n_outputs_)]
@@ -63,6 +45,8 @@ class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
         self.n_classes_ = len(self._classes[0]) if single else [len(c) for c in self._classes]
         self._fit_forest(X, targets, sample_weight, layout, comms)
         return self
+
+    fit.__doc__ = FIT_DOC.format(y="Their class labels; a rank may lack some classes.")
 
     def _check_class_weight(self):
         weights = self.class_weight

@@ -26,6 +26,24 @@ from ._tree import HistogramForest, feature_importances, pruned, sklearn_tree, t
 
 _FLOAT_DTYPES = (np.float64, np.float32)
 MAX_INT = np.iinfo(np.int32).max
+FIT_DOC = """Build the forest from the training rows of every rank.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : {{array-like, sparse matrix}} of shape (n_local, n_features)
+            This rank's training rows (may have zero rows); NaN marks a missing value.
+        y : array-like of shape (n_local,) or (n_local, n_outputs)
+            {y}
+        sample_weight : array-like of shape (n_local,), default=None
+            Weights of this rank's rows.
+
+        Returns
+        -------
+        self : object
+            The fitted forest.
+        """
 
 
 class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):

@@ -57,23 +57,39 @@ def leaf_medians(criterion, grown, leaf_codes, raw, binned, weight, comms):
             [row_leaf[send], raw[send, o], weight[send], in_lower[send]], axis=1
         ).astype(np.float64)
         rows = comms.allgatherv(np.ascontiguousarray(mine.reshape(-1, 4)))
-        order = np.lexsort((rows[:, 1], rows[:, 3] == 0, rows[:, 0]))
-        rows = rows[order]
-        starts = np.flatnonzero(np.r_[True, rows[1:, 0] != rows[:-1, 0]]) if rows.shape[0] else []
-        for first, last in zip(starts, list(starts[1:]) + [rows.shape[0]]):
-            node = int(rows[first, 0])
-            lower, upper = (
-                rows[first:last][rows[first:last, 3] > 0],
-                rows[first:last][rows[first:last, 3] == 0],
-            )
-            if boundary[node] and lower.shape[0] and upper.shape[0]:
-                out[node, o] = (lower[:, 1].max() + upper[:, 1].min()) / 2
-            elif upper.shape[0]:
-                cumulative = below[node] + np.cumsum(upper[:, 2])
-                at = min(
-                    int(np.searchsorted(cumulative, half[node], side="right")), upper.shape[0] - 1
-                )
-                out[node, o] = upper[at, 1]
-                if at > 0 and cumulative[at - 1] == half[node]:
-                    out[node, o] = (upper[at - 1, 1] + upper[at, 1]) / 2
+        _exact_medians(rows, below, half, boundary, out[:, o])
     return out
+
+
+def _exact_medians(rows, below, half, boundary, out):
+    """Write into ``out[leaf]`` the exact median of each leaf of ``rows`` (leaf,
+    target, weight, from the bin below): rows of the median bin in increasing
+    order after the weight ``below[leaf]``, or, at a ``boundary``, the mean of the
+    largest target of the bin below and the smallest of the median bin."""
+    upper = rows[rows[:, 3] == 0]
+    upper = upper[np.lexsort((upper[:, 1], upper[:, 0]))]
+    leaves, first = np.unique(upper[:, 0].astype(np.int64), return_index=True)
+    if leaves.shape[0]:
+        size = np.diff(np.append(first, upper.shape[0]))
+        leaf_of = np.repeat(leaves, size)
+        total = np.cumsum(upper[:, 2])
+        before = np.repeat(np.append(0.0, total[first[1:] - 1]), size)
+        cumulative = below[leaf_of] + (total - before)
+        passed = np.flatnonzero(cumulative > half[leaf_of])
+        at = np.full(leaves.shape[0], -1, dtype=np.int64)
+        hit, hit_first = np.unique(leaf_of[passed], return_index=True)
+        at[np.searchsorted(leaves, hit)] = passed[hit_first]
+        at = np.where(at < 0, first + size - 1, at)  # rounding: the last row
+        value = upper[at, 1]
+        tie = (at > first) & (cumulative[np.maximum(at - 1, 0)] == half[leaves])
+        value[tie] = (upper[at[tie] - 1, 1] + value[tie]) / 2
+        out[leaves] = value
+    lower = rows[rows[:, 3] > 0]
+    tied = np.unique(lower[:, 0].astype(np.int64))
+    tied = tied[boundary[tied] & np.isin(tied, leaves)]
+    if tied.shape[0]:
+        largest = np.full(out.shape[0], -np.inf)
+        np.maximum.at(largest, lower[:, 0].astype(np.int64), lower[:, 1])
+        smallest = np.full(out.shape[0], np.inf)
+        np.minimum.at(smallest, upper[:, 0].astype(np.int64), upper[:, 1])
+        out[tied] = (largest[tied] + smallest[tied]) / 2

@@ -13,7 +13,7 @@ from ..metrics import r2_score
 from ..utils import global_bin_thresholds
 from ..utils.validation import agree
 from ._criteria import Criterion
-from ._forest import BaseHistogramForest
+from ._forest import FIT_DOC, BaseHistogramForest
 from ._medians import leaf_medians
 
 TARGET_BINS = 32  # absolute_error: global quantile bins of the targets
@@ -44,24 +44,6 @@ class ForestRegressor(DistributedRegressorMixin, BaseHistogramForest):
     @collective_method
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Build the forest from the training rows of every rank.
-
-        This method is collective.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_local, n_features)
-            This rank's training rows (may have zero rows); NaN marks a missing value.
-        y : array-like of shape (n_local,) or (n_local, n_outputs)
-            Their targets.
-        sample_weight : array-like of shape (n_local,), default=None
-            Weights of this rank's rows.
-
-        Returns
-        -------
-        self : object
-            The fitted forest.
-        """
         comms = self._get_comms()
         X, y, sample_weight, layout = self._validate_fit(X, y, sample_weight, comms, y_numeric=True)
         targets = y.astype(np.float64)
@@ -69,6 +51,8 @@ class ForestRegressor(DistributedRegressorMixin, BaseHistogramForest):
             self._check_poisson_targets(targets, comms)
         self._fit_forest(X, targets, sample_weight, layout, comms)
         return self
+
+    fit.__doc__ = FIT_DOC.format(y="Their targets.")
 
     @staticmethod
     def _check_poisson_targets(targets, comms):
