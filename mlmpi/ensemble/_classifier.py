@@ -7,9 +7,9 @@ import numpy as np
 from sklearn.utils.class_weight import compute_class_weight
 
 from .._array import get_namespace, to_namespace
+from .._contract import collective_method
 from .._sklearn_compat import StrOptions, _fit_context
 from ..base import DistributedClassifierMixin
-from ..comms import collective_method
 from ..linear_model._logistic import _global_classes
 from ._criteria import Criterion
 from ._forest import FIT_DOC, BaseHistogramForest

@@ -6,9 +6,9 @@ from typing import ClassVar
 import numpy as np
 
 from .._array import to_namespace
+from .._contract import collective_method
 from .._sklearn_compat import StrOptions, _fit_context
 from ..base import DistributedRegressorMixin
-from ..comms import collective_method
 from ..metrics import r2_score
 from ..utils import global_bin_thresholds
 from ..utils.validation import agree
