@@ -10,7 +10,14 @@ from sklearn.tree import (
 from ._classifier import ForestClassifier
 from ._regressor import ForestRegressor, map_friedman_mse
 
-_TEMPLATE = "The scikit-learn tree every estimator of ``estimators_`` is an instance of."
+
+def _template(tree):
+    def estimator(self):
+        """The scikit-learn tree (unfitted) that the trees of ``estimators_`` are."""
+        return tree()
+
+    return property(estimator)
+
 
 _DIFFERENCES = """
     The forest is the same at any number of ranks and for any split of the
@@ -20,9 +27,9 @@ _DIFFERENCES = """
     its splits from global histograms, the search spread over the ranks, so
     thresholds are bin edges. The per-tree seeds and bootstrap draws are
     scikit-learn's; the feature draws{thresholds_random} come from another
-    generator. The differences that remain are listed in
-    :doc:`/differences`; ``n_jobs`` and ``verbose`` are accepted and ignored
-    (the parallelism is one rank per core).
+    generator. The documentation's "Differences from scikit-learn" lists the
+    differences that remain; ``n_jobs`` and ``verbose`` are accepted and
+    ignored (the parallelism is one rank per core).
 """
 
 _PARAMETERS = """
@@ -156,7 +163,7 @@ def _doc(summary, *, classifier, extra, example):
 
 
 class RandomForestClassifier(ForestClassifier):
-    estimator = property(lambda self: DecisionTreeClassifier(), doc=_TEMPLATE)
+    estimator = _template(DecisionTreeClassifier)
 
     def __init__(
         self,
@@ -208,7 +215,7 @@ class RandomForestClassifier(ForestClassifier):
 
 class ExtraTreesClassifier(RandomForestClassifier):
     _random_thresholds = True
-    estimator = property(lambda self: ExtraTreeClassifier(), doc=_TEMPLATE)
+    estimator = _template(ExtraTreeClassifier)
 
     def __init__(
         self,
@@ -261,7 +268,7 @@ class ExtraTreesClassifier(RandomForestClassifier):
 
 
 class RandomForestRegressor(ForestRegressor):
-    estimator = property(lambda self: DecisionTreeRegressor(), doc=_TEMPLATE)
+    estimator = _template(DecisionTreeRegressor)
 
     def __init__(
         self,
@@ -311,7 +318,7 @@ class RandomForestRegressor(ForestRegressor):
 
 class ExtraTreesRegressor(RandomForestRegressor):
     _random_thresholds = True
-    estimator = property(lambda self: ExtraTreeRegressor(), doc=_TEMPLATE)
+    estimator = _template(ExtraTreeRegressor)
 
     def __init__(
         self,

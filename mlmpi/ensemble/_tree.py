@@ -72,7 +72,18 @@ class HistogramForest:
 
     @classmethod
     def from_estimators(cls, estimators):
-        """The forest of scikit-learn tree estimators (their ``tree_``)."""
+        """The forest of fitted scikit-learn tree estimators.
+
+        Parameters
+        ----------
+        estimators : list of DecisionTreeClassifier or DecisionTreeRegressor
+            Fitted trees (their ``tree_`` is read).
+
+        Returns
+        -------
+        forest : HistogramForest
+            Their nodes, concatenated; values flattened per node.
+        """
         parts = {
             name: []
             for name in ("feature", "threshold", "missing", "left", "right", "value", "rows")
