@@ -149,6 +149,10 @@ class RowStats:
         self.n_stats = n_stats
         self.dense, self.index, self.weight = dense, index, weight
 
+    def integral_counts(self):
+        """Whether the statistics are counts of integer weights (on this rank)."""
+        return self.dense is None and bool(np.all(self.weight == np.floor(self.weight)))
+
     def total(self):
         """Sum over this rank's rows."""
         if self.dense is not None:

@@ -26,6 +26,7 @@ from ._tree import HistogramForest, feature_importances, pruned, sklearn_tree, t
 
 _FLOAT_DTYPES = (np.float64, np.float32)
 MAX_INT = np.iinfo(np.int32).max
+_FLOAT32_EXACT = 2.0**24  # integers up to this are exact in float32, and so are their sums
 FIT_DOC = """Build the forest from the training rows of every rank.
 
         This method is collective.
@@ -283,7 +284,11 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             if factor is not None:
                 tree_weight = tree_weight * factor
             row_stats = criterion.row_stats(targets, tree_weight)
-            root = comms.allreduce(row_stats.total()) * scale
+            # the global statistics, and whether all their partial sums are integers
+            # below 2**24: then the histograms travel as float32, exactly
+            summed = comms.allreduce(np.append(row_stats.total(), not row_stats.integral_counts()))
+            root = summed[:-1] * scale
+            exact_float32 = summed[-1] == 0 and summed[:-1].max() <= _FLOAT32_EXACT
             rules = self._rules(
                 layout.n_samples,
                 float(criterion.weight(root)),
@@ -306,6 +311,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
                 rng=np.random.default_rng(int(tree_seed)),
                 comms=comms,
                 kernels=kernels,
+                transfer_dtype=np.float32 if exact_float32 else np.float64,
             )
             # scikit-learn's numbering of the nodes (a best-first tree's also its pruning)
             if self.max_leaf_nodes is None:

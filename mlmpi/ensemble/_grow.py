@@ -169,6 +169,7 @@ def grow_tree(
     rng,
     comms,
     kernels,
+    transfer_dtype=np.float64,
 ):
     """Grow one tree on the rows with ``active`` (positive) weight.
 
@@ -190,6 +191,9 @@ def grow_tree(
         Features drawn per node (``max_features`` resolved).
     rng : numpy.random.Generator
         Seeded alike on every rank: the feature draws and ExtraTrees' thresholds.
+    transfer_dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        The histograms' type in the reduce-scatter: float32 only where every
+        sum is an integer that float32 holds exactly (half the bytes).
 
     Returns
     -------
@@ -209,7 +213,7 @@ def grow_tree(
         level = _Level(np.zeros(1, dtype=np.int64), constant_features[None, :], n_sampled, rng)
     else:
         node_of_row[active] = -2
-    search = _Search(binned, row_stats, n_bins, rules, rng, comms, kernels)
+    search = _Search(binned, row_stats, n_bins, rules, rng, comms, kernels, transfer_dtype)
     starts = np.array([0, active.shape[0]], dtype=np.int64)
     depth = 0
     while level is not None and level.node_ids.shape[0]:
@@ -237,9 +241,10 @@ def grow_tree(
 class _Search:
     """The split search of a level, the same on every rank."""
 
-    def __init__(self, binned, row_stats, n_bins, rules, rng, comms, kernels):
+    def __init__(self, binned, row_stats, n_bins, rules, rng, comms, kernels, transfer_dtype):
         self.binned, self.row_stats, self.n_bins = binned, row_stats, n_bins
         self.rules, self.rng, self.comms, self.kernels = rules, rng, comms, kernels
+        self.transfer_dtype = transfer_dtype
 
     def level(self, tree, level, active, starts, node_of_row):
         """Best split of every open node: ``(best, constant)``, ``best`` (nodes,
@@ -304,7 +309,8 @@ class _Search:
         counts = _blocks(n_nodes * n_slots, self.comms.size)
         block = hist.reshape(n_nodes * n_slots, self.n_bins, n_stats)
         if self.comms.size > 1:  # (one rank: its histograms are the block)
-            block = self.comms.reduce_scatter(block, counts)
+            sent = block.astype(self.transfer_dtype, copy=False)
+            block = self.comms.reduce_scatter(sent, counts).astype(np.float64, copy=False)
         uniform = (
             self.rng.random((n_nodes * n_slots, 2))
             if self.rules.random_thresholds
