@@ -9,6 +9,7 @@ docs/differences.rst.
 """
 
 import ast
+import importlib
 import os
 import re
 import subprocess
@@ -230,8 +231,83 @@ DESELECT = {
     },
 }
 
+# Issue 29: the cross-validated estimators and the model-selection functions and
+# metrics, added to the suites above (or as new suites), with their differences.
+CV_SUITES = {
+    "linear_model/tests/test_ridge.py": ["RidgeCV"],
+    "linear_model/tests/test_coordinate_descent.py": ["LassoCV", "ElasticNetCV"],
+    "linear_model/tests/test_logistic.py": ["LogisticRegressionCV"],
+    "model_selection/tests/test_split.py": [
+        "GroupKFold",
+        "StratifiedGroupKFold",
+        "TimeSeriesSplit",
+    ],
+    "model_selection/tests/test_validation.py": [
+        "cross_val_predict",
+        "learning_curve",
+        "validation_curve",
+    ],
+    "metrics/tests/test_ranking.py": [
+        "roc_curve",
+        "precision_recall_curve",
+        "average_precision_score",
+    ],
+    "metrics/tests/test_regression.py": [
+        "mean_absolute_percentage_error",
+        "explained_variance_score",
+        "median_absolute_error",
+    ],
+    "metrics/tests/test_classification.py": ["matthews_corrcoef", "cohen_kappa_score"],
+    "inspection/tests/test_permutation_importance.py": ["permutation_importance"],
+}
+NO_ROUTING = (
+    "metadata routing (enable_metadata_routing=True) is not implemented by mlmpi's "
+    "cross_val_predict and learning_curve: their params go to the estimator's fit"
+)
+NO_BRIER = "no distributed Brier score: mlmpi has no 'neg_brier_score' scorer"
+WIDE_LOO = (
+    "leave-one-out of wide data (n_samples <= n_features) at alpha=1e-5 comes from the "
+    "eigendecomposition of XᵀX (the d x d form the ranks can sum), within 1.4e-6 relative "
+    "of scikit-learn's X Xᵀ form; the test asks 1e-6"
+)
+CV_DESELECT = {
+    "linear_model/tests/test_ridge.py": {
+        "test_ridge_cv_results_predictions[1-svd-with_intercept-no_sw-wide]": WIDE_LOO,
+        "test_ridge_cv_results_predictions[1-eigen-with_intercept-no_sw-wide]": WIDE_LOO,
+        "test_ridge_cv_results_predictions[2-svd-with_intercept-no_sw-wide]": WIDE_LOO,
+        "test_ridge_cv_results_predictions[2-eigen-with_intercept-no_sw-wide]": WIDE_LOO,
+    },
+    "linear_model/tests/test_coordinate_descent.py": {
+        "test_lassoCV_does_not_set_precompute": (
+            "monkeypatches scikit-learn's Lasso, which mlmpi's LassoCV does not refit "
+            "(it refits mlmpi's Lasso)"
+        ),
+    },
+    "linear_model/tests/test_logistic.py": {
+        "test_multinomial_cv_iris": NO_BRIER,
+        "test_logistic_cv_folds_with_classes_missing": NO_BRIER,
+    },
+    "model_selection/tests/test_split.py": {
+        "test_cross_validator_with_default_params": (
+            "mlmpi's splitters take a comms parameter, which their repr shows"
+        ),
+    },
+    "model_selection/tests/test_validation.py": {
+        "test_passed_unrequested_metadata": NO_ROUTING,
+        "test_validation_functions_routing": NO_ROUTING,
+    },
+    "metrics/tests/test_ranking.py": {},
+    "metrics/tests/test_regression.py": {},
+    "metrics/tests/test_classification.py": {},
+    "inspection/tests/test_permutation_importance.py": {},
+}
+for _path, _names in CV_SUITES.items():
+    SUITES[_path] = SUITES.get(_path, []) + _names
+    DESELECT.setdefault(_path, {}).update(CV_DESELECT[_path])
+
 # Keeps a collected test if one of its parameters is an mlmpi estimator (class or
-# instance), or if it has no estimator parameter and its code names a replaced one.
+# instance) or function, or if it has no such parameter and its code names a
+# replaced one.
 CONFTEST = '''
 import inspect
 
@@ -254,6 +330,8 @@ def _names(code):
 def _estimators(value):
     if isinstance(value, (list, tuple)):
         return [e for v in value for e in _estimators(v)]
+    if inspect.isfunction(value) and value.__module__.startswith("mlmpi"):
+        return [value]  # a replaced function (a metric, cross_val_predict, ...)
     cls = value if isinstance(value, type) else type(value)
     return [cls] if isinstance(cls, type) and issubclass(cls, BaseEstimator) else []
 
@@ -298,6 +376,15 @@ def pytest_collection_modifyitems(config, items):
 '''
 
 
+def _home(name):
+    """The mlmpi module that exports ``name`` (the package for top-level names)."""
+
+    for module in ("mlmpi", "mlmpi.metrics", "mlmpi.model_selection", "mlmpi.inspection"):
+        if name in getattr(importlib.import_module(module), "__all__", ()):
+            return module
+    raise LookupError(f"mlmpi exports no {name!r}")
+
+
 def _rewrite(source, replaced):
     """The module with ``module.Estimator`` spelt ``Estimator`` and the replaced
     names rebound to mlmpi's after the last top-level import."""
@@ -310,7 +397,7 @@ def _rewrite(source, replaced):
         node.end_lineno for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
     )
     lines = source.splitlines(keepends=True)
-    rebind = "".join(f"from mlmpi import {name}  # noqa\n" for name in replaced)
+    rebind = "".join(f"from {_home(name)} import {name}  # noqa\n" for name in replaced)
     return "".join(lines[:last]) + rebind + "".join(lines[last:])
 
 

@@ -57,6 +57,13 @@ def _global_extremes(X, comms):
     return low, high
 
 
+def standard_scale(var, mean, n_samples):
+    """:class:`StandardScaler`'s ``scale_`` from the column variances and means of
+    ``n_samples`` rows: the standard deviations, 1 for (nearly) constant columns."""
+    constant = _is_constant_feature(var, mean, n_samples)
+    return _handle_zeros_in_scale(np.sqrt(var), copy=False, constant_mask=constant)
+
+
 class StandardScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.StandardScaler):
     """Standardize features by the mean and variance of every rank's rows.
 
@@ -208,13 +215,9 @@ class StandardScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.StandardS
         else:
             self.mean_, self.var_ = None, None
         self.n_samples_seen_ = counts[0] if counts.max() == counts.min() else counts
-        if self.with_std:
-            constant = _is_constant_feature(self.var_, self.mean_, self.n_samples_seen_)
-            self.scale_ = _handle_zeros_in_scale(
-                np.sqrt(self.var_), copy=False, constant_mask=constant
-            )
-        else:
-            self.scale_ = None
+        self.scale_ = (
+            standard_scale(self.var_, self.mean_, self.n_samples_seen_) if self.with_std else None
+        )
         return self
 
 
