@@ -195,7 +195,7 @@ class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
             Local, in the namespace of ``X``; columns follow ``classes_``.
         """
         proba, xp = self._probabilities(X)
-        proba = [p if xp is None else to_namespace(p, xp) for p in proba]
+        proba = [to_namespace(p, xp) for p in proba]
         return proba[0] if self.n_outputs_ == 1 else proba
 
     def predict_log_proba(self, X):
@@ -232,6 +232,4 @@ class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
         proba, xp = self._probabilities(X)
         labels = [c[p.argmax(axis=1)] for c, p in zip(self._classes, proba)]
         labels = labels[0] if self.n_outputs_ == 1 else np.stack(labels, axis=1)
-        return (
-            to_namespace(labels, xp) if xp is not None and labels.dtype.kind in "biuf" else labels
-        )
+        return to_namespace(labels, xp) if labels.dtype.kind in "biuf" else labels

@@ -12,7 +12,7 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._array import get_namespace, is_sparse, to_host
+from .._array import get_namespace, is_device_array, is_sparse, to_host
 from .._sklearn_compat import Interval, RealNotInt, StrOptions
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms
@@ -45,6 +45,13 @@ FIT_DOC = """Build the forest from the training rows of every rank.
         self : object
             The fitted forest.
         """
+
+
+def on_host(X):
+    """``X`` on the host: NumPy rows, or SciPy sparse rows."""
+    if is_sparse(X):
+        return X.get() if is_device_array(X) else X
+    return to_host(X)
 
 
 class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
@@ -239,7 +246,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             self._bootstrap = Bootstrap(
                 self._n_samples_bootstrap, layout, self._sample_weight, comms
             )
-        X_host = X if is_sparse(X) else to_host(X)
+        X_host = on_host(X)
         self._n_local = layout.n_local
         if n_more == 0:
             warnings.warn(
@@ -427,16 +434,15 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
 
     def _leaf_sums(self, X):
         X = self._validate_X_predict(X)
-        xp = None if is_sparse(X) else get_namespace(X)
-        return self._sum_leaves(X if is_sparse(X) else to_host(X)), xp
+        return self._sum_leaves(on_host(X)), get_namespace(X)
 
     def _tree_input(self, X):
-        X = self._validate_X_predict(X)
+        X = on_host(self._validate_X_predict(X))
         if is_sparse(X):
             X = X.astype(np.float32)
             X.indices, X.indptr = X.indices.astype(np.intc), X.indptr.astype(np.intc)
             return X
-        return np.ascontiguousarray(to_host(X), dtype=np.float32)
+        return np.ascontiguousarray(X, dtype=np.float32)
 
     def apply(self, X):
         """Leaf of every tree for this rank's rows (no communication).

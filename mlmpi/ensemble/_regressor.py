@@ -140,4 +140,4 @@ class ForestRegressor(DistributedRegressorMixin, BaseHistogramForest):
         sums, xp = self._leaf_sums(X)
         mean = sums / self.forest_.n_trees
         mean = mean[:, 0] if self.n_outputs_ == 1 else mean
-        return mean if xp is None else to_namespace(mean, xp)
+        return to_namespace(mean, xp)
