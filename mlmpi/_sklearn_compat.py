@@ -28,6 +28,7 @@ from sklearn.model_selection._validation import (
     _warn_or_raise_about_fit_failures,
 )
 from sklearn.preprocessing._data import _handle_zeros_in_scale, _is_constant_feature
+from sklearn.tree._tree import NODE_DTYPE, Tree, _build_pruned_tree_ccp
 from sklearn.utils import _safe_indexing
 from sklearn.utils._encode import _unique
 from sklearn.utils._mask import _get_mask
@@ -44,16 +45,19 @@ from sklearn.utils.validation import (
 )
 
 __all__ = [
+    "NODE_DTYPE",
     "_SCORERS",
     "Hidden",
     "Interval",
     "RealNotInt",
     "StrOptions",
+    "Tree",
     "_MultimetricScorer",
     "_Scorer",
     "_UnsupportedGroupCVMixin",
     "_aggregate_score_dicts",
     "_align_api_if_sparse",
+    "_build_pruned_tree_ccp",
     "_check_groups_routing_disabled",
     "_check_method_params",
     "_check_partial_fit_first_call",

@@ -76,6 +76,12 @@ SUITES = {
     ],
     "model_selection/tests/test_search.py": ["GridSearchCV", "RandomizedSearchCV"],
     "model_selection/tests/test_validation.py": ["cross_val_score", "cross_validate"],
+    "ensemble/tests/test_forest.py": [
+        "RandomForestClassifier",
+        "RandomForestRegressor",
+        "ExtraTreesClassifier",
+        "ExtraTreesRegressor",
+    ],
 }
 
 # Reasons for the deliberate differences (docs/differences.rst).
@@ -120,6 +126,9 @@ PROCESS_POOL = (
     "time: n_jobs=2 starts a joblib process pool whose workers import scikit-learn and "
     "mlmpi afresh (30-40 s on the 2-core CI machine); under mpiexec n_jobs is refused"
 )
+# test_forest.py: 300 tests of forests of 100 trees; the variants left out for
+# the test-time budget repeat a check that a kept variant makes
+FOREST_TIME = "test-time budget: the same check runs for another estimator, criterion or input"
 
 # Tests left out: a test name (every parametrization) or a part of the test id,
 # and why.
@@ -245,6 +254,52 @@ DESELECT = {
         "test_cross_validate_many_jobs": PROCESS_POOL,
         "torch": TORCH,
     },
+    "ensemble/tests/test_forest.py": {
+        "test_estimators_samples": (
+            "refits a scikit-learn tree on a tree's bootstrap sample and expects the same tree: "
+            "mlmpi's trees split on global bin edges and draw their features from another "
+            "generator (the samples are scikit-learn's)"
+        ),
+        "test_mse_criterion_object_segfault_smoke_test": (
+            "scikit-learn's Cython criterion objects are not accepted as criterion: the "
+            "criteria are computed from global histograms"
+        ),
+        "test_validate_y_class_weight": "scikit-learn's private _validate_y_class_weight",
+        "test_backend_respected": (
+            "no joblib backend: every rank grows every tree together (n_jobs is ignored)"
+        ),
+        "test_missing_value_is_predictive[ExtraTrees": FOREST_TIME,
+        "test_missing_value_is_predictive[-log_loss": FOREST_TIME,
+        "test_missing_value_is_predictive[-friedman_mse": FOREST_TIME,
+        "test_missing_value_is_predictive[-absolute_error": FOREST_TIME,
+        "test_missing_value_is_predictive[-poisson": FOREST_TIME,
+        "test_missing_values_is_resilient[ExtraTrees": FOREST_TIME,
+        "test_missing_values_is_resilient[-friedman_mse": FOREST_TIME,
+        "test_missing_values_is_resilient[-log_loss": FOREST_TIME,
+        "test_memory_layout[float64": FOREST_TIME,
+        "test_memory_layout[-ExtraTrees": FOREST_TIME,
+        "test_memory_layout[-RandomForestRegressor": FOREST_TIME,
+        "test_forest_classifier_oob[-X1-": FOREST_TIME,
+        "test_forest_classifier_oob[-X2-": FOREST_TIME,
+        "test_forest_classifier_oob[-sparse_csc": FOREST_TIME,
+        "test_forest_classifier_oob[oob_score1-X0-y0-0.9-sparse": FOREST_TIME,
+        "test_forest_classifier_oob[-X3-y3-0.18-sparse": FOREST_TIME,
+        "test_forest_regressor_oob[-sparse_csc": FOREST_TIME,
+        "test_forest_regressor_oob[explained_variance_score-X0-y0-0.7-sparse": FOREST_TIME,
+        "test_forest_regressor_oob[-X1-y1-0.55-sparse": FOREST_TIME,
+        "test_class_weights_forest[42-False": FOREST_TIME,
+        "test_class_weights_forest[-ExtraTrees": FOREST_TIME,
+        "test_importances[-float64": FOREST_TIME,
+        "test_importances[ExtraTrees": FOREST_TIME,
+        "test_sparse_input[coo_": FOREST_TIME,
+        "test_sparse_input[_array-": FOREST_TIME,
+        "test_sparse_input[-ExtraTrees": FOREST_TIME,
+        "test_pickle[ExtraTrees": FOREST_TIME,
+        "test_1d_input[ExtraTrees": FOREST_TIME,
+        "test_max_samples_geq_one[ExtraTrees": FOREST_TIME,
+        "test_max_samples_boundary_regressors": FOREST_TIME,
+        "test_max_samples_boundary_classifiers[ExtraTrees": FOREST_TIME,
+    },
 }
 
 # Issue 29: the cross-validated estimators and the model-selection functions and
@@ -357,6 +412,9 @@ def _uses_ours(item):
     found = [cls for value in params.values() for cls in _estimators(value)]
     if found:
         return any(cls.__module__.startswith("mlmpi") for cls in found)
+    named = [value for value in params.values() if isinstance(value, str)]
+    if any(value in REPLACED for value in named):  # an estimator looked up by name
+        return True
     function = getattr(item, "function", None)
     return function is not None and bool(REPLACED & _names(function.__code__))
 

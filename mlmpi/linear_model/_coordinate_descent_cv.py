@@ -102,7 +102,7 @@ class _LinearModelCV(
         -------
         self : object
         """
-        from ..model_selection import check_cv
+        from ..model_selection._split import check_cv
 
         _raise_for_params(params, self, "fit")
         if isinstance(sample_weight, numbers.Number):

@@ -293,7 +293,7 @@ n_iter_
         -------
         self : object
         """
-        from ..model_selection import check_cv
+        from ..model_selection._split import check_cv
 
         _raise_for_params(params, self, "fit")
         l1_ratios, penalty, scoring, legacy, solver, grid = self._options()

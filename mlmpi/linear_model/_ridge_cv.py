@@ -216,7 +216,7 @@ class RidgeCV(
         return self._fit_leave_one_out(X, y, sample_weight, alphas, params)
 
     def _fit_search(self, X, y, sample_weight, alphas, params):
-        from ..model_selection import GridSearchCV
+        from ..model_selection._search import GridSearchCV
 
         estimator = Ridge(fit_intercept=self.fit_intercept, comms=self.comms)
         if sample_weight is not None:

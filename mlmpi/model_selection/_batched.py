@@ -27,7 +27,6 @@ from sklearn.base import clone, is_classifier
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.pipeline import Pipeline
 
-from ..linear_model import ElasticNet, Lasso, LinearRegression, LogisticRegression, Ridge
 from ..linear_model._batched_fits import (
     NotBatchable,
     Pair,
@@ -35,8 +34,11 @@ from ..linear_model._batched_fits import (
     least_squares_fits,
     logistic_fits,
 )
+from ..linear_model._coordinate_descent import ElasticNet, Lasso
 from ..linear_model._fold_stats import Folds
 from ..linear_model._given_decision import decisions, score, scoring_estimator
+from ..linear_model._least_squares import LinearRegression, Ridge
+from ..linear_model._logistic import LogisticRegression
 from ..metrics import check_scoring
 from ..metrics._scorer import _GlobalScorer
 from ..preprocessing import StandardScaler

@@ -26,6 +26,7 @@ from ..utils.stats import (
     global_median,
     global_moments,
     global_percentiles,
+    median_and_percentiles,
 )
 from ..utils.validation import agree_on_errors
 from ._base import (
@@ -490,9 +491,9 @@ class RobustScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.RobustScale
     row-sharded data. The median (``np.nanmedian``) and the percentiles of
     ``quantile_range`` (``np.nanpercentile``, linear interpolation) are those
     of the concatenated columns, found exactly by a distributed selection
-    (:func:`mlmpi.utils.global_percentiles`: pivot rounds of two small
-    allreduces until the needed order statistics are pinned), never averaged
-    from per-rank quantiles. Sparse columns count their implicit zeros.
+    (a radix selection of the needed order statistics, both from one
+    selection: :mod:`mlmpi.utils`), never averaged from per-rank quantiles.
+    Sparse columns count their implicit zeros.
     ``fit`` is collective; ``transform`` and ``inverse_transform`` local.
 
     Parameters
@@ -585,23 +586,23 @@ class RobustScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.RobustScale
         q_min, q_max = self.quantile_range
         if not 0 <= q_min <= q_max <= 100:
             raise ValueError(f"Invalid quantile range: {self.quantile_range}")
-        if self.with_centering:
-            if is_sparse(X):
-                raise ValueError(
-                    "Cannot center sparse matrices: use `with_centering=False`"
-                    " instead. See docstring for motivation and alternatives."
-                )
+        if self.with_centering and is_sparse(X):
+            raise ValueError(
+                "Cannot center sparse matrices: use `with_centering=False`"
+                " instead. See docstring for motivation and alternatives."
+            )
+        self.center_ = self.scale_ = None
+        if self.with_centering and self.with_scaling:  # one selection for both
+            self.center_, (low, high) = median_and_percentiles(X, self.quantile_range, comms=comms)
+        elif self.with_centering:
             self.center_ = global_median(X, comms=comms)
-        else:
-            self.center_ = None
-        if self.with_scaling:
+        elif self.with_scaling:
             low, high = global_percentiles(X, self.quantile_range, comms=comms)
+        if self.with_scaling:
             self.scale_ = _handle_zeros_in_scale(high - low, copy=False)
             if self.unit_variance:
                 adjust = stats.norm.ppf(q_max / 100.0) - stats.norm.ppf(q_min / 100.0)
                 self.scale_ = self.scale_ / adjust
-        else:
-            self.scale_ = None
         return self
 
 

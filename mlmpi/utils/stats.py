@@ -38,6 +38,7 @@ from ._quantiles import (
     global_median,
     global_percentiles,
     global_quantiles,
+    median_and_percentiles,
 )
 from .validation import agree
 
@@ -57,6 +58,7 @@ __all__ = [
     "host_labels",
     "host_weights",
     "local_moments",
+    "median_and_percentiles",
     "merge_counts",
     "union",
     "weighted_means",
