@@ -1,11 +1,24 @@
-"""The private scikit-learn names mlmpi uses, imported in this one place.
+"""Every private scikit-learn name mlmpi uses, imported here and only here.
 
-scikit-learn may move or change its private helpers between releases; when
-it does, this module is the one to adapt.
+scikit-learn keeps no promise about names that start with an underscore or
+live in a module that does: a release may move, rename or change them. mlmpi
+imports them in this one module, so that a new scikit-learn release breaks
+(at most) this file, and ``tests/test_sklearn_compat.py`` checks that no
+other module of the package imports one.
+
+The supported releases are the range ``pyproject.toml`` gives for
+scikit-learn: the tests run on the newest by default, and ``.ci/floor`` runs
+them on the lowest. Where two supported releases differ, the difference is
+bridged here.
 """
 
 from sklearn.base import _fit_context
+from sklearn.decomposition._pca import _infer_dimension
 from sklearn.ensemble._bagging import _generate_indices
+from sklearn.impute._base import _safe_min
+from sklearn.linear_model._logistic import _check_solver
+from sklearn.metrics._scorer import _SCORERS, _MultimetricScorer, _Scorer
+from sklearn.model_selection._split import _UnsupportedGroupCVMixin, _validate_shuffle_split
 from sklearn.model_selection._validation import (
     _aggregate_score_dicts,
     _check_groups_routing_disabled,
@@ -14,29 +27,58 @@ from sklearn.model_selection._validation import (
     _translate_train_sizes,
     _warn_or_raise_about_fit_failures,
 )
+from sklearn.preprocessing._data import _handle_zeros_in_scale, _is_constant_feature
 from sklearn.tree._tree import NODE_DTYPE, Tree, _build_pruned_tree_ccp
 from sklearn.utils import _safe_indexing
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils._encode import _unique
+from sklearn.utils._mask import _get_mask
+from sklearn.utils._missing import is_scalar_nan
+from sklearn.utils._param_validation import Hidden, Interval, RealNotInt, StrOptions
+from sklearn.utils._sparse import _align_api_if_sparse
 from sklearn.utils.metadata_routing import _raise_for_params
-from sklearn.utils.validation import _check_method_params, _num_samples
+from sklearn.utils.multiclass import _check_partial_fit_first_call
+from sklearn.utils.optimize import _newton_cg
+from sklearn.utils.validation import (
+    _check_method_params,
+    _is_arraylike_not_scalar,
+    _num_samples,
+)
 
 __all__ = [
     "NODE_DTYPE",
+    "_SCORERS",
+    "Hidden",
     "Interval",
     "RealNotInt",
     "StrOptions",
     "Tree",
+    "_MultimetricScorer",
+    "_Scorer",
+    "_UnsupportedGroupCVMixin",
     "_aggregate_score_dicts",
+    "_align_api_if_sparse",
     "_build_pruned_tree_ccp",
     "_check_groups_routing_disabled",
     "_check_method_params",
+    "_check_partial_fit_first_call",
+    "_check_solver",
     "_enforce_prediction_order",
     "_fit_and_score",
     "_fit_context",
     "_generate_indices",
+    "_get_mask",
+    "_handle_zeros_in_scale",
+    "_infer_dimension",
+    "_is_arraylike_not_scalar",
+    "_is_constant_feature",
+    "_newton_cg",
     "_num_samples",
     "_raise_for_params",
     "_safe_indexing",
+    "_safe_min",
     "_translate_train_sizes",
+    "_unique",
+    "_validate_shuffle_split",
     "_warn_or_raise_about_fit_failures",
+    "is_scalar_nan",
 ]

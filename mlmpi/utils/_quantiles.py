@@ -71,7 +71,7 @@ _METHODS = {
 }
 
 
-class _SortedColumns:
+class SortedColumns:
     """This rank's non-NaN values of each column, sorted (float64), and the
     number of implicit zeros of each column of a sparse matrix."""
 
@@ -285,7 +285,7 @@ def _order_statistics(columns, positions, comms, rounds=0):
     )
     if large.any():  # split those buckets again, on their values only
         pieces = np.split(local, np.cumsum(sizes)[:-1])
-        sub = _SortedColumns.from_columns(
+        sub = SortedColumns.from_columns(
             [pieces[g] for g in np.flatnonzero(large)], [0] * int(large.sum()), np.float64
         )
         renumber = np.cumsum(large) - 1
@@ -482,8 +482,8 @@ def _neighbour_statistics(X, q, method, comms):
     def positions(n):
         return _targets(_plan(n, qs, method)[0])[:2]
 
-    if isinstance(X, _SortedColumns) or is_sparse(X) or qs.size > _FEW:
-        columns = X if isinstance(X, _SortedColumns) else _SortedColumns(X)
+    if isinstance(X, SortedColumns) or is_sparse(X) or qs.size > _FEW:
+        columns = X if isinstance(X, SortedColumns) else SortedColumns(X)
         dtype = columns.dtype
         n, found = _order_statistics(columns, positions, comms)
     else:
