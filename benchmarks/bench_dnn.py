@@ -106,7 +106,10 @@ def worker(args):
     with profile() as prof:
         seconds = _train_loop(model, opt, shape, args, torch)
     steps = args.warmup + args.steps
-    in_allreduce = sum(s for op, _, _, s in prof.rows() if op.startswith("iallreduce"))
+    # rows are named "DistributedOptimizer.step/iallreduce" (the collective method, then the op)
+    in_allreduce = sum(
+        s for op, _, _, s in prof.rows() if op.rsplit("/", 1)[-1].startswith("iallreduce")
+    )
     comm_per_step = in_allreduce / steps
     seconds = float(comms.allreduce(seconds, op="max"))
     _driver.worker_report(
