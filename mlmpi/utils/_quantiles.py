@@ -170,6 +170,43 @@ def _order_statistics(columns, column_of, kth, low, high, comms):
     raise RuntimeError("global quantile search did not converge")  # pragma: no cover
 
 
+def global_order_statistics(columns, column_of, kth, comms):
+    """The ``kth[t]``-smallest (from 0) value of column ``column_of[t]`` over
+    every rank's values, for each query ``t``.
+
+    Parameters
+    ----------
+    columns : list of ndarray
+        This rank's values of each column (any order, any lengths, no NaN).
+    column_of : ndarray of shape (n_queries,), int
+    kth : ndarray of shape (n_queries,), int
+        Ranks below each column's global count.
+    comms : Comms
+
+    Returns
+    -------
+    values : ndarray of shape (n_queries,), float64
+        Identical on every rank.
+
+    Notes
+    -----
+    This function is collective: every rank passes the same queries.
+    """
+    sorted_columns = _SortedColumns.from_columns(columns, [0] * len(columns), np.float64)
+    low, high = sorted_columns.extremes()
+    d = sorted_columns.n_columns
+    bounds = comms.allreduce(np.concatenate([low, -high]), op="min")
+    column_of = np.asarray(column_of, dtype=np.int64)
+    return _order_statistics(
+        sorted_columns,
+        column_of,
+        np.asarray(kth, dtype=np.int64),
+        bounds[:d][column_of],
+        -bounds[d:][column_of],
+        comms,
+    )
+
+
 def _by_column(column_of):
     """``(column, positions)`` for each distinct column in ``column_of``."""
     order = np.argsort(column_of, kind="stable")
@@ -383,7 +420,7 @@ def global_median(X, *, comms):
 _ALMOST_INF = 1e300  # scikit-learn's cap on thresholds (hist gradient boosting's ALMOST_INF)
 
 
-def global_bin_thresholds(X, max_bins, *, comms):
+def global_bin_thresholds(X, max_bins, *, comms, sample_weight=None):
     """Per column, the thresholds scikit-learn's histogram gradient boosting bins on.
 
     Equal to ``_BinMapper(n_bins=max_bins + 1, subsample=None).fit(X_global)
@@ -402,6 +439,10 @@ def global_bin_thresholds(X, max_bins, *, comms):
     max_bins : int
         Bins for the non-NaN values, at least 2.
     comms : Comms
+    sample_weight : array of shape (n_local,), default=None
+        Positive weights of the rows: the percentiles are then scikit-learn's
+        weighted ones (``_weighted_percentile(..., average=True)``,
+        :func:`mlmpi.utils._weighted_quantiles.global_weighted_percentiles`).
 
     Returns
     -------
@@ -437,11 +478,18 @@ def global_bin_thresholds(X, max_bins, *, comms):
         distinct.append(union if union is not None and union.size <= max_bins else None)
     percentiles = np.linspace(0, 100, num=max_bins + 1)[1:-1]
     many = [j for j, values in enumerate(distinct) if values is None]
-    quantiles = (
-        global_percentiles(X[:, many], percentiles, comms=comms, method="averaged_inverted_cdf")
-        if many
-        else None
-    )
+    quantiles = None
+    if many and sample_weight is None:
+        quantiles = global_percentiles(
+            X[:, many], percentiles, comms=comms, method="averaged_inverted_cdf"
+        )
+    elif many:
+        from ._weighted_quantiles import global_weighted_percentiles
+
+        weights = np.asarray(sample_weight, dtype=np.float64)
+        quantiles = global_weighted_percentiles(
+            [X[:, j] for j in many], [weights] * len(many), percentiles, average=True, comms=comms
+        )
     thresholds = []
     for j, values in enumerate(distinct):
         if values is not None:

@@ -422,9 +422,11 @@ def _label_kind(y):
 
 def _rows_fingerprint(X, moments):
     """An order-invariant summary of the multiset of this shard's rows, or None
-    without ``moments`` (:func:`_column_moments`): the row count, then every
-    column's sum and sum of squares."""
-    return None if moments is None else (X.shape[0], moments.ravel())
+    without finite ``moments`` (:func:`_column_moments`): the row count, then
+    every column's sum and sum of squares."""
+    if moments is None or not np.isfinite(moments).all():  # NaN (a missing value) or inf
+        return None
+    return (X.shape[0], moments.ravel())
 
 
 def _same_rows(a, b):
