@@ -38,6 +38,7 @@ from sklearn.utils.validation import (
     _check_monotonic_cst,
     _check_sample_weight,
     _check_y,
+    _num_samples,
 )
 
 # scikit-learn's histogram gradient boosting losses by name (gradient_boosting.py)
@@ -72,6 +73,7 @@ __all__ = [
     "_check_y",
     "_fill_predictor_arrays",
     "_fit_context",
+    "_num_samples",
     "_openmp_effective_n_threads",
     "_patch_raw_predict",
     "_validate_shuffle_split",

@@ -35,6 +35,10 @@ SUITES = {
         "KNeighborsClassifier",
         "KNeighborsRegressor",
     ],
+    "ensemble/_hist_gradient_boosting/tests/test_gradient_boosting.py": [
+        "HistGradientBoostingClassifier",
+        "HistGradientBoostingRegressor",
+    ],
 }
 
 # Reasons for the deliberate differences (docs/differences.rst).
@@ -173,6 +177,7 @@ DESELECT = {
         "test_radius_neighbors_parallel_array_radius": "radius is one number, not one per query",
         "test_unsupervised_inputs": "fit takes rows, not another fitted neighbours estimator",
     },
+    "ensemble/_hist_gradient_boosting/tests/test_gradient_boosting.py": {},
 }
 
 # Keeps a collected test if one of its parameters is an mlmpi estimator (class or

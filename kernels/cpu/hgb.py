@@ -84,23 +84,18 @@ def _gather(values, rows, out):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _histogram_features(binned, rows, ordered_g, ordered_h, constant_hessian, hist):
+def _histogram_features(binned, rows, ordered_g, ordered_h, constant_hessian, every_row, hist):
     n_rows = rows.shape[0]
     for f in prange(binned.shape[1]):
         h = hist[f]
         h[:] = 0
         column = binned[:, f]
-        if constant_hessian:
-            for i in range(n_rows):
-                b = column[rows[i]]
-                h[b, 0] += ordered_g[i]
-                h[b, 2] += 1
-        else:
-            for i in range(n_rows):
-                b = column[rows[i]]
-                h[b, 0] += ordered_g[i]
+        for i in range(n_rows):
+            b = column[i] if every_row else column[rows[i]]
+            h[b, 0] += ordered_g[i]
+            if not constant_hessian:
                 h[b, 1] += ordered_h[i]
-                h[b, 2] += 1
+            h[b, 2] += 1
 
 
 def build_histogram(binned, rows, gradients, hessians, constant_hessian, ordered, hist):
@@ -111,7 +106,8 @@ def build_histogram(binned, rows, gradients, hessians, constant_hessian, ordered
     binned : ndarray of shape (n_local, n_features), uint8
         Binned rows (Fortran order is fastest).
     rows : ndarray of shape (n_node,), int
-        The node's rows (indices into ``binned``), best sorted.
+        The node's rows (indices into ``binned``), increasing (so that all
+        ``n_local`` of them are ``0, 1, ...``).
     gradients, hessians : ndarray of shape (n_local,), int64
         Quantized values of every row (``hessians`` unused when
         ``constant_hessian``: the hessian sums stay 0).
@@ -121,10 +117,13 @@ def build_histogram(binned, rows, gradients, hessians, constant_hessian, ordered
     hist : ndarray of shape (n_features, n_bins, 3), int64
         Written: gradient sum, hessian sum and count per (feature, bin).
     """
+    if rows.shape[0] == binned.shape[0]:  # every row, in order (the root)
+        _histogram_features(binned, rows, gradients, hessians, constant_hessian, True, hist)
+        return hist
     _gather(gradients, rows, ordered[0])
     if not constant_hessian:
         _gather(hessians, rows, ordered[1])
-    _histogram_features(binned, rows, ordered[0], ordered[1], constant_hessian, hist)
+    _histogram_features(binned, rows, ordered[0], ordered[1], constant_hessian, False, hist)
     return hist
 
 

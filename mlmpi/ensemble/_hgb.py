@@ -32,6 +32,7 @@ from .._sklearn_compat import (
     _check_monotonic_cst,
     _check_y,
     _fit_context,
+    _num_samples,
 )
 from ..base import DistributedClassifierMixin, DistributedEstimatorMixin, DistributedRegressorMixin
 from ..comms import Comms, SelfComms, collective_method
@@ -205,7 +206,7 @@ class _DistributedHistGradientBoosting(DistributedEstimatorMixin):
 
         def local():
             mask = _check_categorical_features(X, self.categorical_features)
-            rows = X.shape[0] if hasattr(X, "shape") else len(X)
+            rows = _num_samples(X) if mask is not None else None
             return mask, (None if mask is None else mask.tolist(), rows)
 
         self.is_categorical_, facts = agree(comms, local)
@@ -300,7 +301,7 @@ class _DistributedHistGradientBoosting(DistributedEstimatorMixin):
             return super()._preprocess_X(X, reset=reset)
         if self._preprocessor is None or is_device_array(X):
             return check_local(self, X, dtype=[X_DTYPE], ensure_all_finite=False)
-        if (X.shape[0] if hasattr(X, "shape") else len(X)) == 0:
+        if _num_samples(X) == 0:
             return np.empty((0, self.n_features_in_), dtype=X_DTYPE)
         return self._preprocessor.transform(X)
 

@@ -78,6 +78,20 @@ class _SortedColumns:
         columns.n_columns = len(columns.values)
         return columns
 
+    def subset(self, columns):
+        """These columns only (the same sorted arrays, not copied)."""
+        subset = _SortedColumns.__new__(_SortedColumns)
+        subset.dtype = self.dtype
+        subset.values = [self.values[j] for j in columns]
+        subset.zeros = [self.zeros[j] for j in columns]
+        subset.n_columns = len(subset.values)
+        return subset
+
+    def distinct(self, j):
+        """This rank's distinct values of column ``j`` (dense columns)."""
+        v = self.values[j]
+        return v[np.concatenate([[True], v[1:] != v[:-1]])] if v.size else v
+
     @classmethod
     def of(cls, X):
         return X if isinstance(X, cls) else cls(X)
@@ -465,10 +479,10 @@ def global_bin_thresholds(X, max_bins, *, comms, sample_weight=None):
     [array([0.5, 2. ])]
     """
     X = np.asarray(to_host(X), dtype=np.float64)
+    columns = _SortedColumns(X)  # each column sorted once, for the distinct values and the search
     local = []
     for j in range(X.shape[1]):
-        column = X[:, j]
-        distinct = np.unique(column[~np.isnan(column)])
+        distinct = columns.distinct(j)
         local.append(distinct if distinct.size <= max_bins else None)
     gathered = comms.allgather_object(local)
     distinct = []
@@ -481,7 +495,7 @@ def global_bin_thresholds(X, max_bins, *, comms, sample_weight=None):
     quantiles = None
     if many and sample_weight is None:
         quantiles = global_percentiles(
-            X[:, many], percentiles, comms=comms, method="averaged_inverted_cdf"
+            columns.subset(many), percentiles, comms=comms, method="averaged_inverted_cdf"
         )
     elif many:
         from ._weighted_quantiles import global_weighted_percentiles

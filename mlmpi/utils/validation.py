@@ -422,16 +422,14 @@ def _label_kind(y):
 
 def _rows_fingerprint(X, moments):
     """An order-invariant summary of the multiset of this shard's rows, or None
-    without finite ``moments`` (:func:`_column_moments`): the row count, then
-    every column's sum and sum of squares."""
-    if moments is None or not np.isfinite(moments).all():  # NaN (a missing value) or inf
-        return None
-    return (X.shape[0], moments.ravel())
+    without ``moments`` (:func:`_column_moments`): the row count, then every
+    column's sum and sum of squares."""
+    return None if moments is None else (X.shape[0], moments.ravel())
 
 
 def _same_rows(a, b):
-    if a is None or b is None or a[0] != b[0]:
-        return False
+    if a is None or b is None or a[0] != b[0] or not np.isfinite(a[1]).all():
+        return False  # NaN (a missing value) compares with nothing
     scale = np.abs(a[1]).max()
     return bool(np.allclose(a[1], b[1], rtol=_FINGERPRINT_RTOL, atol=_FINGERPRINT_RTOL * scale))
 
