@@ -4,8 +4,9 @@ communicates.
 
 Written against the NumPy-compatible API of the inputs' namespace (CuPy is
 never imported here), so the CPU test suite runs this code on NumPy arrays
-too. Histograms add int64 values with ``add.at`` (atomic adds on the
-device): integer sums, so the order of the additions does not matter.
+too. Histograms are int64 sums per (feature, bin) from a sort of the rows'
+slots and cumulative sums: integer sums, so the order of the additions does
+not matter.
 Small per-call arguments (a split's category bitset, tree node arrays) may
 come from the host; they are copied to the device here.
 """
@@ -35,21 +36,32 @@ def quantize(values, exponent, out):
     return out
 
 
+def _segment_sums(slots, values, n_slots):
+    """Exact int64 sums of ``values`` per slot: a sort by slot, then cumulative
+    sums read at each slot's end (no float accumulation, no atomics)."""
+    xp = get_namespace(values)
+    order = xp.argsort(slots)
+    ends = xp.searchsorted(slots[order], xp.arange(n_slots), side="right")
+    running = xp.concatenate([xp.zeros(1, dtype=xp.int64), xp.cumsum(values[order])])
+    return xp.diff(running[ends], prepend=xp.zeros(1, dtype=xp.int64))
+
+
 def build_histogram(binned, rows, gradients, hessians, constant_hessian, ordered, hist):
     """See ``mlmpi.kernels.cpu.hgb.build_histogram`` (CuPy arrays here)."""
     xp = get_namespace(hist)
     n_features, n_bins = hist.shape[:2]
     hist[...] = 0
-    if rows.shape[0] == 0:
+    m = rows.shape[0]
+    if m == 0:
         return hist
     slots = (binned[rows].astype(xp.int64) + xp.arange(n_features) * n_bins).ravel()
     flat = hist.reshape(n_features * n_bins, 3)
-    ordered[0, : rows.shape[0]] = gradients[rows]
-    xp.add.at(flat[:, 0], slots, xp.repeat(ordered[0, : rows.shape[0]], n_features))
+    ordered[0, :m] = gradients[rows]
+    flat[:, 0] = _segment_sums(slots, xp.repeat(ordered[0, :m], n_features), flat.shape[0])
     if not constant_hessian:
-        ordered[1, : rows.shape[0]] = hessians[rows]
-        xp.add.at(flat[:, 1], slots, xp.repeat(ordered[1, : rows.shape[0]], n_features))
-    xp.add.at(flat[:, 2], slots, 1)
+        ordered[1, :m] = hessians[rows]
+        flat[:, 1] = _segment_sums(slots, xp.repeat(ordered[1, :m], n_features), flat.shape[0])
+    flat[:, 2] = _segment_sums(slots, xp.ones(slots.shape[0], dtype=xp.int64), flat.shape[0])
     return hist
 
 

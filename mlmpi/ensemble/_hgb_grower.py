@@ -29,7 +29,13 @@ from .._array import get_namespace, to_host
 from .._sklearn_compat import PREDICTOR_RECORD_DTYPE, X_BITSET_INNER_DTYPE, TreePredictor
 from .._sklearn_compat import _fill_predictor_arrays as fill_predictor_arrays
 from ..kernels import kernels_for
-from ._split_search import FeatureBlocks, gain_bits, no_candidate, pick_winners
+from ._split_search import (
+    NO_CANDIDATE_KEY,
+    FeatureBlocks,
+    gain_bits,
+    no_candidate,
+    pick_winners,
+)
 
 _CANDIDATE_WIDTH = 17  # gain, key, feature, bin, missing left, G, H, n, categorical, bitset[8]
 
@@ -129,6 +135,17 @@ class GrowingContext:
             self.is_categorical[owned],
             self.monotonic_cst[owned],
         )
+        n_owned = self.blocks.stop - self.blocks.start
+        self.block_positions = np.arange(n_owned, dtype=np.int64) + self.blocks.start
+        self.split_out = (  # the split search's outputs for the block, reused node after node
+            np.empty(n_owned),
+            np.zeros(n_owned, dtype=np.int64),
+            np.zeros(n_owned, dtype=np.uint8),
+            np.zeros((3, n_owned), dtype=np.int64),
+            np.zeros((n_owned, 8), dtype=X_BITSET_INNER_DTYPE),
+        )
+        if np.any((self.is_categorical != 0) & (self.monotonic_cst != 0)):
+            raise ValueError("Categorical features cannot have monotonic constraints.")
 
 
 @dataclass(frozen=True)
@@ -186,6 +203,17 @@ class TreeGrower:
         self.n_categorical_splits = 0
         xp = context.xp
         context.partition[:] = xp.arange(context.partition.shape[0])
+        params = context.params
+        self.split_params = (
+            float(params.l2_regularization),
+            float(params.min_hessian_to_split),
+            np.int64(params.min_samples_leaf),
+            float(params.min_gain_to_split),
+            self.constant_hessian,
+            float(self.g_unit),
+            float(self.h_unit),
+            np.int64(context.missing_bin),
+        )
         self._initialize_root(totals, n_samples)
 
     # -- the growing loop (scikit-learn's TreeGrower) ------------------------------------
@@ -369,14 +397,15 @@ class TreeGrower:
         scan (``allowed_features`` order), or -1 when it is not scanned at this
         node. Draws the node's feature subsample (every rank alike)."""
         ctx = self.context
-        n_features = ctx.n_features
+        fraction = ctx.params.feature_fraction_per_split
+        if node.allowed_features is None and fraction == 1.0:
+            return ctx.block_positions
         if node.allowed_features is None:
-            allowed = np.arange(n_features)
+            allowed = np.arange(ctx.n_features)
         else:
             allowed = node.allowed_features.astype(np.int64)
-        position = np.full(n_features, -1, dtype=np.int64)
+        position = np.full(ctx.n_features, -1, dtype=np.int64)
         position[allowed] = np.arange(allowed.shape[0])
-        fraction = ctx.params.feature_fraction_per_split
         if fraction < 1.0:
             n_drawn = max(1, int(np.ceil(fraction * allowed.shape[0])))
             mask = np.full(allowed.shape[0], False)
@@ -389,41 +418,28 @@ class TreeGrower:
         """This rank's best split of ``node`` among its block of features."""
         ctx = self.context
         positions = self._scan_positions(node)
-        n_owned = positions.shape[0]
-        if n_owned == 0:
+        if positions.shape[0] == 0:
             return no_candidate(_CANDIDATE_WIDTH)
-        gains = np.empty(n_owned)
-        bins = np.zeros(n_owned, dtype=np.int64)
-        missing_left = np.zeros(n_owned, dtype=np.uint8)
-        sums = np.zeros((3, n_owned), dtype=np.int64)
-        bitsets = np.zeros((n_owned, 8), dtype=X_BITSET_INNER_DTYPE)
-        params = ctx.params
+        gains, bins, missing_left, sums, bitsets = ctx.split_out
+        node_sums = (
+            np.int64(node.sums[0]),
+            np.int64(node.sums[1]),
+            np.int64(node.n_samples),
+            float(node.sum_gradients),
+            float(node.value),
+            float(node.children_lower_bound),
+            float(node.children_upper_bound),
+        )
         ctx.find_splits(
             to_host(node.histograms),
             positions >= 0,
-            (
-                np.int64(node.sums[0]),
-                np.int64(node.sums[1]),
-                np.int64(node.n_samples),
-                float(node.sum_gradients),
-                float(node.value),
-                float(node.children_lower_bound),
-                float(node.children_upper_bound),
-            ),
-            (
-                float(params.l2_regularization),
-                float(params.min_hessian_to_split),
-                np.int64(params.min_samples_leaf),
-                float(params.min_gain_to_split),
-                self.constant_hessian,
-                float(self.g_unit),
-                float(self.h_unit),
-                np.int64(ctx.missing_bin),
-            ),
+            node_sums,
+            self.split_params,
             (gains, bins, missing_left, sums[0], sums[1], sums[2], bitsets, *ctx.block_bins),
         )
-        keys = np.where(positions >= 0, positions, np.iinfo(np.int64).max)
-        best = np.lexsort((keys, -gains))[0]
+        keys = np.where(positions >= 0, positions, NO_CANDIDATE_KEY)
+        tied = np.flatnonzero(gains == gains.max())
+        best = tied[np.argmin(keys[tied])]
         row = np.empty(_CANDIDATE_WIDTH, dtype=np.int64)
         row[:9] = (
             gain_bits(gains[best]),

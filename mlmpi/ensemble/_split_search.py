@@ -77,6 +77,8 @@ class FeatureBlocks:
         -----
         This method is collective (one reduce-scatter).
         """
+        if comms.size == 1:
+            return local.copy()
         return comms.reduce_scatter(local, self.counts)
 
 
@@ -115,6 +117,8 @@ def pick_winners(candidates, comms):
     This function is collective (one allgather of ``n_nodes * width`` int64
     per rank).
     """
+    if comms.size == 1:
+        return candidates
     every = comms.allgather(np.ascontiguousarray(candidates)[None])
     gains = every[:, :, 0].view(np.float64)
     keys = every[:, :, 1]
