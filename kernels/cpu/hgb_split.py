@@ -21,7 +21,7 @@ from numba import njit
 _MIN_CAT_SUPPORT = 10.0  # scikit-learn's MIN_CAT_SUPPORT (LightGBM's cat_smooth)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def node_value(sum_gradient, sum_hessian, lower, upper, l2_regularization):
     """scikit-learn's ``compute_node_value``: the Newton step, clipped to the bounds."""
     value = -sum_gradient / (sum_hessian + l2_regularization + 1e-15)
@@ -32,7 +32,7 @@ def node_value(sum_gradient, sum_hessian, lower, upper, l2_regularization):
     return value
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _gain(gl, hl, gr, hr, loss_node, monotonic, lower, upper, l2):
     value_left = node_value(gl, hl, lower, upper, l2)
     value_right = node_value(gr, hr, lower, upper, l2)
@@ -46,27 +46,26 @@ def _gain(gl, hl, gr, hr, loss_node, monotonic, lower, upper, l2):
     return gain
 
 
-@njit(cache=True, nogil=True)
-def _sums(cum_g, cum_h, cum_n, node, params):
-    total_g, total_h, n = node[0], node[1], node[2]
-    constant_hessian, g_unit, h_unit = params[4], params[5], params[6]
-    gl = np.float64(cum_g) * g_unit
-    gr = np.float64(total_g - cum_g) * g_unit
-    if constant_hessian:
-        hl = np.float64(cum_n)
-        hr = np.float64(n - cum_n)
-    else:
-        hl = np.float64(cum_h) * h_unit
-        hr = np.float64(total_h - cum_h) * h_unit
-    return gl, gr, hl, hr
+@njit(cache=True, nogil=True, inline="always")
+def _hessians(cum_h, cum_n, node, params):
+    """Hessian sums of the two sides (counts when hessians are constant)."""
+    if params[4]:
+        return np.float64(cum_n), np.float64(node[2] - cum_n)
+    return np.float64(cum_h) * params[6], np.float64(node[1] - cum_h) * params[6]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _gradients(cum_g, node, params):
+    return np.float64(cum_g) * params[5], np.float64(node[0] - cum_g) * params[5]
 
 
 @njit(cache=True, nogil=True)
 def _scan_numerical(h, f, node, params, out):
     """Left-to-right scan (missing values right), then right-to-left (missing
-    values left) when the feature has missing values."""
+    values left) when the feature has missing values. The running sums are of
+    the side the scan starts from; the checks come first, cheapest first."""
     total_g, total_h, n, sum_g, value, lower, upper = node
-    l2, min_hessian, min_leaf, min_gain, constant_hessian, g_unit, h_unit, _ = params
+    l2, min_hessian, min_leaf, min_gain = params[0], params[1], params[2], params[3]
     gains, bins, missing_left, g_left, h_left, n_left, _, n_bins_nm, has_missing, _, mono = out
     loss_node = sum_g * value
     best = -1.0
@@ -75,15 +74,16 @@ def _scan_numerical(h, f, node, params, out):
         cum_g += h[b, 0]
         cum_h += h[b, 1]
         cum_n += h[b, 2]
-        gl, gr, hl, hr = _sums(cum_g, cum_h, cum_n, node, params)
         if cum_n < min_leaf:
             continue
         if n - cum_n < min_leaf:
             break
+        hl, hr = _hessians(cum_h, cum_n, node, params)
         if hl < min_hessian:
             continue
         if hr < min_hessian:
             break
+        gl, gr = _gradients(cum_g, node, params)
         gain = _gain(gl, hl, gr, hr, loss_node, mono[f], lower, upper, l2)
         if gain > best and gain > min_gain:
             best = gain
@@ -96,15 +96,16 @@ def _scan_numerical(h, f, node, params, out):
         cum_g += h[b + 1, 0]
         cum_h += h[b + 1, 1]
         cum_n += h[b + 1, 2]
-        gr, gl, hr, hl = _sums(cum_g, cum_h, cum_n, node, params)
         if cum_n < min_leaf:
             continue
         if n - cum_n < min_leaf:
             break
+        hr, hl = _hessians(cum_h, cum_n, node, params)
         if hr < min_hessian:
             continue
         if hl < min_hessian:
             break
+        gr, gl = _gradients(cum_g, node, params)
         gain = _gain(gl, hl, gr, hr, loss_node, mono[f], lower, upper, l2)
         if gain > best and gain > min_gain:
             best = gain
@@ -148,11 +149,12 @@ def _scan_categorical(h, f, node, params, out):
             cum_g += h[b, 0]
             cum_h += h[b, 1]
             cum_n += h[b, 2]
-            gl, gr, hl, hr = _sums(cum_g, cum_h, cum_n, node, params)
+            hl, hr = _hessians(cum_h, cum_n, node, params)
             if cum_n < min_leaf or hl < min_hessian:
                 continue
             if n - cum_n < min_leaf or hr < min_hessian:
                 break
+            gl, gr = _gradients(cum_g, node, params)
             gain = _gain(gl, hl, gr, hr, loss_node, 0, lower, upper, l2)
             if gain > best and gain > min_gain:
                 best = gain

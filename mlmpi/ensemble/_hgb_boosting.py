@@ -18,7 +18,7 @@ from time import time
 import numpy as np
 
 from .._array import get_namespace, to_host, to_namespace
-from .._sklearn_compat import G_H_DTYPE, _BinMapper
+from .._sklearn_compat import G_H_DTYPE, _BinMapper, _openmp_effective_n_threads
 from .._threads import threads_per_rank
 from ..kernels import kernels_for
 from ._hgb_binning import fit_bin_mapper, flat_thresholds
@@ -56,7 +56,9 @@ class BoostingRun:
         self.est = estimator
         self.data = data
         self.comms = comms
-        self.n_threads = threads_per_rank()
+        # OpenMP threads of scikit-learn's loss functions: this rank's share of the
+        # cores, within what OpenMP may use (OMP_NUM_THREADS, cgroups)
+        self.n_threads = min(threads_per_rank(), _openmp_effective_n_threads())
 
     # -- binning --------------------------------------------------------------------------
 
