@@ -18,7 +18,6 @@ SIGNIFICAND_BITS = 53
 LOW_BITS = 26  # the low half of a significand; the high half has at most 27 bits
 
 
-@njit(cache=True, nogil=True)
 def accumulate(values, out):
     """Add every value of column ``j`` of ``values`` into ``out[j]``
     (zeros, infinities and NaN are skipped: callers check for them).
@@ -32,6 +31,12 @@ def accumulate(values, out):
         < 1``), so that column ``j`` sums to ``sum_e (out[j, 0, e] * 2**26 +
         out[j, 1, e]) * 2**(e - 1074 - 53)``. Exact for fewer than 2**36 values.
     """
+    _accumulate(values, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _accumulate(values, out):
     low_mask = (1 << LOW_BITS) - 1
     for i in range(values.shape[0]):
         for j in range(values.shape[1]):
@@ -43,4 +48,3 @@ def accumulate(values, out):
             bucket = e + EXPONENT_SHIFT
             out[j, 0, bucket] += significand >> LOW_BITS
             out[j, 1, bucket] += significand & low_mask
-    return out

@@ -172,7 +172,6 @@ def _scan_categorical(h, f, node, params, out):
         missing_left[f] = (bitsets[f, missing_bin >> 5] >> np.uint32(missing_bin & 31)) & 1
 
 
-@njit(cache=True, nogil=True)
 def find_splits(hist, scanned, node, params, out):
     """Best split of each feature of ``hist`` (one node's histograms).
 
@@ -198,6 +197,12 @@ def find_splits(hist, scanned, node, params, out):
         ``has_missing_values``, ``is_categorical`` and ``monotonic_cst`` of
         each feature.
     """
+    _find_splits(hist, scanned, node, params, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _find_splits(hist, scanned, node, params, out):
     gains = out[0]
     is_categorical = out[9]
     for f in range(hist.shape[0]):

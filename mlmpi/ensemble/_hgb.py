@@ -12,6 +12,7 @@ device of ``X``). See :mod:`._hgb_boosting` for the loop and
 import functools
 import inspect
 import numbers
+import re
 from functools import partial
 
 import numpy as np
@@ -68,6 +69,9 @@ def _keeps_device(method):
             return (back(item, xp) for item in result)
         return back(result, xp)
 
+    # scikit-learn's docstring, with its glossary links as plain literals
+    wrapper.__doc__ = re.sub(r":term:`([^`<]*?)(?: <[^>]*>)?`", r"``\1``", method.__doc__)
+    wrapper.__module__ = __name__
     return wrapper
 
 
@@ -455,6 +459,7 @@ _COMMON_PARAMETERS = """
         Communicator; None uses :func:`mlmpi.get_comms`."""
 
 _ATTRIBUTES = """
+
     Attributes
     ----------{classes}
     do_early_stopping_ : bool
@@ -463,10 +468,10 @@ _ATTRIBUTES = """
         The number of iterations fitted. Replicated.
     n_trees_per_iteration_ : int
         Trees per iteration ({trees}). Replicated.
-    train_score_ : ndarray of shape (n_iter_ + 1,)
+    train_score_ : ndarray of shape (``n_iter_ + 1``,)
         The early-stopping scores of the training rows (or of 10,000 of them
         with a scorer), before the first iteration and after each. Replicated.
-    validation_score_ : ndarray of shape (n_iter_ + 1,)
+    validation_score_ : ndarray of shape (``n_iter_ + 1``,)
         The scores of the validation rows. Replicated.
     is_categorical_ : ndarray of shape (n_features,) or None
         The categorical features. Replicated.
@@ -483,7 +488,7 @@ _ATTRIBUTES = """
     ranks' rows: the same bins, the same validation rows and the same trees
     for an int ``random_state``, at any number of ranks (histogram sums are
     exact fixed-point sums, so a model never depends on how the rows are
-    split). The user guide's ensembles page and the differences page say more.
+    split). The user guide's boosting page and the differences page say more.
 """
 
 
@@ -674,6 +679,8 @@ _EXAMPLE = """    >>> import numpy as np
     >>> X = rng.uniform(size=(200, 2))
     >>> y = {target}
     >>> model = {name}(max_iter=20, random_state=0).fit(X, y)
+    >>> model.n_iter_
+    20
     >>> {check}
     {result}
 """
@@ -712,8 +719,8 @@ _document(
     example=_EXAMPLE.format(
         name="HistGradientBoostingRegressor",
         target="X[:, 0] + 2 * X[:, 1]",
-        check="round(model.score(X, y), 2)",
-        result="0.98",
+        check="model.score(X, y) > 0.9",
+        result="True",
     ),
 )
 _document(
@@ -735,7 +742,7 @@ _document(
     example=_EXAMPLE.format(
         name="HistGradientBoostingClassifier",
         target="(X[:, 0] > X[:, 1]).astype(int)",
-        check="model.score(X, y)",
-        result="1.0",
+        check="model.score(X, y) > 0.95",
+        result="True",
     ),
 )
