@@ -11,11 +11,19 @@ import sklearn.ensemble as sk
 from mlmpi.kernels import kernels_for
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from threadpoolctl import threadpool_limits
 
 from mlmpi import SelfComms
 from mlmpi.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from mlmpi.ensemble._hgb_trees import flatten
 from mlmpi.utils._exact import exact_sums
+
+
+@pytest.fixture(autouse=True)
+def one_openmp_thread():
+    """scikit-learn's models on one OpenMP thread: small data, a busy machine."""
+    with threadpool_limits(limits=1, user_api="openmp"):
+        yield
 
 
 @parametrize_with_checks(

@@ -19,8 +19,30 @@ scikit-learn; a histogram has shape ``(n_features, n_bins, 3)`` (gradient
 sum, hessian sum, count).
 """
 
+from contextlib import contextmanager
+
+import numba
 import numpy as np
 from numba import njit, prange
+
+# Below this many elements of work a kernel runs on one thread: waking the
+# others costs more than it saves (and on a loaded machine a parallel region
+# waits for every one of its threads to be scheduled: milliseconds).
+PARALLEL_WORK = 1 << 17
+
+
+@contextmanager
+def _threads_for(work):
+    """One numba thread for small ``work``, the configured number otherwise."""
+    if work >= PARALLEL_WORK:
+        yield
+        return
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -55,11 +77,11 @@ def bin_columns(X, thresholds, starts, is_categorical, missing_bin, out):
     out : ndarray of shape (n, n_features), uint8
         Written.
     """
-    _bin_columns(X, thresholds, starts, is_categorical, missing_bin, out)
+    with _threads_for(X.size):
+        _bin_columns(X, thresholds, starts, is_categorical, missing_bin, out)
     return out
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def quantize(values, exponent, out):
     """``out[i] = rint(values[i] * 2**exponent)`` as int64 (round half to even).
 
@@ -71,10 +93,16 @@ def quantize(values, exponent, out):
     out : ndarray of shape (n,), int64
         Written.
     """
+    with _threads_for(values.shape[0]):
+        _quantize(values, exponent, out)
+    return out
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _quantize(values, exponent, out):
     scale = np.ldexp(1.0, exponent)
     for i in prange(values.shape[0]):
         out[i] = np.int64(np.rint(np.float64(values[i]) * scale))
-    return out
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -117,13 +145,14 @@ def build_histogram(binned, rows, gradients, hessians, constant_hessian, ordered
     hist : ndarray of shape (n_features, n_bins, 3), int64
         Written: gradient sum, hessian sum and count per (feature, bin).
     """
-    if rows.shape[0] == binned.shape[0]:  # every row, in order (the root)
-        _histogram_features(binned, rows, gradients, hessians, constant_hessian, True, hist)
-        return hist
-    _gather(gradients, rows, ordered[0])
-    if not constant_hessian:
-        _gather(hessians, rows, ordered[1])
-    _histogram_features(binned, rows, ordered[0], ordered[1], constant_hessian, False, hist)
+    with _threads_for(rows.shape[0] * binned.shape[1]):
+        if rows.shape[0] == binned.shape[0]:  # every row, in order (the root)
+            _histogram_features(binned, rows, gradients, hessians, constant_hessian, True, hist)
+            return hist
+        _gather(gradients, rows, ordered[0])
+        if not constant_hessian:
+            _gather(hessians, rows, ordered[1])
+        _histogram_features(binned, rows, ordered[0], ordered[1], constant_hessian, False, hist)
     return hist
 
 
@@ -185,7 +214,6 @@ def update_raw_predictions(raw, partition, starts, stops, values):
     return raw
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def predict_binned(binned, nodes, roots, columns, bitsets, missing_bin, out):
     """``out[i, columns[t]] += value of the leaf of row i`` in tree ``t``, for
     every tree in order (scikit-learn's ``predict_binned``, summed).
@@ -208,6 +236,13 @@ def predict_binned(binned, nodes, roots, columns, bitsets, missing_bin, out):
     out : ndarray of shape (n, n_columns), float64
         Added to.
     """
+    with _threads_for(binned.shape[0] * roots.shape[0]):
+        _predict_binned(binned, nodes, roots, columns, bitsets, missing_bin, out)
+    return out
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _predict_binned(binned, nodes, roots, columns, bitsets, missing_bin, out):
     feature, _, bin_threshold, missing_left, left, right, is_leaf, value, is_cat, bitset_idx = nodes
     for i in prange(binned.shape[0]):
         for t in range(roots.shape[0]):
@@ -225,13 +260,19 @@ def predict_binned(binned, nodes, roots, columns, bitsets, missing_bin, out):
     return out
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def predict_raw(X, nodes, roots, columns, raw_bitsets, known_bitsets, feature_map, out):
     """As :func:`predict_binned` for raw rows (scikit-learn's ``predict``):
     NaN follows ``missing_go_to_left``; a categorical value goes left when in
     ``raw_bitsets[bitset_idx]``, right when a known category
     (``known_bitsets[feature_map[feature]]``), else (negative or unknown) as a
     missing value."""
+    with _threads_for(X.shape[0] * roots.shape[0]):
+        _predict_raw(X, nodes, roots, columns, raw_bitsets, known_bitsets, feature_map, out)
+    return out
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _predict_raw(X, nodes, roots, columns, raw_bitsets, known_bitsets, feature_map, out):
     feature, num_threshold, _, missing_left, left, right, is_leaf, value, is_cat, bitset_idx = nodes
     for i in prange(X.shape[0]):
         for t in range(roots.shape[0]):

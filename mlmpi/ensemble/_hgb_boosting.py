@@ -21,6 +21,7 @@ from .._array import get_namespace, to_host, to_namespace
 from .._sklearn_compat import G_H_DTYPE, _BinMapper, _openmp_effective_n_threads
 from .._threads import threads_per_rank
 from ..kernels import kernels_for
+from ..kernels.cpu.hgb import PARALLEL_WORK
 from ._hgb_binning import fit_bin_mapper, flat_thresholds
 from ._hgb_grower import GrowingContext, GrowingParams, TreeGrower
 from ._hgb_losses import baseline, leaf_values
@@ -57,8 +58,10 @@ class BoostingRun:
         self.data = data
         self.comms = comms
         # OpenMP threads of scikit-learn's loss functions: this rank's share of the
-        # cores, within what OpenMP may use (OMP_NUM_THREADS, cgroups)
-        self.n_threads = min(threads_per_rank(), _openmp_effective_n_threads())
+        # cores, within what OpenMP may use (OMP_NUM_THREADS, cgroups); one for few rows
+        self.n_threads = 1
+        if data.X_train.shape[0] >= PARALLEL_WORK:
+            self.n_threads = min(threads_per_rank(), _openmp_effective_n_threads())
 
     # -- binning --------------------------------------------------------------------------
 

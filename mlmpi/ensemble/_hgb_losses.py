@@ -21,10 +21,11 @@ from ..utils._weighted_quantiles import global_weighted_percentiles
 
 
 def _percentile_of(loss):
-    """The percentile a non-smooth loss's intercept is (None for a mean)."""
+    """The percentile a non-smooth loss's intercept is (None for a mean);
+    "median" for scikit-learn's ``np.median`` (the absolute error's)."""
     name = type(loss).__name__
     if name == "AbsoluteError":
-        return 50.0
+        return "median"
     if name == "PinballLoss":
         return 100 * loss.closs.quantile
     return None
@@ -44,14 +45,14 @@ def _clipped_link(loss, y_pred):
 
 
 def _percentiles(columns, weights, percentile, comms):
-    """scikit-learn's per-column ``np.median``/``np.percentile`` (no weights)
-    or ``_weighted_percentile`` of every rank's values."""
+    """scikit-learn's per-column ``np.median`` (``percentile="median"``) or
+    ``np.percentile`` without weights, ``_weighted_percentile`` with them, of
+    every rank's values."""
     if weights is not None:
-        return global_weighted_percentiles(
-            columns, weights, [percentile], average=False, comms=comms
-        )[0]
+        rank = 50.0 if percentile == "median" else percentile
+        return global_weighted_percentiles(columns, weights, [rank], average=False, comms=comms)[0]
     sorted_columns = _SortedColumns.from_columns(columns, [0] * len(columns), np.float64)
-    if percentile == 50.0:
+    if percentile == "median":
         return global_median(sorted_columns, comms=comms)
     return global_percentiles(sorted_columns, float(percentile), comms=comms)
 

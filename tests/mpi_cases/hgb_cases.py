@@ -17,6 +17,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.ensemble._hist_gradient_boosting.binning import _BinMapper
 from sklearn.model_selection import train_test_split
 from sklearn.utils import resample
+from threadpoolctl import threadpool_limits
 
 import mlmpi.ensemble as ml
 from mlmpi import SelfComms, get_comms
@@ -25,6 +26,10 @@ from mlmpi.ensemble._hgb_rows import small_trainset, split_rows
 from mlmpi.utils.validation import RowLayout
 
 SMALL = {"max_iter": 6, "max_leaf_nodes": 8, "min_samples_leaf": 5, "max_bins": 31}
+
+# scikit-learn's models (and its loss functions) on one OpenMP thread: on these small
+# data, waking a second thread costs more than it saves, and far more on a busy machine.
+threadpool_limits(limits=1, user_api="openmp")
 
 
 def _state(model):
