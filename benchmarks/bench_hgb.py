@@ -146,16 +146,23 @@ def _xgb_proba(booster, X_test, n_classes):
     return proba if n_classes > 2 else np.c_[1 - proba, proba]
 
 
+def _timed(train, proba_of, y_test):
+    """Seconds of ``train()`` and the held-out metrics of what it trained."""
+    start = time.perf_counter()
+    booster = train()
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, **_proba_metrics(proba_of(booster), y_test)}
+
+
 def _xgboost(args, X, y, X_test, y_test, n_classes):
     import xgboost
 
-    start = time.perf_counter()
-    booster = xgboost.train(
-        _xgboost_params(args, n_classes), xgboost.DMatrix(X, label=y), args.max_iter
+    params = _xgboost_params(args, n_classes)
+    return _timed(
+        lambda: xgboost.train(params, xgboost.DMatrix(X, label=y), args.max_iter),
+        lambda booster: _xgb_proba(booster, X_test, n_classes),
+        y_test,
     )
-    seconds = time.perf_counter() - start
-    proba = _xgb_proba(booster, X_test, n_classes)
-    return {"seconds": seconds, **_proba_metrics(proba, y_test)}
 
 
 def _lightgbm_params(args, n_classes):
@@ -182,12 +189,12 @@ def _lgb_proba(booster, X_test, n_classes):
 def _lightgbm(args, X, y, X_test, y_test, n_classes):
     import lightgbm
 
-    start = time.perf_counter()
-    booster = lightgbm.train(
-        _lightgbm_params(args, n_classes), lightgbm.Dataset(X, label=y), args.max_iter
+    params = _lightgbm_params(args, n_classes)
+    return _timed(
+        lambda: lightgbm.train(params, lightgbm.Dataset(X, label=y), args.max_iter),
+        lambda booster: _lgb_proba(booster, X_test, n_classes),
+        y_test,
     )
-    seconds = time.perf_counter() - start
-    return {"seconds": seconds, **_proba_metrics(_lgb_proba(booster, X_test, n_classes), y_test)}
 
 
 # -- the peers' own distributed training (one process per worker, this machine) ---------
@@ -201,6 +208,20 @@ def _free_ports(count):
     for s in sockets:
         s.close()
     return ports
+
+
+def _spawn(target, per_worker):
+    """``target(*arguments, queue)`` in one spawned process per worker (the
+    arguments of each in ``per_worker``); returns what worker 0 puts in ``queue``."""
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    processes = [context.Process(target=target, args=(*a, queue)) for a in per_worker]
+    for process in processes:
+        process.start()
+    result = queue.get(timeout=3600)
+    for process in processes:
+        process.join()
+    return result
 
 
 def _blocks(n, workers):
@@ -228,21 +249,14 @@ def _xgboost_distributed(args, path, n_rows, n_classes):
     tracker = RabitTracker(host_ip="127.0.0.1", n_workers=args.ranks)
     tracker.start()
     tracker_args = tracker.worker_args()
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
     params = _xgboost_params(args, n_classes)
-    processes = [
-        context.Process(
-            target=_xgboost_worker,
-            args=(rank, tracker_args, path, block, params, args.max_iter, n_classes, queue),
-        )
-        for rank, block in enumerate(_blocks(n_rows, args.ranks))
-    ]
-    for p in processes:
-        p.start()
-    proba = queue.get(timeout=3600)
-    for p in processes:
-        p.join()
+    proba = _spawn(
+        _xgboost_worker,
+        [
+            (rank, tracker_args, path, block, params, args.max_iter, n_classes)
+            for rank, block in enumerate(_blocks(n_rows, args.ranks))
+        ],
+    )
     tracker.wait_for()
     return proba
 
@@ -268,22 +282,14 @@ def _lightgbm_worker(rank, machines, port, path, block, params, rounds, n_classe
 def _lightgbm_distributed(args, path, n_rows, n_classes):
     ports = _free_ports(args.ranks)
     machines = ",".join(f"127.0.0.1:{port}" for port in ports)
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
     params = _lightgbm_params(args, n_classes)
-    processes = [
-        context.Process(
-            target=_lightgbm_worker,
-            args=(rank, machines, port, path, block, params, args.max_iter, n_classes, queue),
-        )
-        for rank, (port, block) in enumerate(zip(ports, _blocks(n_rows, args.ranks)))
-    ]
-    for p in processes:
-        p.start()
-    proba = queue.get(timeout=3600)
-    for p in processes:
-        p.join()
-    return proba
+    return _spawn(
+        _lightgbm_worker,
+        [
+            (rank, machines, port, path, block, params, args.max_iter, n_classes)
+            for rank, (port, block) in enumerate(zip(ports, _blocks(n_rows, args.ranks)))
+        ],
+    )
 
 
 def _worker_count_effect(args, X, y, X_test, n_classes):

@@ -59,58 +59,67 @@ def _gradients(cum_g, node, params):
     return np.float64(cum_g) * params[5], np.float64(node[0] - cum_g) * params[5]
 
 
+_SKIP, _STOP = -2.0, -3.0  # no gain: a later bin may do / no later bin will
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scanned_gain(cum_g, cum_h, cum_n, scanned_left, monotonic, node, params):
+    """Gain of the split whose scanned side has the running sums (the other
+    side has the rest); _SKIP while the scanned side is too small, _STOP once
+    the other side is. The cheap checks come first."""
+    min_hessian, min_leaf = params[1], params[2]
+    if cum_n < min_leaf:
+        return _SKIP
+    if node[2] - cum_n < min_leaf:
+        return _STOP
+    h_scanned, h_other = _hessians(cum_h, cum_n, node, params)
+    if h_scanned < min_hessian:
+        return _SKIP
+    if h_other < min_hessian:
+        return _STOP
+    g_scanned, g_other = _gradients(cum_g, node, params)
+    loss_node = node[3] * node[4]
+    lower, upper, l2 = node[5], node[6], params[0]
+    if scanned_left:
+        return _gain(g_scanned, h_scanned, g_other, h_other, loss_node, monotonic, lower, upper, l2)
+    return _gain(g_other, h_other, g_scanned, h_scanned, loss_node, monotonic, lower, upper, l2)
+
+
+@njit(cache=True, nogil=True)
+def _scan_direction(h, f, node, params, out, scanned_left, best):
+    """One scan of a numerical feature: bins joining the left side from the
+    first (missing values right), or the right side from the last non-missing
+    bin (missing values left). Returns the best gain so far."""
+    gains, bins, missing_left, g_left, h_left, n_left, _, n_bins_nm, has_missing, _, mono = out
+    count = n_bins_nm[f] - 1 + (has_missing[f] if scanned_left else 0)
+    cum_g = cum_h = cum_n = 0
+    for step in range(count):
+        b = step if scanned_left else count - 1 - step
+        joining = b if scanned_left else b + 1
+        cum_g += h[joining, 0]
+        cum_h += h[joining, 1]
+        cum_n += h[joining, 2]
+        gain = _scanned_gain(cum_g, cum_h, cum_n, scanned_left, mono[f], node, params)
+        if gain == _SKIP:
+            continue
+        if gain == _STOP:
+            break
+        if gain > best and gain > params[3]:
+            best = gain
+            gains[f], bins[f], missing_left[f] = gain, b, not scanned_left
+            if scanned_left:
+                g_left[f], h_left[f], n_left[f] = cum_g, cum_h, cum_n
+            else:
+                g_left[f], h_left[f], n_left[f] = node[0] - cum_g, node[1] - cum_h, node[2] - cum_n
+    return best
+
+
 @njit(cache=True, nogil=True)
 def _scan_numerical(h, f, node, params, out):
-    """Left-to-right scan (missing values right), then right-to-left (missing
-    values left) when the feature has missing values. The running sums are of
-    the side the scan starts from; the checks come first, cheapest first."""
-    total_g, total_h, n, sum_g, value, lower, upper = node
-    l2, min_hessian, min_leaf, min_gain = params[0], params[1], params[2], params[3]
-    gains, bins, missing_left, g_left, h_left, n_left, _, n_bins_nm, has_missing, _, mono = out
-    loss_node = sum_g * value
-    best = -1.0
-    cum_g = cum_h = cum_n = 0
-    for b in range(n_bins_nm[f] - 1 + has_missing[f]):
-        cum_g += h[b, 0]
-        cum_h += h[b, 1]
-        cum_n += h[b, 2]
-        if cum_n < min_leaf:
-            continue
-        if n - cum_n < min_leaf:
-            break
-        hl, hr = _hessians(cum_h, cum_n, node, params)
-        if hl < min_hessian:
-            continue
-        if hr < min_hessian:
-            break
-        gl, gr = _gradients(cum_g, node, params)
-        gain = _gain(gl, hl, gr, hr, loss_node, mono[f], lower, upper, l2)
-        if gain > best and gain > min_gain:
-            best = gain
-            gains[f], bins[f], missing_left[f] = gain, b, 0
-            g_left[f], h_left[f], n_left[f] = cum_g, cum_h, cum_n
-    if not has_missing[f]:
-        return
-    cum_g = cum_h = cum_n = 0  # sums of the right child
-    for b in range(n_bins_nm[f] - 2, -1, -1):
-        cum_g += h[b + 1, 0]
-        cum_h += h[b + 1, 1]
-        cum_n += h[b + 1, 2]
-        if cum_n < min_leaf:
-            continue
-        if n - cum_n < min_leaf:
-            break
-        hr, hl = _hessians(cum_h, cum_n, node, params)
-        if hr < min_hessian:
-            continue
-        if hl < min_hessian:
-            break
-        gr, gl = _gradients(cum_g, node, params)
-        gain = _gain(gl, hl, gr, hr, loss_node, mono[f], lower, upper, l2)
-        if gain > best and gain > min_gain:
-            best = gain
-            gains[f], bins[f], missing_left[f] = gain, b, 1
-            g_left[f], h_left[f], n_left[f] = total_g - cum_g, total_h - cum_h, n - cum_n
+    """Left-to-right scan, then right-to-left when the feature has missing values."""
+    best = _scan_direction(h, f, node, params, out, True, -1.0)
+    if out[8][f]:
+        _scan_direction(h, f, node, params, out, False, best)
 
 
 @njit(cache=True, nogil=True)
