@@ -36,9 +36,10 @@ def test_scikit_learn_estimator_checks(estimator, check):
 @pytest.mark.parametrize(
     "load, cls, params",
     [
-        (load_digits, "HistGradientBoostingClassifier", {"max_iter": 15}),
+        (load_digits, "HistGradientBoostingClassifier", {"max_iter": 8}),
         (load_breast_cancer, "HistGradientBoostingClassifier", {}),
         (load_diabetes, "HistGradientBoostingRegressor", {}),
+        (load_diabetes, "HistGradientBoostingRegressor", {"loss": "gamma", "max_iter": 20}),
     ],
 )
 def test_scikit_learns_model_on_its_datasets(load, cls, params):

@@ -71,8 +71,8 @@ INT64_INDICES = (
 )
 IN_PLACE = "copy_X=False never centres the caller's X in place (the shard stays the user's data)"
 HGB_SLOW = (
-    "left out for test time only: histogram gradient boosting runs the same loss in "
-    "tests/mpi_cases/hgb_cases.py, against scikit-learn"
+    "left out for test time only: tests/mpi_cases/hgb_cases.py and tests/test_hgb.py fit "
+    "the same losses and constraints against scikit-learn"
 )
 
 # Tests left out: a test name (every parametrization) or a part of the test id,
@@ -186,7 +186,7 @@ DESELECT = {
             "early-stopping scorers are mlmpi's global scorers: 'neg_median_absolute_error' "
             "has no distributed version (and the test patches scikit-learn's module)"
         ),
-        # Test time only (the losses are compared with scikit-learn's in hgb_cases.py):
+        # Test time only (hgb_cases.py and test_hgb.py compare the losses with scikit-learn):
         # the slowest tests, 100 iterations on 100 features or several losses each
         # ("name[]": that test alone, not the tests whose names start with it).
         "test_poisson[]": HGB_SLOW,
