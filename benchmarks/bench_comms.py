@@ -7,7 +7,10 @@ of the blocks is reported. The peer column is the raw mpi4py call.
 (what the DNN trainer's fusion buckets do); plain ``allreduce`` returns a
 new array each call.
 ``allgatherv`` includes mlmpi's agreement on shapes and dtypes (one small
-object allgather), which raw ``Allgatherv`` with precomputed counts skips.
+allgather), which raw ``Allgatherv`` with precomputed counts skips. The calls
+are timed as estimators make them, inside a collective call; called from
+user code, each also agrees on the call first (one 64-byte allreduce, timed
+by ``benchmarks/bench_contract.py``).
 
 Usage::
 
@@ -65,17 +68,24 @@ def _cases(comms, size):
 
 def worker(args):
     from mlmpi import get_comms
+    from mlmpi.comms._method import in_collective_method
 
     comms = get_comms("mpi")
     metrics = {}
-    for size in args.sizes:
-        calls = max(10, args.calls * 1024 // max(size, 1024))  # fewer calls for large messages
-        for case, (raw, ours) in _cases(comms, size).items():
-            raw_s, ours_s = [], []
-            for _ in range(BLOCKS):
-                raw_s.append(_per_call(raw, calls, comms.barrier))
-                ours_s.append(_per_call(ours, calls, comms.barrier))
-            metrics[case] = {"raw": statistics.median(raw_s), "mlmpi": statistics.median(ours_s)}
+    # As inside an estimator's collective method: called from user code, each
+    # collective would first agree on the call (benchmarks/bench_contract.py).
+    with in_collective_method("bench_comms"):
+        for size in args.sizes:
+            calls = max(10, args.calls * 1024 // max(size, 1024))  # fewer calls for large ones
+            for case, (raw, ours) in _cases(comms, size).items():
+                raw_s, ours_s = [], []
+                for _ in range(BLOCKS):
+                    raw_s.append(_per_call(raw, calls, comms.barrier))
+                    ours_s.append(_per_call(ours, calls, comms.barrier))
+                metrics[case] = {
+                    "raw": statistics.median(raw_s),
+                    "mlmpi": statistics.median(ours_s),
+                }
     _driver.worker_report(args.report, {"seconds": 0.0, "cases": metrics}, comms)
 
 

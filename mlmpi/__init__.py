@@ -80,16 +80,15 @@ def __dir__():
     return __all__ + sorted(_SUBMODULES)
 
 
-def _abort_on_uncaught_exceptions():
-    """Under an MPI launcher, an uncaught exception on any rank ends the whole
-    job from here on, before any MPI call (``MLMPI_ABORT_ON_ERROR=0`` turns
-    it off). MPI itself is not initialised by this."""
-    from . import _config
-    from .comms import launched_by_mpi
-    from .comms._abort import install_abort_hook
+def _join_the_mpi_job():
+    """Under an MPI launcher: from here on an uncaught exception on any rank
+    ends the whole job (``MLMPI_ABORT_ON_ERROR=0`` turns it off), and MPI and
+    the default comms are set up now, so that a rank that ends before its
+    first collective call meets the others (:mod:`mlmpi.comms._launch`).
+    Nothing happens outside a launcher: ``import mlmpi`` stays cheap."""
+    from .comms._launch import join_launched_job
 
-    if launched_by_mpi() and _config.abort_on_error():
-        install_abort_hook()
+    join_launched_job()
 
 
-_abort_on_uncaught_exceptions()
+_join_the_mpi_job()

@@ -1,4 +1,4 @@
-"""``python -m mlmpi info``: see :mod:`mlmpi.cli`."""
+"""``python -m mlmpi info`` and ``python -m mlmpi script.py``: see :mod:`mlmpi.cli`."""
 
 import sys
 

@@ -4,24 +4,28 @@ Every setting can be given as a constructor argument where it matters
 (``MPIComms(cuda_aware=True)``); the environment only supplies defaults so
 that a job can be reconfigured without a code change.
 
-=========================  ==================================================
-``MLMPI_COMMS``            ``mpi`` | ``nccl`` | ``self``: backend of
-                           :func:`mlmpi.get_comms`.
-``MLMPI_CUDA_AWARE_MPI``   ``1``: pass CuPy buffers straight to MPI instead of
-                           staging them through host memory.
-``MLMPI_NUM_THREADS``      BLAS/numba/OpenMP threads per rank (default: the
-                           cores of the node divided by the ranks on it).
-``MLMPI_TIMELINE``         path: record every collective and write a Chrome
-                           trace (one file per rank) at exit.
-``MLMPI_TIMEOUT``          seconds: abort the job when a collective does not
-                           complete in time (default 300; ``0`` turns it off).
-``MLMPI_ABORT_ON_ERROR``   ``0``: do not install the hook that aborts the whole
-                           MPI job on an uncaught exception.
-``MLMPI_ALLOW_TF32``       ``1``: let cuBLAS use TF32 tensor cores for float32
-                           GEMMs on CuPy arrays (faster, ~1e-3 relative
-                           error); ``0``: never. Unset: CuPy's own default
-                           (``CUPY_TF32``, off unless set).
-=========================  ==================================================
+==========================  ==================================================
+``MLMPI_COMMS``             ``mpi`` | ``nccl`` | ``self``: backend of
+                            :func:`mlmpi.get_comms`.
+``MLMPI_CUDA_AWARE_MPI``    ``1``: pass CuPy buffers straight to MPI instead of
+                            staging them through host memory.
+``MLMPI_NUM_THREADS``       BLAS/numba/OpenMP threads per rank (default: the
+                            cores of the node divided by the ranks on it).
+``MLMPI_TIMELINE``          path: record every collective and write a Chrome
+                            trace (one file per rank) at exit.
+``MLMPI_TIMEOUT``           seconds: abort the job when a collective does not
+                            complete in time (default 300; ``0`` turns it off).
+``MLMPI_ABORT_ON_ERROR``    ``0``: do not install the hook that aborts the whole
+                            MPI job on an uncaught exception.
+``MLMPI_IDENTICAL_SHARDS``  ``error`` (default) | ``warn``: what a collective
+                            ``fit`` does when every rank passes the same rows
+                            (forgetting to shard): raise the same ValueError on
+                            every rank, or fit every rank's copy and warn.
+``MLMPI_ALLOW_TF32``        ``1``: let cuBLAS use TF32 tensor cores for float32
+                            GEMMs on CuPy arrays (faster, ~1e-3 relative
+                            error); ``0``: never. Unset: CuPy's own default
+                            (``CUPY_TF32``, off unless set).
+==========================  ==================================================
 """
 
 import os
@@ -101,6 +105,14 @@ def collective_timeout():
 
 def abort_on_error():
     return _env_flag("MLMPI_ABORT_ON_ERROR", True)
+
+
+def identical_shards():
+    """``MLMPI_IDENTICAL_SHARDS``: ``"error"`` (unset) or ``"warn"``."""
+    value = os.environ.get("MLMPI_IDENTICAL_SHARDS", "").strip().lower() or "error"
+    if value not in ("error", "warn"):
+        raise ValueError(f"MLMPI_IDENTICAL_SHARDS={value!r} is not 'error' or 'warn'.")
+    return value
 
 
 def allow_tf32():

@@ -1,4 +1,4 @@
-"""The ``mlmpi`` command: ``mlmpi info`` (and, later, its friends).
+"""The ``mlmpi`` command: ``mlmpi info``, and ``mlmpi script.py`` to run a program.
 
 ``mlmpi info`` reports the versions, the MPI library, GPUs, NCCL, the
 default comms and the threads per rank. It runs without MPI and without a
@@ -13,6 +13,7 @@ import sys
 from importlib import metadata
 
 from . import __version__
+from ._runner import is_program, run_program
 
 __all__ = ["build_parser", "main"]
 
@@ -150,7 +151,13 @@ def build_parser():
     ('info', True)
     """
     parser = argparse.ArgumentParser(
-        prog="mlmpi", description="Distributed classical machine learning over MPI/NCCL."
+        prog="mlmpi",
+        description="Distributed classical machine learning over MPI/NCCL.",
+        epilog=(
+            "mlmpi script.py [args] (also -m module, -c command) runs the program with mlmpi "
+            "imported first: under mpiexec, a rank that fails or ends before the program "
+            "imports mlmpi then ends the job instead of leaving the others waiting."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"mlmpi {__version__}")
     commands = parser.add_subparsers(dest="command", title="commands")
@@ -165,6 +172,10 @@ def build_parser():
 
 def main(argv=None):
     """Entry point of the ``mlmpi`` console script and ``python -m mlmpi``.
+
+    ``mlmpi script.py [args]`` (or ``-m module``, ``-c command``) runs the
+    program as ``__main__`` after ``import mlmpi`` (see :mod:`mlmpi._runner`):
+    ``mpiexec -n 4 python -m mlmpi script.py``.
 
     Parameters
     ----------
@@ -186,5 +197,8 @@ def main(argv=None):
     >>> status, json.loads(out.getvalue())["default_comms"]
     (0, 'self')
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if is_program(argv):
+        return run_program(argv)
     args = build_parser().parse_args(argv)
     return args.run(args)

@@ -5,6 +5,7 @@ import numbers
 import numpy as np
 import scipy.sparse
 
+from ._contract import collective_function
 from .comms import resolve_comms
 from .random import RowStream, shared_seed
 
@@ -39,19 +40,27 @@ def even_counts(n_samples, size):
     return [base + (rank < extra) for rank in range(size)]
 
 
-def _row_range(n_samples, comms, counts):
+def checked_counts(n_samples, size, counts):
+    """``counts`` as a list of ints (even counts when None), or the ValueError
+    that says what a valid ``counts`` is."""
     if counts is None:
-        counts = even_counts(n_samples, comms.size)
+        return even_counts(n_samples, size)
     counts = [int(c) for c in counts]
-    if len(counts) != comms.size or sum(counts) != n_samples or min(counts) < 0:
+    if len(counts) != size or sum(counts) != n_samples or min(counts) < 0:
         raise ValueError(
             f"counts={counts} must give a non-negative row count for each of the "
-            f"{comms.size} ranks, adding up to {n_samples}."
+            f"{size} ranks, adding up to {n_samples}."
         )
+    return counts
+
+
+def _row_range(n_samples, comms, counts):
+    counts = checked_counts(n_samples, comms.size, counts)
     start = sum(counts[: comms.rank])
     return start, start + counts[comms.rank]
 
 
+@collective_function(same=("X",))
 def shard(X, comms=None, *, counts=None):
     """This rank's contiguous block of rows of an array every rank holds.
 
@@ -69,6 +78,11 @@ def shard(X, comms=None, *, counts=None):
     X_local : array of shape (counts[rank], ...)
         A view of ``X``'s rows (same array type as ``X``).
 
+    Notes
+    -----
+    This function is collective: every rank passes the same ``X`` (the ranks
+    compare a checksum of it) and ``counts``.
+
     Examples
     --------
     >>> import numpy as np
@@ -81,6 +95,7 @@ def shard(X, comms=None, *, counts=None):
     return X[start:stop]
 
 
+@collective_function
 def make_blobs(
     n_samples=100,
     n_features=2,
@@ -125,7 +140,7 @@ def make_blobs(
 
     Notes
     -----
-    This function is collective unless ``random_state`` is an int.
+    This function is collective: every rank passes the same arguments.
 
     Examples
     --------
@@ -175,6 +190,7 @@ def make_blobs(
 _SPARSE_BLOCK_ROWS = 1 << 13
 
 
+@collective_function
 def make_sparse_text(
     n_samples=1000,
     n_features=10000,
@@ -226,7 +242,7 @@ def make_sparse_text(
 
     Notes
     -----
-    This function is collective unless ``random_state`` is an int.
+    This function is collective: every rank passes the same arguments.
 
     Examples
     --------

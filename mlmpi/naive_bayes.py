@@ -26,8 +26,9 @@ from sklearn.utils.multiclass import (
 from sklearn.utils.validation import check_is_fitted
 
 from ._array import get_namespace, is_sparse, log_softmax, to_host, to_namespace
+from ._contract import collective_method
 from .base import DistributedClassifierMixin, DistributedEstimatorMixin
-from .comms import Comms, collective_method
+from .comms import Comms
 from .kernels import kernels_for
 from .utils.validation import agree, check_local, validate_fit_data
 

@@ -11,8 +11,9 @@ under several ranks.
 import sklearn.pipeline as sk
 from sklearn.utils.metaestimators import available_if
 
+from ._contract import collective_method
 from .base import DistributedEstimatorMixin
-from .comms import collective_method, get_comms
+from .comms import get_comms
 from .utils.shard_local import warn_shard_local_learners
 
 __all__ = ["Pipeline", "make_pipeline"]

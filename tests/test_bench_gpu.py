@@ -64,12 +64,39 @@ def test_refuses_to_run_without_a_gpu(monkeypatch):
         bench.main([])
 
 
-def test_dry_run_end_to_end(tmp_path):
-    out = tmp_path / "gpu.json"
-    rows = bench.main(["--dry-run", "--out", str(out)])
-    assert len(rows) == 7
-    written = json.loads(out.read_text())
+def test_gpu_check_dry_run_end_to_end(tmp_path):
+    """benchmarks/gpu_check.sh --dry-run takes every step of the GPU run on the CPU:
+    the GPU tests (skipped here), bench_gpu.py --dry-run and two ranks on the
+    CuPy stand-in over host-staged MPI, each checked against the CPU fit."""
+    import subprocess
+    import sys
+
+    script = PATH.parent / "gpu_check.sh"
+    env = {**__import__("os").environ, "PYTHON": sys.executable}
+    done = subprocess.run(
+        ["bash", str(script), "--dry-run", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=400,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert [s["step"] for s in summary["steps"]] == [
+        "install",
+        "nvidia-smi",
+        "gpu-tests",
+        "bench-gpu",
+        "two-ranks-mpi",
+    ]
+    assert all(s["exit"] == 0 for s in summary["steps"])
+    assert (tmp_path / "gpu-tests.xml").exists()
+    fits = {row["fit"]: row for row in summary["two_ranks"]}
+    assert set(fits) == {"KMeans", "LinearRegression", "PCA"}
+    assert all(row["ranks"] == 2 and row["within_tolerance"] for row in fits.values())
+    written = json.loads((tmp_path / "bench_gpu.json").read_text())
     assert written["dry_run"] and written["peaks"]["flops_per_s"] > 0
+    assert len(written["rows"]) == 7
     for row in written["rows"]:
         if "skipped" in row:
             assert row["case"].startswith("kNN")

@@ -10,7 +10,8 @@ import pytest
 from _mpi import HERE, run_mpi
 
 from mlmpi import KMeans, _config
-from mlmpi.comms import collective_method, current_method, profile
+from mlmpi._contract import collective_method
+from mlmpi.comms import current_method, profile
 
 SCRIPTS = HERE / "scripts"
 WITHIN = 40
@@ -103,19 +104,20 @@ def test_one_rank_never_warns_about_identical_shards():
 def test_call_descriptors_are_compared_without_communication():
     import pandas as pd
 
-    from mlmpi._contract import Call, check_calls, input_schema, parameter_facts
+    from mlmpi._contract import DATA, Call, CallDetails, check_calls, input_schema, parameter_facts
 
     X = np.zeros((4, 3))
 
     def call(method="KMeans.fit", count=1, estimator=None, X=X, **arguments):
         params = parameter_facts(estimator or KMeans(3))
-        return Call(method, count, params, tuple(arguments.items()), input_schema(X))
+        details = CallDetails(params, tuple(arguments.items()), input_schema(X))
+        return Call(method, count, details)
 
     assert check_calls([call(), call(), call(X=X[:0])]) is None
-    assert check_calls([call(sample_weight="data"), call(sample_weight="None")]) is None
+    assert check_calls([call(sample_weight=DATA), call(sample_weight="None")]) is None
     assert "rank 1: 4)" in check_calls([call(), call(estimator=KMeans(4))])
     assert "different 'n_neighbors'" in check_calls([call(n_neighbors="3"), call(n_neighbors="5")])
-    assert "rank 1: 2 features" in check_calls([call(), call(X=X[:, :2])])
+    assert "rank 1: 4 rows x 2 features" in check_calls([call(), call(X=X[:, :2])])
     assert "different dtype" in check_calls([call(), call(X=X.astype(np.float32))])
     assert check_calls([call(), call(X=X[:0].astype(np.float32))]) is None  # no rows: no dtype
     assert "X is None on rank 1" in check_calls([call(), call(X=None)])
@@ -134,15 +136,58 @@ def test_call_descriptors_are_compared_without_communication():
     assert check_calls([Call(None), Call(None)]) is None
 
 
+def test_digests_differ_exactly_when_the_descriptors_do():
+    # The ranks compare 64-byte digests (one MAX allreduce) and exchange their
+    # descriptors only when a field differs: the digest must see every difference
+    # check_calls sees, and none where it sees none.
+    from mlmpi._contract import CallDetails, input_schema, parameter_facts
+    from mlmpi.comms._calls import DIGEST_WORDS, Call, check_calls, digest, digests_agree
+
+    X = np.zeros((4, 3))
+
+    def call(count=1, estimator=None, X=X, **arguments):
+        details = CallDetails(
+            parameter_facts(estimator or KMeans(3)), tuple(arguments.items()), input_schema(X)
+        )
+        return Call("KMeans.fit", count, details)
+
+    def agree(*calls):
+        reduced = np.max([digest(c) for c in calls], axis=0)  # what the allreduce gives
+        return digests_agree(reduced)
+
+    same = [
+        (call(), call()),
+        (call(), call(X=X[:0])),  # a rank without rows
+        (call(), call(X=[])),  # an empty list: no width
+        (call(), call(X=X[:0].astype(np.float32))),
+        (call(), call(X=X.astype(np.int64))),  # converted by validation: not compared
+        (call(sample_weight="data"), call(sample_weight="data")),
+    ]
+    different = [
+        (call(), call(count=2)),
+        (call(), call(estimator=KMeans(4))),
+        (call(n_neighbors="3"), call(n_neighbors="5")),
+        (call(), call(X=X[:, :2])),
+        (call(), call(X=X.astype(np.float32))),
+        (call(), call(X=None)),
+    ]
+    assert digest(call()).nbytes == DIGEST_WORDS * 8 == 64
+    for calls in same:
+        assert agree(*calls) and check_calls(list(calls)) is None
+    for calls in different:
+        assert not agree(*calls) and check_calls(list(calls)) is not None
+
+
 def test_end_agreement_compares_the_collectives_each_rank_made():
     # The states gathered when ranks end: (ending, collectives started, call).
-    from mlmpi._contract import Call, _end_message
+    from mlmpi.comms._agreement import end_message
+    from mlmpi.comms._calls import Call
 
     allreduce = Call("Comms.allreduce", 2)
-    assert _end_message([(True, 5, allreduce), (True, 5, allreduce)]) is None
+    assert end_message([(True, 5, allreduce), (True, 5, allreduce)]) is None
     # rank 0 waits in its 6th collective, rank 1 ended after 5, rank 2 after 6 (the
     # same allreduce, which it could leave alone, like a root's bcast)
-    waiting = _end_message(
+    waiting = end_message(
         [(False, 6, allreduce), (True, 5, Call("Comms.bcast", 1)), (True, 6, allreduce)]
     )
     assert waiting.startswith(
@@ -150,5 +195,5 @@ def test_end_agreement_compares_the_collectives_each_rank_made():
         "program without calling it."
     )
     # every rank ended, one after a collective the others never made
-    extra = _end_message([(True, 3, Call("Comms.bcast", 1)), (True, 2, allreduce)])
+    extra = end_message([(True, 3, Call("Comms.bcast", 1)), (True, 2, allreduce)])
     assert extra.startswith("Comms.bcast is collective: rank 0 called it (call #1), rank 1 ended")

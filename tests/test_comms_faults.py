@@ -39,17 +39,23 @@ def test_python_m_mpi4py_aborts_without_the_hook_too():
 
 def test_timeout_names_the_collective_and_the_rank():
     output = _run([sys.executable, SCRIPT, "skip"], env={"MLMPI_TIMEOUT": "2"})
-    assert "mlmpi: collective 'allreduce' on rank 0 of 2 (mpi) did not complete" in output
+    # rank 0 waits in the agreement on its raw allreduce
+    assert "mlmpi: Comms.allreduce is collective: every rank must call it" in output
+    assert "collective 'agree' on rank 0 of 2 (mpi) did not complete" in output
     assert "MLMPI_TIMEOUT=2 s" in output
 
 
 def test_abort_hook_can_be_switched_off():
-    # Without the hook only the watchdog ends the job.
-    env = {"MLMPI_ABORT_ON_ERROR": "0", "MLMPI_TIMEOUT": "2"}
+    # Without the hook, the dying rank still meets the others when it exits: the
+    # end agreement ends the job, with no timeout.
+    env = {"MLMPI_ABORT_ON_ERROR": "0", "MLMPI_TIMEOUT": "0"}
     output = _run([sys.executable, SCRIPT, "raise"], env=env)
     assert "RuntimeError: rank 1 fails on purpose" in output
     assert "mlmpi: uncaught" not in output
-    assert "collective 'allreduce' on rank 0 of 2" in output
+    assert (
+        "mlmpi: Comms.allreduce is collective: rank 0 called it (call #4), rank 1 ended the "
+        "program without calling it." in output
+    )
 
 
 FAIL_BEFORE_FIT = HERE / "scripts" / "fail_before_fit.py"

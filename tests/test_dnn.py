@@ -228,11 +228,14 @@ def test_timeline_has_every_bucket_with_its_size_and_step(tmp_path):
     assert len(sizes) > 1
     for rank in (0, 1):
         events = json.loads((tmp_path / f"trace.rank{rank}.json").read_text())["traceEvents"]
-        started = [e["args"] for e in events if e["name"] == "iallreduce"]
+        # the reductions of a step are one collective call, named in the timeline
+        started = [e["args"] for e in events if e["name"] == "DistributedOptimizer.step/iallreduce"]
         assert sorted((a["step"], a["bucket"], a["bytes"]) for a in started) == sorted(
             (step, bucket, size) for step in (0, 1) for bucket, size in enumerate(sizes)
         )
-        waits = [e["args"] for e in events if e["name"] == "iallreduce.wait"]
+        waits = [
+            e["args"] for e in events if e["name"] == "DistributedOptimizer.step/iallreduce.wait"
+        ]
         assert {(a["step"], a["bucket"]) for a in waits} == {
             (step, bucket) for step in (0, 1) for bucket in range(len(sizes))
         }

@@ -22,7 +22,6 @@ import pytest
 from sklearn.base import BaseEstimator
 
 import mlmpi
-from mlmpi import _contract
 
 # numpydoc.validate codes for what Sphinx (numpydoc, ``-W``) warns about or
 # what a reader of the API reference needs: a docstring, a summary, sections
@@ -92,9 +91,8 @@ def _is_enum(obj):
 
 
 def _enters_the_contract(obj):
-    """Decorated with ``collective_method`` or ``collective_function``."""
-    code = getattr(obj, "__code__", None)
-    return code is not None and code.co_filename == _contract.__file__
+    """Decorated with the collective contract (``mlmpi._contract.collective``)."""
+    return getattr(obj, "collective", False) is True
 
 
 def _has_parameters(obj):

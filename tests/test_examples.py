@@ -92,6 +92,15 @@ def check_preprocessing(output):
         assert float(difference) < 1e-10
 
 
+def check_parquet_job(output):
+    found = dict(_lines(r"^(mlmpi|scikit-learn)\s+accuracy (\S+)", output, 2))
+    assert float(found["mlmpi"]) >= float(found["scikit-learn"]) - 0.02
+    pattern = r"^predictions file: (\d+) rows, (\d+) parts, in row order: (\w+), accuracy (\S+)$"
+    ((rows, parts, ordered, accuracy),) = _lines(pattern, output, 1)
+    assert (int(rows), int(parts), ordered) == (1200, 2, "True")
+    assert accuracy == found["mlmpi"]
+
+
 def check_train_digits(output):
     (accuracy, rate) = _lines(r"^test accuracy (\S+)  samples/s (\d+)$", output, 1)[0]
     assert float(accuracy) >= 0.95

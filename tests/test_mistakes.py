@@ -98,3 +98,35 @@ def test_mistake_ends_the_job_with_one_clear_error(mistake, nranks):
     starts = [float(t) for t in re.findall(r"rank \d+: start ([\d.]+)", output)]
     assert len(starts) == nranks, output
     assert ended - min(starts) < WITHIN, f"{ended - min(starts):.1f} s\n{output}"
+
+
+EARLY_END = HERE / "scripts" / "early_end.py"
+
+
+@pytest.mark.parametrize("nranks", [2, 3])
+@pytest.mark.parametrize(
+    "mode, runner",
+    [("before_any_comms", False), ("exit_before_import", True), ("raise_before_import", True)],
+)
+def test_a_rank_that_ends_before_any_collective_meets_the_others(mode, runner, nranks):
+    # Without the import-time join (or the runner), the others waited in MPI_Init forever.
+    others = _ranks(range(nranks - 1))
+    argv = [sys.executable, *(["-m", "mlmpi"] if runner else []), EARLY_END, mode]
+    returncode, output, timed_out = run_mpi(nranks, argv, timeout=HANG)
+    ended = time.time()
+    assert not timed_out, f"the job hung for {HANG} s:\n{output}"
+    assert returncode != 0, output
+    if mode == "raise_before_import":
+        assert f"RuntimeError: rank {nranks - 1} fails before importing mlmpi" in output
+        assert f"mlmpi: uncaught RuntimeError on rank {nranks - 1} of {nranks}" in output
+    else:
+        expected = (
+            f"mlmpi: StandardScaler.fit is collective: {others} called it (call #1), rank "
+            f"{nranks - 1} ended the program without calling it."
+        )
+        assert output.count(expected) == nranks, output  # every rank says so
+    assert "done" not in output.replace(f"rank {nranks - 1}: done", "")
+    assert "Fatal error" not in output and "PMI" not in output, output
+    starts = [float(t) for t in re.findall(r"rank \d+: start ([\d.]+)", output)]
+    assert len(starts) == nranks, output
+    assert ended - min(starts) < WITHIN, f"{ended - min(starts):.1f} s\n{output}"

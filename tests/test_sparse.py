@@ -20,7 +20,8 @@ from mlmpi import PCA
 from mlmpi._array import is_sparse, sparse_namespace, to_csr
 from mlmpi.comms import SelfComms
 from mlmpi.datasets import make_sparse_text
-from mlmpi.io import _npz_slice, load_npz
+from mlmpi.io import load_npz
+from mlmpi.io._numpy import _npz_slice
 
 
 def _text(n=300, d=50, dtype=np.float64, seed=0):

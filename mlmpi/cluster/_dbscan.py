@@ -7,8 +7,9 @@ from sklearn.base import BaseEstimator, ClusterMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._array import get_namespace, is_device_array, to_host, to_namespace
+from .._contract import collective_method
 from ..base import DistributedEstimatorMixin
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..kernels import kernels_for
 from ..neighbors import _ring
 from ..neighbors._base import DEFAULT_BATCH, effective_metric

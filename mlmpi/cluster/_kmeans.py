@@ -17,8 +17,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _is_arraylike_not_scalar, check_is_fitted
 
 from .._array import get_namespace, is_device_array, is_sparse, to_host, to_namespace
+from .._contract import collective_method
 from ..base import DistributedEstimatorMixin
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..kernels import kernels_for
 from ..random import shared_seed
 from ..utils.validation import _check_weights, agree, check_local, validate_fit_data

@@ -4,12 +4,12 @@ Nothing here knows about machine learning. Estimators take ``comms=None``,
 meaning :func:`get_comms`.
 """
 
-import os
-import sys
-
 from .. import _config
-from ._base import Comms, ReduceOp, Request
+from ._agreement import meet_at_exit
+from ._base import Comms
+from ._launch import launched_by_mpi
 from ._method import current_method
+from ._types import ReduceOp, Request
 from .profile import profile
 from .self import SelfComms
 
@@ -24,26 +24,11 @@ __all__ = [
     "resolve_comms",
     "launched_by_mpi",
     "profile",
-    "collective_method",
     "current_method",
 ]
 
-# Environment variables set by the process managers that start MPI jobs
-# (MPICH/Intel hydra, Open MPI, PMIx, Slurm's PMI plugins).
-_LAUNCHER_VARIABLES = (
-    "PMI_RANK",
-    "PMI_SIZE",
-    "PMIX_RANK",
-    "OMPI_COMM_WORLD_SIZE",
-    "MPI_LOCALNRANKS",
-)
-
 
 def __getattr__(name):
-    if name == "collective_method":  # the contract lives above the comms layer
-        from .._contract import collective_method
-
-        return collective_method
     # MPIComms and NCCLComms import lazily so that `import mlmpi` never loads MPI.
     if name == "MPIComms":
         from .mpi import MPIComms
@@ -54,32 +39,6 @@ def __getattr__(name):
 
         return NCCLComms
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def launched_by_mpi():
-    """Whether this process was started by an MPI launcher (or MPI is already up).
-
-    Reads the launchers' environment variables; MPI is not initialised by this.
-
-    Returns
-    -------
-    launched : bool
-
-    Examples
-    --------
-    >>> from mlmpi.comms import launched_by_mpi
-    >>> launched_by_mpi()  # a plain ``python`` process
-    False
-    """
-    if any(variable in os.environ for variable in _LAUNCHER_VARIABLES):
-        return True
-    MPI = sys.modules.get("mpi4py.MPI")
-    return bool(
-        MPI is not None
-        and MPI.Is_initialized()
-        and not MPI.Is_finalized()
-        and MPI.COMM_WORLD.Get_size() > 1
-    )
 
 
 _defaults = {}
@@ -103,7 +62,8 @@ def get_comms(backend=None):
     Notes
     -----
     The first call for a backend is collective over ``MPI.COMM_WORLD`` (it
-    duplicates the world communicator); estimators make it at ``fit``.
+    duplicates the world communicator). Under an MPI launcher, ``import
+    mlmpi`` makes the MPI one at once (see :mod:`mlmpi.comms._launch`).
 
     Examples
     --------
@@ -123,17 +83,15 @@ def get_comms(backend=None):
         if backend == "self":
             _defaults[backend] = SelfComms()
         elif backend == "mpi":
-            from .mpi import MPIComms
+            from .mpi import world_comms
 
-            _defaults[backend] = MPIComms()
+            _defaults[backend] = world_comms()
         elif backend == "nccl":
             from .nccl import NCCLComms
 
             _defaults[backend] = NCCLComms()
         else:
             raise ValueError(f"Unknown comms backend {backend!r}; use 'mpi', 'nccl' or 'self'.")
-        from .._contract import meet_at_exit
-
         meet_at_exit(_defaults[backend])  # a rank that ends early meets the others' calls
     return _defaults[backend]
 

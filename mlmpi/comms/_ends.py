@@ -1,7 +1,7 @@
 """How a rank that ends the program reaches the ranks still waiting in a collective.
 
 Every rank that ends the program meets the others in one last agreement (see
-:mod:`mlmpi._contract`). A rank whose main thread is blocked in a collective
+:mod:`mlmpi.comms._agreement`). A rank whose main thread is blocked in a collective
 that the ending rank never made (``comms.allreduce(x)`` under ``if rank ==
 0:``) cannot join that agreement itself, and the agreement must not meet its
 collective on the same communicator (a hang, wrong data or MPI's "Message
@@ -133,10 +133,9 @@ class _Watcher:
 _watcher = _Watcher()
 
 
-def watch_ends(comms, comm):
+def watch_ends(comms, comm, meet):
     """Give ``comms`` (of more than one rank) an end channel over the mpi4py
-    ``comm`` and watch it. Collective over ``comm``."""
-    from .._contract import meet_ended_ranks
-
+    ``comm`` and watch it: ``meet(comms, collective)`` runs when a rank ended
+    without making the collective this rank waits in. Collective over ``comm``."""
     comms._ends = EndChannel(comm)
-    _watcher.watch(comms, meet_ended_ranks)
+    _watcher.watch(comms, meet)

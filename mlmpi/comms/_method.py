@@ -1,15 +1,18 @@
-"""The public collective method a rank is in, for errors, the timeline and ``profile()``.
+"""The public collective call a rank is in, for errors, the timeline and ``profile()``.
 
 A hang or timeout inside an estimator is reported as the method the user
-called (``KMeans.score``), not as the internal collective it waits in
-(``allgather_object``). Estimators mark their public collective methods with
-:func:`mlmpi.comms.collective_method` (the collective contract, in
-:mod:`mlmpi._contract`); the comms layer reads :func:`current_method`.
+called (``KMeans.score``), not as the internal collective it waits in.
+Estimators mark their public collective methods and functions with the
+collective contract (:mod:`mlmpi._contract`); the comms layer reads
+:func:`current_method`. The ranks agree on the outermost collective call
+only (``fit_predict`` calling ``fit`` does not agree again), except inside
+:func:`nested_calls_agree`: a cross-validation or a search lets every fit
+and score of the estimators it runs agree too.
 """
 
 from contextlib import contextmanager
 
-_current = []
+_current = []  # [name, whether the calls nested right inside it agree] per level
 
 
 def current_method():
@@ -27,7 +30,13 @@ def current_method():
     >>> current_method() is None  # outside any collective method
     True
     """
-    return _current[0] if _current else None
+    return _current[0][0] if _current else None
+
+
+def calls_agree_here():
+    """Whether a collective call made now agrees with the other ranks: outside
+    any collective call, or right inside a :func:`nested_calls_agree` block."""
+    return not _current or _current[-1][1]
 
 
 @contextmanager
@@ -37,8 +46,20 @@ def in_collective_method(name):
     Nested blocks keep the outer name: ``fit_predict`` calling ``fit`` is
     reported as ``fit_predict``, the method the user called.
     """
-    _current.append(name)
+    _current.append([name, False])
     try:
         yield
     finally:
         _current.pop()
+
+
+@contextmanager
+def nested_calls_agree():
+    """Inside a collective call: the collective calls made right inside the
+    block agree with the other ranks (each with its own descriptor)."""
+    level = _current[-1]
+    level[1] = True
+    try:
+        yield
+    finally:
+        level[1] = False

@@ -15,8 +15,9 @@ import numpy as np
 from .. import _config, _threads
 from .._array import bind_local_device, is_device_array, synchronize
 from ._abort import install_abort_hook
-from ._base import Comms, ReduceOp
+from ._base import Comms
 from ._staging import HostStaging
+from ._types import ReduceOp
 
 _MPI_OPS = {}
 
@@ -41,6 +42,17 @@ def _finalize_if_needed():
 
     if not MPI.Is_finalized():
         MPI.Finalize()
+
+
+_world = []  # the process's MPIComms of MPI.COMM_WORLD, once made
+
+
+def world_comms():
+    """The process's :class:`MPIComms` of ``MPI.COMM_WORLD`` (``get_comms("mpi")``),
+    made on the first call (collective over the world)."""
+    if not _world:
+        _world.append(MPIComms())
+    return _world[0]
 
 
 class MPIComms(Comms):

@@ -9,7 +9,8 @@ GPU of its node-local rank (``local_rank % device count``), as Horovod does.
 import math
 
 from .._array import is_device_array
-from ._base import Comms, ReduceOp
+from ._base import Comms
+from ._types import ReduceOp
 
 
 def unavailable_reason():
@@ -81,7 +82,8 @@ class NCCLComms(Comms):
     ----------
     comms : MPIComms, default=None
         The MPI comms over the same ranks; it carries NCCL's unique id and
-        every collective of host data. None means ``get_comms("mpi")``.
+        every collective of host data. None means ``get_comms("mpi")``, the
+        MPI comms of ``MPI.COMM_WORLD``.
     device : int, default=None
         The CUDA device of this rank. None means the node-local rank modulo
         the number of visible devices (one rank per GPU, as Horovod does).
@@ -118,13 +120,13 @@ class NCCLComms(Comms):
     backend = "nccl"
 
     def __init__(self, comms=None, *, device=None, timeout=None):
-        from . import get_comms, launched_by_mpi
-        from .mpi import MPIComms
+        from ._launch import launched_by_mpi
+        from .mpi import MPIComms, world_comms
 
         reason = unavailable_reason()
         if reason is not None and comms is None and not launched_by_mpi():
             raise RuntimeError(f"NCCLComms is unavailable: {reason}.")
-        comms = get_comms("mpi") if comms is None else comms
+        comms = world_comms() if comms is None else comms
         if not isinstance(comms, MPIComms):
             raise TypeError(f"NCCLComms wraps an MPIComms, got {type(comms).__name__}.")
         # Every rank raises when any rank cannot use NCCL (no rank is left waiting).

@@ -12,8 +12,9 @@ from sklearn.utils.extmath import svd_flip
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._array import get_namespace, is_device_array, to_namespace
+from .._contract import collective_method
 from ..base import DistributedEstimatorMixin
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..random import shared_seed
 from ..utils.validation import _check_device_array, check_local
 from ._solvers import randomized_svd

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.metaestimators import available_if
 
 from .._array import get_namespace, is_sparse, to_namespace
-from ..comms import collective_method
+from .._contract import collective_method
 from ..random import shared_seed
 from ..utils.validation import agree, validate_fit_data
 from ._base import FLOAT_DTYPES, _BaseDecomposition, flip_signs, replicated

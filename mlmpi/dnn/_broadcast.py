@@ -46,7 +46,7 @@ def bcast_tensors(named, root, comms):
                 offset += tensor.numel()
 
 
-@collective_function
+@collective_function(data=("params",))
 def broadcast_parameters(params, root=0, comms=None):
     """Copy ``root``'s parameters (or any tensors) to every rank, in place.
 
@@ -100,7 +100,7 @@ def broadcast_parameters(params, root=0, comms=None):
     bcast_tensors(named, root, comms)
 
 
-@collective_function
+@collective_function(data=("optimizer",))
 def broadcast_optimizer_state(optimizer, root=0, comms=None):
     """Copy ``root``'s optimizer state (tensors and scalars: step counts, lr,
     momentum buffers...) to every rank.

@@ -10,7 +10,7 @@ from ..comms import resolve_comms
 from ._broadcast import broadcast_optimizer_state, broadcast_parameters
 
 
-@collective_function
+@collective_function(data=("model", "optimizer", "extra"))
 def save_checkpoint(path, model, optimizer, epoch, *, comms=None, **extra):
     """Write the model, the optimizer state, ``epoch`` and ``extra`` to ``path``.
 
@@ -75,7 +75,7 @@ def save_checkpoint(path, model, optimizer, epoch, *, comms=None, **extra):
     _raise_agreed(comms.bcast_object(error), "save_checkpoint")
 
 
-@collective_function
+@collective_function(data=("model", "optimizer"))
 def load_checkpoint(path, model, optimizer=None, *, comms=None):
     """Restore a :func:`save_checkpoint` file on every rank.
 

@@ -7,7 +7,7 @@ from .._contract import collective_function
 from ..comms import resolve_comms
 
 
-@collective_function
+@collective_function(data=("metrics", "weight"))
 def allreduce_metrics(metrics, weight=1.0, comms=None):
     """Average a dict of scalar metrics over ranks (one allreduce).
 

@@ -7,11 +7,20 @@ import numpy as np
 import torch
 
 from .. import _config, _threads
-from .._contract import Call, agree_on_call
 from ..comms import resolve_comms
+from ..comms._agreement import agree_on_call
+from ..comms._calls import Call
+from ..comms._method import in_collective_method
 from ..comms.profile import label as _timeline_label
 from ._broadcast import broadcast_optimizer_state, broadcast_parameters
 from ._buckets import COMPRESSIONS, make_buckets
+
+_STEP = "DistributedOptimizer.step"  # the collective call of a step's reductions
+_STEP_HINT = (
+    " A rank ran out of batches: give every rank the same number of batches "
+    "(mlmpi.dnn.DistributedSampler with drop_last=True) or train inside "
+    "`with optimizer.join():`."
+)
 
 
 class DistributedOptimizer(torch.optim.Optimizer):
@@ -313,31 +322,39 @@ class DistributedOptimizer(torch.optim.Optimizer):
             self._start_ready()
 
     def _start_ready(self):
-        """Start every full bucket whose predecessors have started (bucket order)."""
-        while self._next < len(self.buckets) and self.buckets[self._next].full:
-            if self._next == 0:  # every rank at the same step before its first reduction
-                agree_on_call(self.comms, Call("DistributedOptimizer.step", self.step_count + 1))
-            if not self._checked:
-                self._check_layout()
-            bucket = self.buckets[self._next]
-            with _timeline_label(bucket=bucket.index, step=self.step_count):
-                bucket.start(self.comms)
-            self._next += 1
-        for bucket in self.buckets[: self._next]:
-            bucket.poke()
+        """Start every full bucket whose predecessors have started (bucket order).
+
+        The reductions of a step are one collective call: every rank agrees
+        on the step before its first reduction (the gradient hooks call this
+        outside any collective method)."""
+        with in_collective_method(_STEP):
+            while self._next < len(self.buckets) and self.buckets[self._next].full:
+                if self._next == 0:  # every rank at the same step before its first reduction
+                    step = Call(_STEP, self.step_count + 1, hint=_STEP_HINT)
+                    agree_on_call(self.comms, step)
+                if not self._checked:
+                    self._check_layout()
+                bucket = self.buckets[self._next]
+                with _timeline_label(bucket=bucket.index, step=self.step_count):
+                    bucket.start(self.comms)
+                self._next += 1
+            for bucket in self.buckets[: self._next]:
+                bucket.poke()
 
     def _finish_all(self, contributed):
         """Start what is left, wait, and write the averages into ``.grad``."""
         self._start_ready()
-        contributors = self.comms.size
-        if self._joining:
-            contributors = int(self.comms.allreduce(np.asarray(int(contributed), np.int64)))
-        divisor = 1
-        if self.op == "average":
-            divisor = max(contributors, 1) * self.backward_passes_per_step
-        for bucket in self.buckets:
-            with _timeline_label(bucket=bucket.index, step=self.step_count):
-                bucket.finish(divisor)
+        with in_collective_method(_STEP):
+            contributors = self.comms.size
+            if self._joining:
+                contributed = np.asarray(int(contributed), np.int64)
+                contributors = int(self.comms.allreduce(contributed))
+            divisor = 1
+            if self.op == "average":
+                divisor = max(contributors, 1) * self.backward_passes_per_step
+            for bucket in self.buckets:
+                with _timeline_label(bucket=bucket.index, step=self.step_count):
+                    bucket.finish(divisor)
         self._next = 0
         self.step_count += 1
         return contributors

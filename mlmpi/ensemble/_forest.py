@@ -11,8 +11,9 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, to_host, to_namespace
+from .._contract import collective_method
 from ..base import DistributedClassifierMixin, DistributedEstimatorMixin, DistributedRegressorMixin
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..kernels import kernels_for
 from ..linear_model._logistic import _class_weights, _global_classes
 from ..metrics import r2_score

@@ -9,7 +9,7 @@ from sklearn.utils._mask import _get_mask
 from sklearn.utils.validation import _num_samples
 
 from .._array import is_sparse
-from ..comms import collective_method
+from .._contract import collective_method
 from ..preprocessing._base import (
     CollectiveTransformerMixin,
     LocalInverseMixin,

@@ -27,8 +27,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils._sparse import _align_api_if_sparse
 
 from .._array import to_host
+from .._contract import collective_method
 from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
-from ..comms import collective_method
 from ..kernels import kernels_for
 from ..random import shared_seed
 from ._base import (

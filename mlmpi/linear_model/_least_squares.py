@@ -22,6 +22,13 @@ Every rank solves the same small system, so the model is replicated.
 
 Ridge's ``'lsqr'`` and ``'sparse_cg'`` never form the Gram matrix: they run
 matrix-free with distributed products (:mod:`mlmpi.linear_model._iterative`).
+
+``partial_fit`` (an mlmpi extension: scikit-learn's LinearRegression and
+Ridge have none) folds each batch's moments into the running ones
+(:func:`~mlmpi.linear_model._stats.merge_moments`, exact) and solves from
+them alone: the normal equations when well conditioned, else the
+eigendecomposition of the Gram matrix (``'gram_eigh'``: the rows that TSQR
+would need are gone).
 """
 
 import warnings
@@ -31,10 +38,11 @@ import numpy as np
 from scipy import linalg, optimize
 from sklearn.base import BaseEstimator, MultiOutputMixin
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
 
 from .._array import is_sparse
+from .._contract import collective_method
 from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
-from ..comms import collective_method
 from ._base import (
     GRAM_MAX_FEATURES,
     RegressionMixin,
@@ -44,7 +52,7 @@ from ._base import (
     set_coefficients,
 )
 from ._iterative import CentredRows, conjugate_gradient, lsqr
-from ._stats import centred_moments, reduced_qr
+from ._stats import centred_moments, merge_moments, reduced_qr
 
 _MAX_SCALED_CONDITION = 1e6  # of the Gram matrix, i.e. cond(X) <= 1e3
 
@@ -75,14 +83,16 @@ def reduced_problem(X, Y, sample_weight, comms, moments, rcond):
 
     From the Cholesky factor of the Gram matrix when it is well conditioned
     (``method='cholesky'``), else from TSQR (``'tsqr'``, see the module
-    docstring). Same on every rank.
+    docstring), or from the Gram matrix's eigendecomposition (``'gram_eigh'``)
+    for sparse ``X`` or ``X=None`` (only the moments of streamed rows). Same on
+    every rank.
 
     This function is collective (TSQR only).
     """
     if _gram_is_well_conditioned(moments.gram, rcond):
         R = linalg.cholesky(moments.gram, lower=False)
         return R, linalg.solve_triangular(R, moments.xty, trans="T"), "cholesky"
-    if is_sparse(X):  # TSQR would densify the rows: a square root of the Gram matrix
+    if X is None or is_sparse(X):  # no rows (streamed), or TSQR would densify them
         return *_gram_square_root(moments.gram, moments.xty), "gram_eigh"
     return *reduced_qr(X, Y, moments, sample_weight, comms), "tsqr"
 
@@ -100,6 +110,51 @@ def _gram_square_root(gram, xty):
 def _nnls(A, B):
     """Non-negative least squares per column of ``B``: coefficients (n_targets, n_features)."""
     return np.vstack([optimize.nnls(A, b)[0] for b in B.T])
+
+
+_NO_STREAM = (
+    f"Sparse X with {{}} features (more than {GRAM_MAX_FEATURES}): partial_fit accumulates "
+    "the d x d Gram matrix, which is not formed at this width. Use fit."
+)
+
+
+def stream_moments(estimator, X, y, sample_weight):
+    """Validate a ``partial_fit`` batch and fold its moments into the estimator's.
+
+    Returns ``(X, moments, single_target)``: this rank's validated rows and the
+    moments of every batch so far (``estimator._moments``).
+
+    This function is collective.
+    """
+    previous = getattr(estimator, "_moments", None)
+    shape = getattr(estimator, "_stream_shape", None)
+    X, Y, sample_weight, single, comms, _ = regression_data(estimator, X, y, sample_weight)
+    if not gram_fits(X):
+        raise ValueError(_NO_STREAM.format(X.shape[1]))
+    name = type(estimator).__name__
+    if previous is not None and X.shape[1] != shape[0]:
+        estimator.n_features_in_ = shape[0]
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {name} is expecting {shape[0]} features as input."
+        )
+    if previous is not None and (Y.shape[1], single) != shape[1:]:
+        raise ValueError(
+            f"y has {Y.shape[1]} target(s) ({'1-D' if single else '2-D'}), but {name} was "
+            f"fitted with {shape[1]} ({'1-D' if shape[2] else '2-D'}) before this partial_fit."
+        )
+    batch = centred_moments(X, Y, sample_weight, comms, fit_intercept=estimator.fit_intercept)
+    moments = batch if previous is None else merge_moments(previous, batch)
+    _keep_stream(estimator, moments, (X.shape[1], Y.shape[1], single))
+    return X, moments, single
+
+
+def _keep_stream(estimator, moments, shape):
+    """Keep ``moments`` for a later ``partial_fit`` (forget them without products)."""
+    if moments.gram is None:
+        estimator.__dict__.pop("_moments", None)
+        estimator.__dict__.pop("_stream_shape", None)
+    else:
+        estimator._moments, estimator._stream_shape = moments, shape
 
 
 class LinearRegression(
@@ -141,7 +196,8 @@ class LinearRegression(
         What ran: ``'cholesky'`` (normal equations), ``'tsqr'``,
         ``'gram_eigh'`` (ill-conditioned sparse X with ``positive``),
         ``'nnls'`` or ``'lsqr'`` (sparse X that is ill-conditioned or has more
-        than 4096 features: scikit-learn's sparse solver, matrix-free).
+        than 4096 features: scikit-learn's sparse solver, matrix-free); after
+        :meth:`partial_fit`, ``'cholesky'``, ``'gram_eigh'`` or ``'nnls'``.
         Replicated.
     rank_ : int
         Rank of the centred (weighted) X. Replicated. Not set with ``positive``
@@ -241,16 +297,63 @@ class LinearRegression(
             if not gram:
                 raise ValueError(_NO_GRAM.format(X.shape[1], "positive=True"))
             R, Z, self.solver_ = reduced_problem(X, Y, sample_weight, comms, moments, self.tol)
-            if self.positive:
-                coef = _nnls(R, Z)
-                self.solver_ = "nnls"
-            else:
-                solution, _, self.rank_, singular = linalg.lstsq(R, Z, cond=self.tol)
-                self.singular_ = singular.astype(X.dtype)
-                coef = solution.T
+            coef = self._solve_reduced(R, Z, X.dtype)
+        _keep_stream(self, moments, (X.shape[1], Y.shape[1], single))
         set_coefficients(self, coef, moments, single=single, like=X)
         check_finite_parameters(self)
         return self
+
+    @collective_method
+    def partial_fit(self, X, y, sample_weight=None):
+        """Add a batch of rows per rank to the model (an mlmpi extension).
+
+        scikit-learn's ``LinearRegression`` has no ``partial_fit``. Here each
+        batch's weighted means and centred Gram matrices are allreduced and
+        merged into the running ones (Chan's update, exact up to rounding),
+        and the model is solved from them: after the last batch it is the
+        model :meth:`fit` gives on all the rows (to rounding) when the
+        centred X is well conditioned (``solver_ == 'cholesky'``); otherwise
+        ``solver_ == 'gram_eigh'`` solves from the Gram matrix's
+        eigendecomposition (accurate to about ``eps * cond(X)**2``, where
+        :meth:`fit` runs TSQR on the rows). A ``partial_fit`` after
+        :meth:`fit` continues from the rows ``fit`` saw. Memory: the d x d
+        moments, whatever the number of rows. A rank may pass an empty
+        batch; :func:`mlmpi.io.iter_batches` gives every rank the same
+        number of batches.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_batch, n_features)
+            This rank's next rows.
+        y : array-like of shape (n_batch,) or (n_batch, n_targets)
+        sample_weight : array-like of shape (n_batch,), default=None
+
+        Returns
+        -------
+        self : object
+        """
+        self._validate_params()
+        for name in ("rank_", "singular_"):
+            self.__dict__.pop(name, None)
+        X, moments, single = stream_moments(self, X, y, sample_weight)
+        R, Z, self.solver_ = reduced_problem(None, None, None, None, moments, self.tol)
+        coef = self._solve_reduced(R, Z, X.dtype)
+        set_coefficients(self, coef, moments, single=single, like=X)
+        check_finite_parameters(self)
+        return self
+
+    def _solve_reduced(self, R, Z, dtype):
+        """Coefficients (n_targets, n_features) of the reduced problem ``(R, Z)``:
+        NNLS with ``positive``, else the minimum-norm least squares (``rank_``,
+        ``singular_``)."""
+        if self.positive:
+            self.solver_ = "nnls"
+            return _nnls(R, Z)
+        solution, _, self.rank_, singular = linalg.lstsq(R, Z, cond=self.tol)
+        self.singular_ = singular.astype(dtype)
+        return solution.T
 
 
 def _alphas(alpha, n_targets):
@@ -309,6 +412,25 @@ def _ridge_svd(R, Z, alphas):
     return (Vt.T @ (shrink * (U.T @ Z))).T
 
 
+def _ridge_nnls(R, Z, alphas):
+    """Non-negative ridge per target: NNLS on ``[R; sqrt(alpha) I]``."""
+    d = R.shape[1]
+    return np.vstack(
+        [
+            _nnls(
+                np.vstack([R, np.sqrt(alpha) * np.eye(d)]),
+                np.concatenate([Z[:, [target]], np.zeros((d, 1))]),
+            )
+            for target, alpha in enumerate(alphas)
+        ]
+    )
+
+
+def _ridge_streams(estimator):
+    """``partial_fit`` exists for the solvers that need only the Gram matrix."""
+    return estimator.solver in ("auto", "cholesky", "sag", "saga", "lbfgs")
+
+
 class Ridge(
     DistributedEstimatorMixin,
     MultiOutputMixin,
@@ -365,7 +487,8 @@ class Ridge(
         direct solvers. Replicated.
     solver_ : str
         The solver that ran: ``'cholesky'``, ``'svd'``, ``'nnls'``, ``'lsqr'``
-        or ``'sparse_cg'``. Replicated.
+        or ``'sparse_cg'`` (and ``'gram_eigh'`` after a :meth:`partial_fit`
+        whose system is not numerically positive definite). Replicated.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Only when X has string column names.
@@ -523,18 +646,59 @@ class Ridge(
             coef = _ridge_svd(*reduced_qr(X, Y, moments, sample_weight, comms), alphas)
         elif solver == "nnls":
             R, Z, _ = reduced_problem(X, Y, sample_weight, comms, moments, 0.0)
-            d = R.shape[1]
-            coef = np.vstack(
-                [
-                    _nnls(
-                        np.vstack([R, np.sqrt(alpha) * np.eye(d)]),
-                        np.concatenate([Z[:, [target]], np.zeros((d, 1))]),
-                    )
-                    for target, alpha in enumerate(alphas)
-                ]
-            )
+            coef = _ridge_nnls(R, Z, alphas)
         self.solver_ = solver
         self.n_iter_ = n_iter
+        _keep_stream(self, moments, (X.shape[1], Y.shape[1], single))
+        set_coefficients(self, coef, moments, single=single, like=X, ravel_one_column=True)
+        check_finite_parameters(self)
+        return self
+
+    @available_if(_ridge_streams)
+    @collective_method
+    def partial_fit(self, X, y, sample_weight=None):
+        """Add a batch of rows per rank to the model (an mlmpi extension).
+
+        scikit-learn's ``Ridge`` has no ``partial_fit``. Here each batch's
+        weighted means and centred Gram matrices are allreduced and merged
+        into the running ones (Chan's update, exact up to rounding), and the
+        model is solved from them: after the last batch it is the model
+        :meth:`fit` gives on all the rows, to rounding. Available for the
+        solvers that need only the Gram matrix ('auto', 'cholesky', 'sag',
+        'saga', and 'lbfgs' with ``positive``); when the system is not
+        numerically positive definite, ``solver_ == 'gram_eigh'`` solves it
+        from the Gram matrix's eigendecomposition. A ``partial_fit`` after
+        :meth:`fit` continues from the rows ``fit`` saw. A rank may pass an
+        empty batch; :func:`mlmpi.io.iter_batches` gives every rank the same
+        number of batches.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_batch, n_features)
+            This rank's next rows.
+        y : array-like of shape (n_batch,) or (n_batch, n_targets)
+        sample_weight : float or array-like of shape (n_batch,), default=None
+
+        Returns
+        -------
+        self : object
+        """
+        self._validate_params()
+        solver = self._check_solver()  # 'cholesky' or 'nnls' for these solvers
+        X, moments, single = stream_moments(self, X, y, sample_weight)
+        alphas = _alphas(self.alpha, moments.xty.shape[1])
+        if solver == "nnls":
+            R, Z, _ = reduced_problem(None, None, None, None, moments, 0.0)
+            coef = _ridge_nnls(R, Z, alphas)
+        else:
+            coef = _ridge_cholesky(moments, alphas)
+            if coef is None:  # not numerically positive definite
+                coef = _ridge_svd(*_gram_square_root(moments.gram, moments.xty), alphas)
+                solver = "gram_eigh"
+        self.solver_ = solver
+        self.n_iter_ = None
         set_coefficients(self, coef, moments, single=single, like=X, ravel_one_column=True)
         check_finite_parameters(self)
         return self

@@ -22,8 +22,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, is_sparse, log_softmax, to_host
+from .._contract import collective_method
 from ..base import DistributedClassifierMixin, DistributedEstimatorMixin
-from ..comms import collective_method
 from ..kernels import kernels_for
 from ..utils.validation import agree, validate_fit_data
 from ._base import LinearPredictMixin, check_finite_parameters

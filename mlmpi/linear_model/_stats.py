@@ -6,6 +6,8 @@ matrices come from the sparse kernels, centred implicitly):
 
 * :func:`centred_moments` -- the weighted means and the Gram matrices of the
   centred, ``sqrt(w)``-scaled data (the normal equations), in two allreduces;
+* :func:`merge_moments` -- the moments of two sets of rows together
+  (``partial_fit`` streams batches through it);
 * :func:`reduced_qr` -- a small ``(R, Z)`` with ``||Xc b - Yc||`` equal to
   ``||R b - Z||`` up to a constant, by TSQR of the centred augmented matrix
   ``[Xc, Yc]`` (exact: no normal equations), in one allgatherv.
@@ -192,6 +194,32 @@ def centred_moments(X, Y, sample_weight, comms, *, fit_intercept, products=True)
         gram=(gram + gram.T) / 2,  # exactly symmetric, whatever BLAS did
         xty=total[d * d : d * d + d * t].reshape(d, t),
         yty=total[d * d + d * t :],
+    )
+
+
+def merge_moments(first, second):
+    """The :class:`Moments` of the rows of ``first`` and ``second`` together.
+
+    Chan's pairwise update of the weighted means and centred products, exact
+    up to rounding (no cancellation: the products stay centred), so that a
+    stream of batches gives the moments of all their rows. Both must have
+    their products; with ``fit_intercept=False`` their means are zeros and
+    the products just add.
+    """
+    total = first.weight_sum + second.weight_sum
+    if first.weight_sum == 0 or second.weight_sum == 0:
+        return second if first.weight_sum == 0 else first
+    share = second.weight_sum / total
+    spread = first.weight_sum * share
+    dx = second.x_mean - first.x_mean
+    dy = second.y_mean - first.y_mean
+    return Moments(
+        weight_sum=total,
+        x_mean=first.x_mean + share * dx,
+        y_mean=first.y_mean + share * dy,
+        gram=first.gram + second.gram + spread * np.outer(dx, dx),
+        xty=first.xty + second.xty + spread * np.outer(dx, dy),
+        yty=first.yty + second.yty + spread * dy * dy,
     )
 
 

@@ -185,7 +185,7 @@ def _coefficients(sums, codes, sizes):
     return np.nan_to_num(silhouette)
 
 
-@collective_function
+@collective_function(data=("labels",))
 def silhouette_samples(X, labels, *, metric="euclidean", comms=None, **kwds):
     """Silhouette coefficient of each of this rank's rows, against the rows of all ranks.
 
@@ -221,7 +221,7 @@ def silhouette_samples(X, labels, *, metric="euclidean", comms=None, **kwds):
     return coefficients
 
 
-@collective_function
+@collective_function(data=("labels",))
 def silhouette_score(
     X, labels, *, metric="euclidean", sample_size=None, random_state=None, comms=None, **kwds
 ):

@@ -7,8 +7,9 @@ import numpy as np
 import sklearn.model_selection as sk
 from sklearn.base import is_classifier
 
+from .._contract import collective_method, nested_calls_agree
 from ..base import DistributedEstimatorMixin
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..utils.shard_local import warn_shard_local_learners
 from ._agreement import agreed_random_state, check_n_jobs
 from ._scoring import collective_scoring, rank0_times
@@ -69,8 +70,8 @@ class _CollectiveSearch(DistributedEstimatorMixin):
         comms = self._get_comms()
         check_n_jobs(self.n_jobs, comms)
         warn_shard_local_learners(self.estimator, comms)
-        with _replaced(self, self._agreed_parameters(y, comms)):
-            super().fit(X, y, **params)
+        with _replaced(self, self._agreed_parameters(y, comms)), nested_calls_agree():
+            super().fit(X, y, **params)  # every fit and score agrees too
         rank0_times(self.cv_results_, _TIMES, comms)
         if hasattr(self, "refit_time_"):
             self.refit_time_ = comms.bcast_object(self.refit_time_, root=0)

@@ -19,8 +19,9 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _num_samples, check_consistent_length
 
 from .._array import to_host
+from .._contract import collective_function, collective_method
 from ..base import DistributedEstimatorMixin
-from ..comms import collective_method, resolve_comms
+from ..comms import resolve_comms
 from ..utils.validation import RowLayout, agree
 from ._agreement import agreed_random_state
 
@@ -329,6 +330,7 @@ class StratifiedShuffleSplit(_ByGlobalClass, sk.StratifiedShuffleSplit):
         self.comms = comms
 
 
+@collective_function
 def train_test_split(
     *arrays,
     test_size=None,
@@ -428,6 +430,7 @@ def _is_classification_target(y, comms):
     return y is not None and bool(votes) and all(votes)
 
 
+@collective_function
 def check_cv(cv=5, y=None, *, classifier=False, comms=None):
     """A splitter that cuts by global row, built from ``cv`` as scikit-learn's ``check_cv``.
 
@@ -439,8 +442,9 @@ def check_cv(cv=5, y=None, *, classifier=False, comms=None):
     row indices. Other splitters cut each rank's rows separately, so they are
     refused under more than one rank.
 
-    This function is collective when ``cv`` is an int or None and
-    ``classifier`` is True (the ranks agree on the kind of labels).
+    This function is collective: every rank passes the same ``cv`` and
+    ``classifier`` (and, with an int or None and ``classifier=True``, the
+    ranks agree on the kind of labels).
 
     Parameters
     ----------

@@ -4,14 +4,15 @@ import numpy as np
 import sklearn.model_selection as sk
 from sklearn.base import is_classifier
 
+from .._contract import collective_function, nested_calls_agree
 from ..comms import resolve_comms
-from ..comms._method import in_collective_method
 from ..utils.shard_local import warn_shard_local_learners
 from ._agreement import check_n_jobs
 from ._scoring import collective_scoring, rank0_times
 from ._split import check_cv
 
 
+@collective_function
 def cross_validate(
     estimator,
     X,
@@ -79,9 +80,9 @@ error_score
     ['fit_time', 'score_time', 'test_score']
     """
     comms = resolve_comms(comms)
-    with in_collective_method("cross_validate"):
-        check_n_jobs(n_jobs, comms)
-        warn_shard_local_learners(estimator, comms)
+    check_n_jobs(n_jobs, comms)
+    warn_shard_local_learners(estimator, comms)
+    with nested_calls_agree():  # every fit and score agrees too (the estimator's parameters)
         results = sk.cross_validate(
             estimator,
             X,
@@ -98,9 +99,10 @@ error_score
             return_indices=return_indices,
             error_score=error_score,
         )
-        return rank0_times(results, ("fit_time", "score_time"), comms)
+    return rank0_times(results, ("fit_time", "score_time"), comms)
 
 
+@collective_function
 def cross_val_score(
     estimator,
     X,

@@ -11,8 +11,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, is_sparse, to_csr, to_host
+from .._contract import collective_method
 from ..base import DistributedEstimatorMixin
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..utils.validation import agree, agree_on_errors, check_local, validate_fit_data
 from . import _precomputed, _ring, _sparse
 

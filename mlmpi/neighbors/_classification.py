@@ -8,8 +8,8 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import to_host, to_namespace
+from .._contract import collective_method
 from ..base import DistributedClassifierMixin
-from ..comms import collective_method
 from ..linear_model._logistic import _global_classes
 from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighborsBase
 

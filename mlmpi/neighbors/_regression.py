@@ -5,8 +5,8 @@ from sklearn.base import MultiOutputMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import to_host, to_namespace
+from .._contract import collective_method
 from ..base import DistributedRegressorMixin
-from ..comms import collective_method
 from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighborsBase
 
 

@@ -2,7 +2,7 @@
 
 from sklearn.base import _fit_context
 
-from ..comms import collective_method
+from .._contract import collective_method
 from ._base import DISTRIBUTED_DOC, NeighborsBase
 
 

@@ -5,8 +5,9 @@ import numpy as np
 from sklearn.utils.validation import _num_samples
 
 from .._array import is_sparse, sparse_namespace
+from .._contract import collective_method
 from ..base import DistributedEstimatorMixin
-from ..comms import Comms, collective_method
+from ..comms import Comms
 from ..utils.validation import agree_on_errors, validate_fit_data
 
 FLOAT_DTYPES = (np.float64, np.float32)
@@ -145,9 +146,32 @@ def object_view(X):
     columns and their names whatever each rank's dtypes (string widths)."""
     if hasattr(X, "iloc"):
         return X.astype(object)
-    if isinstance(X, (list, tuple)) and len(X) == 0:
+    if is_polars(X) or (isinstance(X, (list, tuple)) and len(X) == 0):
         return X
     return np.asarray(X, dtype=object)
+
+
+def is_polars(X):
+    """Whether ``X`` is a polars DataFrame (without importing polars)."""
+    return type(X).__module__.startswith("polars") and hasattr(X, "schema")
+
+
+def frame_like(X, row):
+    """The one row ``row`` as a pandas or polars DataFrame with ``X``'s columns
+    and dtypes; a categorical column gets the row's value as its category
+    (an empty shard's categorical column may not know it)."""
+    if is_polars(X):
+        import polars as pl
+
+        frame = pl.DataFrame([row], schema=X.columns, orient="row")
+        return frame.cast({n: t for n, t in X.schema.items() if not isinstance(t, pl.Enum)})
+    import pandas as pd
+
+    dtypes = {
+        name: "category" if isinstance(dtype, pd.CategoricalDtype) else dtype
+        for name, dtype in X.dtypes.items()
+    }
+    return pd.DataFrame([row], columns=X.columns).astype(dtypes)
 
 
 def zero_row(X, width):
@@ -156,6 +180,8 @@ def zero_row(X, width):
         width = X.shape[1]
     if hasattr(X, "iloc"):
         return X.reindex([0]).fillna(0)
+    if is_polars(X):
+        return frame_like(X, [0] * width)
     dtype = X.dtype if getattr(X, "dtype", None) is not None else np.float64
     row = np.zeros((1, width), dtype=dtype)
     return sparse_namespace(X).csr_matrix(row) if is_sparse(X) else row

@@ -17,7 +17,7 @@ from sklearn.utils import check_random_state, resample
 from sklearn.utils.sparsefuncs import min_max_axis
 
 from .._array import is_device_array, is_sparse, to_host
-from ..comms import collective_method
+from .._contract import collective_method
 from ..random import shared_seed
 from ..utils._moments import Moments, global_moments
 from ..utils._quantiles import _SortedColumns, global_median, global_percentiles

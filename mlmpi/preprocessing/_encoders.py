@@ -15,11 +15,13 @@ from sklearn.utils._encode import _unique
 from sklearn.utils._missing import is_scalar_nan
 from sklearn.utils.validation import _num_samples
 
-from ..comms import collective_method
+from .._contract import collective_method
 from ..utils.validation import agree, validate_fit_data
 from ._base import (
     CollectiveTransformerMixin,
     LocalInverseMixin,
+    frame_like,
+    is_polars,
     object_view,
     with_comms,
 )
@@ -124,10 +126,8 @@ class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
     def _transform_placeholder(self, X):
         """A row of every feature's first category (known to the encoder)."""
         row = [[cats[0] for cats in self.categories_]]
-        if hasattr(X, "iloc"):
-            import pandas as pd
-
-            return pd.DataFrame(row, columns=X.columns).astype(X.dtypes.to_dict())
+        if hasattr(X, "iloc") or is_polars(X):
+            return frame_like(X, row[0])
         textual = any(cats.dtype.kind in "OUS" for cats in self.categories_)
         return np.array(row, dtype=object if textual else None)
 

@@ -5,8 +5,8 @@ import sklearn.preprocessing as sk
 from sklearn.utils._encode import _unique
 from sklearn.utils.validation import column_or_1d
 
+from .._contract import collective_method
 from ..base import DistributedEstimatorMixin
-from ..comms import collective_method
 from ..utils.validation import agree
 from ._base import with_comms
 

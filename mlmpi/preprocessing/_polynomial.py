@@ -2,7 +2,7 @@
 
 import sklearn.preprocessing as sk
 
-from ..comms import collective_method
+from .._contract import collective_method
 from ._base import CollectiveTransformerMixin, with_comms, zero_row
 
 

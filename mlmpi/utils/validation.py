@@ -6,8 +6,8 @@ all ranks *agree* in one collective: if any rank failed, every rank raises
 the error of the lowest failing rank (same type, same message).
 """
 
-import warnings
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.utils import assert_all_finite
@@ -19,8 +19,34 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from .. import _config
 from .._array import get_namespace, is_device_array, is_sparse, to_csr, to_host
+from .._contract._shards import Shard, shard_mismatch
+from ..comms._agreement import usage_error
+from ..comms._calls import by_rank
+from ..comms._method import current_method
 from ..kernels import kernels_for
+from ._shard_checks import (
+    IdenticalShardsWarning,
+    PerRankScalingWarning,
+    identical_shards,
+    rows_checksum,
+    rows_fingerprint,
+    same_fingerprints,
+    scaling_kind,
+    warn_per_rank_scaling,
+)
+
+__all__ = [
+    "FitData",
+    "IdenticalShardsWarning",
+    "PerRankScalingWarning",
+    "RowLayout",
+    "agree",
+    "agree_on_errors",
+    "check_local",
+    "validate_fit_data",
+]
 
 _FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -70,13 +96,14 @@ def _rebuild(error, rank, size):
         return base(message)
 
 
-def agree(comms, check):
+def agree(comms, check, errors=(ValueError, TypeError)):
     """Run ``check()`` on every rank and agree on its outcome.
 
     ``check`` returns ``(result, facts)``; ``facts`` must be small and
     picklable. One collective exchanges every rank's facts (or error). If
-    ``check`` raised ``ValueError``/``TypeError`` on any rank, every rank
-    raises the error of the lowest such rank.
+    ``check`` raised one of ``errors`` (default ``ValueError``/``TypeError``;
+    file readers add ``OSError``) on any rank, every rank raises the error of
+    the lowest such rank.
 
     Returns
     -------
@@ -92,13 +119,13 @@ def agree(comms, check):
     try:
         result, facts = check()
         outcome = (None, facts)
-    except (ValueError, TypeError) as exc:
+    except errors as exc:
         result = None
         outcome = ((type(exc), str(exc)), None)
     gathered = comms.allgather_object(outcome)
     for rank, (error, _) in enumerate(gathered):
         if error is not None:
-            raise _rebuild(error, rank, comms.size)
+            raise usage_error(_rebuild(error, rank, comms.size))
     return result, [facts for _, facts in gathered]
 
 
@@ -222,6 +249,71 @@ def _validate_empty_shard(
     return Xv, yv
 
 
+class FitData(NamedTuple):
+    """What :func:`validate_fit_data` returns.
+
+    Attributes
+    ----------
+    X, y, sample_weight : arrays
+        This rank's validated rows (``y``/``sample_weight`` None when not given).
+    layout : RowLayout
+        Global row counts.
+    """
+
+    X: object
+    y: object
+    sample_weight: object
+    layout: RowLayout
+
+
+class _ShardFacts(NamedTuple):
+    """What one rank tells the others about its shard at ``fit``."""
+
+    shard: Shard  # rows, width (None: an empty list), dtype, device
+    y_tail: object  # y.shape[1:], None without y
+    weight_sum: float
+    label_kind: object  # see _label_kind
+    fingerprint: object  # see rows_fingerprint
+    scaling: object  # see scaling_kind
+    sparse: bool
+    identical_shards: str  # this rank's MLMPI_IDENTICAL_SHARDS
+
+
+def _validate_shard(estimator, X, y, dtype, check_params):
+    """``(X, y)`` of this rank after scikit-learn's checks (the device check for CuPy)."""
+    if is_device_array(X):
+        Xv = _check_device_array(
+            X,
+            dtype=dtype,
+            ensure_2d=True,
+            ensure_all_finite=check_params.get("ensure_all_finite", True),
+            accept_sparse=check_params.get("accept_sparse", False),
+        )
+        yv = None
+        if y is not None:
+            xp = get_namespace(X)
+            yv = xp.asarray(y)
+            if yv.shape[0] != Xv.shape[0]:
+                raise ValueError(
+                    "Found input variables with inconsistent numbers of samples: "
+                    f"[{Xv.shape[0]}, {yv.shape[0]}]"
+                )
+            if yv.dtype.kind == "f" and yv.size and not bool(xp.isfinite(yv).all()):
+                raise ValueError("Input y contains NaN or infinity.")
+        estimator.n_features_in_ = Xv.shape[1]
+        return Xv, yv
+    if y is None:  # passing y=None raises scikit-learn's error if the estimator needs y
+        Xv = validate_data(
+            estimator, X, None, reset=True, dtype=dtype, ensure_min_samples=0, **check_params
+        )
+        return Xv, None
+    if _num_samples(X) == 0:
+        return _validate_empty_shard(estimator, X, y, dtype=dtype, **check_params)
+    return validate_data(
+        estimator, X, y, reset=True, dtype=dtype, ensure_min_samples=0, **check_params
+    )
+
+
 def validate_fit_data(
     estimator,
     X,
@@ -238,16 +330,17 @@ def validate_fit_data(
     Local checks (shape, dtype, NaN/inf, ``y`` and ``sample_weight``
     lengths, negative weights) run on every rank; then one collective
     exchanges the facts and every rank checks the same global rules: equal
-    ``n_features`` and dtype on every rank, at least ``ensure_min_samples``
-    rows in total, the same ``y.shape[1:]``. Any failure raises the same
-    error on every rank.
+    ``n_features``, dtype and device on every rank (the rules of
+    :mod:`mlmpi._contract._shards`), at least ``ensure_min_samples`` rows in
+    total, the same ``y.shape[1:]``, the same kind of labels, and shards
+    that are not all the same rows (:mod:`mlmpi.utils._shard_checks`). Any
+    failure raises the same error on every rank.
 
     Returns
     -------
-    X, y, sample_weight : arrays
-        This rank's validated rows (``y``/``sample_weight`` None when not given).
-    layout : RowLayout
-        Global row counts.
+    fit_data : FitData
+        ``(X, y, sample_weight, layout)``: this rank's validated rows and the
+        global row counts.
 
     Notes
     -----
@@ -270,107 +363,90 @@ def validate_fit_data(
         check_params = {**check_params, "ensure_all_finite": False}
 
     def check():
-        on_device = is_device_array(X)
-        if on_device:
-            Xv = _check_device_array(
-                X,
-                dtype=dtype,
-                ensure_2d=True,
-                ensure_all_finite=check_params.get("ensure_all_finite", True),
-                accept_sparse=check_params.get("accept_sparse", False),
-            )
-            yv = None
-            if y is not None:
-                xp = get_namespace(X)
-                yv = xp.asarray(y)
-                if yv.shape[0] != Xv.shape[0]:
-                    raise ValueError(
-                        "Found input variables with inconsistent numbers of samples: "
-                        f"[{Xv.shape[0]}, {yv.shape[0]}]"
-                    )
-                if yv.dtype.kind == "f" and yv.size and not bool(xp.isfinite(yv).all()):
-                    raise ValueError("Input y contains NaN or infinity.")
-            estimator.n_features_in_ = Xv.shape[1]
-        elif y is None:  # passing y=None raises scikit-learn's error if the estimator needs y
-            Xv, yv = (
-                validate_data(
-                    estimator,
-                    X,
-                    None,
-                    reset=True,
-                    dtype=dtype,
-                    ensure_min_samples=0,
-                    **check_params,
-                ),
-                None,
-            )
-        elif _num_samples(X) == 0:
-            Xv, yv = _validate_empty_shard(estimator, X, y, dtype=dtype, **check_params)
-        else:
-            Xv, yv = validate_data(
-                estimator, X, y, reset=True, dtype=dtype, ensure_min_samples=0, **check_params
-            )
+        Xv, yv = _validate_shard(estimator, X, y, dtype, check_params)
         moments = _column_moments(Xv)
         if own_finite_check and moments is not None and not np.isfinite(moments).all():
             assert_all_finite(Xv, input_name="X", estimator_name=type(estimator).__name__)
         swv = _check_weights(sample_weight, Xv)
-        y_tail = None if yv is None else tuple(yv.shape[1:])
-        weight_sum = Xv.shape[0] if swv is None else float(swv.sum())
-        return ((Xv, yv, swv), moments), (
-            Xv.shape[0],
-            None if unknown_width else Xv.shape[1],
-            Xv.dtype.str,
-            on_device,
-            y_tail,
-            weight_sum,
-            _shared_facts(Xv, yv, moments),
-            is_sparse(Xv),
+        facts = _ShardFacts(
+            shard=Shard(
+                Xv.shape[0],
+                None if unknown_width else Xv.shape[1],
+                Xv.dtype.str,
+                is_device_array(Xv),
+            ),
+            y_tail=None if yv is None else tuple(yv.shape[1:]),
+            weight_sum=Xv.shape[0] if swv is None else float(swv.sum()),
+            label_kind=_label_kind(yv),
+            fingerprint=rows_fingerprint(Xv, moments),
+            scaling=scaling_kind(Xv, moments),
+            sparse=is_sparse(Xv),
+            identical_shards=_config.identical_shards(),
         )
+        return ((Xv, yv, swv), moments), facts
 
     ((Xv, yv, swv), moments), facts = agree(comms, check)
-    counts = tuple(f[0] for f in facts)
-    described = "; ".join(
-        f"rank {r}: {n} rows x {d} features, {np.dtype(t).name}{' (GPU)' if dev else ''}"
-        for r, (n, d, t, dev, *_) in enumerate(facts)
-    )
-    if len({f[1] for f in facts if f[1] is not None}) > 1:
-        raise ValueError(
-            "X has a different number of features on different ranks; every shard "
-            f"must have the same columns ({described})."
-        )
-    if len({f[2] for f in facts if f[0] > 0}) > 1:
-        raise ValueError(
-            "X has a different dtype on different ranks; convert every shard to "
-            f"the same dtype ({described})."
-        )
-    if len({f[4] for f in facts}) > 1:
-        shapes = "; ".join(f"rank {r}: y.shape[1:] = {f[4]}" for r, f in enumerate(facts))
-        raise ValueError(
-            "y has a different number of dimensions or targets on different ranks; "
-            f"every shard must have the same targets ({shapes})."
-        )
-    n_samples = sum(counts)
-    if n_samples < ensure_min_samples:
-        raise ValueError(
-            f"Found array with {n_samples} sample(s) (shape=({n_samples}, {facts[0][1]})) "
-            f"while a minimum of {ensure_min_samples} is required (all ranks together)."
-        )
-    if n_samples and sum(f[5] for f in facts) == 0:
-        raise ValueError(
-            "Sample weights must contain at least one non-zero number (all ranks together)."
-        )
-    _check_shared_facts(estimator, [f[6] for f in facts], comms)
+    _check_global_facts(estimator, facts, ensure_min_samples)
+    if comms.size > 1:
+        if same_fingerprints([f.fingerprint for f in facts]):
+            checksums = comms.allgather(np.array([rows_checksum(Xv)], dtype=np.uint64))
+            if len(set(checksums.tolist())) == 1:
+                identical_shards(estimator, Xv.shape[0], comms, facts[0].identical_shards)
+        warn_per_rank_scaling(estimator, [(f.scaling, f.shard.rows) for f in facts], comms)
     if unknown_width:
         Xv = _empty_rows_like(estimator, Xv, facts)
-    if any(f[7] for f in facts):  # sparse on some rank: CSR on every rank (see Notes)
+    if any(f.sparse for f in facts):  # sparse on some rank: CSR on every rank (see Notes)
         Xv = to_csr(Xv)
-    common = next((np.dtype(f[2]) for f in facts if f[0] > 0), Xv.dtype)
+    common = next((np.dtype(f.shard.dtype) for f in facts if f.shard.rows > 0), Xv.dtype)
     if Xv.dtype != common:  # an empty shard built with another dtype
         Xv = Xv.astype(common)
         if swv is not None:
             swv = swv.astype(common)
     local_sums = None if moments is None or is_sparse(Xv) else moments[0]
-    return Xv, yv, swv, RowLayout(counts, comms.rank, local_sums)
+    counts = tuple(f.shard.rows for f in facts)
+    return FitData(Xv, yv, swv, RowLayout(counts, comms.rank, local_sums))
+
+
+def _in_call(message):
+    """``message`` prefixed with the collective call it is raised in, as the
+    contract's own messages are."""
+    method = current_method()
+    return message if method is None else f"{method}: {message}"
+
+
+def _check_global_facts(estimator, facts, ensure_min_samples):
+    """The rules every rank checks on every rank's :class:`_ShardFacts` (no
+    communication): the same error on every rank."""
+    problem = shard_mismatch([f.shard for f in facts])
+    if problem is not None:
+        raise usage_error(_in_call(problem))
+    if len({f.y_tail for f in facts}) > 1:
+        shapes = by_rank((r, f"y.shape[1:] = {f.y_tail}") for r, f in enumerate(facts))
+        raise usage_error(
+            "y has a different number of dimensions or targets on different ranks; "
+            f"every shard must have the same targets ({shapes})."
+        )
+    n_samples = sum(f.shard.rows for f in facts)
+    if n_samples < ensure_min_samples:
+        raise usage_error(
+            f"Found array with {n_samples} sample(s) (shape=({n_samples}, "
+            f"{facts[0].shard.n_features})) while a minimum of {ensure_min_samples} is "
+            "required (all ranks together)."
+        )
+    if n_samples and sum(f.weight_sum for f in facts) == 0:
+        raise usage_error(
+            "Sample weights must contain at least one non-zero number (all ranks together)."
+        )
+    has_rows = [f.shard.rows > 0 for f in facts]
+    kinds = {f.label_kind for f, rows in zip(facts, has_rows) if rows and f.label_kind}
+    if len(kinds) > 1 or "mixed" in kinds:
+        described = by_rank(
+            (r, f"{f.label_kind} labels") for r, f in enumerate(facts) if f.label_kind
+        )
+        raise usage_error(
+            f"y mixes string and numeric labels ({described}); 'a' and 0 would be "
+            "different classes. Encode the labels the same way on every rank."
+        )
 
 
 def _checks_finite_itself(X, check_params):
@@ -396,18 +472,6 @@ def _column_moments(X):
     return to_host(moments)
 
 
-# -- what every rank must share at fit, agreed in validate_fit_data's one collective --
-# (the parameters, X's width, dtype, device and column names were agreed before, by the
-# collective contract: mlmpi._contract)
-
-
-class IdenticalShardsWarning(UserWarning):
-    """Every rank passed the same rows (in any order) to a collective ``fit``."""
-
-
-_FINGERPRINT_RTOL = 1e-9  # sums of the same rows in another order agree to rounding
-
-
 def _label_kind(y):
     """'string', 'numeric' or 'mixed' for the labels of ``y``; None without labels."""
     if y is None or y.size == 0:
@@ -418,61 +482,6 @@ def _label_kind(y):
         return "string"
     is_text = {isinstance(v, (str, bytes)) for v in y.ravel().tolist()}
     return "mixed" if len(is_text) > 1 else ("string" if True in is_text else "numeric")
-
-
-def _rows_fingerprint(X, moments):
-    """An order-invariant summary of the multiset of this shard's rows, or None
-    without ``moments`` (:func:`_column_moments`): the row count, then every
-    column's sum and sum of squares."""
-    return None if moments is None else (X.shape[0], moments.ravel())
-
-
-def _same_rows(a, b):
-    if a is None or b is None or a[0] != b[0] or not np.isfinite(a[1]).all():
-        return False  # NaN (a missing value) compares with nothing
-    scale = np.abs(a[1]).max()
-    return bool(np.allclose(a[1], b[1], rtol=_FINGERPRINT_RTOL, atol=_FINGERPRINT_RTOL * scale))
-
-
-def _shared_facts(X, y, moments):
-    """This rank's facts that must agree between ranks at ``fit``."""
-    return _label_kind(y), _rows_fingerprint(X, moments)
-
-
-def _by_rank(values):
-    return "; ".join(f"rank {rank}: {value}" for rank, value in values)
-
-
-def _check_shared_facts(estimator, facts, comms):
-    """Raise the same error on every rank when the ranks disagree on the kind
-    of y's labels; warn on rank 0 when every rank passed the same rows, in
-    any order. No communication: ``facts`` holds every rank's
-    :func:`_shared_facts`."""
-    has_rows = [f[1] is not None for f in facts]
-    kinds = {f[0] for f, rows in zip(facts, has_rows) if rows and f[0] is not None}
-    if len(kinds) > 1 or "mixed" in kinds:
-        described = _by_rank((r, f"{f[0]} labels") for r, f in enumerate(facts) if f[0])
-        raise ValueError(
-            f"y mixes string and numeric labels ({described}); 'a' and 0 would be "
-            "different classes. Encode the labels the same way on every rank."
-        )
-    fingerprints = [f[1] for f in facts]
-    if (
-        comms.size > 1
-        and comms.rank == 0
-        and fingerprints[0] is not None
-        and fingerprints[0][0] > 1
-        and all(_same_rows(fp, fingerprints[0]) for fp in fingerprints)
-    ):
-        warnings.warn(
-            f"Every rank passed the same {fingerprints[0][0]} rows to "
-            f"{type(estimator).__name__} (in some order): the model fits each row "
-            f"{comms.size} times. Each "
-            "rank must pass only its own rows; take them with mlmpi.datasets.shard(X, comms) "
-            "(or mlmpi.io.load_npy, which reads only this rank's rows).",
-            IdenticalShardsWarning,
-            stacklevel=4,
-        )
 
 
 def _empty_list_as_rows(X):
@@ -486,6 +495,6 @@ def _empty_list_as_rows(X):
 
 def _empty_rows_like(estimator, X, facts):
     """0 rows with the width agreed by the ranks that passed arrays."""
-    n_features = next((f[1] for f in facts if f[1] is not None), 0)
+    n_features = next((f.shard.n_features for f in facts if f.shard.n_features is not None), 0)
     estimator.n_features_in_ = n_features
     return np.empty((0, n_features), dtype=X.dtype)

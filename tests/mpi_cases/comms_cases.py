@@ -91,7 +91,9 @@ def case_reduce_scatter_blocks():
             start = sum(counts[: comms.rank])
             expected = total[start : start + counts[comms.rank]]
             np.testing.assert_array_equal(_host(block, dtype, expected.shape), expected)
-    top = comms.reduce_scatter(xp.asarray([float(comms.rank)] * comms.size), [1] * comms.size, "max")
+    top = comms.reduce_scatter(
+        xp.asarray([float(comms.rank)] * comms.size), [1] * comms.size, "max"
+    )
     assert float(_host(top, np.float64, (1,))[0]) == comms.size - 1
     with pytest.raises(ValueError, match="one non-negative count per rank"):
         comms.reduce_scatter(xp.ones((3, 2)), [3] + [1] * comms.size)
@@ -274,6 +276,18 @@ def case_profile_summary():
     assert rows["bcast"] == (1, 16 if comms.rank == 0 else 0)
     assert rows["iallreduce"] == (1, 16) and rows["iallreduce.wait"] == (1, 0)
     assert rows["barrier"] == (1, 0)
+    # Called by user code (outside any collective method), every collective but a
+    # wait first agrees on the call: one allreduce of 64 bytes, named after it.
+    agreements = {op: row for op, row in rows.items() if op.endswith("/agree")}
+    if comms.size > 1:
+        assert agreements == {
+            "Comms.allreduce/agree": (3, 192),
+            "Comms.bcast/agree": (1, 64),
+            "Comms.iallreduce/agree": (1, 64),
+            "Comms.barrier/agree": (1, 64),
+        }
+    else:
+        assert agreements == {}
     assert prof.total_bytes == sum(nbytes for _, nbytes in rows.values())
     assert all(seconds >= 0 for *_, seconds in prof.rows())
     table = prof.table()
@@ -281,7 +295,7 @@ def case_profile_summary():
     assert "allreduce" in table and table.splitlines()[-1].startswith("total")
     # Nothing is recorded outside the block.
     comms.barrier()
-    assert len(prof.events) == 7
+    assert len(prof.events) == 7 + sum(calls for calls, _ in agreements.values())
 
 
 def case_nccl_unavailable_raises_on_every_rank():

@@ -107,10 +107,11 @@ def case_bad_input_on_one_rank_raises_everywhere():
         with pytest.raises(ValueError, match="different number of features"):
             DBSCAN().fit(np.ones((5, 3 if LAST else 2)))
     weights = np.ones(4 if LAST else 5)
+    own = np.arange(10.0).reshape(5, 2) + COMMS.rank  # this rank's rows
     with pytest.raises(ValueError, match=r"sample_weight.shape == \(4,\), expected \(5,\)"):
-        DBSCAN().fit(np.ones((5, 2)), sample_weight=weights)
+        DBSCAN().fit(own, sample_weight=weights)
     with pytest.raises(ValueError, match="algorithm='kd_tree' needs a Minkowski metric"):
-        DBSCAN(algorithm="kd_tree", metric="cosine").fit(np.ones((5, 2)))
+        DBSCAN(algorithm="kd_tree", metric="cosine").fit(own)
 
 
 def case_weights_on_some_ranks_only_mean_unit_weights_elsewhere():

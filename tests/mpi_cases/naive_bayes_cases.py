@@ -146,7 +146,7 @@ def case_errors_are_raised_on_every_rank():
         ml.GaussianNB().partial_fit(X, y)
     classes = ["a", "b", "c", "d"] + (["e"] if comms.rank == 0 and comms.size > 1 else [])
     if comms.size > 1:
-        with pytest.raises(ValueError, match="different classes on different ranks"):
+        with pytest.raises(ValueError, match="different 'classes' on different ranks"):
             ml.BernoulliNB().partial_fit(X, y, classes=classes)
     model = ml.GaussianNB().partial_fit(X, y, classes=["a", "b", "c", "d"])
     labels = y.copy()

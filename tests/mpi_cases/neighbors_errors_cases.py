@@ -43,7 +43,7 @@ def case_query_features_differ_on_one_rank():
     with pytest.raises(
         ValueError,
         match=rf"NearestNeighbors.kneighbors: X has a different number "
-        rf"of features on different ranks.*rank {last}: 4 features",
+        rf"of features on different ranks.*rank {last}: 2 rows x 4 features",
     ):
         nn.kneighbors(Q)
     with pytest.raises(ValueError, match="radius_neighbors: X has a different number of features"):

@@ -1,11 +1,15 @@
 """The rules of the collective model at fit: the same parameters, the same
-columns and the same kind of labels on every rank (else the same clear error
-on every rank), and each rank its own rows (else a warning on rank 0).
+columns and the same kind of labels on every rank, and each rank its own
+rows (else the same clear error on every rank; with
+``MLMPI_IDENTICAL_SHARDS=warn``, a warning on rank 0 for the last).
 
 The cases need at least 2 ranks; the last rank is the odd one out.
 """
 
+import os
+import traceback
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -126,18 +130,67 @@ def _fit_warnings(X, y=None):
     return [w for w in caught if issubclass(w.category, IdenticalShardsWarning)]
 
 
-def case_every_rank_passing_the_full_data_warns_on_rank_0():
+@contextmanager
+def _identical_shards(policy):
+    """``MLMPI_IDENTICAL_SHARDS=policy`` on every rank for the block."""
+    saved = os.environ.get("MLMPI_IDENTICAL_SHARDS")
+    os.environ["MLMPI_IDENTICAL_SHARDS"] = policy
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["MLMPI_IDENTICAL_SHARDS"]
+        else:
+            os.environ["MLMPI_IDENTICAL_SHARDS"] = saved
+
+
+def case_every_rank_passing_the_full_data_is_an_error():
     X, y = _data()
     order = np.random.default_rng(COMMS.rank).permutation(len(X))  # shuffled differently
-    fits = (_fit_warnings(X), _fit_warnings(X, y), _fit_warnings(X[order], y[order]))
+    fits = [
+        lambda: KMeans(3, random_state=0, n_init=1).fit(X),
+        lambda: LinearRegression().fit(X, y),
+        lambda: LinearRegression().fit(X[order], y[order]),
+        lambda: NearestNeighbors(n_neighbors=2).fit(X),
+    ]
+    for fit in fits:
+        message = same_error_everywhere(
+            ValueError, r"Every rank passed the same 60 rows to \w+ \(in some order\)", fit
+        )
+        assert "mlmpi.datasets.shard(X, comms)" in message
+        assert "MLMPI_IDENTICAL_SHARDS=warn" in message
+
+
+def case_the_error_points_at_the_users_line():
+    X, _ = _data()
+    try:
+        KMeans(3, random_state=0, n_init=1).fit(X)  # the user's line
+    except ValueError as exc:
+        frames = traceback.extract_tb(exc.__traceback__)
+    assert frames[0].filename == __file__ and "the user's line" in frames[0].line
+    inside = [f for f in frames if "mlmpi" in f.filename and "tests" not in f.filename]
+    assert len(inside) == 1, frames  # the contract's entry, no deeper frame
+
+
+def case_the_opt_out_fits_every_copy_and_warns_on_rank_0():
+    from sklearn.linear_model import LinearRegression as SKLinearRegression
+
+    X, y = _data()
+    order = np.random.default_rng(COMMS.rank).permutation(len(X))
+    with _identical_shards("warn"):
+        fits = (_fit_warnings(X), _fit_warnings(X, y), _fit_warnings(X[order], y[order]))
+        model = LinearRegression().fit(X, y)
     for caught in fits:  # all fits first, then assert
         if COMMS.rank == 0:
             assert len(caught) == 1, caught
             message = str(caught[0].message)
             assert "Every rank passed the same 60 rows to" in message
             assert "mlmpi.datasets.shard(X, comms)" in message
+            assert caught[0].filename == __file__  # the user's line, not mlmpi's
         else:
             assert caught == []
+    # Every copy of every row is fitted: the same least squares as one copy.
+    np.testing.assert_allclose(model.coef_, SKLinearRegression().fit(X, y).coef_, rtol=1e-10)
 
 
 def case_genuine_shards_do_not_warn():
@@ -153,6 +206,11 @@ def case_genuine_shards_do_not_warn():
     caught += _fit_warnings(np.vstack([X[:30], _data(seed=1 + COMMS.rank)[0][:30]]))
     # One row per rank, the same everywhere: too little to tell a mistake.
     caught += _fit_warnings(np.ones((1, 2)), np.ones(1))
+    # The same moments (column sums and sums of squares), other rows: each rank
+    # permutes the values of one column its own way.
+    moments = X.copy()
+    moments[:, 0] = np.random.default_rng(COMMS.rank).permutation(X[:, 0])
+    caught += _fit_warnings(moments, y)
     assert caught == []
 
 
@@ -163,7 +221,7 @@ def case_neighbors_follow_the_same_rules():
         "KNeighborsRegressor has a different 'n_neighbors' on different ranks",
         lambda: KNeighborsRegressor(n_neighbors=2 + LAST).fit(shard(X, COMMS), shard(y, COMMS)),
     )
-    with warnings.catch_warnings(record=True) as caught:
+    with _identical_shards("warn"), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         NearestNeighbors(n_neighbors=2).fit(X)
     caught = [w for w in caught if issubclass(w.category, IdenticalShardsWarning)]

@@ -5,10 +5,9 @@ import zipfile
 import numpy as np
 import scipy.sparse
 
-from .comms import resolve_comms
-from .datasets import _row_range
-
-__all__ = ["load_npy", "load_npz"]
+from .._contract import collective_function
+from ..comms import resolve_comms
+from ..datasets import _row_range
 
 
 def _check_device(device):
@@ -16,6 +15,7 @@ def _check_device(device):
         raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}.")
 
 
+@collective_function
 def load_npy(path, comms=None, *, counts=None, device="cpu"):
     """This rank's contiguous block of rows of a ``.npy`` file (not ``.npz``).
 
@@ -38,7 +38,8 @@ def load_npy(path, comms=None, *, counts=None, device="cpu"):
 
     Notes
     -----
-    No communication (beyond resolving the default comms).
+    This function is collective: every rank passes the same ``path``,
+    ``counts`` and ``device`` (the ranks compare them; reading sends nothing).
 
     Examples
     --------
@@ -95,6 +96,7 @@ def _npz_slice(archive, name, start, stop):
         return out.copy()
 
 
+@collective_function
 def load_npz(path, comms=None, *, counts=None, device="cpu"):
     """This rank's contiguous block of rows of a sparse matrix saved by
     ``scipy.sparse.save_npz``.
@@ -122,7 +124,8 @@ def load_npz(path, comms=None, *, counts=None, device="cpu"):
 
     Notes
     -----
-    No communication (beyond resolving the default comms).
+    This function is collective: every rank passes the same ``path``,
+    ``counts`` and ``device`` (the ranks compare them; reading sends nothing).
 
     Examples
     --------

@@ -1,0 +1,32 @@
+"""Each rank reads (and writes) its own rows of a file.
+
+Readers decide every rank's rows from metadata only (Parquet footers, an
+HDF5 or Zarr array's shape, CSV byte offsets moved to line ends); each rank
+then reads only its own rows, in file order, so that the ranks' rows
+concatenated in rank order are the file. Columns and dtypes are agreed by
+every rank. Writers put each rank's rows back in global row order, and
+:func:`iter_batches` gives every rank the same number of batches for a
+``partial_fit`` loop over data larger than memory.
+
+The Parquet, HDF5 and Zarr readers need the ``io`` extra
+(``python -m pip install 'mlmpi[io]'``: pyarrow, h5py, zarr).
+"""
+
+from ._arrays import read_hdf5, read_zarr
+from ._batches import iter_batches
+from ._csv import read_csv
+from ._numpy import load_npy, load_npz
+from ._parquet import read_parquet
+from ._writers import write_csv, write_parquet
+
+__all__ = [
+    "iter_batches",
+    "load_npy",
+    "load_npz",
+    "read_csv",
+    "read_hdf5",
+    "read_parquet",
+    "read_zarr",
+    "write_csv",
+    "write_parquet",
+]

@@ -1,0 +1,88 @@
+"""mlmpi.io in one process: how rows are planned over ranks, the error that
+names the ``io`` extra, and argument checks (the readers at 1-4 ranks are in
+tests/mpi_cases/io_cases.py)."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from mlmpi.comms import SelfComms
+from mlmpi.io import iter_batches, read_csv, read_hdf5, read_parquet, read_zarr
+from mlmpi.io._plan import pieces_of, rank_ranges
+
+
+@pytest.mark.parametrize(
+    "pieces, size, expected",
+    [
+        # a boundary within a tenth of an even share: whole pieces
+        ([100] * 9 + [10], 2, [(0, 500), (500, 910)]),
+        # the nearest boundary is further: the even cut, inside a piece
+        ([3, 3, 3, 1], 2, [(0, 5), (5, 10)]),
+        # fewer pieces than ranks
+        ([10], 4, [(0, 3), (3, 6), (6, 8), (8, 10)]),
+        # no rows at all
+        ([], 3, [(0, 0), (0, 0), (0, 0)]),
+        ([0, 0], 2, [(0, 0), (0, 0)]),
+    ],
+)
+def test_rank_ranges_are_balanced_and_cut_at_boundaries_when_close(pieces, size, expected):
+    assert rank_ranges(pieces, size) == expected
+
+
+def test_rank_ranges_take_user_counts_and_check_them():
+    assert rank_ranges([5, 5], 3, counts=[0, 10, 0]) == [(0, 0), (0, 10), (10, 10)]
+    with pytest.raises(ValueError, match="adding up to 10"):
+        rank_ranges([5, 5], 2, counts=[3, 3])
+
+
+def test_pieces_of_a_row_range():
+    slices = pieces_of([3, 3, 3, 1], 2, 8)
+    assert [(s.piece, s.start, s.stop) for s in slices] == [(0, 2, 3), (1, 0, 3), (2, 0, 2)]
+
+
+@pytest.fixture
+def without(monkeypatch):
+    """Make ``import <name>`` fail, as without the package installed."""
+
+    def hide(name):
+        for module in list(sys.modules):
+            if module.startswith(name + "."):
+                monkeypatch.delitem(sys.modules, module)
+        monkeypatch.setitem(sys.modules, name, None)  # import raises ImportError
+
+    return hide
+
+
+@pytest.mark.parametrize(
+    "package, call",
+    [
+        ("pyarrow", lambda path: read_parquet(path)),
+        ("h5py", lambda path: read_hdf5(path, "X")),
+        ("zarr", lambda path: read_zarr(path)),
+    ],
+)
+def test_a_missing_package_names_the_io_extra(without, tmp_path, package, call):
+    path = tmp_path / "file"
+    path.write_bytes(b"")
+    without(package)
+    with pytest.raises(ImportError, match=rf"needs the optional package '{package}'.*mlmpi\[io\]"):
+        call(str(path))
+
+
+def test_argument_errors(tmp_path):
+    with pytest.raises(ValueError, match="batch_rows must be a positive int"):
+        iter_batches(np.zeros((3, 2)), 0)
+    with pytest.raises(ValueError, match="cannot tell the format"):
+        iter_batches(str(tmp_path / "rows.bin"), 2)
+    with pytest.raises(TypeError, match=r"does not take: \['dataset'\]"):
+        iter_batches(str(tmp_path / "rows.parquet"), 2, dataset="X")
+    with pytest.raises(TypeError, match="needs dataset="):
+        iter_batches(str(tmp_path / "rows.h5"), 2)
+    with pytest.raises(ValueError, match="header must be"):
+        read_csv(str(tmp_path / "rows.csv"), header=1)
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        read_csv(str(tmp_path / "none.csv"), comms=SelfComms())
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        read_parquet(os.path.join(str(tmp_path), "*.parquet"))
