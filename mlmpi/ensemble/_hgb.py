@@ -25,6 +25,7 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_consistent_length
 
 from .._array import get_namespace, is_device_array, to_host, to_namespace
+from .._contract import collective_method
 from .._sklearn_compat import (
     _SCORERS,
     X_DTYPE,
@@ -36,7 +37,7 @@ from .._sklearn_compat import (
     _num_samples,
 )
 from ..base import DistributedClassifierMixin, DistributedEstimatorMixin, DistributedRegressorMixin
-from ..comms import Comms, SelfComms, collective_method
+from ..comms import Comms, SelfComms
 from ..kernels import kernels_for
 from ..linear_model._logistic import _class_weights, _global_classes
 from ..metrics import check_scoring
