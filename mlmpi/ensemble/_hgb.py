@@ -80,7 +80,7 @@ class _DistributedHistGradientBoosting(DistributedEstimatorMixin):
     """The collective fit and the device-aware prediction shared by both
     estimators (put before scikit-learn's class)."""
 
-    @collective_method
+    @collective_method(data=("X_val", "y_val", "sample_weight_val"))
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, *, X_val=None, y_val=None, sample_weight_val=None):
         """Fit the gradient boosting model on the rows of every rank.

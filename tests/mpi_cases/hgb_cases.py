@@ -264,6 +264,22 @@ def case_warm_start_staged_predictions_and_pickle():
         assert model.score(Xl, yl) == reference.score(X, y)
 
 
+def case_explicit_validation_rows_of_every_rank():
+    X, y = _classes_sorted()
+    X_train, y_train, X_val, y_val = X[::2], y[::2], X[1::2], y[1::2]
+    params = {**SMALL, "max_iter": 10, "n_iter_no_change": 1}
+    reference = ml.HistGradientBoostingClassifier(random_state=0, comms=SelfComms(), **params)
+    reference.fit(X_train, y_train, X_val=X_val, y_val=y_val)
+    theirs = sk.HistGradientBoostingClassifier(random_state=0, **params)
+    assert theirs.fit(X_train, y_train, X_val=X_val, y_val=y_val).n_iter_ == reference.n_iter_
+    for (_, _, train), (_, _, validation) in zip(
+        _distinct_layouts(X_train, y_train), _distinct_layouts(X_val, y_val)
+    ):
+        model = ml.HistGradientBoostingClassifier(random_state=0, **params)
+        model.fit(*train, X_val=validation[0], y_val=validation[1])
+        assert _state(model) == _state(reference)
+
+
 def case_bad_input_raises_the_same_error_on_every_rank():
     comms = get_comms()
     X, y = _classes_sorted()
