@@ -154,12 +154,15 @@ class _DistributedHistGradientBoosting(DistributedEstimatorMixin):
             )
         else:
             rows = all_rows(layout)
-        train = rows.train
-        self._fit_rows = (rows, None if codes is None else codes[train], comms)
+
+        def training(values):  # no copy when every row trains
+            return values if values is None or rows.validation is None else values[rows.train]
+
+        self._fit_rows = (rows, training(codes), comms)
         data = FitData(
-            X_train=X[train],
-            y_train=y[train],
-            sample_weight_train=None if sample_weight is None else sample_weight[train],
+            X_train=training(X),
+            y_train=training(y),
+            sample_weight_train=training(sample_weight),
             X_val=None if validation is None else validation[0],
             y_val=None if validation is None else validation[1],
             sample_weight_val=None if validation is None else validation[2],
