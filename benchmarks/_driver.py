@@ -139,6 +139,16 @@ def speed_phrase(mlmpi_s, peer_s):
     return f"{mlmpi_s / peer_s:.2f}x slower"
 
 
+def machine():
+    """What the results were measured on (the ``machine`` of every results file)."""
+    return {
+        "node": platform.node(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
 def report(name, rows, config, *, out=None, peer="scikit-learn", extra_columns=()):
     """Print the table; with ``out`` (``--out``), also write the results there as JSON.
 
@@ -186,12 +196,7 @@ def report(name, rows, config, *, out=None, peer="scikit-learn", extra_columns=(
                 "benchmark": name,
                 "config": config,
                 "peer": peer,
-                "machine": {
-                    "node": platform.node(),
-                    "cores": cores,
-                    "python": platform.python_version(),
-                    "platform": platform.platform(),
-                },
+                "machine": machine(),
                 "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "rows": rows,
             },

@@ -1,6 +1,6 @@
 """Data-parallel training throughput: mlmpi.dnn vs PyTorch DistributedDataParallel (gloo).
 
-    python benchmarks/bench_dnn.py --ranks 2 --repeats 3
+    python benchmarks/bench_dnn.py --rank-counts 1 2 4 --repeats 3
     python benchmarks/bench_dnn.py --models mlp --steps 5 --batch-size 8 --repeats 1   # smoke
 
 Horovod's synthetic benchmark on the CPU: an MLP and a small CNN train on
@@ -11,8 +11,12 @@ random data (``--batch-size`` rows per rank, SGD with momentum) for
 over gloo on 127.0.0.1) while no MPI rank is alive, then mlmpi under
 ``mpiexec``, alternating. Reported per case: seconds per step (the ratio is
 mlmpi / DDP, lower is better), samples/s of both, mlmpi's seconds per step
-inside its allreduces (start + wait of the bucket reductions), and the
-scaling efficiency (samples/s at R ranks / (R x samples/s at 1 rank)).
+inside its allreduces (start + wait of the bucket reductions), the bytes one
+rank passes to its collectives per step and how many it starts (from the
+profile's records, which the timeline also writes; DDP's gradient bytes per
+step for comparison), and the scaling efficiency (samples/s at R ranks /
+(R x samples/s at 1 rank)). More ranks than cores are oversubscribed: they
+prove the run works and count bytes, they do not measure speed.
 """
 
 import argparse
@@ -101,8 +105,9 @@ def worker(args):
     comms.barrier()
     with profile() as prof:
         seconds = _train_loop(model, opt, shape, args, torch)
+    steps = args.warmup + args.steps
     in_allreduce = sum(s for op, _, _, s in prof.rows() if op.startswith("iallreduce"))
-    comm_per_step = in_allreduce / (args.warmup + args.steps)
+    comm_per_step = in_allreduce / steps
     seconds = float(comms.allreduce(seconds, op="max"))
     _driver.worker_report(
         args.report,
@@ -110,6 +115,12 @@ def worker(args):
             "seconds": seconds,
             "samples_per_s": comms.size * args.batch_size / seconds,
             "allreduce_ms_per_step": 1e3 * float(comms.allreduce(comm_per_step, op="max")),
+            # from the profile (the timeline's records): what one rank passes
+            # to its collectives and gets back, and how many it starts, per step
+            "sent_bytes_per_step": prof.total_bytes / steps,
+            "received_bytes_per_step": prof.total_received / steps,
+            "collectives_per_step": sum(1 for e in prof.events if not e[0].endswith(".wait"))
+            / steps,
             "threads": torch.get_num_threads(),
             "buckets": len(opt.buckets),
         },
@@ -136,8 +147,25 @@ def ddp_worker(args):
     seconds = torch.tensor(_train_loop(ddp, opt, shape, args, torch))
     dist.all_reduce(seconds, op=dist.ReduceOp.MAX)
     if args.ddp_rank == 0:
-        Path(args.report).write_text(json.dumps({"seconds": float(seconds)}))
+        gradient_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+        Path(args.report).write_text(
+            json.dumps({"seconds": float(seconds), "gradient_bytes_per_step": gradient_bytes})
+        )
+    _ddp_teardown(dist)
+
+
+def _ddp_teardown(dist):
+    """End a DDP worker without the abort at exit that gloo's threads can cause
+    ('terminate called without an active exception', exit code -6): every rank
+    passes a barrier (nothing is in flight any more), destroys the process
+    group while the interpreter is whole, and leaves without the
+    interpreter's teardown, whose destructors stop gloo's and the TCP store's
+    threads in no fixed order (rank 0 hosts the store)."""
+    dist.barrier()
     dist.destroy_process_group()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _free_port():
@@ -196,7 +224,7 @@ def _run_ddp(args, ranks, model):
 
 
 def driver(args):
-    rank_counts = sorted({1, args.ranks})
+    rank_counts = sorted(set(args.rank_counts or (1, args.ranks)))
     rows, single = [], {}
     for model in args.models:
         for ranks in rank_counts:
@@ -209,6 +237,7 @@ def driver(args):
                 worker_argv=_common_argv(args, model),
             )
             row["peer_samples_per_s"] = args.batch_size * ranks / row["peer_s"]
+            row["peer_gradient_bytes_per_step"] = row["peer_runs"][0]["gradient_bytes_per_step"]
             row["mlmpi_samples_per_s"] = args.batch_size * ranks / row["mlmpi_s"]
             if ranks == 1:
                 single[model] = (row["mlmpi_samples_per_s"], row["peer_samples_per_s"])
@@ -233,6 +262,7 @@ def driver(args):
             ("mlmpi smp/s", "mlmpi_samples_per_s"),
             ("DDP smp/s", "peer_samples_per_s"),
             ("allreduce ms", "mlmpi_allreduce_ms_per_step"),
+            ("sent B/step", "mlmpi_sent_bytes_per_step"),
             ("mlmpi scaling", "mlmpi_scaling"),
             ("DDP scaling", "peer_scaling"),
         ),
@@ -250,6 +280,13 @@ def main():
     parser.add_argument("--ddp-rank", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--threads", type=int, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--rank-counts",
+        type=int,
+        nargs="+",
+        default=None,
+        help="rank counts to measure (default: 1 and --ranks)",
+    )
     if "--ddp-worker" in sys.argv:
         parser.add_argument("--ranks", type=int)
         parser.add_argument("--report")

@@ -1,15 +1,19 @@
-"""mlmpi RandomForestClassifier on R ranks vs scikit-learn's (n_jobs=R): fit time.
+"""mlmpi forests on R ranks vs scikit-learn's (n_jobs=R): fit time.
 
     python benchmarks/bench_forest.py --ranks 2 --repeats 3 --out results/forest.json
+    python benchmarks/bench_forest.py --estimator ExtraTreesRegressor --ranks 2
 
 Both sides fit the same synthetic data (scikit-learn's ``make_classification``,
-``--n-samples`` training rows and ``--n-test`` held-out rows, float32) with the
-same tree count and depth; mlmpi's ranks each take their rows of it. Reported:
-fit seconds (medians of alternating jobs), held-out accuracy of both, the
-fraction of mlmpi's time in communication.
+or ``make_regression`` for a regressor: ``--n-samples`` training rows and
+``--n-test`` held-out rows, float32) with the same tree count and depth;
+mlmpi's ranks each take their rows of it. Reported: fit seconds (medians of
+alternating jobs), held-out score of both (accuracy or R²), the fraction of
+mlmpi's fit spent inside collectives (waiting for the other ranks included;
+the slowest rank's), and that time per collective (``comm by op``).
 """
 
 import argparse
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -22,15 +26,24 @@ import _driver
 
 
 def _data(args):
-    from sklearn.datasets import make_classification
+    from sklearn.datasets import make_classification, make_regression
 
-    X, y = make_classification(
-        args.n_samples + args.n_test,
-        args.n_features,
-        n_informative=args.n_features // 2,
-        n_classes=args.n_classes,
-        random_state=0,
-    )
+    if args.estimator.endswith("Regressor"):
+        X, y = make_regression(
+            args.n_samples + args.n_test,
+            args.n_features,
+            n_informative=args.n_features // 2,
+            noise=10.0,
+            random_state=0,
+        )
+    else:
+        X, y = make_classification(
+            args.n_samples + args.n_test,
+            args.n_features,
+            n_informative=args.n_features // 2,
+            n_classes=args.n_classes,
+            random_state=0,
+        )
     X = X.astype(np.float32)
     n = args.n_samples
     return X[:n], y[:n], X[n:], y[n:]
@@ -41,41 +54,55 @@ def _params(args):
 
 
 def worker(args):
-    from mlmpi import RandomForestClassifier, get_comms
+    import mlmpi.ensemble
+    from mlmpi import get_comms
     from mlmpi.comms import profile
     from mlmpi.datasets import shard
 
+    forest = getattr(mlmpi.ensemble, args.estimator)
     comms = get_comms()
     X, y, X_test, y_test = _data(args)
     X, y = shard(X, comms), shard(y, comms)
     X_test, y_test = shard(X_test, comms), shard(y_test, comms)
-    RandomForestClassifier(n_estimators=1, max_depth=2).fit(X[:1000], y[:1000])  # compile
+    forest(n_estimators=1, max_depth=2).fit(X[:1000], y[:1000])  # compile
     comms.barrier()
     start = time.perf_counter()
     with profile() as prof:
-        model = RandomForestClassifier(**_params(args)).fit(X, y)
+        model = forest(**_params(args)).fit(X, y)
     seconds = float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max"))
     comm = float(comms.allreduce(np.asarray(prof.total_seconds), op="max"))
-    accuracy = model.score(X_test, y_test)
+    by_op = {
+        op.rsplit("/", 1)[-1]: float(comms.allreduce(np.asarray(secs), op="max"))
+        for op, _, _, secs in sorted(prof.rows())
+    }
+    score = model.score(X_test, y_test)
     _driver.worker_report(
         args.report,
-        {"seconds": seconds, "comm_fraction": comm / seconds, "accuracy": accuracy},
+        {
+            "seconds": seconds,
+            "comm_fraction": comm / seconds,
+            "accuracy": score,
+            "comm_by_op": by_op,
+        },
         comms,
     )
 
 
 def driver(args):
-    from sklearn.ensemble import RandomForestClassifier
+    import sklearn.ensemble
 
+    forest = getattr(sklearn.ensemble, args.estimator)
     X, y, X_test, y_test = _data(args)
     fitted = {}
 
     def run_peer():
         start = time.perf_counter()
-        fitted["model"] = RandomForestClassifier(n_jobs=args.ranks, **_params(args)).fit(X, y)
+        fitted["model"] = forest(n_jobs=args.ranks, **_params(args)).fit(X, y)
         return {"seconds": time.perf_counter() - start}
 
     argv = [
+        "--estimator",
+        args.estimator,
         "--n-samples",
         args.n_samples,
         "--n-test",
@@ -89,8 +116,9 @@ def driver(args):
         "--max-depth",
         args.max_depth,
     ]
+    short = "".join(c for c in args.estimator if c.isupper()).lower()
     row = _driver.compare(
-        f"rf {args.n_samples}x{args.n_features} R={args.ranks}",
+        f"{short} {args.n_samples}x{args.n_features} R={args.ranks}",
         script=Path(__file__).resolve(),
         ranks=args.ranks,
         repeats=args.repeats,
@@ -98,6 +126,8 @@ def driver(args):
         worker_argv=[str(a) for a in argv],
     )
     row["peer_accuracy"] = fitted["model"].score(X_test, y_test)
+    by_op = [run["comm_by_op"] for run in row["mlmpi_runs"]]
+    row["mlmpi_comm_by_op"] = {op: statistics.median(r[op] for r in by_op) for op in by_op[0]}
     _driver.report(
         "forest",
         [row],
@@ -106,14 +136,28 @@ def driver(args):
         peer="scikit-learn",
         extra_columns=[
             ("comm frac", "mlmpi_comm_fraction"),
-            ("accuracy", "mlmpi_accuracy"),
-            ("peer acc", "peer_accuracy"),
+            ("score", "mlmpi_accuracy"),
+            ("peer score", "peer_accuracy"),
         ],
+    )
+    print(
+        "mlmpi seconds inside collectives, per operation (median run, slowest rank): "
+        + ", ".join(f"{op} {secs:.3g}" for op, secs in row["mlmpi_comm_by_op"].items())
     )
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--estimator",
+        default="RandomForestClassifier",
+        choices=[
+            "RandomForestClassifier",
+            "ExtraTreesClassifier",
+            "RandomForestRegressor",
+            "ExtraTreesRegressor",
+        ],
+    )
     parser.add_argument("--n-samples", type=int, default=500_000)
     parser.add_argument("--n-test", type=int, default=100_000)
     parser.add_argument("--n-features", type=int, default=20)

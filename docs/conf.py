@@ -2,8 +2,9 @@
 
 Build with ``python -m sphinx -W docs docs/_build/html`` (``pip install -e ".[docs]"``).
 The API pages under ``docs/api/`` are written here, at every build, from the
-public names each module exports, and the gallery runs ``examples/*.py`` in
-this process (one rank: single-process comms).
+public names each module exports, the scale and cost-model tables under
+``docs/_generated/`` from ``benchmarks/results/``, and the gallery runs
+``examples/*.py`` in this process (one rank: single-process comms).
 """
 
 import os
@@ -16,6 +17,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "_scripts"))
 
 from api_pages import write_api_pages  # noqa: E402
+from scale_tables import write_scale_tables  # noqa: E402
 
 # The gallery runs every example as one process, whatever launched the build.
 os.environ["MLMPI_COMMS"] = "self"
@@ -40,6 +42,7 @@ exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 root_doc = "index"
 
 write_api_pages(HERE / "api")
+write_scale_tables(HERE / "_generated")  # included by performance.rst
 autosummary_generate = False  # api_pages writes the object pages
 autodoc_typehints = "none"
 numpydoc_show_class_members = False

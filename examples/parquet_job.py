@@ -21,6 +21,7 @@ Run it with::
 import os
 import tempfile
 
+import matplotlib
 import numpy as np
 import pandas as pd
 from sklearn.compose import make_column_transformer
@@ -34,6 +35,8 @@ from mlmpi import RandomForestClassifier, get_comms
 from mlmpi.io import read_parquet, write_parquet
 from mlmpi.metrics import accuracy_score
 from mlmpi.preprocessing import OneHotEncoder, StandardScaler
+
+matplotlib.use("Agg")  # no display needed; the gallery collects the figure
 
 comms = get_comms()
 NUMERIC = [f"x{i}" for i in range(8)]
@@ -107,4 +110,18 @@ if comms.rank == 0:
     )
     import shutil
 
+    import matplotlib.pyplot as plt
+
     shutil.rmtree(workdir)
+    confusion = pd.crosstab(written["label"], written["predicted"])
+    fig, ax = plt.subplots(figsize=(5, 4), layout="constrained")
+    ax.imshow(confusion.to_numpy(), cmap="Blues")
+    for (i, j), count in np.ndenumerate(confusion.to_numpy()):
+        ax.text(j, i, str(count), ha="center", va="center")
+    ax.set(
+        xticks=range(confusion.shape[1]),
+        yticks=range(confusion.shape[0]),
+        xlabel="predicted (from the written Parquet files)",
+        ylabel="label",
+        title=f"mlmpi forest on {comms.size} rank(s): held-out rows",
+    )

@@ -64,6 +64,8 @@ declare("coordinate_descent", dense=_Layout(cpu="cpu.coordinate_descent"))
 # k-d trees and the union-find run on the host (the brute-force path uses "knn").
 declare("dbscan", dense=_Layout(cpu="cpu.dbscan"))
 declare("metrics", dense=_Layout(shared="shared.metrics"))
+# Exact quantiles bucket the host copy of the data (CuPy input is moved there).
+declare("quantiles", dense=_Layout(cpu="cpu.quantiles"))
 # Binned histograms and tree traversal run on the host (CuPy input is binned there).
 declare("forest", dense=_Layout(cpu="cpu.forest"))
 # Histogram gradient boosting: binning, histograms, partitions and predictions on the

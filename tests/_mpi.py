@@ -4,6 +4,8 @@ A hang is a test failure, never a stuck CI: the whole process group of a
 job that outlives its timeout is killed.
 """
 
+import ast
+import importlib.util
 import json
 import os
 import shutil
@@ -16,6 +18,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 WORKER = HERE / "mpi_worker.py"
 RANK_COUNTS = (1, 2, 3, 4)
+#: MPICH settings for more ranks than cores: the ranks' progress loops sleep now
+#: and then instead of spinning, so that ranks sharing a core all advance.
+OVERSUBSCRIBED_ENV = {
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64",
+}
 
 
 def mpiexec():
@@ -106,3 +114,37 @@ def case_names(module):
         for node in tree.body
         if isinstance(node, ast.FunctionDef) and node.name.startswith("case_")
     ]
+
+
+def _literal(tree, name, default):
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == name for target in node.targets
+        ):
+            return ast.literal_eval(node.value)
+    return default
+
+
+def case_modules():
+    """``(module, rank counts, required packages)`` of every ``tests/mpi_cases``
+    module, from its literal ``RANKS`` (default: 1-4) and ``REQUIRES``."""
+    for path in sorted((HERE / "mpi_cases").glob("*_cases.py")):
+        tree = ast.parse(path.read_text())
+        yield path.stem, _literal(tree, "RANKS", RANK_COUNTS), _literal(tree, "REQUIRES", ())
+
+
+def case_params(ranks_of=None, marks=()):
+    """pytest params ``(module, case, nranks)`` of every case; ``ranks_of(module,
+    ranks)`` may replace a module's rank counts."""
+    import pytest
+
+    for module, ranks, requires in case_modules():
+        if ranks_of is not None:
+            ranks = ranks_of(module, ranks)
+        missing = [name for name in requires if importlib.util.find_spec(name) is None]
+        skip = [pytest.mark.skip(reason=f"needs {', '.join(missing)}")] if missing else []
+        for case in case_names(module):
+            for nranks in ranks:
+                yield pytest.param(
+                    module, case, nranks, marks=[*marks, *skip], id=f"{module}-{case}-{nranks}"
+                )

@@ -1,11 +1,16 @@
-"""The forests in one process: scikit-learn's estimator checks, pickling,
-parameters that scikit-learn rejects."""
+"""The forests in one process: scikit-learn's estimator checks, pickling, the
+per-tree scikit-learn estimators, out-of-bag metric callables, sparse input,
+missing values, parameters that scikit-learn rejects."""
 
 import pickle
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_iris
+import scipy.sparse as sp
+from sklearn.datasets import load_iris, make_regression
+from sklearn.ensemble import RandomForestClassifier as SklearnForest
+from sklearn.metrics import f1_score, median_absolute_error
+from sklearn.tree import DecisionTreeClassifier, ExtraTreeRegressor, export_text, plot_tree
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mlmpi.ensemble import (
@@ -17,12 +22,12 @@ from mlmpi.ensemble import (
 
 FORESTS = (RandomForestClassifier, RandomForestRegressor, ExtraTreesClassifier, ExtraTreesRegressor)
 
-# Bootstrap rows are Poisson draws per row: a weight of 2 is not the same
-# as a repeated row (two independent draws), as in scikit-learn's forests.
+# scikit-learn expects these of its own forests too (sklearn/utils/_test_common/
+# instance_generator.py): a bootstrap draws rows with probabilities given by the
+# weights, which is not the same as repeating rows.
 EXPECTED_FAILED = {
-    "check_sample_weight_equivalence_on_dense_data": (
-        "bootstrap draws per row: an integer weight is not a repeated row"
-    ),
+    "check_sample_weight_equivalence_on_dense_data": "weights are drawing probabilities",
+    "check_sample_weight_equivalence_on_sparse_data": "weights are drawing probabilities",
 }
 
 
@@ -44,9 +49,95 @@ def test_pickled_forest_predicts_the_same(cls):
     model = cls(n_estimators=10, random_state=0).fit(X, y)
     again = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(again.predict(X), model.predict(X))
+    np.testing.assert_array_equal(again.estimators_[3].predict(X), model.estimators_[3].predict(X))
 
 
 def test_oob_score_needs_bootstrap():
     X, y = load_iris(return_X_y=True)
     with pytest.raises(ValueError, match="Out of bag estimation only available"):
         ExtraTreesClassifier(oob_score=True).fit(X, y)
+
+
+def test_per_tree_estimators_are_scikit_learns_and_make_the_forest():
+    X, y = load_iris(return_X_y=True)
+    X = X.copy()
+    X[::7, 2] = np.nan
+    model = RandomForestClassifier(n_estimators=6, max_depth=4, random_state=0).fit(X, y)
+    assert len(model) == 6 and isinstance(model[0], DecisionTreeClassifier)
+    assert [t.random_state for t in model] == [
+        t.random_state for t in SklearnForest(n_estimators=6, random_state=0).fit(X, y)
+    ]
+    mean = np.mean([tree.predict_proba(X) for tree in model], axis=0)
+    np.testing.assert_allclose(model.predict_proba(X), mean)
+    leaves = model.apply(X)
+    indicator, pointers = model.decision_path(X)
+    assert indicator.toarray()[np.arange(X.shape[0])[:, None], pointers[:-1] + leaves].all()
+    assert "class:" in export_text(model.estimators_[0])
+    pytest.importorskip("matplotlib")
+    plot_tree(model.estimators_[0])
+
+
+def test_oob_metric_callable_gets_the_global_arrays():
+    X, y = make_regression(300, 6, noise=5, random_state=0)
+    model = ExtraTreesRegressor(
+        n_estimators=20, bootstrap=True, oob_score=median_absolute_error, random_state=0
+    ).fit(X, y)
+    assert model.oob_score_ == median_absolute_error(y, model.oob_prediction_)
+    X, y = load_iris(return_X_y=True)
+    model = RandomForestClassifier(
+        n_estimators=20, oob_score=lambda y, p: f1_score(y, p, average="macro"), random_state=0
+    ).fit(X, y)
+    predicted = model.oob_decision_function_.argmax(axis=1)
+    assert model.oob_score_ == f1_score(y, predicted, average="macro")
+
+
+@pytest.mark.parametrize("criterion", ["squared_error", "poisson", "absolute_error"])
+def test_sparse_rows_give_the_dense_forest(criterion):
+    X, y = make_regression(120, 8, random_state=0)
+    X[np.abs(X) < 0.6] = 0.0
+    y = np.abs(y)
+    dense = RandomForestRegressor(n_estimators=4, criterion=criterion, random_state=0).fit(X, y)
+    for matrix in (sp.csr_matrix(X), sp.csc_matrix(X)):
+        sparse = RandomForestRegressor(n_estimators=4, criterion=criterion, random_state=0)
+        sparse.fit(matrix, y)
+        np.testing.assert_array_equal(sparse.forest_.threshold, dense.forest_.threshold)
+        np.testing.assert_array_equal(sparse.predict(matrix), dense.predict(X))
+
+
+def test_absolute_error_leaves_hold_exact_weighted_medians():
+    X, y = make_regression(200, 3, random_state=1)
+    weight = np.random.RandomState(0).randint(1, 4, size=200).astype(float)
+    model = ExtraTreesRegressor(
+        n_estimators=2, criterion="absolute_error", max_depth=3, max_bins=8, random_state=0
+    ).fit(X, y, sample_weight=weight)
+    tree = model.estimators_[0]
+    assert isinstance(tree, ExtraTreeRegressor)
+    leaves = tree.apply(X.astype(np.float32))
+    for leaf in np.unique(leaves):
+        values, weights = y[leaves == leaf], weight[leaves == leaf]
+        order = np.argsort(values)
+        cumulative = np.cumsum(weights[order])
+        half = cumulative[-1] / 2
+        at = np.searchsorted(cumulative, half, side="right")
+        median = values[order][at]
+        if at > 0 and cumulative[at - 1] == half:
+            median = (values[order][at - 1] + median) / 2
+        assert tree.tree_.value[leaf, 0, 0] == median
+
+
+def test_missing_values_follow_the_split_and_unseen_ones_the_larger_child():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 2))
+    y = rng.randint(0, 2, size=300)
+    X[y == 1, 1] = np.nan  # missing exactly when y is 1; feature 0 is noise
+    model = RandomForestClassifier(n_estimators=5, max_features=None, random_state=0).fit(X, y)
+    Xt = np.array([[0.0, np.nan], [0.0, 0.5]])
+    np.testing.assert_array_equal(model.predict(Xt), [1, 0])
+    tree = model.estimators_[0].tree_
+    assert tree.feature[0] == 1 and np.isinf(tree.threshold[0]) and not tree.missing_go_to_left[0]
+
+
+def test_friedman_mse_is_squared_error_with_scikit_learns_warning():
+    with pytest.warns(FutureWarning, match="friedman_mse"):
+        model = RandomForestRegressor(criterion="friedman_mse")
+    assert model.criterion == "squared_error"

@@ -15,7 +15,15 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import mlmpi.linear_model
-from mlmpi import ElasticNet, Lasso, LinearRegression, LogisticRegression, Ridge
+from mlmpi import (
+    ElasticNet,
+    Lasso,
+    LassoCV,
+    LinearRegression,
+    LogisticRegression,
+    Ridge,
+    RidgeCV,
+)
 from mlmpi.linear_model._least_squares import _gram_is_well_conditioned
 from mlmpi.linear_model._logistic import LogisticObjective
 
@@ -33,6 +41,8 @@ ESTIMATORS = [
     LogisticRegression(l1_ratio=0.5, C=0.5, solver="saga"),
     Lasso(alpha=0.01),
     ElasticNet(alpha=0.01),
+    RidgeCV(),
+    LassoCV(cv=3),
 ]
 
 

@@ -9,6 +9,7 @@ docs/differences.rst.
 """
 
 import ast
+import importlib
 import os
 import re
 import subprocess
@@ -38,6 +39,12 @@ SUITES = {
     "ensemble/_hist_gradient_boosting/tests/test_gradient_boosting.py": [
         "HistGradientBoostingClassifier",
         "HistGradientBoostingRegressor",
+    ],
+    "ensemble/tests/test_forest.py": [
+        "RandomForestClassifier",
+        "RandomForestRegressor",
+        "ExtraTreesClassifier",
+        "ExtraTreesRegressor",
     ],
 }
 
@@ -74,6 +81,9 @@ HGB_SLOW = (
     "left out for test time only: tests/mpi_cases/hgb_cases.py and tests/test_hgb.py fit "
     "the same losses and constraints against scikit-learn"
 )
+# test_forest.py: 300 tests of forests of 100 trees; the variants left out for
+# the test-time budget repeat a check that a kept variant makes
+FOREST_TIME = "test-time budget: the same check runs for another estimator, criterion or input"
 
 # Tests left out: a test name (every parametrization) or a part of the test id,
 # and why.
@@ -196,10 +206,131 @@ DESELECT = {
         "test_categorical_encoding_strategies[]": HGB_SLOW,
         "test_interaction_cst_numerically[]": HGB_SLOW,
     },
+    "ensemble/tests/test_forest.py": {
+        "test_estimators_samples": (
+            "refits a scikit-learn tree on a tree's bootstrap sample and expects the same tree: "
+            "mlmpi's trees split on global bin edges and draw their features from another "
+            "generator (the samples are scikit-learn's)"
+        ),
+        "test_mse_criterion_object_segfault_smoke_test": (
+            "scikit-learn's Cython criterion objects are not accepted as criterion: the "
+            "criteria are computed from global histograms"
+        ),
+        "test_validate_y_class_weight": "scikit-learn's private _validate_y_class_weight",
+        "test_backend_respected": (
+            "no joblib backend: every rank grows every tree together (n_jobs is ignored)"
+        ),
+        "test_missing_value_is_predictive[ExtraTrees": FOREST_TIME,
+        "test_missing_value_is_predictive[-log_loss": FOREST_TIME,
+        "test_missing_value_is_predictive[-friedman_mse": FOREST_TIME,
+        "test_missing_value_is_predictive[-absolute_error": FOREST_TIME,
+        "test_missing_value_is_predictive[-poisson": FOREST_TIME,
+        "test_missing_values_is_resilient[ExtraTrees": FOREST_TIME,
+        "test_missing_values_is_resilient[-friedman_mse": FOREST_TIME,
+        "test_missing_values_is_resilient[-log_loss": FOREST_TIME,
+        "test_memory_layout[float64": FOREST_TIME,
+        "test_memory_layout[-ExtraTrees": FOREST_TIME,
+        "test_memory_layout[-RandomForestRegressor": FOREST_TIME,
+        "test_forest_classifier_oob[-X1-": FOREST_TIME,
+        "test_forest_classifier_oob[-X2-": FOREST_TIME,
+        "test_forest_classifier_oob[-sparse_csc": FOREST_TIME,
+        "test_forest_classifier_oob[oob_score1-X0-y0-0.9-sparse": FOREST_TIME,
+        "test_forest_classifier_oob[-X3-y3-0.18-sparse": FOREST_TIME,
+        "test_forest_regressor_oob[-sparse_csc": FOREST_TIME,
+        "test_forest_regressor_oob[explained_variance_score-X0-y0-0.7-sparse": FOREST_TIME,
+        "test_forest_regressor_oob[-X1-y1-0.55-sparse": FOREST_TIME,
+        "test_class_weights_forest[42-False": FOREST_TIME,
+        "test_class_weights_forest[-ExtraTrees": FOREST_TIME,
+        "test_importances[-float64": FOREST_TIME,
+        "test_importances[ExtraTrees": FOREST_TIME,
+        "test_sparse_input[coo_": FOREST_TIME,
+        "test_sparse_input[_array-": FOREST_TIME,
+        "test_sparse_input[-ExtraTrees": FOREST_TIME,
+        "test_pickle[ExtraTrees": FOREST_TIME,
+        "test_1d_input[ExtraTrees": FOREST_TIME,
+        "test_max_samples_geq_one[ExtraTrees": FOREST_TIME,
+        "test_max_samples_boundary_regressors": FOREST_TIME,
+        "test_max_samples_boundary_classifiers[ExtraTrees": FOREST_TIME,
+    },
 }
 
+# Issue 29: the cross-validated estimators and the model-selection functions and
+# metrics, added to the suites above (or as new suites), with their differences.
+CV_SUITES = {
+    "linear_model/tests/test_ridge.py": ["RidgeCV"],
+    "linear_model/tests/test_coordinate_descent.py": ["LassoCV", "ElasticNetCV"],
+    "linear_model/tests/test_logistic.py": ["LogisticRegressionCV"],
+    "model_selection/tests/test_split.py": [
+        "GroupKFold",
+        "StratifiedGroupKFold",
+        "TimeSeriesSplit",
+    ],
+    "model_selection/tests/test_validation.py": [
+        "cross_val_predict",
+        "learning_curve",
+        "validation_curve",
+    ],
+    "metrics/tests/test_ranking.py": [
+        "roc_curve",
+        "precision_recall_curve",
+        "average_precision_score",
+    ],
+    "metrics/tests/test_regression.py": [
+        "mean_absolute_percentage_error",
+        "explained_variance_score",
+        "median_absolute_error",
+    ],
+    "metrics/tests/test_classification.py": ["matthews_corrcoef", "cohen_kappa_score"],
+    "inspection/tests/test_permutation_importance.py": ["permutation_importance"],
+}
+NO_ROUTING = (
+    "metadata routing (enable_metadata_routing=True) is not implemented by mlmpi's "
+    "cross_val_predict and learning_curve: their params go to the estimator's fit"
+)
+NO_BRIER = "no distributed Brier score: mlmpi has no 'neg_brier_score' scorer"
+WIDE_LOO = (
+    "leave-one-out of wide data (n_samples <= n_features) at alpha=1e-5 comes from the "
+    "eigendecomposition of XᵀX (the d x d form the ranks can sum), within 1.4e-6 relative "
+    "of scikit-learn's X Xᵀ form; the test asks 1e-6"
+)
+CV_DESELECT = {
+    "linear_model/tests/test_ridge.py": {
+        "test_ridge_cv_results_predictions[1-svd-with_intercept-no_sw-wide]": WIDE_LOO,
+        "test_ridge_cv_results_predictions[1-eigen-with_intercept-no_sw-wide]": WIDE_LOO,
+        "test_ridge_cv_results_predictions[2-svd-with_intercept-no_sw-wide]": WIDE_LOO,
+        "test_ridge_cv_results_predictions[2-eigen-with_intercept-no_sw-wide]": WIDE_LOO,
+    },
+    "linear_model/tests/test_coordinate_descent.py": {
+        "test_lassoCV_does_not_set_precompute": (
+            "monkeypatches scikit-learn's Lasso, which mlmpi's LassoCV does not refit "
+            "(it refits mlmpi's Lasso)"
+        ),
+    },
+    "linear_model/tests/test_logistic.py": {
+        "test_multinomial_cv_iris": NO_BRIER,
+        "test_logistic_cv_folds_with_classes_missing": NO_BRIER,
+    },
+    "model_selection/tests/test_split.py": {
+        "test_cross_validator_with_default_params": (
+            "mlmpi's splitters take a comms parameter, which their repr shows"
+        ),
+    },
+    "model_selection/tests/test_validation.py": {
+        "test_passed_unrequested_metadata": NO_ROUTING,
+        "test_validation_functions_routing": NO_ROUTING,
+    },
+    "metrics/tests/test_ranking.py": {},
+    "metrics/tests/test_regression.py": {},
+    "metrics/tests/test_classification.py": {},
+    "inspection/tests/test_permutation_importance.py": {},
+}
+for _path, _names in CV_SUITES.items():
+    SUITES[_path] = SUITES.get(_path, []) + _names
+    DESELECT.setdefault(_path, {}).update(CV_DESELECT[_path])
+
 # Keeps a collected test if one of its parameters is an mlmpi estimator (class or
-# instance), or if it has no estimator parameter and its code names a replaced one.
+# instance) or function, or if it has no such parameter and its code names a
+# replaced one.
 CONFTEST = '''
 import inspect
 
@@ -222,6 +353,8 @@ def _names(code):
 def _estimators(value):
     if isinstance(value, (list, tuple)):
         return [e for v in value for e in _estimators(v)]
+    if inspect.isfunction(value) and value.__module__.startswith("mlmpi"):
+        return [value]  # a replaced function (a metric, cross_val_predict, ...)
     cls = value if isinstance(value, type) else type(value)
     return [cls] if isinstance(cls, type) and issubclass(cls, BaseEstimator) else []
 
@@ -231,6 +364,9 @@ def _uses_ours(item):
     found = [cls for value in params.values() for cls in _estimators(value)]
     if found:
         return any(cls.__module__.startswith("mlmpi") for cls in found)
+    named = [value for value in params.values() if isinstance(value, str)]
+    if any(value in REPLACED for value in named):  # an estimator looked up by name
+        return True
     function = getattr(item, "function", None)
     return function is not None and bool(REPLACED & _names(function.__code__))
 
@@ -263,19 +399,28 @@ def pytest_collection_modifyitems(config, items):
 '''
 
 
+def _home(name):
+    """The mlmpi module that exports ``name`` (the package for top-level names)."""
+
+    for module in ("mlmpi", "mlmpi.metrics", "mlmpi.model_selection", "mlmpi.inspection"):
+        if name in getattr(importlib.import_module(module), "__all__", ()):
+            return module
+    raise LookupError(f"mlmpi exports no {name!r}")
+
+
 def _rewrite(source, replaced):
     """The module with ``module.Estimator`` spelt ``Estimator`` and the replaced
     names rebound to mlmpi's after the last top-level import."""
     for name in replaced:
         source = re.sub(
-            rf"\b(?:cluster|decomposition|linear_model|neighbors)\.{name}\b", name, source
+            rf"\b(?:cluster|decomposition|ensemble|linear_model|neighbors)\.{name}\b", name, source
         )
     tree = ast.parse(source)
     last = max(
         node.end_lineno for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
     )
     lines = source.splitlines(keepends=True)
-    rebind = "".join(f"from mlmpi import {name}  # noqa\n" for name in replaced)
+    rebind = "".join(f"from {_home(name)} import {name}  # noqa\n" for name in replaced)
     return "".join(lines[:last]) + rebind + "".join(lines[last:])
 
 

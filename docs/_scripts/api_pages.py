@@ -14,7 +14,7 @@ from pathlib import Path
 # (module, what it holds), in the order of the reference's table of contents.
 MODULES = [
     ("mlmpi.cluster", "Clustering: KMeans and DBSCAN."),
-    ("mlmpi.linear_model", "Linear and logistic regression, Ridge, Lasso, ElasticNet."),
+    ("mlmpi.linear_model", "Linear and logistic regression, Ridge, Lasso, ElasticNet, their CV."),
     ("mlmpi.decomposition", "PCA and TruncatedSVD."),
     ("mlmpi.neighbors", "Nearest neighbours with a distributed index."),
     ("mlmpi.naive_bayes", "Gaussian, multinomial and Bernoulli naive Bayes."),
@@ -23,6 +23,7 @@ MODULES = [
     ("mlmpi.impute", "Imputation with global statistics."),
     ("mlmpi.metrics", "Metrics and scorers computed on the rows of every rank."),
     ("mlmpi.model_selection", "Splitters, cross-validation and searches by global row."),
+    ("mlmpi.inspection", "Permutation importance over the rows of every rank."),
     ("mlmpi.pipeline", "Pipelines that warn about shard-local steps."),
     ("mlmpi.dnn", "Data-parallel PyTorch training on the same comms."),
     ("mlmpi.comms", "The communication layer: backends, collectives, profiling."),

@@ -1,53 +1,89 @@
 """Histogram-tree kernels for NumPy arrays (numba).
 
 Pure local compute into caller-owned buffers; nothing here communicates.
-``kernels/gpu/forest.py`` has the same functions with the same IN/OUT
-signatures for CuPy arrays.
 
-- :func:`bin_columns`: raw values to bin indices on given edges.
-- :func:`build_histograms`: per (open node, sampled feature, bin) sums of
-  the per-row statistics of this rank's active rows.
+- :func:`bin_columns`, :func:`bin_csr`: raw values (compared as float32, as
+  scikit-learn's trees do) to bin indices on given edges; NaN to the missing bin.
+- :func:`build_histograms`, :func:`build_count_histograms`: per (open node,
+  sampled feature, bin) sums of the per-row statistics of this rank's
+  active rows (dense statistics, or one weighted count per output).
+- :func:`find_splits`: the best split of each node over a block of
+  (node, feature) histograms.
 - :func:`route_rows`: moves active rows to the next level's open nodes,
-  grouped by node.
+  grouped by node, and marks the rows that reached a leaf.
 - :func:`accumulate_leaves`: adds every tree's leaf value of each row.
+
+The statistics of a node (see ``mlmpi/ensemble/_criteria.py``) come in two
+families. "Counts" criteria (0 gini, 1 entropy, 4 absolute error on binned
+targets) keep, per output ``o``, the weighted counts of its classes (or
+target bins) at ``offsets[o]:offsets[o + 1]``; "moments" criteria (2 squared
+error, 3 Poisson) keep ``W`` at 0, ``Σwy_k`` at ``1 + k`` and a second
+moment at ``1 + K + k``. The last statistic is always the number of rows.
 """
 
 import numpy as np
 from numba import njit
 
+EPSILON = np.finfo(np.float64).eps
+
 
 @njit(cache=True, nogil=True)
-def _bin_columns(X, edges, edge_starts, out):
+def _bin_value(edges, x, missing_bin):
+    if np.isnan(x):
+        return missing_bin
+    return np.searchsorted(edges, np.float64(np.float32(x)), side="left")
+
+
+@njit(cache=True, nogil=True)
+def _bin_columns(X, edges, edge_starts, missing_bin, out):
     for f in range(X.shape[1]):
         column_edges = edges[edge_starts[f] : edge_starts[f + 1]]
         for i in range(X.shape[0]):
-            out[i, f] = np.searchsorted(column_edges, X[i, f], side="left")
+            out[i, f] = _bin_value(column_edges, X[i, f], missing_bin)
 
 
-def bin_columns(X, edges, edge_starts, out):
-    """``out[i, f]`` = number of edges of feature ``f`` below ``X[i, f]``.
+def bin_columns(X, edges, edge_starts, missing_bin, out):
+    """``out[i, f]`` = number of edges of feature ``f`` below ``float32(X[i, f])``,
+    or ``missing_bin`` where ``X[i, f]`` is NaN.
 
     ``edges[edge_starts[f]:edge_starts[f + 1]]`` are feature ``f``'s sorted
-    thresholds, so ``X[i, f] <= edges_f[b]`` exactly when ``out[i, f] <= b``.
+    thresholds, so ``x <= edges_f[b]`` exactly when ``out <= b``.
     """
-    _bin_columns(X, edges, edge_starts, out)
+    _bin_columns(X, edges, edge_starts, missing_bin, out)
     return out
 
 
 @njit(cache=True, nogil=True)
-def build_histograms(binned, rows, node_of_row, first_node, features, row_stats, hist):
-    """``hist[n, k, b, :] += row_stats[i]`` for every active row ``i`` of open
-    node ``first_node + n`` whose bin of feature ``features[n, k]`` is ``b``.
+def bin_csr(data, indices, indptr, edges, edge_starts, missing_bin, out):
+    """:func:`bin_columns` of the CSR matrix ``(data, indices, indptr)`` into the
+    dense ``out`` (zeros, stored or not, take the bin of 0.0)."""
+    n_features = out.shape[1]
+    zero_bins = np.empty(n_features, dtype=out.dtype)
+    for f in range(n_features):
+        zero_bins[f] = _bin_value(edges[edge_starts[f] : edge_starts[f + 1]], 0.0, missing_bin)
+    for i in range(out.shape[0]):
+        out[i, :] = zero_bins
+        for p in range(indptr[i], indptr[i + 1]):
+            f = indices[p]
+            out[i, f] = _bin_value(edges[edge_starts[f] : edge_starts[f + 1]], data[p], missing_bin)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def build_histograms(binned, rows, node_of_row, node_index, features, row_stats, hist):
+    """``hist[n, k, b, :] += row_stats[i]`` for every active row ``i`` of the
+    open node ``m`` with ``node_index[m] = n`` whose bin of feature
+    ``features[n, k]`` is ``b``.
 
     ``hist`` has shape (nodes, sampled features, bins, statistics) and is
-    zeroed by the caller; rows of other open nodes are skipped.
+    zeroed by the caller; rows of open nodes with ``node_index`` -1 are skipped.
     """
-    n_nodes, n_sampled = features.shape
+    n_sampled = features.shape[1]
     n_stats = row_stats.shape[1]
     for r in range(rows.shape[0]):
         i = rows[r]
-        n = node_of_row[i] - first_node
-        if n < 0 or n >= n_nodes:
+        n = node_index[node_of_row[i]]
+        if n < 0:
             continue
         for k in range(n_sampled):
             b = binned[i, features[n, k]]
@@ -57,176 +93,366 @@ def build_histograms(binned, rows, node_of_row, first_node, features, row_stats,
 
 
 @njit(cache=True, nogil=True)
-def route_rows(
-    binned, rows, node_of_row, split_feature, split_bin, left_next, right_next, n_next, out
+def build_count_histograms(
+    binned, rows, node_of_row, node_index, features, stat_index, weight, hist
 ):
-    """Send each active row of open node ``n`` to ``left_next[n]`` (bin <=
-    ``split_bin[n]``) or ``right_next[n]``; -1 (a leaf) where ``split_feature[n] < 0``
-    or the child is not open. Updates ``node_of_row`` in place, writes the rows
-    still active into ``out`` grouped by next node (``n_next`` of them; within
-    a node in the order of ``rows``), so that histogram updates stay in one
-    node's block, and returns their number."""
-    counts = np.zeros(n_next + 1, dtype=np.int64)
+    """:func:`build_histograms` for statistics that are weighted counts: row
+    ``i`` adds ``weight[i]`` to the statistics ``stat_index[i, :]`` (its class,
+    or target bin, of each output) and 1 to the last (the row count)."""
+    n_sampled = features.shape[1]
+    n_outputs = stat_index.shape[1]
+    rows_stat = hist.shape[3] - 1
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        n = node_index[node_of_row[i]]
+        if n < 0:
+            continue
+        w = weight[i]
+        for k in range(n_sampled):
+            b = binned[i, features[n, k]]
+            for o in range(n_outputs):
+                hist[n, k, b, stat_index[i, o]] += w
+            hist[n, k, b, rows_stat] += 1.0
+    return hist
+
+
+@njit(cache=True, nogil=True)
+def route_rows(
+    binned,
+    rows,
+    node_of_row,
+    split_feature,
+    split_bin,
+    missing_left,
+    missing_bin,
+    targets,
+    out,
+    starts,
+):
+    """Send each active row of open node ``n`` to ``targets[n, 0]`` (left: bin
+    <= ``split_bin[n]``, or the missing bin with ``missing_left[n]``) or
+    ``targets[n, 1]``; where ``split_feature[n] < 0`` to ``targets[n, 0]``.
+    A target >= 0 is an open node of the next level; -2 - id marks the leaf
+    ``id`` of the tree. Updates ``node_of_row`` in place and writes the rows
+    still active into ``out`` grouped by next node (within a node in the order
+    of ``rows``): next node ``m``'s rows are ``out[starts[m]:starts[m + 1]]``
+    (``starts`` has one more entry than there are next nodes)."""
+    n_next = starts.shape[0] - 1
+    starts[:] = 0
     for r in range(rows.shape[0]):
         i = rows[r]
         n = node_of_row[i]
         f = split_feature[n]
-        if f < 0:
-            nxt = -1
-        elif binned[i, f] <= split_bin[n]:
-            nxt = left_next[n]
-        else:
-            nxt = right_next[n]
+        side = 0
+        if f >= 0:
+            b = binned[i, f]
+            if b == missing_bin:
+                side = 0 if missing_left[n] else 1
+            elif b > split_bin[n]:
+                side = 1
+        nxt = targets[n, side]
         node_of_row[i] = nxt
         if nxt >= 0:
-            counts[nxt + 1] += 1
+            starts[nxt + 1] += 1
     for n in range(n_next):
-        counts[n + 1] += counts[n]
+        starts[n + 1] += starts[n]
+    fill = starts[:-1].copy()
     for r in range(rows.shape[0]):
         i = rows[r]
         n = node_of_row[i]
         if n >= 0:
-            out[counts[n]] = i
-            counts[n] += 1
-    return counts[n_next - 1] if n_next else 0
+            out[fill[n]] = i
+            fill[n] += 1
+    return starts[n_next]
 
 
 @njit(cache=True, nogil=True)
-def accumulate_leaves(X, feature, threshold, children_left, children_right, value, roots, out):
+def accumulate_leaves(
+    X, feature, threshold, missing_left, children_left, children_right, value, roots, out
+):
     """``out[i] += value[leaf]`` of every tree (root node ids in ``roots``) for each
     row of ``X``; a node is a leaf where ``feature < 0``, rows go left where
-    ``X[i, feature] <= threshold``."""
+    ``float32(X[i, feature]) <= threshold``, NaN where ``missing_left``."""
     for i in range(X.shape[0]):
         for t in range(roots.shape[0]):
             node = roots[t]
             while feature[node] >= 0:
-                if X[i, feature[node]] <= threshold[node]:
-                    node = children_left[node]
+                x = X[i, feature[node]]
+                if np.isnan(x):
+                    go_left = missing_left[node]
                 else:
-                    node = children_right[node]
+                    go_left = np.float64(np.float32(x)) <= threshold[node]
+                node = children_left[node] if go_left else children_right[node]
             for v in range(value.shape[1]):
                 out[i, v] += value[node, v]
     return out
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _proxy(stats, criterion):
-    """Criterion part additive over children (see ``mlmpi/ensemble/_splits.py``):
-    0 gini, 1 entropy (bits), 2 squared error."""
-    if criterion == 2:
-        return stats[1] * stats[1] / stats[0] if stats[0] > 0 else 0.0
+def node_weight(stats, criterion, offsets):
+    """Total weight of a node with these statistics."""
+    if criterion == 2 or criterion == 3:
+        return stats[0]
     weight = 0.0
-    total = 0.0
-    for c in range(stats.shape[0] - 1):
-        count = stats[c]
-        weight += count
-        if criterion == 0:
-            total += count * count
-        elif count > 0:
-            total += count * np.log2(count)
-    if weight <= 0:
-        return 0.0
-    if criterion == 0:
-        return total / weight
-    return total - weight * np.log2(weight)
+    for c in range(offsets[0], offsets[1]):
+        weight += stats[c]
+    return weight
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _random_bin(edges, low, high, u):
-    """ExtraTrees' threshold: uniform in the raw range spanned by the occupied
-    bins ``low..high`` (from the edge below bin ``low``, or its upper edge for
-    the first bin, to the edge above bin ``high``, or its lower edge for the
-    last bin), rounded down to a bin edge among ``low..high - 1``."""
-    lower = edges[low - 1] if low > 0 else edges[low]
-    upper = edges[high] if high < edges.shape[0] else edges[high - 1]
-    threshold = lower + u * (upper - lower)
-    b = np.searchsorted(edges, threshold, side="right") - 1
-    return min(max(b, low), high - 1)
+def _absolute_deviation(stats, start, stop, values):
+    """Weighted absolute deviation from their weighted median of targets
+    ``values[start:stop]`` with weights ``stats[start:stop]``."""
+    weight = 0.0
+    for c in range(start, stop):
+        weight += stats[c]
+    if weight <= 0:
+        return 0.0
+    below = 0.0
+    median = values[stop - 1]
+    for c in range(start, stop):
+        below += stats[c]
+        if below >= 0.5 * weight:
+            median = values[c]
+            break
+    deviation = 0.0
+    for c in range(start, stop):
+        deviation += stats[c] * abs(values[c] - median)
+    return deviation
+
+
+@njit(cache=True, nogil=True, inline="always")
+def proxy(stats, criterion, offsets, values):
+    """Criterion part additive over children (see ``mlmpi/ensemble/_criteria.py``):
+    a split's weighted impurity decrease, summed over the outputs, is
+    ``proxy(left) + proxy(right) - proxy(node)``."""
+    n_outputs = offsets.shape[0] - 1
+    total = 0.0
+    if criterion == 2 or criterion == 3:
+        weight = stats[0]
+        if weight <= 0:
+            return 0.0
+        for k in range(n_outputs):
+            s = stats[1 + k]
+            if criterion == 2:
+                total += s * s / weight
+            elif s > 0:
+                total += s * np.log(s / weight)
+        return total
+    for o in range(n_outputs):
+        start, stop = offsets[o], offsets[o + 1]
+        if criterion == 4:
+            total -= _absolute_deviation(stats, start, stop, values)
+            continue
+        weight = 0.0
+        part = 0.0
+        for c in range(start, stop):
+            count = stats[c]
+            weight += count
+            if criterion == 0:
+                part += count * count
+            elif count > 0:
+                part += count * np.log2(count)
+        if weight <= 0:
+            continue
+        total += part / weight if criterion == 0 else part - weight * np.log2(weight)
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def constrained_value(stats, criterion, offsets, values):
+    """The value monotonic constraints bound (scikit-learn's): the mean target,
+    or the share of the first class (binary classification), or the weighted
+    median of the binned targets (absolute error)."""
+    weight = node_weight(stats, criterion, offsets)
+    if weight <= 0:
+        return 0.0
+    if criterion == 2 or criterion == 3:
+        return stats[1] / weight
+    if criterion == 4:
+        below = 0.0
+        for c in range(offsets[0], offsets[1]):
+            below += stats[c]
+            if below >= 0.5 * weight:
+                return values[c]
+        return values[offsets[1] - 1]
+    return stats[offsets[0]] / weight
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _positive_sums(stats, criterion, offsets):
+    """Poisson's validity of a child: every output's ``Σwy`` above EPSILON."""
+    if criterion != 3:
+        return True
+    for k in range(offsets.shape[0] - 1):
+        if stats[1 + k] <= EPSILON:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _random_bin(bin_min, bin_max, low, high, u):
+    """ExtraTrees' split of a node whose occupied bins are ``low..high``: a
+    threshold uniform between the smallest value of bin ``low`` and the largest
+    of bin ``high`` (``bin_min``/``bin_max``: a feature's global extremes per
+    bin), rows up to it going left: after the last bin (below ``high``) whose
+    middle value does not exceed it (so that the rounding to bin edges has no
+    bias). Exact when every bin holds one value."""
+    threshold = bin_min[low] + u * (bin_max[high] - bin_min[low])
+    b = low
+    for c in range(low + 1, high):
+        if bin_min[c] + 0.5 * (bin_max[c] - bin_min[c]) <= threshold:
+            b = c
+    return b
+
+
+@njit(cache=True, nogil=True)
+def bin_ranges(X, binned, low, high):
+    """``low[f, b]``/``high[f, b]``: the smallest/largest value (as float32) of
+    feature ``f`` among the rows of bin ``b``, merged into the arrays given."""
+    for i in range(X.shape[0]):
+        for f in range(X.shape[1]):
+            x = X[i, f]
+            if np.isnan(x):
+                continue
+            x = np.float64(np.float32(x))
+            b = binned[i, f]
+            low[f, b] = min(low[f, b], x)
+            high[f, b] = max(high[f, b], x)
+    return low
 
 
 @njit(cache=True, nogil=True)
 def find_splits(
     hist,
-    valid,
-    features,
-    edges,
-    edge_starts,
+    pair_node,
+    pair_feature,
+    pair_valid,
+    bin_min,
+    bin_max,
+    totals,
     criterion,
+    offsets,
+    values,
+    missing_bin,
     min_samples_leaf,
     min_weight_leaf,
+    monotonic,
+    lower,
+    upper,
     uniform,
-    slot,
-    split_bin,
     gain,
+    split_bin,
+    missing_left,
     left,
-    total,
     constant,
 ):
-    """Best split of each node of a histogram chunk, into the caller's arrays.
+    """Best split of each (node, feature) pair from its global histogram.
 
-    ``hist`` (nodes, sampled features, bins, statistics): global histograms,
-    last statistic the row count; ``valid`` masks padding slots, ``features``
-    names the slots' features, whose thresholds are ``edges[edge_starts[f]:
-    edge_starts[f + 1]]``. With a non-empty ``uniform`` (nodes, sampled
-    features), one random candidate per feature (ExtraTrees, :func:`_random_bin`);
-    otherwise every bin. Outputs per node: the
-    winning ``slot`` (-1: none), ``split_bin`` (last bin going left), ``gain``
-    (weighted impurity decrease), ``left`` and ``total`` statistics;
-    ``constant[n, k]``: one occupied bin. Ties go to the smaller slot (feature),
-    then the smaller bin.
+    ``hist`` (pairs, bins, statistics): the global histogram of feature
+    ``pair_feature[p]`` over the rows of node ``pair_node[p]``, whose
+    statistics are ``totals[pair_node[p]]``; pairs where ``pair_valid`` is
+    false are only checked for constancy. Bin ``missing_bin`` holds the rows
+    whose value is NaN (-1: none anywhere).
+
+    Candidates, in scikit-learn's order: every bin boundary with the missing
+    rows right, then the split that sends only the missing rows right (bin
+    ``missing_bin - 1``: threshold +inf), then every boundary with them left;
+    ties go to the first. Where ``monotonic`` (per feature; empty: none) is 1 (-1),
+    the left child's :func:`constrained_value` may not exceed (fall below) the
+    right's, and both must lie within the node's ``lower``/``upper`` bounds.
+    With a non-empty ``uniform`` (pairs, 2): one random
+    boundary (:func:`_random_bin` on ``bin_min``/``bin_max``, (features, bins))
+    and a random side for the missing rows (ExtraTrees).
+
+    Writes per pair the best ``gain`` (weighted impurity decrease summed over
+    the outputs; -inf: no valid split), ``split_bin`` (last bin going left),
+    ``missing_left`` and the ``left`` child's statistics; ``constant[p]``:
+    one occupied bin and no missing rows, or only missing rows.
     """
-    n_nodes, n_slots, n_bins, n_stats = hist.shape
-    classification = criterion != 2
+    n_pairs, n_bins, n_stats = hist.shape
+    rows_stat = n_stats - 1
     running = np.empty(n_stats)
     right = np.empty(n_stats)
-    for n in range(n_nodes):
-        total[n, :] = 0.0
+    for p in range(n_pairs):
+        gain[p] = -np.inf
+        split_bin[p] = 0
+        missing_left[p] = False
+        n = pair_node[p]
+        low, high = n_bins, -1
         for b in range(n_bins):
-            for s in range(n_stats):
-                total[n, s] += hist[n, 0, b, s]
-        parent = _proxy(total[n], criterion)
-        slot[n] = -1
-        gain[n] = -np.inf
-        for k in range(n_slots):
-            low, high = n_bins, -1
-            for b in range(n_bins):
-                if hist[n, k, b, n_stats - 1] > 0:
-                    low = min(low, b)
-                    high = b
-            constant[n, k] = high <= low
-            if not valid[n, k] or high <= low:
-                continue
-            first, last = low, high - 1
+            if b != missing_bin and hist[p, b, rows_stat] > 0:
+                low = min(low, b)
+                high = b
+        has_missing = missing_bin >= 0 and hist[p, missing_bin, rows_stat] > 0
+        constant[p] = high < low or (high == low and not has_missing)
+        if not pair_valid[p] or constant[p]:
+            continue
+        f = pair_feature[p]
+        parent = proxy(totals[n], criterion, offsets, values)
+        passes = 2 if has_missing else 1
+        for side in range(passes):
+            send_left = side == 1
+            first, last = low, high
             if uniform.shape[0]:
-                first = _random_bin(
-                    edges[edge_starts[features[n, k]] : edge_starts[features[n, k] + 1]],
-                    low,
-                    high,
-                    uniform[n, k],
-                )
+                if side != (1 if has_missing and uniform[p, 1] < 0.5 else 0):
+                    continue
+                if high > low:
+                    first = _random_bin(bin_min[f], bin_max[f], low, high, uniform[p, 0])
                 last = first
             running[:] = 0.0
-            for b in range(first):
+            if send_left:
                 for s in range(n_stats):
-                    running[s] += hist[n, k, b, s]
+                    running[s] = hist[p, missing_bin, s]
+            for b in range(low, first):
+                for s in range(n_stats):
+                    running[s] += hist[p, b, s]
             for b in range(first, last + 1):
-                w_left = 0.0
-                w_right = 0.0
+                if b > first and hist[p, b, rows_stat] == 0:
+                    continue  # an empty bin: the partition of the bin before
                 for s in range(n_stats):
-                    running[s] += hist[n, k, b, s]
-                    right[s] = total[n, s] - running[s]
-                    if s < n_stats - 1 and (classification or s == 0):
-                        w_left += running[s]
-                        w_right += right[s]
-                if running[n_stats - 1] < min_samples_leaf:
+                    running[s] += hist[p, b, s]
+                at_bin = b
+                if b == high and not uniform.shape[0]:
+                    if send_left or not has_missing:
+                        break
+                    at_bin = missing_bin - 1  # only the missing rows go right
+                for s in range(n_stats):
+                    right[s] = totals[n, s] - running[s]
+                if running[rows_stat] < min_samples_leaf:
                     continue
-                if right[n_stats - 1] < min_samples_leaf:
+                if right[rows_stat] < min_samples_leaf:
                     break
-                if w_left < min_weight_leaf or w_right < min_weight_leaf:
+                if monotonic.shape[0] and monotonic[f] != 0:
+                    value_left = constrained_value(running, criterion, offsets, values)
+                    value_right = constrained_value(right, criterion, offsets, values)
+                    if not (
+                        min(value_left, value_right) >= lower[n]
+                        and max(value_left, value_right) <= upper[n]
+                        and (value_left - value_right) * monotonic[f] <= 0
+                    ):
+                        continue
+                if (
+                    node_weight(running, criterion, offsets) < min_weight_leaf
+                    or node_weight(right, criterion, offsets) < min_weight_leaf
+                ):
                     continue
-                g = _proxy(running, criterion) + _proxy(right, criterion) - parent
-                if g > gain[n]:
-                    gain[n] = g
-                    slot[n] = k
-                    split_bin[n] = b
-                    left[n, :] = running
+                if not (
+                    _positive_sums(running, criterion, offsets)
+                    and _positive_sums(right, criterion, offsets)
+                ):
+                    continue
+                g = (
+                    proxy(running, criterion, offsets, values)
+                    + proxy(right, criterion, offsets, values)
+                    - parent
+                )
+                if g > gain[p]:
+                    gain[p] = g
+                    split_bin[p] = at_bin
+                    if has_missing:
+                        missing_left[p] = send_left
+                    else:  # unseen NaN follows the larger child, as in scikit-learn
+                        missing_left[p] = running[rows_stat] > right[rows_stat]
+                    left[p, :] = running
+    return gain

@@ -13,8 +13,10 @@ from ..comms import Comms
 from ..kernels import kernels_for
 from ..neighbors import _ring
 from ..neighbors._base import DEFAULT_BATCH, effective_metric
+from ..utils._global_rows import Halo, fetch_rows
 from ..utils.ring import ring_blocks
 from ..utils.validation import agree, validate_fit_data
+from ._components import component_minima
 
 #: Effective metrics and the Minkowski power a k-d tree searches them with.
 TREE_POWERS = {"euclidean": 2.0, "manhattan": 1.0, "chebyshev": np.inf}
@@ -41,22 +43,27 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
        scikit-learn's ``algorithm='auto'`` picks a tree), or with the
        brute-force ring of :class:`mlmpi.NearestNeighbors` (one GEMM per
        block pair). Weighted neighbour counts decide the core samples.
-    2. **Components.** Each rank finds the connected components of the
-       core-core pairs it found, and sends each node it touched with the
-       smallest global index of its local component; every rank merges
-       these pairs into the same global components (a distributed
-       union-find in one ``allgatherv``).
+    2. **Components.** Each rank joins the core-core pairs among its own
+       rows (a local union-find), then merges the pieces linked by pairs
+       that reach other ranks' rows with a distributed connected-components
+       search (FastSV: parents that only decrease, hooked and shortcut by
+       messages to the rows' owners, a few rounds) until every core sample
+       knows the smallest global index of its component.
     3. **Labels.** scikit-learn numbers the clusters in the order of their
        smallest core sample; a border sample joins the first cluster that
        reaches it, the one with the smallest number among its core
        neighbours' clusters. Both rules are applied to global indices, so
        the labels equal scikit-learn's.
 
-    Working memory per rank: this rank's rows, two travelling blocks, the
-    pairs found for this rank's rows (as scikit-learn keeps every
-    neighbourhood), a few arrays of one integer per *global* row (which
-    rows are core, their components) and, during step 2, two integers per
-    core sample that some rank links to another.
+    Nothing is gathered and no array has one entry per global row: what a
+    rank needs about another rank's rows (whether they are core, their
+    weights, components and labels) it asks of their owners, for the rows
+    its pairs reach only (its halo). Working memory per rank: this rank's
+    rows, two travelling blocks, the pairs found for this rank's rows (as
+    scikit-learn keeps every neighbourhood) and a few integers per local
+    row and per halo row. Every rank's rows still pass once through every
+    rank (step 1): rows are sharded by index, not by position, so any two
+    may be neighbours.
 
     Parameters
     ----------
@@ -190,8 +197,9 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
         weights = _agreed_weights(sample_weight, X, comms)
 
         rows, neighbours = self._eps_pairs(X, metric, p, comms, layout)
-        core = _core_mask(rows, neighbours, weights, X.shape[0], self.min_samples, comms)
-        labels = _labels(rows, neighbours, core, comms, layout)
+        halo = Halo(neighbours, layout.counts, comms.rank)
+        core = _core_mask(rows, neighbours, weights, X.shape[0], self.min_samples, comms, halo)
+        labels = _labels(rows, neighbours, core, comms, layout, halo)
 
         xp = get_namespace(X)
         self.core_sample_indices_ = to_namespace(np.flatnonzero(core), xp)
@@ -302,48 +310,55 @@ def _agreed_weights(sample_weight, X, comms):
     return np.ones(X.shape[0]) if weights is None else weights
 
 
-def _core_mask(rows, neighbours, weights, n_local, min_samples, comms):
+def _core_mask(rows, neighbours, weights, n_local, min_samples, comms, halo):
     """Whether each local row is a core sample: the (weighted) count of its
     eps-neighbours reaches ``min_samples``.
 
-    This function is collective when there are weights.
+    This function is collective when there are weights (the halo's weights
+    come from their owners).
     """
     if weights is None:
         counts = np.bincount(rows, minlength=n_local)
     else:
-        all_weights = to_host(comms.allgatherv(weights))
-        counts = np.bincount(rows, weights=all_weights[neighbours], minlength=n_local)
+        counts = np.bincount(rows, weights=halo.values_of(weights, comms), minlength=n_local)
     return counts >= min_samples
 
 
-def _labels(rows, neighbours, core, comms, layout):
+def _labels(rows, neighbours, core, comms, layout, halo):
     """scikit-learn's DBSCAN labels of the local rows (int64, -1 for noise).
+
+    Nothing here is sized by the global number of rows: each rank asks the
+    owners of the rows its pairs reach (the halo) for what it needs.
 
     This function is collective.
     """
-    n = layout.n_samples
-    is_core = to_host(comms.allgatherv(core.astype(np.uint8))).astype(bool)
-    global_rows = rows + layout.offset
+    offset, n_local = layout.offset, core.shape[0]
+    neighbour_core = halo.values_of(core.astype(np.uint8), comms).astype(bool)
+    links = core[rows] & neighbour_core
 
-    # Components of the core-core graph: this rank's pieces, each node it
-    # touched sent with its piece's smallest node, then one global merge.
-    # Each undirected link is kept by one rank only (the owner of its smaller end).
+    # Components of the core-core graph: first this rank's own links (a local
+    # union-find), then the links to other ranks' rows, between the smallest
+    # rows of the local pieces, merged by the distributed FastSV.
     kernels = kernels_for("dbscan", rows)
-    links = is_core[global_rows] & is_core[neighbours] & (global_rows < neighbours)
-    minima = kernels.component_minima(global_rows[links], neighbours[links], n)
-    moved = np.flatnonzero(minima != np.arange(n))
-    pairs = to_host(comms.allgatherv(np.stack([moved, minima[moved]], axis=1)))
-    minima = kernels.component_minima(
-        np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1]), n
-    )
+    inside = links & (neighbours >= offset) & (neighbours < offset + n_local)
+    piece = offset + kernels.component_minima(rows[inside], neighbours[inside] - offset, n_local)
+    cross = links & ~inside
+    piece_of_neighbour = halo.values_of(piece, comms)[cross]
+    minima = component_minima(piece, piece[rows[cross]], piece_of_neighbour, comms, layout.counts)
 
     # Clusters are numbered in the order of their smallest core sample.
-    is_root = is_core & (minima == np.arange(n))
-    cluster = np.cumsum(is_root) - 1  # the cluster of each root
-    labels = np.where(core, cluster[minima[layout.offset : layout.offset + core.shape[0]]], -1)
-    border = ~is_core[global_rows] & is_core[neighbours]
-    if border.any():  # the first cluster to reach a border sample: the smallest number
-        best = np.full(core.shape[0], n, dtype=np.int64)
-        np.minimum.at(best, rows[border], cluster[minima[neighbours[border]]])
-        labels = np.where(best < n, best, labels)
-    return labels.astype(np.int64)
+    is_root = core & (minima == offset + np.arange(n_local))
+    roots_before = comms.exclusive_scan_rows(int(is_root.sum()))[0]
+    cluster = np.full(n_local, -1, dtype=np.int64)
+    cluster[is_root] = roots_before + np.arange(int(is_root.sum()))
+    labels = np.full(n_local, -1, dtype=np.int64)
+    distinct, where = np.unique(minima[core], return_inverse=True)
+    labels[core] = fetch_rows(cluster, distinct, comms, layout.counts)[where.reshape(-1)]
+    # A border sample joins the first cluster that reaches it: the smallest number
+    border = ~core[rows] & neighbour_core
+    neighbour_labels = halo.values_of(labels, comms)
+    if border.any():
+        best = np.full(n_local, np.iinfo(np.int64).max)
+        np.minimum.at(best, rows[border], neighbour_labels[border])
+        labels = np.where(best < np.iinfo(np.int64).max, best, labels)
+    return labels

@@ -53,8 +53,8 @@ def agree_on_call(comms, call):
     problem = None
     try:
         mine = digest(call)
-        with comms._collective("agree", mine, method=call.method):
-            reduced = comms._allreduce(mine, ReduceOp.MAX)
+        with comms._collective("agree", mine, method=call.method) as record:
+            reduced = record.done(comms._allreduce(mine, ReduceOp.MAX))
         if not digests_agree(reduced):
             with comms._collective("agree.exchange", method=call.method):
                 problem = check_calls(comms._allgather_object(call))

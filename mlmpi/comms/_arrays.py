@@ -52,11 +52,11 @@ class ArrayCollectives:
             The reduction (``out`` when given), of ``x``'s array type.
         """
         x, op = self._checked("allreduce", reduction_arguments, x, op, out)
-        with self._collective("allreduce", x):
+        with self._collective("allreduce", x) as call:
             if out is None:
-                return self._allreduce(x, op)
+                return call.done(self._allreduce(x, op))
             self._allreduce_into(x, out, op)
-            return out
+            return call.done(out)
 
     def reduce(self, x, op="sum", root=0):
         """Element-wise reduction to ``root``; other ranks get ``None``.
@@ -78,8 +78,8 @@ class ArrayCollectives:
             The reduction on ``root``, None elsewhere.
         """
         x, op = self._checked("reduce", reduction_arguments, x, op, None, root, self.size)
-        with self._collective("reduce", x):
-            return self._reduce(x, op, root)
+        with self._collective("reduce", x) as call:
+            return call.done(self._reduce(x, op, root))
 
     def reduce_scatter(self, x, counts, op="sum"):
         """Element-wise reduction of ``x`` whose blocks of rows go to the ranks:
@@ -120,8 +120,8 @@ class ArrayCollectives:
         x, counts, op = self._checked(
             "reduce_scatter", reduce_scatter_arguments, x, counts, op, self.size
         )
-        with self._collective("reduce_scatter", x):
-            return self._reduce_scatter(x, counts, op)
+        with self._collective("reduce_scatter", x) as call:
+            return call.done(self._reduce_scatter(x, counts, op))
 
     def bcast(self, x, root=0):
         """Copy of ``root``'s array on every rank.
@@ -147,7 +147,7 @@ class ArrayCollectives:
         self._checked("bcast", root_arguments, root, self.size)
         if self.rank == root:
             x = as_array(x)
-        with self._collective("bcast", x if self.rank == root else None):
+        with self._collective("bcast", x if self.rank == root else None) as call:
             if self.rank == root:
                 out = get_namespace(x).array(x, copy=True, order="C")
                 meta = (out.shape, out.dtype.str, is_device_array(out))
@@ -157,6 +157,8 @@ class ArrayCollectives:
                 xp = _device_namespace(is_device_array(x) or (x is None and root_on_device))
                 out = xp.empty(shape, dtype=np.dtype(dtype))
             self._bcast_into(out, root)
+            if self.rank != root:
+                call.done(out)
             return out
 
     def allgather(self, x):
@@ -176,8 +178,8 @@ class ArrayCollectives:
             result of length ``size``.
         """
         x = self._checked("allgather", array_arguments, x, True)
-        with self._collective("allgather", x):
-            return self._allgather(x)
+        with self._collective("allgather", x) as call:
+            return call.done(self._allgather(x))
 
     def allgatherv(self, x):
         """Concatenation along axis 0 of every rank's ``x``, of any number of rows.
@@ -199,8 +201,8 @@ class ArrayCollectives:
             Every rank's rows, in rank order.
         """
         x = self._checked("allgatherv", array_arguments, x, False)
-        with self._collective("allgatherv", x):
-            return self._allgatherv(x, agreed_rows(self, x))
+        with self._collective("allgatherv", x) as call:
+            return call.done(self._allgatherv(x, agreed_rows(self, x)))
 
     def iallreduce(self, x, op="sum", out=None):
         """Start an allreduce and return a :class:`Request`; ``wait()`` gives the result.
@@ -236,7 +238,7 @@ class ArrayCollectives:
                 wait, test = self._iallreduce_into(x, out, op)
 
         def finish():
-            with self._collective("iallreduce.wait"):
-                return wait()
+            with self._collective("iallreduce.wait") as call:
+                return call.done(wait())
 
         return Request(finish, test)

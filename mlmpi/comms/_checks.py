@@ -172,20 +172,43 @@ def agreed_pairs(comms, x, dest, source):
 
 def alltoallv_counts(comms, x, counts):
     """``(send, recv)`` row counts of an alltoallv, after checking on every
-    rank that every rank's counts fit its rows and the layouts agree."""
-    matrix = agreed_exchange(comms, x, "alltoallv", [x.shape[0] if x.ndim else -1] + list(counts))
+    rank that every rank's counts fit its rows and the layouts agree.
+
+    ``O(P)`` per rank: one allreduce of four integers (every rank's verdict
+    on its own counts, and the layout), then each rank sends one count to
+    every rank. Only on a mismatch do the ranks exchange everything to say
+    which rank is wrong.
+    """
+    try:
+        send = [int(c) for c in counts]
+    except (TypeError, ValueError):
+        send = None
+    rows = x.shape[0] if x.ndim else -1
+    fine = send is not None and len(send) == comms.size
+    fine = fine and min(send, default=0) >= 0 and sum(send) == rows
+    key = _layout_key(x)
+    flags = np.array([x.ndim == 0, key, -key, not fine], dtype=np.int64)
+    flags = comms._allreduce(flags, ReduceOp.MAX)
+    if flags[0] or flags[1] != -flags[2] or flags[3]:
+        _explain_counts(comms, x, [rows] + (send if send is not None else [None]))
+    ones = [1] * comms.size
+    recv = comms._alltoallv(np.asarray(send, dtype=np.int64), ones, ones)
+    return send, [int(c) for c in recv.tolist()]
+
+
+def _explain_counts(comms, x, ints):
+    """Raise, on every rank, the error that says which rank's layout or counts
+    are wrong (the ranks found that some are); ``ints``: this rank's rows and
+    counts."""
+    matrix = agreed_exchange(comms, x, "alltoallv", ints)
     size = comms.size
     bad = [
         r
         for r, row in enumerate(matrix)
         if len(row) != size + 1 or min(row[1:], default=0) < 0 or sum(row[1:]) != row[0]
-    ]
-    if bad:
-        raise ValueError(
-            f"alltoallv needs one non-negative count per rank ({size}) adding up to "
-            f"the rows of x; rank {bad[0]} passed counts {matrix[bad[0]][1:]} for "
-            f"{matrix[bad[0]][0]} rows."
-        )
-    send = [int(c) for c in matrix[comms.rank][1:]]
-    recv = [int(row[1 + comms.rank]) for row in matrix]
-    return send, recv
+    ] or [0]
+    raise ValueError(
+        f"alltoallv needs one non-negative count per rank ({size}) adding up to "
+        f"the rows of x; rank {bad[0]} passed counts {matrix[bad[0]][1:]} for "
+        f"{matrix[bad[0]][0]} rows."
+    )

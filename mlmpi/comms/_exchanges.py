@@ -34,17 +34,17 @@ class Exchanges:
             ``source``'s ``x``.
         """
         x = self._checked("sendrecv", array_arguments, x, False)
-        with self._collective("sendrecv", x):
+        with self._collective("sendrecv", x) as call:
             rows = agreed_pairs(self, x, dest, source)
             wait, _ = self._isendrecv(x, int(dest), int(source), rows)
-            return wait()
+            return call.done(wait())
 
-    def isendrecv(self, x, dest, source):
+    def isendrecv(self, x, dest, source, *, recv_rows=None):
         """Start a :meth:`sendrecv` and return a :class:`Request`; ``wait()``
         gives the received array.
 
-        The ranks first agree on the layout (one small allgather), then the
-        transfer runs in the background. ``x`` must not be modified until
+        The ranks first agree on the layout (one small allgather; none with
+        ``recv_rows``), then the transfer runs in the background. ``x`` must not be modified until
         the request completes. The profile records the start
         (``isendrecv``) and the wait (``isendrecv.wait``).
 
@@ -58,6 +58,12 @@ class Exchanges:
             The rank that receives ``x``.
         source : int
             The rank whose array this rank receives.
+        recv_rows : int, default=None
+            The rows ``source`` sends, when every rank knows what it receives
+            (a ring over shards whose sizes every rank holds): the ranks then
+            skip the agreement, and the exchange is point-to-point only. The
+            pairs and layouts are the caller's promise; a wrong one hangs or
+            fails in MPI.
 
         Returns
         -------
@@ -66,21 +72,24 @@ class Exchanges:
         """
         x = self._checked("isendrecv", array_arguments, x, False)
         with self._collective("isendrecv", x):
-            rows = agreed_pairs(self, x, dest, source)
-            wait, test = self._isendrecv(x, int(dest), int(source), rows)
+            if recv_rows is None:
+                recv_rows = agreed_pairs(self, x, dest, source)
+            wait, test = self._isendrecv(x, int(dest), int(source), int(recv_rows))
 
         def finish():
-            with self._collective("isendrecv.wait"):
-                return wait()
+            with self._collective("isendrecv.wait") as call:
+                return call.done(wait())
 
         return Request(finish, test)
 
-    def alltoallv(self, x, counts):
+    def alltoallv(self, x, counts, *, return_counts=False):
         """Send ``counts[r]`` consecutive rows of ``x`` to rank ``r`` (in rank
         order); return the rows received, concatenated in source-rank order.
 
         Bad counts or mismatched layouts raise the same ValueError on every
-        rank.
+        rank. Besides the rows, each rank sends and receives one integer per
+        rank (the counts) and takes part in one allreduce of four integers
+        (the agreement on the layout).
 
         This method is collective.
 
@@ -91,13 +100,18 @@ class Exchanges:
             arrays with the same trailing shape and dtype.
         counts : sequence of int
             One non-negative entry per rank, summing to ``len(x)``.
+        return_counts : bool, default=False
+            Also return how many rows came from each rank.
 
         Returns
         -------
         received : array
             The rows sent to this rank, in source-rank order.
+        received_counts : list of int
+            Rows received from each rank (only with ``return_counts=True``).
         """
         x = self._checked("alltoallv", array_arguments, x, False)
-        with self._collective("alltoallv", x):
+        with self._collective("alltoallv", x) as call:
             send, recv = alltoallv_counts(self, x, counts)
-            return self._alltoallv(x, send, recv)
+            received = call.done(self._alltoallv(x, send, recv))
+            return (received, recv) if return_counts else received

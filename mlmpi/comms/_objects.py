@@ -3,6 +3,7 @@
 import numpy as np
 
 from ._checks import color_arguments, root_arguments
+from ._record import Pickled
 
 
 class ObjectCollectives:
@@ -26,8 +27,11 @@ class ObjectCollectives:
             ``root``'s object.
         """
         self._checked("bcast_object", root_arguments, root, self.size)
-        with self._collective("bcast_object"):
-            return self._bcast_object(obj, root)
+        with self._collective("bcast_object", Pickled(obj) if self.rank == root else None) as c:
+            result = self._bcast_object(obj, root)
+            if self.rank != root:
+                c.done(Pickled(result))
+            return result
 
     def allgather_object(self, obj):
         """List of every rank's picklable ``obj``, in rank order.
@@ -45,8 +49,10 @@ class ObjectCollectives:
             One object per rank.
         """
         self._checked("allgather_object", lambda: (None, ()))
-        with self._collective("allgather_object"):
-            return self._allgather_object(obj)
+        with self._collective("allgather_object", Pickled(obj)) as call:
+            result = self._allgather_object(obj)
+            call.done(Pickled(result))
+            return result
 
     def barrier(self):
         """Wait until every rank has entered the barrier.

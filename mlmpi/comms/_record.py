@@ -1,6 +1,7 @@
 """The record of one collective: it numbers it, arms the watchdog and feeds
 the profile and the timeline."""
 
+import pickle
 import time
 
 from . import profile as _profile
@@ -10,6 +11,27 @@ from ._watchdog import label
 
 def _nbytes(x):
     return int(getattr(x, "nbytes", 0) or 0)
+
+
+class Pickled:
+    """An object collective's payload; its size (pickled, as mpi4py sends it)
+    is computed only when a profile records it."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    @property
+    def nbytes(self):
+        return len(pickle.dumps(self.obj, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _received_bytes(result):
+    """Bytes of a collective's result (an array, or a tuple holding arrays)."""
+    if isinstance(result, tuple):
+        return sum(_nbytes(part) for part in result)
+    return _nbytes(result)
 
 
 class Collective:
@@ -24,13 +46,19 @@ class Collective:
     (default: the collective call this rank is in).
     """
 
-    __slots__ = ("comms", "op", "payload", "start", "method", "sequence", "count")
+    __slots__ = ("comms", "op", "payload", "result", "start", "method", "sequence", "count")
 
     def __init__(self, comms, op, payload=None, method=None):
         self.comms = comms
         self.op = op
         self.payload = payload
         self.method = method
+        self.result = None  # what this rank received: set by the collective, for the profile
+
+    def done(self, result):
+        """Note ``result`` as what this rank received; return it."""
+        self.result = result
+        return result
 
     def __enter__(self):
         comms = self.comms
@@ -62,6 +90,7 @@ class Collective:
                 time.perf_counter() - self.start,
                 comms.rank,
                 comms.backend,
+                _received_bytes(self.result),
             )
-        self.payload = None  # kept as ``_last``: not the caller's array
+        self.payload = self.result = None  # kept as ``_last``: not the caller's arrays
         return False

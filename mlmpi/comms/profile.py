@@ -22,10 +22,15 @@ def active():
     return bool(_recorders)
 
 
-def record(op, nbytes, start, seconds, rank, backend):
-    """Hand one finished collective to every active recorder."""
+def record(op, nbytes, start, seconds, rank, backend, received=0):
+    """Hand one finished collective to every active recorder.
+
+    ``nbytes`` is what this rank passed in (the bytes it contributes or
+    sends), ``received`` the size of what it got back (the result): the
+    payloads' sizes, not the bytes on the wire, which depend on MPI's
+    algorithm (a ring allreduce moves about twice its buffer per rank)."""
     for recorder in _recorders:
-        recorder.add(op, nbytes, start, seconds, rank, backend)
+        recorder.add(op, nbytes, start, seconds, rank, backend, received)
 
 
 class ProfileSummary:
@@ -34,21 +39,23 @@ class ProfileSummary:
     Attributes
     ----------
     events : list of tuple
-        ``(op, nbytes, start, seconds, rank, backend)`` for every collective.
+        ``(op, nbytes, start, seconds, rank, backend, received)`` for every
+        collective: ``nbytes`` sent (this rank's payload), ``received`` the
+        bytes of its result.
     """
 
     def __init__(self):
         self.events = []
 
-    def add(self, op, nbytes, start, seconds, rank, backend):
-        self.events.append((op, nbytes, start, seconds, rank, backend))
+    def add(self, op, nbytes, start, seconds, rank, backend, received=0):
+        self.events.append((op, nbytes, start, seconds, rank, backend, received))
 
     def rows(self):
         """List of ``(op, calls, bytes, seconds)`` sorted by total seconds, largest first."""
         calls = defaultdict(int)
         nbytes = defaultdict(int)
         seconds = defaultdict(float)
-        for op, size, _, secs, _, _ in self.events:
+        for op, size, _, secs, *_ in self.events:
             calls[op] += 1
             nbytes[op] += size
             seconds[op] += secs
@@ -64,7 +71,13 @@ class ProfileSummary:
 
     @property
     def total_bytes(self):
+        """Bytes this rank passed to collectives (sent)."""
         return sum(event[1] for event in self.events)
+
+    @property
+    def total_received(self):
+        """Bytes of the results this rank got back from collectives (received)."""
+        return sum(event[6] for event in self.events)
 
     def table(self):
         """The summary as a fixed-width text table."""
@@ -135,7 +148,7 @@ class _Timeline:
         self.events = []
         self._origin = time.perf_counter()
 
-    def add(self, op, nbytes, start, seconds, rank, backend):
+    def add(self, op, nbytes, start, seconds, rank, backend, received=0):
         # pid is the process (world rank): events of sub-communicators land in
         # the same row; their own rank goes in args.
         self.events.append(
@@ -147,7 +160,7 @@ class _Timeline:
                 "dur": seconds * 1e6,
                 "pid": self.rank,
                 "tid": 0,
-                "args": {"bytes": nbytes, "comms_rank": rank, **_labels},
+                "args": {"bytes": nbytes, "received": received, "comms_rank": rank, **_labels},
             }
         )
 

@@ -1,28 +1,42 @@
 """The public forests: scikit-learn's parameters, histogram splits on global bins."""
 
-from ._forest import ForestClassifier, ForestRegressor
+from sklearn.tree import (
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    ExtraTreeClassifier,
+    ExtraTreeRegressor,
+)
+
+from ._classifier import ForestClassifier
+from ._regressor import ForestRegressor, map_friedman_mse
+
+
+def _template(tree):
+    def estimator(self):
+        """The scikit-learn tree (unfitted) that the trees of ``estimators_`` are."""
+        return tree()
+
+    return property(estimator)
+
 
 _DIFFERENCES = """
     The forest is the same at any number of ranks and for any split of the
-    rows (DESIGN §7b). Every feature is binned once on global quantile edges
-    (at most ``max_bins`` bins; a feature with fewer distinct values keeps
-    scikit-learn's exact midpoint thresholds), and each level of every tree
-    picks its splits from global histograms (one reduction per level), so
-    thresholds are bin edges rather than every midpoint of the data.
-    Bootstrap multiplicities are Poisson({rate}) draws per (seed, tree, global
-    row) instead of scikit-learn's multinomial draw of ``n_samples`` rows (the
-    same mean, the same ~37% of rows out of bag, and no global coordination).
-    A node draws ``max_features`` features among those not known to be
-    constant in it and becomes a leaf when none of them splits it (scikit-learn
-    keeps drawing further features). ``n_jobs`` and ``verbose`` are accepted
-    and ignored: the parallelism is one rank per core.
+    rows (DESIGN §7b). Every feature is binned once on global thresholds (at
+    most ``max_bins`` bins; a feature with fewer distinct values keeps
+    scikit-learn's midpoints between them), and each level of every tree picks
+    its splits from global histograms, the search spread over the ranks, so
+    thresholds are bin edges. The per-tree seeds and bootstrap draws are
+    scikit-learn's; the feature draws{thresholds_random} come from another
+    generator. The documentation's "Differences from scikit-learn" lists the
+    differences that remain; ``n_jobs`` and ``verbose`` are accepted and
+    ignored (the parallelism is one rank per core).
 """
 
 _PARAMETERS = """
     n_estimators : int, default=100
         Number of trees.
     criterion : {criteria}, default="{criterion}"
-        Split quality measure.
+        Split quality measure.{criterion_note}
     max_depth : int, default=None
         Depth limit of the trees; None grows them until the leaves are pure
         or hold fewer than ``min_samples_split`` rows.
@@ -34,21 +48,35 @@ _PARAMETERS = """
         Fraction of the tree's total weight each child must keep.
     max_features : {{"sqrt", "log2", None}}, int or float, default={max_features}
         Features drawn per node.
+    max_leaf_nodes : int, default=None
+        Leaves of each tree, kept best first (largest impurity decrease first).
     min_impurity_decrease : float, default=0.0
         Smallest weighted impurity decrease of a split.
     bootstrap : bool, default={bootstrap}
-        Whether each tree sees a Poisson bootstrap sample of the rows.
-    oob_score : bool, default=False
-        Whether to score the out-of-bag predictions (needs ``bootstrap=True``).
+        Whether each tree sees a bootstrap sample of the rows (scikit-learn's draws).
+    oob_score : bool or callable, default=False
+        Whether to score the out-of-bag predictions (needs ``bootstrap=True``):
+        the accuracy or R², or ``oob_score(y, predictions)`` of a metric
+        callable, called on every rank with the targets and out-of-bag
+        predictions of all rows (gathered).
     n_jobs : int, default=None
         Ignored (one MPI rank per core is the parallelism).
     random_state : int, RandomState instance or None, default=None
-        Seeds the bootstrap, the feature draws{thresholds} and the bin sketch.
+        Seeds the trees: their bootstrap, feature draws{thresholds} and the bin sketch.
     verbose : int, default=0
-        Ignored.{class_weight}
+        Ignored.
+    warm_start : bool, default=False
+        Whether a new fit adds trees to those of the last one.{class_weight}
+    ccp_alpha : float, default=0.0
+        Complexity parameter of scikit-learn's minimal cost-complexity pruning
+        of each tree.
     max_samples : int or float, default=None
-        With ``bootstrap``, the expected number (int) or fraction (float) of
-        rows drawn per tree; None: as many as there are rows.
+        With ``bootstrap``, the rows drawn per tree (a float: a fraction of the
+        rows, or of the total sample weight); None: as many as there are rows.
+    monotonic_cst : array-like of int of shape (n_features,), default=None
+        Monotonic constraint of each feature: 1 increasing, -1 decreasing, 0
+        none (single output; the positive class's probability for a binary
+        classifier).
     max_bins : int, default=255
         Bins per feature (mlmpi's own parameter).
     comms : Comms, default=None
@@ -57,65 +85,86 @@ _PARAMETERS = """
 
 _CLASS_WEIGHT = """
     class_weight : {"balanced", "balanced_subsample"}, dict, list or None, default=None
-        Class weights; "balanced" from the global class counts,
+        Class weights; "balanced" from the global (weighted) class counts,
         "balanced_subsample" from the global counts of each tree's sample."""
 
 _ATTRIBUTES = """
     Attributes
-    ----------{classes}
+    ----------
+    estimator_ : {tree}
+        The template of the trees. Replicated.
+    estimators_ : list of {tree}
+        The fitted trees, scikit-learn tree estimators. Replicated.{classes}
+    n_outputs_ : int
+        Number of outputs. Replicated.
     forest_ : HistogramForest
-        Every tree in array form (feature, threshold in the units of ``X``,
-        children, value). Replicated; predicts without MPI.
+        The same trees in array form, for the forest's own local prediction.
+        Replicated; predicts without MPI.
     feature_importances_ : ndarray of shape (n_features,)
-        Impurity-based importances, normalised as scikit-learn's. Replicated.
+        Impurity-based importances (scikit-learn's, from ``estimators_``). Replicated.
     n_features_in_ : int
         Number of features seen during fit. Replicated.
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of the features when ``X`` has string column names. Replicated.
     oob_score_ : float
         Score of the out-of-bag predictions over the global rows (with
-        ``oob_score=True``). Replicated.
+        ``oob_score``). Replicated.
     {oob_local} : ndarray
         Out-of-bag prediction of each of this rank's rows. Local.
+    estimators_samples_ : list of ndarray
+        This rank's rows in each tree's bootstrap sample (local indices, a row
+        as many times as it was drawn, in increasing order). Local.
 
     Notes
     -----
-    :meth:`fit` and :meth:`score` are collective; :meth:`predict` is local.
-    A rank may hold zero rows, or no example of some class.
+    :meth:`fit` and :meth:`score` are collective; :meth:`predict`,
+    :meth:`apply` and :meth:`decision_path` are local. A rank may hold zero
+    rows, or no example of some class.
 """
 
+_ABSOLUTE_ERROR = """
+        absolute_error searches splits on the targets binned on 32 global
+        quantiles and gives each leaf the exact weighted median of its rows;
+        friedman_mse is squared_error (deprecated, as in scikit-learn)."""
 
-def _doc(summary, *, criteria, criterion, max_features, bootstrap, classifier, extra, example):
+
+def _doc(summary, *, classifier, extra, example):
+    criteria = (
+        '{"gini", "entropy", "log_loss"}'
+        if classifier
+        else ('{"squared_error", "absolute_error", "poisson", "friedman_mse"}')
+    )
     return (
-        f"{summary}\n{_DIFFERENCES.format(rate='1' if bootstrap == 'True' else 'rate')}"
-        "\n    Parameters\n    ----------"
+        f"{summary}\n"
+        + _DIFFERENCES.format(thresholds_random=" and the ExtraTrees thresholds" if extra else "")
+        + "\n    Parameters\n    ----------"
         + _PARAMETERS.format(
             criteria=criteria,
-            criterion=criterion,
-            max_features=max_features,
-            bootstrap=bootstrap,
-            thresholds=", the thresholds" if extra else "",
+            criterion="gini" if classifier else "squared_error",
+            criterion_note="" if classifier else _ABSOLUTE_ERROR,
+            max_features='"sqrt"' if classifier else "1.0",
+            bootstrap="False" if extra else "True",
+            thresholds=", thresholds" if extra else "",
             class_weight=_CLASS_WEIGHT if classifier else "",
         )
         + _ATTRIBUTES.format(
-            classes="\n    classes_ : ndarray of shape (n_classes,)\n        Class labels over "
-            "all ranks. Replicated.\n    n_classes_ : int\n        Number of classes. "
-            "Replicated."
+            tree=("ExtraTree" if extra else "DecisionTree")
+            + ("Classifier" if classifier else "Regressor"),
+            classes="\n    classes_ : ndarray of shape (n_classes,) or list of them\n"
+            "        Class labels over all ranks (of each output). Replicated.\n"
+            "    n_classes_ : int or list of int\n        Number of classes (of each "
+            "output). Replicated."
             if classifier
             else "",
             oob_local="oob_decision_function_" if classifier else "oob_prediction_",
-        )
-        + (
-            "\n    ExtraTrees' random threshold of a feature is drawn uniformly among the bin\n"
-            "    edges between the node's lowest and highest occupied bins.\n"
-            if extra
-            else ""
         )
         + f"\n    Examples\n    --------\n{example}"
     )
 
 
 class RandomForestClassifier(ForestClassifier):
+    estimator = _template(DecisionTreeClassifier)
+
     def __init__(
         self,
         n_estimators=100,
@@ -126,14 +175,18 @@ class RandomForestClassifier(ForestClassifier):
         min_samples_leaf=1,
         min_weight_fraction_leaf=0.0,
         max_features="sqrt",
+        max_leaf_nodes=None,
         min_impurity_decrease=0.0,
         bootstrap=True,
         oob_score=False,
         n_jobs=None,
         random_state=None,
         verbose=0,
+        warm_start=False,
         class_weight=None,
+        ccp_alpha=0.0,
         max_samples=None,
+        monotonic_cst=None,
         max_bins=255,
         comms=None,
     ):
@@ -144,20 +197,25 @@ class RandomForestClassifier(ForestClassifier):
         self.min_samples_leaf = min_samples_leaf
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
         self.bootstrap = bootstrap
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.warm_start = warm_start
         self.class_weight = class_weight
+        self.ccp_alpha = ccp_alpha
         self.max_samples = max_samples
+        self.monotonic_cst = monotonic_cst
         self.max_bins = max_bins
         self.comms = comms
 
 
 class ExtraTreesClassifier(RandomForestClassifier):
     _random_thresholds = True
+    estimator = _template(ExtraTreeClassifier)
 
     def __init__(
         self,
@@ -169,14 +227,18 @@ class ExtraTreesClassifier(RandomForestClassifier):
         min_samples_leaf=1,
         min_weight_fraction_leaf=0.0,
         max_features="sqrt",
+        max_leaf_nodes=None,
         min_impurity_decrease=0.0,
         bootstrap=False,
         oob_score=False,
         n_jobs=None,
         random_state=None,
         verbose=0,
+        warm_start=False,
         class_weight=None,
+        ccp_alpha=0.0,
         max_samples=None,
+        monotonic_cst=None,
         max_bins=255,
         comms=None,
     ):
@@ -188,20 +250,26 @@ class ExtraTreesClassifier(RandomForestClassifier):
             min_samples_leaf=min_samples_leaf,
             min_weight_fraction_leaf=min_weight_fraction_leaf,
             max_features=max_features,
+            max_leaf_nodes=max_leaf_nodes,
             min_impurity_decrease=min_impurity_decrease,
             bootstrap=bootstrap,
             oob_score=oob_score,
             n_jobs=n_jobs,
             random_state=random_state,
             verbose=verbose,
+            warm_start=warm_start,
             class_weight=class_weight,
+            ccp_alpha=ccp_alpha,
             max_samples=max_samples,
+            monotonic_cst=monotonic_cst,
             max_bins=max_bins,
             comms=comms,
         )
 
 
 class RandomForestRegressor(ForestRegressor):
+    estimator = _template(DecisionTreeRegressor)
+
     def __init__(
         self,
         n_estimators=100,
@@ -212,36 +280,45 @@ class RandomForestRegressor(ForestRegressor):
         min_samples_leaf=1,
         min_weight_fraction_leaf=0.0,
         max_features=1.0,
+        max_leaf_nodes=None,
         min_impurity_decrease=0.0,
         bootstrap=True,
         oob_score=False,
         n_jobs=None,
         random_state=None,
         verbose=0,
+        warm_start=False,
+        ccp_alpha=0.0,
         max_samples=None,
+        monotonic_cst=None,
         max_bins=255,
         comms=None,
     ):
         self.n_estimators = n_estimators
-        self.criterion = criterion
+        self.criterion = map_friedman_mse(criterion)
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
         self.bootstrap = bootstrap
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.warm_start = warm_start
+        self.ccp_alpha = ccp_alpha
         self.max_samples = max_samples
+        self.monotonic_cst = monotonic_cst
         self.max_bins = max_bins
         self.comms = comms
 
 
 class ExtraTreesRegressor(RandomForestRegressor):
     _random_thresholds = True
+    estimator = _template(ExtraTreeRegressor)
 
     def __init__(
         self,
@@ -253,13 +330,17 @@ class ExtraTreesRegressor(RandomForestRegressor):
         min_samples_leaf=1,
         min_weight_fraction_leaf=0.0,
         max_features=1.0,
+        max_leaf_nodes=None,
         min_impurity_decrease=0.0,
         bootstrap=False,
         oob_score=False,
         n_jobs=None,
         random_state=None,
         verbose=0,
+        warm_start=False,
+        ccp_alpha=0.0,
         max_samples=None,
+        monotonic_cst=None,
         max_bins=255,
         comms=None,
     ):
@@ -271,13 +352,17 @@ class ExtraTreesRegressor(RandomForestRegressor):
             min_samples_leaf=min_samples_leaf,
             min_weight_fraction_leaf=min_weight_fraction_leaf,
             max_features=max_features,
+            max_leaf_nodes=max_leaf_nodes,
             min_impurity_decrease=min_impurity_decrease,
             bootstrap=bootstrap,
             oob_score=oob_score,
             n_jobs=n_jobs,
             random_state=random_state,
             verbose=verbose,
+            warm_start=warm_start,
+            ccp_alpha=ccp_alpha,
             max_samples=max_samples,
+            monotonic_cst=monotonic_cst,
             max_bins=max_bins,
             comms=comms,
         )
@@ -318,10 +403,6 @@ for _cls, (_summary, _criterion, _extra) in _SUMMARIES.items():
     _classifier = _criterion == "gini"
     _cls.__doc__ = _doc(
         _summary,
-        criteria='{"gini", "entropy", "log_loss"}' if _classifier else '{"squared_error"}',
-        criterion=_criterion,
-        max_features='"sqrt"' if _classifier else "1.0",
-        bootstrap="False" if _extra else "True",
         classifier=_classifier,
         extra=_extra,
         example=_EXAMPLE.format(name=_cls.__name__)

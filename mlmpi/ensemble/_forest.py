@@ -6,32 +6,52 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from scipy.sparse import hstack as sparse_hstack
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._array import get_namespace, to_host, to_namespace
-from .._contract import collective_method
-from ..base import DistributedClassifierMixin, DistributedEstimatorMixin, DistributedRegressorMixin
+from .._array import get_namespace, is_device_array, is_sparse, to_host
+from .._sklearn_compat import Interval, RealNotInt, StrOptions
+from ..base import DistributedEstimatorMixin
 from ..comms import Comms
 from ..kernels import kernels_for
-from ..linear_model._logistic import _class_weights, _global_classes
-from ..metrics import r2_score
-from ..random import RowStream, shared_seed
-from ..utils.validation import check_local, validate_fit_data
-from ._binning import global_edges
+from ..utils.validation import agree, check_local
+from ._binning import dense_blocks, global_bins
+from ._bootstrap import Bootstrap, n_samples_bootstrap
 from ._grow import grow_tree
 from ._splits import SplitRules
-from ._tree import assemble, feature_importances
+from ._tree import HistogramForest, feature_importances, pruned, sklearn_tree, thresholds
 
 _FLOAT_DTYPES = (np.float64, np.float32)
+MAX_INT = np.iinfo(np.int32).max
+_FLOAT32_EXACT = 2.0**24  # integers up to this are exact in float32, and so are their sums
+FIT_DOC = """Build the forest from the training rows of every rank.
+
+        This method is collective.
+
+        Parameters
+        ----------
+        X : {{array-like, sparse matrix}} of shape (n_local, n_features)
+            This rank's training rows (may have zero rows); NaN marks a missing value.
+        y : array-like of shape (n_local,) or (n_local, n_outputs)
+            {y}
+        sample_weight : array-like of shape (n_local,), default=None
+            Weights of this rank's rows.
+
+        Returns
+        -------
+        self : object
+            The fitted forest.
+        """
 
 
-def _poisson_counts(uniform, rate):
-    """Poisson(``rate``) draws by inversion of the CDF at ``uniform``."""
-    k = np.arange(64)
-    pmf = np.exp(k * math.log(rate) - rate - np.array([math.lgamma(i + 1) for i in k]))
-    return np.searchsorted(np.cumsum(pmf), uniform, side="right")
+def on_host(X):
+    """``X`` on the host: NumPy rows, or SciPy sparse rows."""
+    if is_sparse(X):
+        return X.get() if is_device_array(X) else X
+    return to_host(X)
 
 
 class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
@@ -55,15 +75,19 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             StrOptions({"sqrt", "log2"}),
             None,
         ],
+        "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
         "min_impurity_decrease": [Interval(Real, 0.0, None, closed="left")],
         "bootstrap": ["boolean"],
-        "oob_score": ["boolean"],
+        "oob_score": ["boolean", callable],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "warm_start": ["boolean"],
+        "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
+        "monotonic_cst": ["array-like", None],
         "max_samples": [
             None,
-            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+            Interval(RealNotInt, 0.0, None, closed="neither"),
             Interval(Integral, 1, None, closed="left"),
         ],
         "max_bins": [Interval(Integral, 2, 255, closed="both")],
@@ -71,6 +95,8 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
     }
 
     _random_thresholds = False
+
+    # -- parameters resolved at fit ----------------------------------------------
 
     def _resolved_max_features(self, n_features):
         if self.max_features == "sqrt":
@@ -85,34 +111,50 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             return int(self.max_features)
         return max(1, int(self.max_features * n_features))
 
-    def _bootstrap_rate(self, n_samples):
-        if not self.bootstrap:
-            if self.max_samples is not None:
-                raise ValueError(
-                    "`max_sample` cannot be set if `bootstrap=False`. Either switch to "
-                    "`bootstrap=True` or set `max_sample=None`."
-                )
+    def _tree_seeds(self, n_kept, n_more, comms):
+        """The ``random_state`` of the trees a fit adds: scikit-learn's per-tree
+        seeds (the same numbers for an int ``random_state``; drawn on rank 0 and
+        broadcast otherwise), after the ``n_kept`` trees of a warm start."""
+        if isinstance(self.random_state, Integral):
+            seeds = np.random.RandomState(self.random_state).randint(MAX_INT, size=n_kept + n_more)
+            return seeds[n_kept:]
+        seeds = None
+        if comms.rank == 0:
+            random = check_random_state(self.random_state)
+            random.randint(MAX_INT, size=n_kept)
+            seeds = random.randint(MAX_INT, size=n_more)
+        return comms.bcast_object(seeds, root=0)
+
+    def _tree_counts(self, tree_seed):
+        """Bootstrap multiplicity of this rank's rows in a tree (None without bootstrap)."""
+        return None if self._bootstrap is None else self._bootstrap.counts(tree_seed)
+
+    def _monotonic(self, n_features):
+        """scikit-learn's checks of ``monotonic_cst``; the constraints on
+        :meth:`Criterion.constrained_value` (None without any)."""
+        if self.monotonic_cst is None:
             return None
-        if self.max_samples is None:
-            return 1.0
-        if isinstance(self.max_samples, Integral):
-            if self.max_samples > n_samples:
-                raise ValueError(
-                    f"`max_samples` must be <= n_samples={n_samples} but got value "
-                    f"{self.max_samples}"
-                )
-            return self.max_samples / n_samples
-        return max(round(n_samples * self.max_samples), 1) / n_samples
+        if self.n_outputs_ > 1:
+            raise ValueError("Monotonicity constraints are not supported with multiple outputs.")
+        constraints = np.asarray(self.monotonic_cst)
+        if constraints.shape[0] != n_features:
+            raise ValueError(
+                f"monotonic_cst has shape {constraints.shape[0]} but the input data X has "
+                f"{n_features} features."
+            )
+        if not np.all(np.isin(constraints, (-1, 0, 1))):
+            raise ValueError(
+                "monotonic_cst must be None or an array-like of -1, 0 or 1, but got "
+                f"{np.unique(constraints)}"
+            )
+        return constraints.astype(np.int8)
 
-    def _tree_counts(self, seed, tree, layout):
-        """Bootstrap multiplicity of this rank's rows in ``tree`` (1 without bootstrap)."""
-        rate = self._bootstrap_rate(layout.n_samples)
-        if rate is None:
-            return np.ones(layout.n_local)
-        uniform = RowStream(seed, tree + 1).uniform(layout.offset, layout.n_local)[:, 0]
-        return _poisson_counts(uniform, rate).astype(np.float64)
+    def _clipped(self, values, bounds):
+        """Node values clipped to the bounds of monotonic constraints (scikit-learn's)."""
+        values[:, 0, 0] = np.clip(values[:, 0, 0], bounds[:, 0], bounds[:, 1])
+        return values
 
-    def _rules(self, n_samples, total_weight, edges, edge_starts, scale):
+    def _rules(self, n_samples, total_weight, bins, bin_ranges, scale, criterion, monotonic):
         leaf = self.min_samples_leaf
         if not isinstance(leaf, Integral):
             leaf = math.ceil(leaf * n_samples)
@@ -120,87 +162,235 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         if not isinstance(split, Integral):
             split = max(2, math.ceil(split * n_samples))
         return SplitRules(
-            criterion="gini"
-            if self.criterion == "gini"
-            else ("squared_error" if self.criterion == "squared_error" else "entropy"),
+            criterion=criterion,
             max_depth=self.max_depth,
             min_samples_split=max(split, 2 * leaf),
             min_samples_leaf=leaf,
             min_weight_leaf=self.min_weight_fraction_leaf * total_weight,
             min_impurity_decrease=self.min_impurity_decrease,
             total_weight=total_weight,
-            random_thresholds=self._random_thresholds,
-            edges=edges,
-            edge_starts=edge_starts,
+            bin_ranges=bin_ranges,
             scale=scale,
+            missing_bin=bins.missing_bin,
+            monotonic=monotonic,
         )
+
+    # -- fit ------------------------------------------------------------------------
+
+    def _validate_fit(self, X, y, sample_weight, comms, **check_params):
+        from ..utils.validation import validate_fit_data
+
+        if is_sparse(y):
+            raise ValueError("sparse multilabel-indicator for y is not supported.")
+        X, y, sample_weight, layout = validate_fit_data(
+            self,
+            X,
+            y,
+            comms=comms,
+            sample_weight=sample_weight,
+            dtype=_FLOAT_DTYPES,
+            accept_sparse=("csr", "csc"),
+            ensure_all_finite="allow-nan",
+            multi_output=True,
+            **check_params,
+        )
+
+        def no_nan_in_sparse():
+            if is_sparse(X) and np.isnan(X.data).any():
+                raise ValueError("Input X contains NaN.")
+            return None, None
+
+        agree(comms, no_nan_in_sparse)
+        y = to_host(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            warnings.warn(
+                "A column-vector y was passed when a 1d array was expected. Please change "
+                "the shape of y to (n_samples,), for example using ravel().",
+                DataConversionWarning,
+                stacklevel=3,
+            )
+        self.n_outputs_ = 1 if y.ndim == 1 else int(y.shape[1])
+        return X, y.reshape(y.shape[0], self.n_outputs_), sample_weight, layout
 
     def _fit_forest(self, X, targets, sample_weight, layout, comms):
-        """Grow every tree; ``targets`` are class indices or float targets."""
+        """Grow the trees still to grow (all of them, or those a warm start adds),
+        then set the fitted attributes. ``targets`` (n_local, n_outputs): class
+        indices or float targets."""
+        if not self.bootstrap and self.max_samples is not None:
+            raise ValueError(
+                "`max_sample` cannot be set if `bootstrap=False`. Either switch to "
+                "`bootstrap=True` or set `max_sample=None`."
+            )
         if self.oob_score and not self.bootstrap:
             raise ValueError("Out of bag estimation only available if bootstrap=True")
-        self._bootstrap_rate(layout.n_samples)  # its errors, before any collective
         n_sampled = self._resolved_max_features(X.shape[1])
-        seed = shared_seed(self.random_state, comms)
-        X_host = to_host(X)
-        weight = (
-            np.ones(layout.n_local)
-            if sample_weight is None
-            else (to_host(sample_weight).astype(np.float64))
+        monotonic = self._monotonic(X.shape[1])
+        kept = list(self.estimators_) if self.warm_start and hasattr(self, "estimators_") else []
+        n_more = self.n_estimators - len(kept)
+        if n_more < 0:
+            raise ValueError(
+                f"n_estimators={self.n_estimators} must be larger or equal to "
+                f"len(estimators_)={len(kept)} when warm_start==True"
+            )
+        weight = None if sample_weight is None else to_host(sample_weight).astype(np.float64)
+        self._sample_weight = self._sampling_weight(weight, targets)
+        self._n_samples_bootstrap = None
+        self._bootstrap = None
+        if self.bootstrap:
+            total = None
+            if self._sample_weight is not None:
+                total = float(comms.allreduce(np.asarray(self._sample_weight.sum())))
+            self._n_samples_bootstrap = n_samples_bootstrap(
+                layout.n_samples, self.max_samples, total
+            )
+            self._bootstrap = Bootstrap(
+                self._n_samples_bootstrap, layout, self._sample_weight, comms
+            )
+        X_host = on_host(X)
+        self._n_local = layout.n_local
+        if n_more == 0:
+            warnings.warn(
+                "Warm-start fitting without increasing n_estimators does not fit new trees.",
+                UserWarning,
+                stacklevel=3,
+            )
+        else:
+            seeds = self._tree_seeds(len(kept), n_more, comms)
+            if not kept:
+                self._sketch_seed = int(seeds[0])
+            weight = np.ones(layout.n_local) if weight is None else weight
+            kept += self._grow(X_host, targets, weight, layout, seeds, n_sampled, monotonic, comms)
+        self.estimators_ = kept
+        self.estimator_ = self.estimator
+        self.forest_ = HistogramForest.from_estimators(kept)
+        if self.oob_score and (n_more > 0 or not hasattr(self, "oob_score_")):
+            self._set_oob_score_and_attributes(X_host, targets, comms)
+
+    def _sampling_weight(self, weight, targets):
+        """scikit-learn's ``_sample_weight``: the sample weights times the class
+        weights that apply to the whole fit (None when neither is given)."""
+        return weight
+
+    def _grow(self, X, targets, weight, layout, seeds, n_sampled, monotonic, comms):
+        """Grow one tree per seed in ``seeds``; returns their scikit-learn estimators."""
+        criterion, targets = self._criterion(targets, weight, comms)
+        bins = global_bins(X, weight > 0, layout, self.max_bins, self._sketch_seed, comms)
+        kernels = kernels_for("forest", np.empty(0))
+        binned = bins.bin(X, kernels)
+        bin_ranges = (
+            bins.value_ranges(X, binned, weight > 0, kernels, comms)
+            if self._random_thresholds
+            else None
         )
-        edges, edge_starts = global_edges(X_host, weight > 0, layout, self.max_bins, seed, comms)
-        kernels = kernels_for("forest", X_host)
-        binned = kernels.bin_columns(
-            X_host, edges, edge_starts, np.empty(X_host.shape, dtype=np.uint8)
-        )
-        n_bins = int(np.diff(edge_starts).max(initial=0)) + 1
-        trees = []
-        for t in range(self.n_estimators):
-            counts = self._tree_counts(seed, t, layout)
-            tree_weight = weight * counts
-            row_stats = self._row_stats(targets, tree_weight)
-            scale = self._stats_scale(targets, counts, comms)
-            total = comms.allreduce(row_stats.sum(axis=0)) * scale
-            total_weight = float(total[0] if self._n_stats == 4 else total[:-1].sum())
-            rng = np.random.default_rng([seed, t]) if comms.rank == 0 else None
-            rules = self._rules(layout.n_samples, total_weight, edges, edge_starts, scale)
-            trees.append(
-                grow_tree(
-                    binned,
-                    row_stats,
-                    np.flatnonzero(tree_weight > 0),
-                    n_bins=n_bins,
-                    constant_features=np.diff(edge_starts) == 0,
-                    rules=rules,
-                    n_sampled=n_sampled,
-                    rng=rng,
-                    comms=comms,
-                    kernels=kernels,
+        estimators = []
+        for tree_seed in seeds:
+            counts = self._tree_counts(tree_seed)
+            # with bootstrap, the sample weights are in the draws (as in scikit-learn)
+            tree_weight = weight if counts is None else counts
+            scale, factor = self._class_weighting(targets, counts, comms)
+            if factor is not None:
+                tree_weight = tree_weight * factor
+            row_stats = criterion.row_stats(targets, tree_weight)
+            # the global statistics, and whether all their partial sums are integers
+            # below 2**24: then the histograms travel as float32, exactly
+            summed = comms.allreduce(np.append(row_stats.total(), not row_stats.integral_counts()))
+            root = summed[:-1] * scale
+            exact_float32 = summed[-1] == 0 and summed[:-1].max() <= _FLOAT32_EXACT
+            rules = self._rules(
+                layout.n_samples,
+                float(criterion.weight(root)),
+                bins,
+                bin_ranges,
+                scale,
+                criterion,
+                monotonic,
+            )
+            active = np.flatnonzero(tree_weight > 0)
+            grown, leaf_of_row = grow_tree(
+                binned,
+                row_stats,
+                active,
+                root_stats=root,
+                n_bins=bins.n_bins,
+                constant_features=bins.constant,
+                rules=rules,
+                n_sampled=n_sampled,
+                rng=np.random.default_rng(int(tree_seed)),
+                comms=comms,
+                kernels=kernels,
+                transfer_dtype=np.float32 if exact_float32 else np.float64,
+            )
+            # scikit-learn's numbering of the nodes (a best-first tree's also its pruning)
+            if self.max_leaf_nodes is None:
+                grown, ends = grown.depth_first()
+            else:
+                grown, ends = grown.best_first(self.max_leaf_nodes)
+            leaf_of_row[active] = -2 - ends[-2 - leaf_of_row[active]]
+            values = self._node_values(
+                criterion, grown, leaf_of_row, active, targets, tree_weight, comms
+            )
+            if monotonic is not None:
+                values = self._clipped(values, grown.bounds)
+            threshold = thresholds(grown, bins.edges, bins.edge_starts)
+            estimators.append(
+                self._estimator_of(
+                    grown, threshold, values, criterion, tree_seed, n_sampled, X.shape[1]
                 )
             )
-        fitted = None
-        if comms.rank == 0:
-            fitted = (
-                assemble(trees, edges, edge_starts, self._leaf_values),
-                feature_importances(trees, X.shape[1]),
-            )
-        self.forest_, self.feature_importances_ = comms.bcast_object(fitted, root=0)
-        self._seed = seed
-        if self.oob_score:
-            self._set_oob_attributes(X_host, targets, layout, comms)
+        return estimators
 
-    def _stats_scale(self, targets, counts, comms):
-        """Factors of the statistics applied after their reduction (class weights),
-        so that the reduced sums stay exact for integer weights."""
-        return np.ones(self._n_stats)
+    def _node_values(self, criterion, grown, leaf_of_row, active, targets, tree_weight, comms):
+        return criterion.node_values(grown.stats)
 
-    def _oob_sums(self, X, layout):
+    def _estimator_of(self, grown, threshold, values, criterion, tree_seed, n_sampled, n_features):
+        n_classes = self._n_classes_per_output()
+        tree = sklearn_tree(
+            grown,
+            threshold,
+            values,
+            criterion=criterion,
+            n_features=n_features,
+            n_classes=n_classes,
+        )
+        params = {name: getattr(self, name) for name in self._tree_parameters}
+        estimator = type(self.estimator)(**params, random_state=int(tree_seed))
+        estimator.tree_ = pruned(tree, self.ccp_alpha, n_features, n_classes)
+        estimator.n_features_in_ = n_features
+        if hasattr(self, "feature_names_in_"):
+            estimator.feature_names_in_ = self.feature_names_in_
+        estimator.n_outputs_ = self.n_outputs_
+        estimator.max_features_ = n_sampled
+        self._set_tree_classes(estimator)
+        return estimator
+
+    _tree_parameters = (
+        "criterion",
+        "max_depth",
+        "min_samples_split",
+        "min_samples_leaf",
+        "min_weight_fraction_leaf",
+        "max_features",
+        "max_leaf_nodes",
+        "min_impurity_decrease",
+        "ccp_alpha",
+        "monotonic_cst",
+    )
+
+    def _class_weighting(self, targets, counts, comms):
+        """The class weights that apply to one tree: factors of the statistics
+        after their reduction (exact sums for integer weights) and factors of
+        the rows' weights (or None). None for regression."""
+        return 1.0, None
+
+    # -- out of bag -----------------------------------------------------------------
+
+    def _oob_sums(self, X):
         """Sum of the out-of-bag trees' leaf values of each local row, and their number."""
         sums = np.zeros((X.shape[0], self.forest_.value.shape[1]))
         n_trees = np.zeros(X.shape[0])
-        for t in range(self.forest_.n_trees):
-            out = self._tree_counts(self._seed, t, layout) == 0
-            sums[out] += self.forest_.sum_leaf_values(X[out], trees=[t])
+        for t, estimator in enumerate(self.estimators_):
+            out = self._tree_counts(estimator.random_state) == 0
+            sums[out] += self._sum_leaves(X[np.flatnonzero(out)], trees=[t])
             n_trees += out
         return sums, n_trees
 
@@ -211,225 +401,133 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
                 "Some inputs do not have OOB scores. This probably means too few trees were "
                 "used to compute any reliable OOB estimates.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
 
-    def _leaf_sums(self, X):
+    def _callable_oob_score(self, y, predicted, comms):
+        """``oob_score(y, predicted)`` on the global arrays: every rank gathers the
+        targets and the out-of-bag predictions of all rows (in rank order) and
+        calls the metric, so that every rank gets the same value."""
+        y_all = comms.allgatherv(np.ascontiguousarray(y))
+        predicted_all = comms.allgatherv(np.ascontiguousarray(predicted))
+        return self.oob_score(y_all, predicted_all)
+
+    # -- prediction -----------------------------------------------------------------
+
+    def _validate_X_predict(self, X):
         check_is_fitted(self, "forest_")
-        X = check_local(self, X)
-        return self.forest_.sum_leaf_values(to_host(X)), get_namespace(X)
+        X = check_local(
+            self,
+            X,
+            accept_sparse="csr",
+            ensure_all_finite="allow-nan",
+        )
+        if is_sparse(X) and np.isnan(X.data).any():
+            raise ValueError("Input X contains NaN.")
+        return X
+
+    def _sum_leaves(self, X, trees=None):
+        out = np.empty((X.shape[0], self.forest_.value.shape[1]))
+        for first, block in dense_blocks(X):
+            out[first : first + block.shape[0]] = self.forest_.sum_leaf_values(block, trees)
+        return out
+
+    def _leaf_sums(self, X):
+        X = self._validate_X_predict(X)
+        return self._sum_leaves(on_host(X)), get_namespace(X)
+
+    def _tree_input(self, X):
+        X = on_host(self._validate_X_predict(X))
+        if is_sparse(X):
+            X = X.astype(np.float32)
+            X.indices, X.indptr = X.indices.astype(np.intc), X.indptr.astype(np.intc)
+            return X
+        return np.ascontiguousarray(X, dtype=np.float32)
+
+    def apply(self, X):
+        """Leaf of every tree for this rank's rows (no communication).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
+
+        Returns
+        -------
+        X_leaves : ndarray of shape (n_local, n_estimators)
+            Node id in ``estimators_[t].tree_`` of the leaf each row reaches. Local.
+        """
+        X = self._tree_input(X)
+        return np.array([tree.apply(X, check_input=False) for tree in self.estimators_]).T.reshape(
+            X.shape[0], len(self.estimators_)
+        )
+
+    def decision_path(self, X):
+        """Nodes every tree passes through for this rank's rows (no communication).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_local, n_features)
+
+        Returns
+        -------
+        indicator : sparse matrix of shape (n_local, n_nodes)
+            CSR; non-zero where a row goes through a node. Local.
+        n_nodes_ptr : ndarray of shape (n_estimators + 1,)
+            Columns ``n_nodes_ptr[t]:n_nodes_ptr[t + 1]`` are tree ``t``'s nodes.
+        """
+        X = self._tree_input(X)
+        indicators = [tree.decision_path(X, check_input=False) for tree in self.estimators_]
+        n_nodes_ptr = np.concatenate([[0], np.cumsum([i.shape[1] for i in indicators])])
+        return sparse_hstack(indicators).tocsr(), n_nodes_ptr
+
+    # -- ensemble protocol ----------------------------------------------------------
+
+    @property
+    def feature_importances_(self):
+        """Impurity-based feature importances (scikit-learn's), replicated.
+
+        Returns
+        -------
+        feature_importances_ : ndarray of shape (n_features,)
+            The mean over the trees with a split of their normalised impurity
+            decreases, normalised; zeros when no tree has a split.
+        """
+        check_is_fitted(self, "estimators_")
+        return feature_importances(self.estimators_, self.n_features_in_)
+
+    @property
+    def estimators_samples_(self):
+        """This rank's rows each tree was fitted on: local indices, a row repeated
+        as many times as the tree's bootstrap drew it (all rows without
+        bootstrap). Local; computed at each call.
+
+        Returns
+        -------
+        samples : list of ndarray of int32
+        """
+        check_is_fitted(self, "estimators_")
+        if self._bootstrap is None:
+            return [np.arange(self._n_local, dtype=np.int32) for _ in self.estimators_]
+        rows = np.arange(self._n_local, dtype=np.int32)
+        return [
+            np.repeat(rows, self._tree_counts(e.random_state).astype(np.int64))
+            for e in self.estimators_
+        ]
+
+    def __len__(self):
+        """Number of trees."""
+        return len(self.estimators_)
+
+    def __getitem__(self, index):
+        """The ``index``-th tree (a scikit-learn tree estimator)."""
+        return self.estimators_[index]
+
+    def __iter__(self):
+        """Iterate over the trees."""
+        return iter(self.estimators_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
         return tags
-
-
-class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
-    """Classification part of the forests (not public)."""
-
-    _parameter_constraints: ClassVar[dict] = {
-        **BaseHistogramForest._parameter_constraints,
-        "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
-        "class_weight": [StrOptions({"balanced_subsample", "balanced"}), dict, list, None],
-    }
-
-    @collective_method
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Build the forest from the training rows of every rank.
-
-        This method is collective.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-            This rank's training rows (may have zero rows).
-        y : array-like of shape (n_local,)
-            Their class labels; a rank may lack some classes.
-        sample_weight : array-like of shape (n_local,), default=None
-            Weights of this rank's rows.
-
-        Returns
-        -------
-        self : object
-            The fitted forest.
-        """
-        comms = self._get_comms()
-        X, y, sample_weight, layout = validate_fit_data(
-            self,
-            X,
-            y,
-            comms=comms,
-            sample_weight=sample_weight,
-            dtype=_FLOAT_DTYPES,
-        )
-        self.classes_, self._class_counts, targets = _global_classes(y, None, comms)
-        self.n_classes_ = int(self.classes_.shape[0])
-        self._fit_forest(X, targets, sample_weight, layout, comms)
-        return self
-
-    def _row_stats(self, targets, tree_weight):
-        stats = np.zeros((targets.shape[0], self.n_classes_ + 1))
-        stats[np.arange(targets.shape[0]), targets] = tree_weight
-        stats[:, -1] = tree_weight > 0
-        return stats
-
-    @property
-    def _n_stats(self):
-        return self.n_classes_ + 1
-
-    def _stats_scale(self, targets, counts, comms):
-        scale = np.ones(self._n_stats)
-        if self.class_weight == "balanced_subsample":
-            drawn = comms.allreduce(
-                np.bincount(targets, weights=counts, minlength=self.n_classes_).astype(np.float64)
-            )
-            present = drawn > 0
-            scale[:-1][present] = drawn.sum() / (present.sum() * drawn[present])
-        elif self.class_weight is not None:
-            scale[:-1] = _class_weights(self.class_weight, self.classes_, self._class_counts)
-        return scale
-
-    @staticmethod
-    def _leaf_values(stats):
-        counts = stats[:, :-1]
-        return counts / np.where(counts.sum(axis=1) > 0, counts.sum(axis=1), 1.0)[:, None]
-
-    def _set_oob_attributes(self, X, targets, layout, comms):
-        sums, n_trees = self._oob_sums(X, layout)
-        self.oob_decision_function_ = sums / np.maximum(n_trees, 1)[:, None]
-        self._warn_missing_oob(n_trees, comms)
-        correct = np.sum(self.oob_decision_function_.argmax(axis=1) == targets)
-        total = comms.allreduce(np.array([correct, targets.shape[0]], dtype=np.float64))
-        self.oob_score_ = float(total[0] / total[1])
-
-    def predict_proba(self, X):
-        """Mean class probabilities of the trees for this rank's rows (no communication).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_local, n_classes)
-            Local, in the namespace of ``X``; columns follow ``classes_``.
-        """
-        sums, xp = self._leaf_sums(X)
-        return to_namespace(sums / self.forest_.n_trees, xp)
-
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba` (no communication).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-            This rank's rows.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_local, n_classes)
-            Local, in the namespace of ``X``; columns follow ``classes_``.
-        """
-        proba = self.predict_proba(X)
-        with np.errstate(divide="ignore"):
-            return get_namespace(proba).log(proba)
-
-    def predict(self, X):
-        """Class of highest mean probability for this rank's rows (no communication).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_local,)
-            Local; in the namespace of ``X`` for numeric labels.
-        """
-        sums, xp = self._leaf_sums(X)
-        labels = self.classes_[sums.argmax(axis=1)]
-        return to_namespace(labels, xp) if labels.dtype.kind in "biuf" else labels
-
-
-class ForestRegressor(DistributedRegressorMixin, BaseHistogramForest):
-    """Regression part of the forests (not public)."""
-
-    _parameter_constraints: ClassVar[dict] = {
-        **BaseHistogramForest._parameter_constraints,
-        "criterion": [StrOptions({"squared_error"})],
-    }
-
-    @collective_method
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Build the forest from the training rows of every rank.
-
-        This method is collective.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-            This rank's training rows (may have zero rows).
-        y : array-like of shape (n_local,)
-            Their targets.
-        sample_weight : array-like of shape (n_local,), default=None
-            Weights of this rank's rows.
-
-        Returns
-        -------
-        self : object
-            The fitted forest.
-        """
-        comms = self._get_comms()
-        X, y, sample_weight, layout = validate_fit_data(
-            self,
-            X,
-            y,
-            comms=comms,
-            sample_weight=sample_weight,
-            dtype=_FLOAT_DTYPES,
-            y_numeric=True,
-        )
-        self._fit_forest(X, to_host(y).astype(np.float64), sample_weight, layout, comms)
-        return self
-
-    _n_stats = 4
-
-    @staticmethod
-    def _row_stats(targets, tree_weight):
-        return np.stack(
-            [
-                tree_weight,
-                tree_weight * targets,
-                tree_weight * targets**2,
-                (tree_weight > 0).astype(np.float64),
-            ],
-            axis=1,
-        )
-
-    @staticmethod
-    def _leaf_values(stats):
-        return (stats[:, 1] / np.where(stats[:, 0] > 0, stats[:, 0], 1.0))[:, None]
-
-    def _set_oob_attributes(self, X, targets, layout, comms):
-        sums, n_trees = self._oob_sums(X, layout)
-        self.oob_prediction_ = sums[:, 0] / np.maximum(n_trees, 1)
-        self._warn_missing_oob(n_trees, comms)
-        self.oob_score_ = r2_score(targets, self.oob_prediction_, comms=comms)
-
-    def predict(self, X):
-        """Mean of the trees' predictions for this rank's rows (no communication).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_local, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_local,)
-            Local, in the namespace of ``X``.
-        """
-        sums, xp = self._leaf_sums(X)
-        return to_namespace(sums[:, 0] / self.forest_.n_trees, xp)

@@ -1,12 +1,24 @@
 """Single-run solver: grows one tree level by level from global histograms.
 
 Per level, every rank builds the histograms of its active rows for every
-open node and that node's sampled features (a kernel), rank 0 receives
-their sum (one ``reduce`` per chunk of nodes), picks every split and draws
-the next level's feature subsets, and broadcasts these decisions (one
-``bcast_object``), so that every rank routes its rows alike. Only rank 0
-records the tree; the caller broadcasts the finished forest.
+open node and that node's drawn features (a kernel). One ``reduce_scatter``
+per chunk of nodes sums them over the ranks and leaves each rank one
+contiguous block of the (node, feature) pairs, about 1/P of them. Each rank
+finds the best split of every pair of its block (a kernel), and one
+``allgatherv`` of these (a few numbers per pair) gives every rank all of
+them: every rank then picks the same winner per node (the larger gain; ties
+to the smaller feature, then to the first candidate), records the same
+tree, draws the next level's features from the same generator and routes
+its own rows. Nothing is decided on one rank and broadcast.
+
+Features are drawn as scikit-learn draws them: ``max_features`` of them per
+node, features known to be constant in the node included (they are not
+searched); when none of the drawn features turns out non-constant, the
+node goes on in the same random order to the first non-constant feature (a
+second search round of the level, for those nodes only).
 """
+
+import heapq
 
 import numpy as np
 
@@ -14,161 +26,356 @@ _HISTOGRAM_ELEMENTS = 1 << 21  # float64 values of one reduced histogram chunk (
 
 
 class _Tree:
-    """The growing tree on rank 0: arrays indexed by node id (creation order)."""
+    """The growing tree, identical on every rank: arrays indexed by node id
+    (creation order)."""
 
-    def __init__(self, n_stats):
+    def __init__(self, root_stats):
         self.feature = np.full(1, -1, dtype=np.int64)
         self.bin = np.zeros(1, dtype=np.int64)
+        self.missing_left = np.zeros(1, dtype=np.bool_)
         self.left = np.full(1, -1, dtype=np.int64)
         self.right = np.full(1, -1, dtype=np.int64)
-        self.stats = np.zeros((1, n_stats))
+        self.stats = np.asarray(root_stats, dtype=np.float64)[None, :].copy()
+        self.bounds = np.array([[-np.inf, np.inf]])
         self.decrease = np.zeros(1)
 
-    def add_children(self, parents, left_stats, right_stats):
+    @property
+    def node_count(self):
+        return int(self.feature.shape[0])
+
+    def add_children(self, parents, left_stats, right_stats, left_bounds, right_bounds):
         """Append the two children of each parent; returns their ids (left, right)."""
         n, first = parents.shape[0], self.feature.shape[0]
         left_ids = first + 2 * np.arange(n)
         self.left[parents], self.right[parents] = left_ids, left_ids + 1
-        self.feature = np.concatenate([self.feature, np.full(2 * n, -1, dtype=np.int64)])
-        self.bin = np.concatenate([self.bin, np.zeros(2 * n, dtype=np.int64)])
-        self.left = np.concatenate([self.left, np.full(2 * n, -1, dtype=np.int64)])
-        self.right = np.concatenate([self.right, np.full(2 * n, -1, dtype=np.int64)])
+
+        def grow(array, fill):
+            return np.concatenate([array, np.full(2 * n, fill, dtype=array.dtype)])
+
+        self.feature, self.left, self.right = (
+            grow(a, -1) for a in (self.feature, self.left, self.right)
+        )
+        self.bin, self.decrease = grow(self.bin, 0), grow(self.decrease, 0.0)
+        self.missing_left = grow(self.missing_left, False)
         pairs = np.stack([left_stats, right_stats], axis=1).reshape(2 * n, self.stats.shape[1])
         self.stats = np.concatenate([self.stats, pairs])
-        self.decrease = np.concatenate([self.decrease, np.zeros(2 * n)])
+        bounds = np.stack([left_bounds, right_bounds], axis=1).reshape(2 * n, 2)
+        self.bounds = np.concatenate([self.bounds, bounds])
         return left_ids, left_ids + 1
+
+    def depth_first(self):
+        """This tree with its nodes numbered as scikit-learn's depth-first builder
+        numbers them (preorder, left child first), and the new id of each node."""
+        order, stack = [], [0]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            if self.feature[node] >= 0:
+                stack += [self.right[node], self.left[node]]
+        return self._renumbered(np.asarray(order, dtype=np.int64))
+
+    def best_first(self, max_leaf_nodes):
+        """The subtree that best-first growth (scikit-learn's with ``max_leaf_nodes``)
+        makes of this tree, numbered as scikit-learn's best-first builder numbers
+        it: from the root, split the open node of largest impurity decrease (ties
+        to the smaller id) until there are ``max_leaf_nodes`` leaves.
+
+        Returns the subtree and, for each node of this tree, the id in the subtree
+        of the node its rows end in (itself or its deepest kept ancestor).
+        """
+        order = [0]
+        heap = [(-self.decrease[0], 0)] if self.feature[0] >= 0 else []
+        expanded = set()
+        while heap and len(expanded) + 1 < max_leaf_nodes:
+            node = heapq.heappop(heap)[1]
+            expanded.add(node)
+            for child in (self.left[node], self.right[node]):
+                order.append(child)
+                if self.feature[child] >= 0:
+                    heapq.heappush(heap, (-self.decrease[child], child))
+        subtree, new_id = self._renumbered(np.asarray(order, dtype=np.int64), expanded)
+        return subtree, new_id
+
+    def _renumbered(self, order, split=None):
+        """The tree of the nodes ``order`` (old ids, parents first), node ``order[i]``
+        becoming node ``i``; only the nodes in ``split`` (all split nodes when None)
+        keep their split. Also returns, for each old node, the new id of the node
+        its rows end in (itself or its deepest kept ancestor)."""
+        keep = self.feature[order] >= 0
+        if split is not None:
+            keep &= np.isin(order, np.fromiter(split, dtype=np.int64, count=len(split)))
+        new_id = np.full(self.node_count, -1, dtype=np.int64)
+        new_id[order] = np.arange(order.shape[0])
+        ends = np.zeros(self.node_count, dtype=np.int64)
+        for node in range(self.node_count):  # parents come before their children
+            if new_id[node] >= 0:
+                ends[node] = new_id[node]
+            if self.feature[node] >= 0:
+                ends[self.left[node]] = ends[self.right[node]] = ends[node]
+        tree = _Tree(self.stats[0])
+        tree.stats = self.stats[order]
+        tree.bounds = self.bounds[order]
+        tree.decrease = np.where(keep, self.decrease[order], 0.0)
+        tree.feature = np.where(keep, self.feature[order], -1)
+        tree.bin = self.bin[order]
+        tree.missing_left = self.missing_left[order]
+        tree.left = np.where(keep, new_id[self.left[order]], -1)
+        tree.right = np.where(keep, new_id[self.right[order]], -1)
+        return tree, ends
 
 
 class _Level:
-    """Rank 0's view of the open nodes of one level: their ids, the features
-    known to be constant in each, and the features drawn for each."""
+    """The open nodes of one level: their ids, the features known to be
+    constant in each, each node's random order of the features (from the
+    generator every rank seeds alike) and its first ``n_sampled`` of them
+    (``features``, by increasing index; ``valid`` False for known constants)."""
 
     def __init__(self, node_ids, constant, n_sampled, rng):
         self.node_ids = node_ids
         self.constant = constant
-        n_features = constant.shape[1]
-        keys = rng.random(constant.shape)
-        keys[constant] = np.inf
-        order = np.argsort(keys, axis=1, kind="stable")[:, :n_sampled]
-        drawn = np.isfinite(np.take_along_axis(keys, order, axis=1))
-        # increasing feature index, padding (a repeat of an undrawn feature) last
-        features = np.where(drawn, order, n_features + order)
-        features.sort(axis=1)
-        self.valid = features < n_features
-        self.features = np.where(self.valid, features, features - n_features)
+        self.order = np.argsort(rng.random(constant.shape), axis=1, kind="stable")
+        self.features = np.sort(self.order[:, :n_sampled], axis=1)
+        self.valid = ~np.take_along_axis(constant, self.features, axis=1)
+        self.n_sampled = n_sampled
+
+    def continuations(self, nodes, constant):
+        """For ``nodes`` (positions) all of whose drawn features were constant
+        (``constant``: known now), the undrawn features not known to be
+        constant, in the node's order: ``(features, valid)``, padded."""
+        rest = self.order[nodes, self.n_sampled :]
+        usable = ~np.take_along_axis(constant[nodes], rest, axis=1)
+        # stable: usable features first, in order
+        keep = np.argsort(~usable, axis=1, kind="stable")[
+            :, : max(1, int(usable.sum(axis=1).max(initial=0)))
+        ]
+        return np.take_along_axis(rest, keep, axis=1), np.take_along_axis(usable, keep, axis=1)
+
+
+def _blocks(n_pairs, size):
+    """Pairs of each rank's block: as equal as can be, the larger ones first."""
+    return [n_pairs * (r + 1) // size - n_pairs * r // size for r in range(size)]
 
 
 def grow_tree(
-    binned, row_stats, active, *, n_bins, constant_features, rules, n_sampled, rng, comms, kernels
+    binned,
+    row_stats,
+    active,
+    *,
+    root_stats,
+    n_bins,
+    constant_features,
+    rules,
+    n_sampled,
+    rng,
+    comms,
+    kernels,
+    transfer_dtype=np.float64,
 ):
     """Grow one tree on the rows with ``active`` (positive) weight.
 
     Parameters
     ----------
     binned : ndarray of shape (n_local, n_features), uint8
-    row_stats : ndarray of shape (n_local, n_statistics), float64
-        Each row's contribution to its node's statistics (see ``_splits``).
+    row_stats : RowStats
+        Each row's contribution to its node's statistics (``_criteria``).
     active : ndarray of int64
         This rank's rows in the tree (positive bootstrap weight); consumed.
+    root_stats : ndarray of shape (n_statistics,)
+        The global statistics of all rows (scaled as ``rules.scale`` says).
     n_bins : int
-        Bins of the widest feature.
+        Bins of the widest feature, the missing bin included.
     constant_features : ndarray of shape (n_features,), bool
-        Features with a single bin (never drawn).
+        Features with a single bin (never searched).
     rules : SplitRules
     n_sampled : int
         Features drawn per node (``max_features`` resolved).
-    rng : numpy.random.Generator or None
-        Rank 0's generator of the shared choices (None on other ranks).
+    rng : numpy.random.Generator
+        Seeded alike on every rank: the feature draws and ExtraTrees' thresholds.
+    transfer_dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        The histograms' type in the reduce-scatter: float32 only where every
+        sum is an integer that float32 holds exactly (half the bytes).
 
     Returns
     -------
-    tree : _Tree or None
-        On rank 0; None elsewhere.
+    tree : _Tree
+        The same on every rank.
+    node_of_row : ndarray of shape (n_local,), int64
+        ``-2 - leaf`` for every row of ``active``: the leaf it reached.
 
     Notes
     -----
     This function is collective.
     """
-    root = comms.rank == 0
-    n_local = binned.shape[0]
-    n_stats = row_stats.shape[1]
-    node_of_row = np.zeros(n_local, dtype=np.int64)
-    tree = level = None
-    packet = None
-    if root:
-        tree = _Tree(n_stats)
+    node_of_row = np.zeros(binned.shape[0], dtype=np.int64)
+    tree = _Tree(root_stats)
+    level = None
+    if rules.may_split(tree.stats[0], 0):
         level = _Level(np.zeros(1, dtype=np.int64), constant_features[None, :], n_sampled, rng)
-        packet = {"features": level.features}
-    packet = comms.bcast_object(packet, root=0)
+    else:
+        node_of_row[active] = -2
+    search = _Search(binned, row_stats, n_bins, rules, rng, comms, kernels, transfer_dtype)
+    starts = np.array([0, active.shape[0]], dtype=np.int64)
     depth = 0
-    while packet["features"].shape[0]:
-        features = packet["features"]
-        n_open = features.shape[0]
-        chunk = max(1, _HISTOGRAM_ELEMENTS // (features.shape[1] * n_bins * n_stats))
-        decisions = [] if root else None
-        for first in range(0, n_open, chunk):
-            part = features[first : first + chunk]
-            hist = np.zeros((part.shape[0], part.shape[1], n_bins, n_stats))
-            kernels.build_histograms(binned, active, node_of_row, first, part, row_stats, hist)
-            total = comms.reduce(hist, root=0)
-            if root:
-                decisions.append(rules.best(total, level.valid[first : first + chunk], part, rng))
-        if root:
-            level, packet = _decide(tree, level, decisions, depth, rules, n_sampled, rng)
-        packet = comms.bcast_object(packet, root=0)
+    while level is not None and level.node_ids.shape[0]:
+        best, constant = search.level(tree, level, active, starts, node_of_row)
+        level, targets, split = _decide(tree, level, best, constant, depth, rules, n_sampled, rng)
         grouped = np.empty_like(active)
+        starts = np.empty(level.node_ids.shape[0] + 1, dtype=np.int64)
         kept = kernels.route_rows(
             binned,
             active,
             node_of_row,
-            packet["split_feature"],
-            packet["split_bin"],
-            packet["left_next"],
-            packet["right_next"],
-            packet["features"].shape[0],
+            split["feature"],
+            split["bin"],
+            split["missing_left"],
+            rules.missing_bin,
+            targets,
             grouped,
+            starts,
         )
         active = grouped[:kept]
         depth += 1
-    return tree
+    return tree, node_of_row
 
 
-def _decide(tree, level, decisions, depth, rules, n_sampled, rng):
-    """Record the level's splits and open the children worth a histogram."""
-    slot, bins, decrease, left, total, constant_slots = (
-        np.concatenate(parts) for parts in zip(*decisions)
-    )
+class _Search:
+    """The split search of a level, the same on every rank."""
+
+    def __init__(self, binned, row_stats, n_bins, rules, rng, comms, kernels, transfer_dtype):
+        self.binned, self.row_stats, self.n_bins = binned, row_stats, n_bins
+        self.rules, self.rng, self.comms, self.kernels = rules, rng, comms, kernels
+        self.transfer_dtype = transfer_dtype
+
+    def level(self, tree, level, active, starts, node_of_row):
+        """Best split of every open node: ``(best, constant)``, ``best`` (nodes,
+        4 + statistics) as :func:`_pick` gives it, and the features now known to
+        be constant in each node. The level's rows are ``active``, open node
+        ``m``'s at ``starts[m]:starts[m + 1]``."""
+        n_open = level.node_ids.shape[0]
+        totals = tree.stats[level.node_ids]
+        bounds = tree.bounds[level.node_ids]
+        rows = (active, starts, node_of_row)
+        found = self.pairs(np.arange(n_open), level.features, level.valid, totals, bounds, rows)
+        constant = level.constant.copy()
+        drawn_constant = found[:, :, 3] > 0
+        rows_, cols = np.nonzero(drawn_constant)
+        constant[rows_, level.features[rows_, cols]] = True
+        searched = level.valid & ~drawn_constant
+        best = _pick(found, level.features, searched, first=False)
+        stuck = np.flatnonzero(~searched.any(axis=1))
+        if stuck.shape[0]:
+            features, valid = level.continuations(stuck, constant)
+            if valid.any():
+                more = self.pairs(stuck, features, valid, totals[stuck], bounds[stuck], rows)
+                more_constant = more[:, :, 3] > 0
+                rows_, cols = np.nonzero(more_constant & valid)
+                constant[stuck[rows_], features[rows_, cols]] = True
+                best[stuck] = _pick(more, features, valid & ~more_constant, first=True)
+        return best, constant
+
+    def pairs(self, nodes, features, valid, totals, bounds, rows):
+        """The best split of every (node, feature) pair of ``nodes`` (positions
+        in the level, increasing) and their ``features`` (padding where not
+        ``valid``), in chunks of nodes: (nodes, slots, 4 + statistics).
+        ``rows``: the level's ``(active, starts, node_of_row)``."""
+        active, starts, node_of_row = rows
+        n_nodes, n_slots = features.shape
+        n_stats = self.row_stats.n_stats
+        chunk = max(1, _HISTOGRAM_ELEMENTS // (n_slots * self.n_bins * n_stats))
+        index = np.full(starts.shape[0] - 1, -1, dtype=np.int64)
+        parts = []
+        for first in range(0, n_nodes, chunk):
+            part = nodes[first : first + chunk]
+            index[:] = -1
+            index[part] = np.arange(part.shape[0])
+            # the rows of the chunk's nodes (and of the nodes between them, skipped)
+            chunk_rows = active[starts[part[0]] : starts[part[-1] + 1]]
+            parts.append(
+                self._chunk(
+                    features[first : first + chunk],
+                    valid[first : first + chunk],
+                    totals[first : first + chunk],
+                    bounds[first : first + chunk],
+                    (chunk_rows, node_of_row, index),
+                )
+            )
+        return np.concatenate(parts).reshape(n_nodes, n_slots, 4 + n_stats)
+
+    def _chunk(self, features, valid, totals, bounds, rows):
+        n_nodes, n_slots = features.shape
+        n_stats = self.row_stats.n_stats
+        hist = np.zeros((n_nodes, n_slots, self.n_bins, n_stats))
+        self.row_stats.histograms(self.kernels, self.binned, *rows, features, hist)
+        counts = _blocks(n_nodes * n_slots, self.comms.size)
+        block = hist.reshape(n_nodes * n_slots, self.n_bins, n_stats)
+        if self.comms.size > 1:  # (one rank: its histograms are the block)
+            sent = block.astype(self.transfer_dtype, copy=False)
+            block = self.comms.reduce_scatter(sent, counts).astype(np.float64, copy=False)
+        uniform = (
+            self.rng.random((n_nodes * n_slots, 2))
+            if self.rules.random_thresholds
+            else np.empty((0, 2))
+        )
+        mine = slice(sum(counts[: self.comms.rank]), sum(counts[: self.comms.rank + 1]))
+        pair_node = np.repeat(np.arange(n_nodes), n_slots)[mine]
+        found = self.rules.search(
+            block,
+            pair_node,
+            features.ravel()[mine],
+            valid.ravel()[mine],
+            totals,
+            bounds,
+            uniform[mine] if uniform.shape[0] else uniform,
+        )
+        return self.comms.allgatherv(found) if self.comms.size > 1 else found
+
+
+def _pick(found, features, searched, *, first):
+    """Per node, the pair of ``found`` (nodes, slots, 4 + statistics) among the
+    ``searched`` slots with the largest gain (ties to the smaller slot), or
+    with ``first``, the first searched slot; rows with gain -inf where none.
+    Column 1 of the result (the bin) is kept; the feature is put in column 3."""
+    gain = np.where(searched, found[:, :, 0], -np.inf)
+    slot = np.argmax(searched, axis=1) if first else np.argmax(gain, axis=1)
+    rows = np.arange(found.shape[0])
+    best = found[rows, slot].copy()
+    best[:, 0] = gain[rows, slot]
+    best[:, 3] = features[rows, slot]
+    return best
+
+
+def _decide(tree, level, best, constant, depth, rules, n_sampled, rng):
+    """Record the level's splits, open the children worth a histogram, and
+    say where each open node's rows go (``targets``: next open node, or -2 - leaf)."""
     nodes = level.node_ids
-    tree.stats[nodes] = total
-    split = (slot >= 0) & rules.may_split(total, depth)
+    totals = tree.stats[nodes]
+    gain = best[:, 0]
+    split = np.isfinite(gain)
+    split[split] = ~rules.weak(gain[split])
     open_idx = np.flatnonzero(split)
     split_feature = np.full(nodes.shape[0], -1, dtype=np.int64)
-    split_feature[open_idx] = level.features[open_idx, slot[open_idx]]
+    split_feature[open_idx] = best[open_idx, 3].astype(np.int64)
+    split_bin = best[:, 1].astype(np.int64)
+    missing_left = best[:, 2] > 0
     parents = nodes[open_idx]
     tree.feature[parents] = split_feature[open_idx]
-    tree.bin[parents] = bins[open_idx]
-    tree.decrease[parents] = decrease[open_idx]
-    right = total - left
-    left_ids, right_ids = tree.add_children(parents, left[open_idx], right[open_idx])
-    # a feature with one occupied bin in a node is constant in its children
-    found = np.zeros_like(level.constant)
-    rows, cols = np.nonzero(constant_slots & level.valid)
-    found[rows, level.features[rows, cols]] = True
-    constant = (level.constant | found)[open_idx]
-    next_ids, next_constant, nxt = [], [], []
-    for child_ids, child_stats in ((left_ids, left[open_idx]), (right_ids, right[open_idx])):
-        worth = rules.may_split(child_stats, depth + 1)
-        position = np.full(nodes.shape[0], -1, dtype=np.int64)
-        position[open_idx[worth]] = sum(a.shape[0] for a in next_ids) + np.arange(worth.sum())
+    tree.bin[parents] = split_bin[open_idx]
+    tree.missing_left[parents] = missing_left[open_idx]
+    tree.decrease[parents] = gain[open_idx]
+    left = best[open_idx, 4:]
+    right = totals[open_idx] - left
+    bounds = rules.child_bounds(split_feature[open_idx], tree.bounds[parents], left, right)
+    left_ids, right_ids = tree.add_children(parents, left, right, *bounds)
+    constant = constant[open_idx]  # a feature constant in a node is constant in its children
+    targets = np.repeat((-2 - nodes)[:, None], 2, axis=1)
+    next_ids, next_constant = [], []
+    for side, child_ids in enumerate((left_ids, right_ids)):
+        worth = rules.may_split(tree.stats[child_ids], depth + 1)
+        position = sum(a.shape[0] for a in next_ids) + np.arange(worth.sum())
+        targets[open_idx, side] = -2 - child_ids
+        targets[open_idx[worth], side] = position
         next_ids.append(child_ids[worth])
         next_constant.append(constant[worth])
-        nxt.append(position)
     next_level = _Level(np.concatenate(next_ids), np.concatenate(next_constant), n_sampled, rng)
-    packet = {
-        "split_feature": split_feature,
-        "split_bin": bins,
-        "left_next": nxt[0],
-        "right_next": nxt[1],
-        "features": next_level.features,
-    }
-    return next_level, packet
+    split = {"feature": split_feature, "bin": split_bin, "missing_left": missing_left}
+    return next_level, targets, split

@@ -1,54 +1,23 @@
-"""Best splits of open nodes from their global histograms (no communication).
-
-A node's statistics are a vector: the weighted class counts and the row
-count for classification, ``(W, Σwy, Σwy², rows)`` for regression. Every
-criterion is written as a "proxy" additive over children, so that the
-weighted impurity decrease of a split is ``proxy(L) + proxy(R) - proxy(T)``
-(scikit-learn's ``proxy_impurity_improvement``), and a "mass"
-``W · impurity``.
-"""
+"""Best splits of open nodes from their global histograms (no communication)."""
 
 import numpy as np
 
 from ..kernels import kernels_for
 
 EPSILON = np.finfo(np.float64).eps
-_CRITERIA = {"gini": 0, "entropy": 1, "squared_error": 2}
-
-
-def _weight(stats, classification):
-    return stats[..., :-1].sum(axis=-1) if classification else stats[..., 0]
-
-
-def _safe(weight):
-    return np.where(weight > 0, weight, 1.0)
-
-
-def proxy(stats, criterion):
-    """Additive part of the criterion; see the module docstring."""
-    if criterion == "squared_error":
-        return stats[..., 1] ** 2 / _safe(stats[..., 0])
-    counts = stats[..., :-1]
-    weight = _safe(counts.sum(axis=-1))
-    if criterion == "gini":
-        return (counts**2).sum(axis=-1) / weight
-    with np.errstate(divide="ignore", invalid="ignore"):  # entropy/log_loss in bits
-        terms = np.where(counts > 0, counts * np.log2(np.where(counts > 0, counts, 1.0)), 0.0)
-    return terms.sum(axis=-1) - weight * np.log2(weight)
-
-
-def impurity(stats, criterion):
-    """Impurity of nodes with these statistics (scikit-learn's ``node_impurity``)."""
-    classification = criterion != "squared_error"
-    weight = _safe(_weight(stats, classification))
-    if criterion == "squared_error":
-        return stats[..., 2] / weight - (stats[..., 1] / weight) ** 2
-    base = weight if criterion == "gini" else 0.0
-    return (base - proxy(stats, criterion)) / weight
 
 
 class SplitRules:
-    """The stopping and validity rules of one fit (scikit-learn's tree parameters)."""
+    """The stopping and validity rules of one fit (scikit-learn's tree parameters).
+
+    ``criterion`` is a :class:`~mlmpi.ensemble._criteria.Criterion`;
+    ``bin_ranges`` (ExtraTrees' random thresholds, else None) the smallest and
+    largest value of every (feature, bin); ``scale`` multiplies the statistics
+    after their reduction (class weights), so that the reduced sums stay exact
+    for integer weights; ``missing_bin`` is the bin of NaN (-1: no feature has one);
+    ``monotonic`` the constraint of each feature on :meth:`Criterion.constrained_value`
+    (-1, 0, 1; None: none).
+    """
 
     def __init__(
         self,
@@ -60,89 +29,121 @@ class SplitRules:
         min_weight_leaf,
         min_impurity_decrease,
         total_weight,
-        random_thresholds,
-        edges,
-        edge_starts,
+        bin_ranges,
         scale,
+        missing_bin,
+        monotonic=None,
     ):
         self.criterion = criterion
-        self.classification = criterion != "squared_error"
         self.max_depth = np.inf if max_depth is None else max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.min_weight_leaf = min_weight_leaf
         self.min_impurity_decrease = min_impurity_decrease
         self.total_weight = total_weight
-        self.random_thresholds = random_thresholds
-        self.edges, self.edge_starts = edges, edge_starts
+        self.random_thresholds = bin_ranges is not None
+        empty = np.zeros((0, 0))
+        self.bin_min, self.bin_max = (empty, empty) if bin_ranges is None else bin_ranges
         self.scale = scale
+        self.missing_bin = missing_bin
+        self.monotonic = np.zeros(0, dtype=np.int8) if monotonic is None else monotonic
 
     def may_split(self, stats, depth):
         """Whether nodes with these statistics at ``depth`` are worth a histogram."""
         rows = stats[..., -1]
-        weight = _weight(stats, self.classification)
+        weight = self.criterion.weight(stats)
         return (
             (depth < self.max_depth)
             & (rows >= self.min_samples_split)
             & (rows >= 2 * self.min_samples_leaf)
             & (weight >= 2 * self.min_weight_leaf)
-            & (impurity(stats, self.criterion) > EPSILON)
+            & (self.criterion.impurity(stats, exact=True) > EPSILON)
         )
 
-    def best(self, hist, valid, features, rng):
-        """Best split of each node of a histogram chunk.
+    def search(self, block, pair_node, pair_feature, pair_valid, totals, bounds, uniform):
+        """Best split of each (node, feature) pair of this rank's block.
 
         Parameters
         ----------
-        hist : ndarray of shape (nodes, sampled features, bins, statistics)
-            Global histograms; each node's sampled features in increasing order.
-        valid : ndarray of shape (nodes, sampled features), bool
-            False for padding slots.
-        features : ndarray of shape (nodes, sampled features)
-            The sampled features.
-        rng : numpy.random.Generator
-            Draws ExtraTrees' thresholds (unused otherwise).
+        block : ndarray of shape (pairs, bins, statistics)
+            Global histograms of the pairs.
+        pair_node, pair_feature, pair_valid : ndarray of shape (pairs,)
+            Each pair's node (a row of ``totals``), feature, and whether to search it
+            (False: only its constancy is checked).
+        totals : ndarray of shape (nodes, statistics)
+            The nodes' statistics.
+        bounds : ndarray of shape (nodes, 2)
+            Bounds of the nodes' constrained values (monotonic constraints).
+        uniform : ndarray of shape (pairs, 2)
+            ExtraTrees' draws (threshold, side of the missing rows); empty otherwise.
 
         Returns
         -------
-        slot, bin : ndarray of shape (nodes,)
-            The winning feature slot (-1: no split) and the last bin that goes left.
-        decrease : ndarray of shape (nodes,)
-            Weighted impurity decrease of the split.
-        left, total : ndarray of shape (nodes, statistics)
-            Statistics of the left child and of the node.
-        constant : ndarray of shape (nodes, sampled features), bool
-            Features with a single occupied bin in the node (constant below it).
-
-        Ties go to the smaller feature index, then to the smaller bin.
+        found : ndarray of shape (pairs, 4 + statistics)
+            Per pair: the weighted impurity decrease (summed over the outputs;
+            -inf: no valid split), the last bin that goes left, whether NaN goes
+            left, whether the feature is constant in the node (and its children),
+            then the statistics of the left child.
         """
-        if np.any(self.scale != 1.0):  # class weights, after the (exact) reduction
-            hist = hist * self.scale
-        n_nodes, n_slots, _, n_stats = hist.shape
-        slot = np.empty(n_nodes, dtype=np.int64)
-        split_bin = np.zeros(n_nodes, dtype=np.int64)
-        decrease = np.empty(n_nodes)
-        left = np.zeros((n_nodes, n_stats))
-        total = np.empty((n_nodes, n_stats))
-        constant = np.empty((n_nodes, n_slots), dtype=bool)
-        uniform = rng.random((n_nodes, n_slots)) if self.random_thresholds else np.empty((0, 0))
-        kernels_for("forest", hist).find_splits(
-            hist,
-            valid,
-            features,
-            self.edges,
-            self.edge_starts,
-            _CRITERIA[self.criterion],
+        if np.any(np.asarray(self.scale) != 1.0):  # class weights, after the (exact) reduction
+            block = block * self.scale
+        n_pairs = block.shape[0]
+        gain = np.empty(n_pairs)
+        split_bin = np.empty(n_pairs, dtype=np.int64)
+        missing_left = np.empty(n_pairs, dtype=np.bool_)
+        constant = np.empty(n_pairs, dtype=np.bool_)
+        left = np.zeros((n_pairs, totals.shape[1]))
+        crit = self.criterion
+        kernels_for("forest", block).find_splits(
+            block,
+            pair_node,
+            pair_feature,
+            pair_valid,
+            self.bin_min,
+            self.bin_max,
+            totals,
+            crit.code,
+            crit.offsets,
+            crit.values,
+            self.missing_bin,
             self.min_samples_leaf,
             max(self.min_weight_leaf, EPSILON),
+            self.monotonic,
+            np.ascontiguousarray(bounds[:, 0]),
+            np.ascontiguousarray(bounds[:, 1]),
             uniform,
-            slot,
+            gain,
             split_bin,
-            decrease,
+            missing_left,
             left,
-            total,
             constant,
         )
-        weak = decrease / max(self.total_weight, EPSILON) + EPSILON < self.min_impurity_decrease
-        slot[weak] = -1
-        return slot, split_bin, decrease, left, total, constant
+        return np.concatenate(
+            [np.stack([gain, split_bin, missing_left, constant], axis=1), left], axis=1
+        )
+
+    def weak(self, gain):
+        """Splits whose weighted impurity decrease (scikit-learn's, the mean over
+        the outputs, as a fraction of the total weight) is below
+        ``min_impurity_decrease``."""
+        decrease = gain / self.criterion.n_outputs / max(self.total_weight, EPSILON)
+        return decrease + EPSILON < self.min_impurity_decrease
+
+    def child_bounds(self, feature, bounds, left, right):
+        """scikit-learn's bounds of the children's constrained values: the parent's,
+        split at the mean of the children's values on a constrained feature.
+
+        Returns (left bounds, right bounds), each of shape (nodes, 2).
+        """
+        left_bounds, right_bounds = bounds.copy(), bounds.copy()
+        if not self.monotonic.shape[0]:
+            return left_bounds, right_bounds
+        middle = (
+            self.criterion.constrained_value(left) + self.criterion.constrained_value(right)
+        ) / 2
+        constraint = self.monotonic[feature]
+        left_bounds[constraint == 1, 1] = right_bounds[constraint == 1, 0] = middle[constraint == 1]
+        left_bounds[constraint == -1, 0] = right_bounds[constraint == -1, 1] = middle[
+            constraint == -1
+        ]
+        return left_bounds, right_bounds

@@ -1,20 +1,22 @@
-"""The fitted forest in compact array form: local, vectorised prediction,
-picklable, usable without MPI."""
+"""The fitted trees: scikit-learn tree estimators for the users, and the
+same trees concatenated in array form for a vectorised local prediction.
+Both are picklable and usable without MPI."""
 
 import numpy as np
 
+from .._sklearn_compat import NODE_DTYPE, Tree, _build_pruned_tree_ccp
 from ..kernels import kernels_for
 
 
 class HistogramForest:
     """Every tree of a fitted forest, concatenated.
 
-    A fitted forest estimator holds one as ``forest_`` (replicated);
-    prediction with it is local.
+    A fitted forest estimator holds one as ``forest_`` (replicated), built
+    from its ``estimators_``; prediction with it is local.
 
     Parameters
     ----------
-    feature, threshold, children_left, children_right, value, n_node_samples, roots
+    feature, threshold, missing_left, children_left, children_right, value, n_node_samples, roots
         The arrays of the attributes below.
 
     Attributes
@@ -22,11 +24,15 @@ class HistogramForest:
     feature : ndarray of shape (n_nodes,), int64
         Split feature of each node; -1 for a leaf.
     threshold : ndarray of shape (n_nodes,), float64
-        Split threshold in the units of ``X``: rows with ``x <= threshold`` go left.
+        Split threshold in the units of ``X``: rows with ``float32(x) <= threshold``
+        go left.
+    missing_left : ndarray of shape (n_nodes,), bool
+        Whether rows whose value is NaN go left.
     children_left, children_right : ndarray of shape (n_nodes,), int64
         Node ids of the children (-1 for a leaf).
     value : ndarray of shape (n_nodes, n_values), float64
-        Class probabilities (classification) or the mean target (regression).
+        Class probabilities (classification, the outputs one after the other)
+        or the predicted targets (regression).
     n_node_samples : ndarray of shape (n_nodes,), int64
         Training rows (distinct, in the tree's bootstrap sample) of each node.
     roots : ndarray of shape (n_trees,), int64
@@ -45,15 +51,67 @@ class HistogramForest:
     """
 
     def __init__(
-        self, feature, threshold, children_left, children_right, value, n_node_samples, roots
+        self,
+        feature,
+        threshold,
+        missing_left,
+        children_left,
+        children_right,
+        value,
+        n_node_samples,
+        roots,
     ):
         self.feature = feature
         self.threshold = threshold
+        self.missing_left = missing_left
         self.children_left = children_left
         self.children_right = children_right
         self.value = value
         self.n_node_samples = n_node_samples
         self.roots = roots
+
+    @classmethod
+    def from_estimators(cls, estimators):
+        """The forest of fitted scikit-learn tree estimators.
+
+        Parameters
+        ----------
+        estimators : list of DecisionTreeClassifier or DecisionTreeRegressor
+            Fitted trees (their ``tree_`` is read).
+
+        Returns
+        -------
+        forest : HistogramForest
+            Their nodes, concatenated; values flattened per node.
+        """
+        parts = {
+            name: []
+            for name in ("feature", "threshold", "missing", "left", "right", "value", "rows")
+        }
+        roots, offset = [], 0
+        for estimator in estimators:
+            tree = estimator.tree_
+            leaf = tree.children_left < 0
+            parts["feature"].append(np.where(leaf, -1, tree.feature))
+            parts["threshold"].append(tree.threshold)
+            parts["missing"].append(tree.missing_go_to_left.astype(bool))
+            for name, ids in (("left", tree.children_left), ("right", tree.children_right)):
+                parts[name].append(np.where(ids >= 0, ids + offset, -1))
+            parts["value"].append(tree.value.reshape(tree.node_count, -1))
+            parts["rows"].append(tree.n_node_samples.astype(np.int64))
+            roots.append(offset)
+            offset += tree.node_count
+        joined = {name: np.concatenate(values) for name, values in parts.items()}
+        return cls(
+            joined["feature"].astype(np.int64),
+            joined["threshold"],
+            joined["missing"],
+            joined["left"].astype(np.int64),
+            joined["right"].astype(np.int64),
+            joined["value"],
+            joined["rows"],
+            np.asarray(roots, dtype=np.int64),
+        )
 
     @property
     def n_trees(self):
@@ -83,6 +141,7 @@ class HistogramForest:
                 np.ascontiguousarray(X),
                 self.feature,
                 self.threshold,
+                self.missing_left,
                 self.children_left,
                 self.children_right,
                 self.value,
@@ -92,49 +151,68 @@ class HistogramForest:
         return out
 
 
-def assemble(trees, edges, edge_starts, leaf_value):
-    """One :class:`HistogramForest` from rank 0's grown trees (``_grow._Tree``);
-    ``leaf_value(stats)`` turns node statistics into node values."""
-    parts = {name: [] for name in ("feature", "threshold", "left", "right", "value", "rows")}
-    roots, offset = [], 0
-    for tree in trees:
-        feature, stats = tree.feature, tree.stats
-        split = feature >= 0
-        threshold = np.zeros(feature.shape[0])
-        threshold[split] = edges[edge_starts[feature[split]] + tree.bin[split]]
-        for name, ids in (("left", tree.left), ("right", tree.right)):
-            parts[name].append(np.where(ids >= 0, ids + offset, -1))
-        parts["feature"].append(feature)
-        parts["threshold"].append(threshold)
-        parts["value"].append(leaf_value(stats))
-        parts["rows"].append(stats[:, -1].astype(np.int64))
-        roots.append(offset)
-        offset += feature.shape[0]
-    joined = {name: np.concatenate(values) for name, values in parts.items()}
-    return HistogramForest(
-        joined["feature"],
-        joined["threshold"],
-        joined["left"],
-        joined["right"],
-        joined["value"],
-        joined["rows"],
-        np.asarray(roots, dtype=np.int64),
+def thresholds(grown, edges, edge_starts):
+    """Split thresholds of a grown tree in the units of ``X``: the edge after
+    the last bin that goes left, +inf past a feature's last edge (only the
+    missing rows go right)."""
+    threshold = np.full(grown.node_count, -2.0)
+    split = np.flatnonzero(grown.feature >= 0)
+    feature, last = grown.feature[split], grown.bin[split]
+    inside = last < edge_starts[feature + 1] - edge_starts[feature]
+    threshold[split] = np.inf
+    threshold[split[inside]] = edges[edge_starts[feature[inside]] + last[inside]]
+    return threshold
+
+
+def sklearn_tree(grown, threshold, values, *, criterion, n_features, n_classes):
+    """scikit-learn's ``Tree`` holding a grown tree (``_grow._Tree``).
+
+    ``values`` are the nodes' ``tree_.value`` (nodes, n_outputs, max classes);
+    ``n_classes`` the classes of each output (ones for regression).
+    """
+    n = grown.node_count
+    nodes = np.zeros(n, dtype=NODE_DTYPE)
+    leaf = grown.feature < 0
+    nodes["left_child"] = np.where(leaf, -1, grown.left)
+    nodes["right_child"] = np.where(leaf, -1, grown.right)
+    nodes["feature"] = np.where(leaf, -2, grown.feature)
+    nodes["threshold"] = threshold
+    nodes["impurity"] = criterion.impurity(grown.stats)
+    nodes["n_node_samples"] = grown.stats[:, -1]
+    nodes["weighted_n_node_samples"] = criterion.weight(grown.stats)
+    nodes["missing_go_to_left"] = grown.missing_left & ~leaf
+    tree = Tree(n_features, np.asarray(n_classes, dtype=np.intp), len(n_classes))
+    tree.__setstate__(
+        {
+            "max_depth": _max_depth(grown.left, grown.right, leaf),
+            "node_count": n,
+            "nodes": nodes,
+            "values": np.ascontiguousarray(values, dtype=np.float64),
+        }
     )
+    return tree
 
 
-def feature_importances(trees, n_features):
-    """Mean over the trees of their normalised impurity decreases, normalised
-    (scikit-learn's ``feature_importances_``); trees without splits are left out."""
-    per_tree = []
-    for tree in trees:
-        split = tree.feature >= 0
-        if not split.any():
-            continue
-        decrease = np.bincount(
-            tree.feature[split], weights=tree.decrease[split], minlength=n_features
-        )
-        per_tree.append(decrease / decrease.sum() if decrease.sum() > 0 else decrease)
+def _max_depth(left, right, leaf):
+    depth = np.zeros(left.shape[0], dtype=np.int64)
+    for node in np.flatnonzero(~leaf):  # parents come before their children
+        depth[left[node]] = depth[right[node]] = depth[node] + 1
+    return int(depth.max(initial=0))
+
+
+def pruned(tree, ccp_alpha, n_features, n_classes):
+    """scikit-learn's minimal cost-complexity pruning of ``tree`` (a ``Tree``)."""
+    if ccp_alpha == 0.0:
+        return tree
+    out = Tree(n_features, np.asarray(n_classes, dtype=np.intp), len(n_classes))
+    _build_pruned_tree_ccp(out, tree, ccp_alpha)
+    return out
+
+
+def feature_importances(estimators, n_features):
+    """scikit-learn's forest ``feature_importances_`` from its trees."""
+    per_tree = [e.feature_importances_ for e in estimators if e.tree_.node_count > 1]
     if not per_tree:
         return np.zeros(n_features)
-    mean = np.mean(per_tree, axis=0)
-    return mean / mean.sum() if mean.sum() > 0 else mean
+    mean = np.mean(per_tree, axis=0, dtype=np.float64)
+    return mean / np.sum(mean)

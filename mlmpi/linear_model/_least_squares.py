@@ -90,11 +90,17 @@ def reduced_problem(X, Y, sample_weight, comms, moments, rcond):
     This function is collective (TSQR only).
     """
     if _gram_is_well_conditioned(moments.gram, rcond):
-        R = linalg.cholesky(moments.gram, lower=False)
-        return R, linalg.solve_triangular(R, moments.xty, trans="T"), "cholesky"
+        return *cholesky_problem(moments), "cholesky"
     if X is None or is_sparse(X):  # no rows (streamed), or TSQR would densify them
         return *_gram_square_root(moments.gram, moments.xty), "gram_eigh"
     return *reduced_qr(X, Y, moments, sample_weight, comms), "tsqr"
+
+
+def cholesky_problem(moments):
+    """``(R, Z)`` of :func:`reduced_problem` from the Cholesky factor of the Gram
+    matrix (for a well-conditioned one)."""
+    R = linalg.cholesky(moments.gram, lower=False)
+    return R, linalg.solve_triangular(R, moments.xty, trans="T")
 
 
 def _gram_square_root(gram, xty):

@@ -92,8 +92,8 @@ _SOLVER_OPTIONS = (
 )
 
 
-class LogisticObjective:
-    """Loss and gradient of scikit-learn's L2-penalised logistic regression.
+class LogisticTerms:
+    """The parts of the penalised logistic objective that do not read the data.
 
     ``f(w) = (Σ_i s_i loss_i(w) + ||coef||² / (2C)) / Σ_i s_i`` over the
     global rows, ``s_i`` the sample weight times the class weight; the
@@ -101,6 +101,53 @@ class LogisticObjective:
     ``||intercept||² / (2 intercept_C)``, liblinear's penalised intercept).
     Binary: one column of logits (half-binomial loss); more classes: the
     multinomial (softmax) loss, as scikit-learn.
+
+    Attributes
+    ----------
+    shape : tuple
+        ``(n_outputs, n_features + fit_intercept)``: the parameters as a matrix.
+    n_outputs : int
+        1 for two classes, else the number of classes.
+    l2 : float
+        ``1 / C`` (0 without penalty).
+    penalty : ndarray of shape (shape[1],)
+        The L2 weight of each column of the parameters.
+    weight_sum : float
+        ``Σ_i s_i``.
+    """
+
+    def __init__(self, n_features, *, n_classes, fit_intercept, C, weight_sum, intercept_C=np.inf):
+        self.n_outputs = 1 if n_classes == 2 else n_classes
+        self.fit_intercept = fit_intercept
+        self.weight_sum = weight_sum
+        self.l2 = 0.0 if np.isinf(C) else 1.0 / C
+        intercept_l2 = [0.0 if np.isinf(intercept_C) else 1.0 / intercept_C] * int(fit_intercept)
+        self.penalty = np.array([self.l2] * n_features + intercept_l2)  # per column of W
+        self.shape = (self.n_outputs, n_features + int(fit_intercept))
+
+    def _penalised(self, params, loss, grad):
+        """Add the L2 penalty to the global sums and normalise by the weight sum."""
+        W = params.reshape(self.shape)
+        loss = loss + 0.5 * float((self.penalty * W * W).sum())
+        grad += self.penalty * W
+        return loss / self.weight_sum, grad.ravel() / self.weight_sum
+
+    def _penalised_hessian(self, hessian):
+        """The global ``Σ s_i ∂²loss_i`` (flat) with the penalty, normalised."""
+        n = self.shape[0] * self.shape[1]
+        hessian = hessian.reshape(n, n)
+        hessian[np.diag_indices(n)] += np.tile(self.penalty, self.shape[0])
+        return hessian / self.weight_sum
+
+    def _penalised_product(self, product, v):
+        """The global Hessian product ``product`` with the penalty's, normalised."""
+        product += self.penalty * v.reshape(self.shape)
+        return product.ravel() / self.weight_sum
+
+
+class LogisticObjective(LogisticTerms):
+    """Loss and gradient of scikit-learn's L2-penalised logistic regression
+    (:class:`LogisticTerms`) on this rank's rows.
 
     Calling it with host float64 parameters does the local work, then one
     allreduce; the result is the same on every rank. ``X`` may be CSR: its
@@ -120,22 +167,23 @@ class LogisticObjective:
         comms,
         intercept_C=np.inf,
     ):
+        super().__init__(
+            X.shape[1],
+            n_classes=n_classes,
+            fit_intercept=fit_intercept,
+            C=C,
+            weight_sum=weight_sum,
+            intercept_C=intercept_C,
+        )
         xp = get_namespace(X)
         self.X, self.xp, self.comms = X, xp, comms
         self.kernels = kernels_for("linear", X) if is_sparse(X) else None
-        self.n_outputs = 1 if n_classes == 2 else n_classes
-        self.fit_intercept = fit_intercept
         self.weight = weight
-        self.weight_sum = weight_sum
-        self.l2 = 0.0 if np.isinf(C) else 1.0 / C
-        intercept_l2 = [0.0 if np.isinf(intercept_C) else 1.0 / intercept_C] * int(fit_intercept)
-        self.penalty = np.array([self.l2] * X.shape[1] + intercept_l2)  # per column of W
         if self.n_outputs == 1:
             self.target = (classes_idx == 1).astype(X.dtype)
         else:
             self.rows = xp.arange(X.shape[0])
             self.classes_idx = classes_idx
-        self.shape = (self.n_outputs, X.shape[1] + int(fit_intercept))
 
     def _logits(self, W):
         d = self.X.shape[1]
@@ -191,13 +239,6 @@ class LogisticObjective:
             packed[1 + size :] = extra
         total = to_host(self.comms.allreduce(packed))
         return total[0], total[1 : 1 + size].reshape(self.shape), total[1 + size :]
-
-    def _penalised(self, params, loss, grad):
-        """Add the L2 penalty to the global sums and normalise by the weight sum."""
-        W = params.reshape(self.shape)
-        loss = loss + 0.5 * float((self.penalty * W * W).sum())
-        grad += self.penalty * W
-        return loss / self.weight_sum, grad.ravel() / self.weight_sum
 
     def _params(self, params):
         return self.xp.asarray(params.reshape(self.shape), dtype=self.X.dtype)
@@ -257,10 +298,7 @@ class LogisticObjective:
         loss, proba, residual = self._local(W)
         loss, grad, hessian = self._allreduce(loss, residual, self._hessian_local(proba))
         _, grad = self._penalised(params, loss, grad)
-        n = grad.shape[0]
-        hessian = hessian.reshape(n, n)
-        hessian[np.diag_indices(n)] += np.tile(self.penalty, self.shape[0])
-        return grad, hessian / self.weight_sum
+        return grad, self._penalised_hessian(hessian)
 
     def gradient_hessian_product(self, params):
         """``(gradient, hessp)``: ``hessp(v)`` is the Hessian times ``v`` (host float64).
@@ -279,8 +317,7 @@ class LogisticObjective:
             else:
                 q = weight * proba * (direction - (proba * direction).sum(axis=1, keepdims=True))
             _, product, _ = self._allreduce(0.0, q)
-            product += self.penalty * v.reshape(self.shape)
-            return product.ravel() / self.weight_sum
+            return self._penalised_product(product, v)
 
         return grad, hessp
 
@@ -600,6 +637,23 @@ class LogisticRegression(
             self, X, y, comms=comms, sample_weight=sample_weight, order="C", accept_sparse="csr"
         )
         classes, counts, classes_idx = _global_classes(y, sample_weight, comms)
+        self._check_classes(classes)
+        xp = get_namespace(X)
+        class_weight = _class_weights(self.class_weight, classes, counts)
+        classes_idx = xp.asarray(classes_idx)
+        weight = xp.asarray(class_weight, dtype=xp.float64)[classes_idx]
+        if sample_weight is not None:
+            weight *= sample_weight
+        l1_ratio, terms = self._objective_terms(penalty, C, classes, class_weight @ counts)
+        objective = LogisticObjective(X, classes_idx, weight, comms=comms, **terms)
+        self.solver_ = self._solver_to_run(objective.shape, penalty)
+        start = self._initial_params(objective.shape).ravel()
+        params, n_iter = self._solve(objective, start, penalty, C, l1_ratio)
+        self._set_fitted(params.reshape(objective.shape), n_iter, classes, X)
+        return self
+
+    def _check_classes(self, classes):
+        """scikit-learn's errors for too few classes, or too many for liblinear."""
         if self.solver == "liblinear" and classes.shape[0] > 2:
             raise ValueError(
                 "The 'liblinear' solver does not support multiclass classification"
@@ -612,37 +666,33 @@ class LogisticRegression(
                 "This solver needs samples of at least 2 classes in the data, but the "
                 f"data contains only one class: {classes[0]!r}"
             )
-        xp = get_namespace(X)
-        class_weight = _class_weights(self.class_weight, classes, counts)
-        classes_idx = xp.asarray(classes_idx)
-        weight = xp.asarray(class_weight, dtype=xp.float64)[classes_idx]
-        if sample_weight is not None:
-            weight *= sample_weight
+
+    def _objective_terms(self, penalty, C, classes, weight_sum):
+        """``(l1_ratio, terms)``: the elastic-net mixing of ``penalty`` and the
+        keyword arguments of :class:`LogisticTerms` (the smooth part) for a fit
+        on rows of the global ``classes`` whose weights sum to ``weight_sum``."""
         l1_ratio = {"l1": 1.0, "elasticnet": self.l1_ratio}.get(penalty, 0.0)
         liblinear_l2 = self.solver == "liblinear" and penalty == "l2"
-        objective = LogisticObjective(
-            X,
-            classes_idx,
-            weight,
-            n_classes=classes.shape[0],
-            fit_intercept=self.fit_intercept,
-            C=C / (1.0 - l1_ratio) if l1_ratio < 1 else np.inf,
-            weight_sum=float(class_weight @ counts),
-            comms=comms,
-            intercept_C=C * self.intercept_scaling**2 if liblinear_l2 else np.inf,
-        )
-        self.solver_ = self._solver_to_run(objective.shape, penalty)
-        start = self._initial_params(objective.shape).ravel()
-        params, n_iter = self._solve(objective, start, penalty, C, l1_ratio)
-        params = params.reshape(objective.shape)
+        return l1_ratio, {
+            "n_classes": classes.shape[0],
+            "fit_intercept": self.fit_intercept,
+            "C": C / (1.0 - l1_ratio) if l1_ratio < 1 else np.inf,
+            "weight_sum": float(weight_sum),
+            "intercept_C": C * self.intercept_scaling**2 if liblinear_l2 else np.inf,
+        }
+
+    def _set_fitted(self, params, n_iter, classes, X):
+        """Set ``classes_``, ``n_iter_``, ``coef_`` and ``intercept_`` from the
+        host ``params`` of shape (n_outputs, n_features + fit_intercept), in
+        ``X``'s namespace and dtype."""
+        xp = get_namespace(X)
         d = X.shape[1]
         self.classes_ = classes
         self.n_iter_ = np.asarray([n_iter], dtype=np.int32)
         self.coef_ = xp.asarray(params[:, :d], dtype=X.dtype)
-        intercept = params[:, d] if self.fit_intercept else np.zeros(objective.shape[0])
+        intercept = params[:, d] if self.fit_intercept else np.zeros(params.shape[0])
         self.intercept_ = xp.asarray(intercept, dtype=X.dtype)
         check_finite_parameters(self)
-        return self
 
     def densify(self):
         """Convert a sparse ``coef_`` (see :meth:`sparsify`) back to a dense array.

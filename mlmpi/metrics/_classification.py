@@ -436,3 +436,91 @@ def _support_as_count(line):
         return line
     width = max(9, len(token))
     return f"{line[:-width]}{int(float(token)):>9}"
+
+
+@collective_function
+def matthews_corrcoef(y_true, y_pred, *, sample_weight=None, comms=None):
+    """Matthews correlation coefficient over the rows of all ranks.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_local,)
+        This rank's true labels.
+    y_pred : array-like of shape (n_local,)
+        This rank's predicted labels.
+    sample_weight : array-like of shape (n_local,), default=None
+        This rank's sample weights.
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
+
+    Returns
+    -------
+    mcc : float
+        Replicated.
+
+    Notes
+    -----
+    This function is collective.
+
+    Examples
+    --------
+    >>> from mlmpi.metrics import matthews_corrcoef
+    >>> round(matthews_corrcoef([1, 1, 1, 0], [1, 0, 1, 1]), 6)
+    -0.333333
+    """
+    true, pred, weights = _table(y_true, y_pred, sample_weight, comms)
+    return sk.matthews_corrcoef(true, pred, sample_weight=weights)
+
+
+@collective_function(data=("y1", "y2"))
+def cohen_kappa_score(
+    y1,
+    y2,
+    *,
+    labels=None,
+    weights=None,
+    sample_weight=None,
+    replace_undefined_by=np.nan,
+    comms=None,
+):
+    """Cohen's kappa of two annotators over the rows of all ranks.
+
+    Parameters
+    ----------
+    y1, y2 : array-like of shape (n_local,)
+        This rank's labels from each annotator.
+    labels : array-like of shape (n_classes,), default=None
+        The labels of the confusion matrix (default: every label seen).
+    weights : {'linear', 'quadratic'}, default=None
+        Disagreement weights.
+    sample_weight : array-like of shape (n_local,), default=None
+        This rank's sample weights.
+    replace_undefined_by : np.nan, float in [-1.0, 1.0], default=np.nan
+        The value when kappa is undefined, as scikit-learn.
+    comms : Comms, default=None
+        None means :func:`mlmpi.get_comms`.
+
+    Returns
+    -------
+    kappa : float
+        Replicated.
+
+    Notes
+    -----
+    This function is collective.
+
+    Examples
+    --------
+    >>> from mlmpi.metrics import cohen_kappa_score
+    >>> round(cohen_kappa_score([0, 1, 1, 2], [0, 1, 2, 2]), 6)
+    0.636364
+    """
+    first, second, counts = _table(y1, y2, sample_weight, comms)
+    return sk.cohen_kappa_score(
+        first,
+        second,
+        labels=labels,
+        weights=weights,
+        sample_weight=counts,
+        replace_undefined_by=replace_undefined_by,
+    )

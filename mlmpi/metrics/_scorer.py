@@ -14,7 +14,7 @@ from sklearn.metrics import _scorer as sk_scorer
 
 from ..comms import get_comms
 from ..utils.validation import agree
-from . import _classification, _cluster, _log_loss, _ranking, _regression
+from . import _classification, _cluster, _curves, _log_loss, _ranking, _regression
 
 _METRICS = {
     func.__name__: func
@@ -24,12 +24,17 @@ _METRICS = {
         _classification.precision_score,
         _classification.recall_score,
         _classification.f1_score,
+        _classification.matthews_corrcoef,
         _ranking.roc_auc_score,
+        _curves.average_precision_score,
         _log_loss.log_loss,
         _regression.r2_score,
         _regression.mean_squared_error,
         _regression.root_mean_squared_error,
         _regression.mean_absolute_error,
+        _regression.mean_absolute_percentage_error,
+        _regression.explained_variance_score,
+        _regression.median_absolute_error,
         _cluster.adjusted_rand_score,
     )
 }

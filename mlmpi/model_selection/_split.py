@@ -75,7 +75,7 @@ class _GlobalRowSplitter(DistributedEstimatorMixin):
 
         The folds are those scikit-learn's splitter gives on the
         concatenation of every rank's rows (in rank order); each rank gets the
-        indices of its own rows in them. ``groups`` is ignored.
+        indices of its own rows in them.
 
         This method is collective: every rank calls it with its own rows (a
         rank without rows passes empty arrays). The folds are computed when
@@ -87,26 +87,60 @@ class _GlobalRowSplitter(DistributedEstimatorMixin):
             This rank's rows.
         y : array-like of shape (n_samples,), default=None
             This rank's targets.
-        groups : object
-            Always ignored, exists for compatibility.
+        groups : array-like of shape (n_samples,), default=None
+            This rank's group labels: used by the group splitters, ignored by
+            the others.
 
         Returns
         -------
         splits : iterator of (train, test)
             Local (this rank's) row indices of each fold, sorted.
         """
-        comms = self._get_comms()
-        local, facts = agree(comms, lambda: self._check(X, y, groups))
-        layout = RowLayout(tuple(f[0] for f in facts), comms.rank)
-        X_global, y_global, rows = self._placeholder(layout, local, facts)
+        layout, rows, reference = self._reference_splits(X, y, groups)
         splits = [
             (
                 _local_members(train, rows, layout.n_samples),
                 _local_members(test, rows, layout.n_samples),
             )
-            for train, test in self._reference_splitter(comms).split(X_global, y_global)
+            for train, test in reference
         ]
         return iter(splits)
+
+    def _reference_splits(self, X, y, groups):
+        """``(layout, rows, splits)``: the global row layout, the placeholder index
+        of each of this rank's rows, and scikit-learn's splits of the placeholder.
+        This method is collective."""
+        comms = self._get_comms()
+        local, facts = agree(comms, lambda: self._check(X, y, groups))
+        layout = RowLayout(tuple(f[0] for f in facts), comms.rank)
+        X_global, y_global, rows, *groups_global = self._placeholder(layout, local, facts)
+        reference = self._reference_splitter(comms)
+        return layout, rows, list(reference.split(X_global, y_global, *groups_global))
+
+    def _global_order(self, X, y=None, groups=None):
+        """scikit-learn's splits of the concatenated rows: ``(layout, splits)``,
+        each split a pair of arrays of *global* row indices in scikit-learn's
+        order (what :func:`~mlmpi.model_selection.learning_curve` takes the first
+        rows of).
+
+        This method is collective. Every rank holds every split (8 bytes per
+        global row of each).
+        """
+        layout, rows, reference = self._reference_splits(X, y, groups)
+        comms = self._get_comms()
+        real = np.empty(layout.n_samples, dtype=np.intp)
+        every_rank = comms.allgatherv(np.ascontiguousarray(rows, dtype=np.int64))
+        real[every_rank] = np.arange(layout.n_samples)
+        # scikit-learn's K-fold family returns rows in increasing order (from masks);
+        # the shuffle splitters, in the order of their permutation, which the
+        # placeholder keeps (it maps each class's rows in order)
+        ordered = not isinstance(self, sk.BaseShuffleSplit)
+
+        def real_rows(placeholder):
+            found = real[placeholder]
+            return np.sort(found) if ordered else found
+
+        return layout, [(real_rows(train), real_rows(test)) for train, test in reference]
 
 
 class KFold(_GlobalRowSplitter, sk.KFold):
@@ -330,6 +364,196 @@ class StratifiedShuffleSplit(_ByGlobalClass, sk.StratifiedShuffleSplit):
         self.comms = comms
 
 
+class TimeSeriesSplit(_GlobalRowSplitter, sk.TimeSeriesSplit):
+    """Time series cross-validator over the global rows, in global row order.
+
+    The same splits as :class:`sklearn.model_selection.TimeSeriesSplit` on the
+    concatenation of every rank's rows (rank 0's rows first): each training
+    set is a run of earlier global rows, each test set the run after it.
+    Each rank gets its own rows of them (often none of a test set).
+
+    Parameters
+    ----------
+    n_splits : int, default=5
+        Number of splits. Must be at least 2.
+    max_train_size : int, default=None
+        Most rows of a training set (the latest ones).
+    test_size : int, default=None
+        Rows of each test set (default ``n_samples // (n_splits + 1)``).
+    gap : int, default=0
+        Rows left out between each training set and its test set.
+    comms : Comms, default=None
+        The ranks the data is spread over; None for :func:`mlmpi.get_comms`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi.model_selection import TimeSeriesSplit
+    >>> X = np.zeros((6, 1))
+    >>> [test.tolist() for _, test in TimeSeriesSplit(n_splits=3).split(X)]
+    [[3], [4], [5]]
+    """
+
+    _reference = sk.TimeSeriesSplit
+
+    def __init__(self, n_splits=5, *, max_train_size=None, test_size=None, gap=0, comms=None):
+        super().__init__(
+            n_splits=n_splits, max_train_size=max_train_size, test_size=test_size, gap=gap
+        )
+        self.comms = comms
+
+
+class _ByGlobalGroup(_GlobalRowSplitter):
+    """Group splitters: the placeholder holds the global rows cell by cell, a
+    cell being a group (and, stratified, a class within it), cells in sorted
+    order. scikit-learn's group splitters depend only on the sorted groups and
+    on the number of rows of each cell (a fold is a set of groups), so their
+    folds of the placeholder are their folds of the real data, renumbered."""
+
+    _by_class = False  # whether a cell is (group, class) rather than a group
+
+    def _check(self, X, y, groups):
+        n_rows = _n_rows(X, y, groups)
+        if groups is None:
+            raise ValueError("The 'groups' parameter should not be None.")
+        columns = [np.asarray(to_host(groups), dtype=None).ravel()]
+        if self._by_class:
+            if y is None:
+                raise ValueError(f"{type(self).__name__}.split needs y: the labels to stratify on.")
+            y = np.asarray(to_host(y))
+            kind = type_of_target(y) if n_rows else "binary"
+            if kind not in _CLASSIFICATION_TARGETS:
+                raise ValueError(
+                    f"Supported target types are: {_CLASSIFICATION_TARGETS}. Got {kind!r} instead."
+                )
+            columns.append(y.ravel())
+        found = [np.unique(column, return_inverse=True) for column in columns]
+        shape = tuple(max(len(values), 1) for values, _ in found)
+        keys = np.ravel_multi_index([inverse.ravel() for _, inverse in found], shape)
+        cells, cell_of_row, counts = np.unique(keys, return_inverse=True, return_counts=True)
+        codes = np.stack(np.unravel_index(cells, shape), axis=1).reshape(-1, len(columns))
+        values = [v for v, _ in found]
+        return cell_of_row.ravel(), (n_rows, values, codes, counts)
+
+    def _placeholder(self, layout, cell_of_row, facts):
+        n_columns = len(facts[0][1])
+        values = [
+            np.unique(np.concatenate([f[1][c] for f in facts if f[0]] or [facts[0][1][c]]))
+            for c in range(n_columns)
+        ]
+        shape = tuple(max(len(v), 1) for v in values)
+        keys = []
+        for _, local_values, codes, counts in facts:
+            if not len(counts):
+                keys.append(np.empty(0, dtype=np.intp))
+                continue
+            mapped = [
+                np.searchsorted(values[c], local_values[c])[codes[:, c]] for c in range(n_columns)
+            ]
+            keys.append(np.ravel_multi_index(mapped, shape))
+        cells = np.unique(np.concatenate(keys))
+        total = np.zeros(cells.shape[0], dtype=np.int64)
+        before = np.zeros(cells.shape[0], dtype=np.int64)
+        for rank, (fact, key) in enumerate(zip(facts, keys)):
+            where = np.searchsorted(cells, key)
+            if rank < layout.rank:
+                np.add.at(before, where, fact[3])
+            np.add.at(total, where, fact[3])
+        starts = np.concatenate([[0], np.cumsum(total)[:-1]])
+        columns = [v[c] for v, c in zip(values, np.unravel_index(cells, shape))]
+        placeholders = [np.repeat(column, total) for column in columns]
+        # each row's place: its cell's start, the cell's rows on lower ranks, its rank here
+        order = np.argsort(cell_of_row, kind="stable")
+        local_cells = cell_of_row[order]
+        cell = np.searchsorted(cells, keys[layout.rank])[local_cells]
+        within = np.arange(order.size) - np.searchsorted(local_cells, local_cells)
+        rows = np.empty(layout.n_local, dtype=np.intp)
+        rows[order] = starts[cell] + before[cell] + within
+        y_global = placeholders[1] if self._by_class else None
+        return np.empty((layout.n_samples, 0)), y_global, rows, placeholders[0]
+
+
+class GroupKFold(_ByGlobalGroup, sk.GroupKFold):
+    """K-fold iterator with non-overlapping groups, over the global rows.
+
+    The same folds as :class:`sklearn.model_selection.GroupKFold` on the
+    concatenation of every rank's rows and groups: a group's rows may be on
+    several ranks and still fall in one fold. Each rank gets its own rows.
+    Only the groups and their row counts travel between ranks.
+
+    Parameters
+    ----------
+    n_splits : int, default=5
+        Number of folds. Must be at least 2.
+    shuffle : bool, default=False
+        Whether to shuffle the groups before splitting into batches.
+    random_state : int, RandomState instance or None, default=None
+        As in :class:`KFold`.
+    comms : Comms, default=None
+        The ranks the data is spread over; None for :func:`mlmpi.get_comms`.
+
+    Notes
+    -----
+    Every rank materialises a placeholder of the global groups (one per
+    global row) while the folds are cut.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi.model_selection import GroupKFold
+    >>> X, groups = np.zeros((6, 1)), np.array([0, 0, 1, 1, 2, 2])
+    >>> [test.tolist() for _, test in GroupKFold(n_splits=3).split(X, groups=groups)]
+    [[4, 5], [2, 3], [0, 1]]
+    """
+
+    _reference = sk.GroupKFold
+
+    def __init__(self, n_splits=5, *, shuffle=False, random_state=None, comms=None):
+        super().__init__(n_splits=n_splits, shuffle=shuffle, random_state=random_state)
+        self.comms = comms
+
+
+class StratifiedGroupKFold(_ByGlobalGroup, sk.StratifiedGroupKFold):
+    """Stratified K-fold iterator with non-overlapping groups, over the global rows.
+
+    The same folds as :class:`sklearn.model_selection.StratifiedGroupKFold`
+    on the concatenation of every rank's rows, labels and groups. Only the
+    (group, class) pairs and their row counts travel between ranks.
+
+    Parameters
+    ----------
+    n_splits : int, default=5
+        Number of folds. Must be at least 2.
+    shuffle : bool, default=False
+        Whether to shuffle the groups before assigning them to folds.
+    random_state : int, RandomState instance or None, default=None
+        As in :class:`KFold`.
+    comms : Comms, default=None
+        The ranks the data is spread over; None for :func:`mlmpi.get_comms`.
+
+    Notes
+    -----
+    Every rank materialises placeholders of the global labels and groups
+    (one of each per global row) while the folds are cut.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlmpi.model_selection import StratifiedGroupKFold
+    >>> X, y = np.zeros((8, 1)), np.array([0, 0, 1, 1, 0, 0, 1, 1])
+    >>> groups = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    >>> [test.tolist() for _, test in StratifiedGroupKFold(n_splits=2).split(X, y, groups)]
+    [[0, 1, 2, 3], [4, 5, 6, 7]]
+    """
+
+    _reference = sk.StratifiedGroupKFold
+    _by_class = True
+
+    def __init__(self, n_splits=5, shuffle=False, random_state=None, comms=None):
+        super().__init__(n_splits=n_splits, shuffle=shuffle, random_state=random_state)
+        self.comms = comms
+
+
 @collective_function
 def train_test_split(
     *arrays,
@@ -414,6 +638,9 @@ _DISTRIBUTED = {
     sk.StratifiedKFold: StratifiedKFold,
     sk.ShuffleSplit: ShuffleSplit,
     sk.StratifiedShuffleSplit: StratifiedShuffleSplit,
+    sk.GroupKFold: GroupKFold,
+    sk.StratifiedGroupKFold: StratifiedGroupKFold,
+    sk.TimeSeriesSplit: TimeSeriesSplit,
 }
 
 
@@ -479,17 +706,21 @@ def check_cv(cv=5, y=None, *, classifier=False, comms=None):
         raise ValueError(
             f"cv={cv!r} cuts each rank's rows separately, so the folds would change with the "
             "number of ranks. Use an mlmpi.model_selection splitter (KFold, StratifiedKFold, "
-            "ShuffleSplit, StratifiedShuffleSplit), an int, or an iterable of (train, test) "
-            "arrays of this rank's row indices."
+            "ShuffleSplit, StratifiedShuffleSplit, GroupKFold, StratifiedGroupKFold, "
+            "TimeSeriesSplit), an int, or an iterable of (train, test) arrays of this rank's "
+            "row indices."
         )
     return sk.check_cv(cv, y, classifier=classifier)
 
 
 __all__ = [
+    "GroupKFold",
     "KFold",
     "ShuffleSplit",
     "StratifiedKFold",
+    "StratifiedGroupKFold",
     "StratifiedShuffleSplit",
+    "TimeSeriesSplit",
     "check_cv",
     "train_test_split",
 ]

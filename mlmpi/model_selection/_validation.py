@@ -8,6 +8,7 @@ from .._contract import collective_function, nested_calls_agree
 from ..comms import resolve_comms
 from ..utils.shard_local import warn_shard_local_learners
 from ._agreement import check_n_jobs
+from ._batched import batched_cross_validate
 from ._scoring import collective_scoring, rank0_times
 from ._split import check_cv
 
@@ -83,22 +84,38 @@ error_score
     check_n_jobs(n_jobs, comms)
     warn_shard_local_learners(estimator, comms)
     with nested_calls_agree():  # every fit and score agrees too (the estimator's parameters)
-        results = sk.cross_validate(
+        scoring = collective_scoring(scoring)
+        cv = check_cv(cv, y, classifier=is_classifier(estimator), comms=comms)
+        results, splits = batched_cross_validate(
             estimator,
             X,
             y,
             groups=groups,
-            scoring=collective_scoring(scoring),
-            cv=check_cv(cv, y, classifier=is_classifier(estimator), comms=comms),
-            n_jobs=n_jobs,
-            verbose=verbose,
+            scoring=scoring,
+            cv=cv,
             params=params,
-            pre_dispatch=pre_dispatch,
             return_train_score=return_train_score,
             return_estimator=return_estimator,
             return_indices=return_indices,
-            error_score=error_score,
+            comms=comms,
         )
+        if results is None:
+            results = sk.cross_validate(
+                estimator,
+                X,
+                y,
+                groups=groups,
+                scoring=scoring,
+                cv=cv if splits is None else splits,
+                n_jobs=n_jobs,
+                verbose=verbose,
+                params=params,
+                pre_dispatch=pre_dispatch,
+                return_train_score=return_train_score,
+                return_estimator=return_estimator,
+                return_indices=return_indices,
+                error_score=error_score,
+            )
     return rank0_times(results, ("fit_time", "score_time"), comms)
 
 

@@ -14,6 +14,7 @@ from .._array import get_namespace, is_device_array, is_sparse, to_csr, to_host
 from .._contract import collective_method
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms
+from ..utils._global_rows import fetch_rows
 from ..utils.validation import agree, agree_on_errors, check_local, validate_fit_data
 from . import _precomputed, _ring, _sparse
 
@@ -167,35 +168,6 @@ def neighbour_weights(dist, weights):
         inverse[inf_row] = inf_mask[inf_row]
         return inverse
     return weights(dist)
-
-
-def fetch_rows(values, indices, comms, counts):
-    """Rows ``values[g - offset]`` of their owners for every global index ``g``
-    of ``indices`` (any shape); the result has shape ``indices.shape +
-    values.shape[1:]``. Two alltoallv: the indices to their owners, the rows back.
-
-    This function is collective.
-    """
-    flat = to_host(indices).ravel().astype(np.int64)
-    ends = np.cumsum(counts)
-    owner = np.searchsorted(ends, flat, side="right")
-    order = np.argsort(owner, kind="stable")
-    send = np.bincount(owner, minlength=comms.size).astype(np.int64)
-    requested = comms.alltoallv(flat[order], send)
-    offset = int(ends[comms.rank] - counts[comms.rank])
-    replies = comms.alltoallv(
-        np.ascontiguousarray(values[requested - offset]), _received(send, comms)
-    )
-    out = np.empty_like(replies)
-    out[order] = replies
-    return out.reshape(indices.shape + values.shape[1:])
-
-
-def _received(send, comms):
-    """Rows this rank sent to each rank, as seen from each receiver: the
-    column of the count matrix (one allgather)."""
-    matrix = to_host(comms.allgather(send)).reshape(comms.size, comms.size)
-    return matrix[:, comms.rank]
 
 
 def _sparse_module(xp):

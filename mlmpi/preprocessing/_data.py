@@ -20,7 +20,12 @@ from .._array import is_device_array, is_sparse, to_host
 from .._contract import collective_method
 from ..random import shared_seed
 from ..utils._moments import Moments, global_moments
-from ..utils._quantiles import _SortedColumns, global_median, global_percentiles
+from ..utils._quantiles import (
+    _SortedColumns,
+    global_median,
+    global_percentiles,
+    median_and_percentiles,
+)
 from ..utils.validation import agree_on_errors
 from ._base import (
     FLOAT_DTYPES,
@@ -55,6 +60,13 @@ def _global_extremes(X, comms):
     low[np.isinf(low) & (low > 0)] = np.nan
     high[np.isinf(high) & (high < 0)] = np.nan
     return low, high
+
+
+def standard_scale(var, mean, n_samples):
+    """:class:`StandardScaler`'s ``scale_`` from the column variances and means of
+    ``n_samples`` rows: the standard deviations, 1 for (nearly) constant columns."""
+    constant = _is_constant_feature(var, mean, n_samples)
+    return _handle_zeros_in_scale(np.sqrt(var), copy=False, constant_mask=constant)
 
 
 class StandardScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.StandardScaler):
@@ -208,13 +220,9 @@ class StandardScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.StandardS
         else:
             self.mean_, self.var_ = None, None
         self.n_samples_seen_ = counts[0] if counts.max() == counts.min() else counts
-        if self.with_std:
-            constant = _is_constant_feature(self.var_, self.mean_, self.n_samples_seen_)
-            self.scale_ = _handle_zeros_in_scale(
-                np.sqrt(self.var_), copy=False, constant_mask=constant
-            )
-        else:
-            self.scale_ = None
+        self.scale_ = (
+            standard_scale(self.var_, self.mean_, self.n_samples_seen_) if self.with_std else None
+        )
         return self
 
 
@@ -457,9 +465,9 @@ class RobustScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.RobustScale
     row-sharded data. The median (``np.nanmedian``) and the percentiles of
     ``quantile_range`` (``np.nanpercentile``, linear interpolation) are those
     of the concatenated columns, found exactly by a distributed selection
-    (:func:`mlmpi.utils.global_percentiles`: pivot rounds of two small
-    allreduces until the needed order statistics are pinned), never averaged
-    from per-rank quantiles. Sparse columns count their implicit zeros.
+    (a radix selection of the needed order statistics, both from one
+    selection: :mod:`mlmpi.utils`), never averaged from per-rank quantiles.
+    Sparse columns count their implicit zeros.
     ``fit`` is collective; ``transform`` and ``inverse_transform`` local.
 
     Parameters
@@ -548,23 +556,23 @@ class RobustScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.RobustScale
         q_min, q_max = self.quantile_range
         if not 0 <= q_min <= q_max <= 100:
             raise ValueError(f"Invalid quantile range: {self.quantile_range}")
-        if self.with_centering:
-            if is_sparse(X):
-                raise ValueError(
-                    "Cannot center sparse matrices: use `with_centering=False`"
-                    " instead. See docstring for motivation and alternatives."
-                )
+        if self.with_centering and is_sparse(X):
+            raise ValueError(
+                "Cannot center sparse matrices: use `with_centering=False`"
+                " instead. See docstring for motivation and alternatives."
+            )
+        self.center_ = self.scale_ = None
+        if self.with_centering and self.with_scaling:  # one selection for both
+            self.center_, (low, high) = median_and_percentiles(X, self.quantile_range, comms=comms)
+        elif self.with_centering:
             self.center_ = global_median(X, comms=comms)
-        else:
-            self.center_ = None
-        if self.with_scaling:
+        elif self.with_scaling:
             low, high = global_percentiles(X, self.quantile_range, comms=comms)
+        if self.with_scaling:
             self.scale_ = _handle_zeros_in_scale(high - low, copy=False)
             if self.unit_variance:
                 adjust = stats.norm.ppf(q_max / 100.0) - stats.norm.ppf(q_min / 100.0)
                 self.scale_ = self.scale_ / adjust
-        else:
-            self.scale_ = None
         return self
 
 

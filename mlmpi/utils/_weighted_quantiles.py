@@ -8,42 +8,115 @@ weight when the cumulative weight equals the target). Here the weights are
 first rounded to a fixed-point grid whose power-of-two unit comes from the
 global largest weight and the global number of values (so that no sum
 overflows an int64): every cumulative weight is then an exact integer, the
-same at any number of ranks, and the value is found by the search of
-:mod:`._quantiles` over "weight of the values <= pivot" instead of "number
-of values <= pivot". Integer weights (and any weights that are multiples of
-the grid's unit) give scikit-learn's result exactly; others may differ where
-a float cumulative sum of scikit-learn's lands within rounding of the target.
+same at any number of ranks, and the value is found by a search over the
+float values that every rank runs in step: each round proposes ``_PIVOTS``
+pivots evenly spaced (in the order of the floats' bit patterns) in the
+interval known to hold the answer, one allreduce sums the weight of the values
+<= each pivot, and a second shrinks the interval to the smallest and largest
+data values inside the pivot interval that holds the answer. The interval's
+ends are always data values, so the search stops when they meet: at most ~16
+rounds of two small allreduces, however many rows. Integer weights (and any
+weights that are multiples of the grid's unit) give scikit-learn's result
+exactly; others may differ where a float cumulative sum of scikit-learn's
+lands within rounding of the target.
 """
 
 import math
 
 import numpy as np
 
-from ._quantiles import _order_statistics, _SortedColumns
+from ._quantiles import _from_keys, _keys
 
 _EPS = np.finfo(np.float64).eps
+_PIVOTS = 15  # pivots per round: the interval shrinks at least (_PIVOTS + 1)-fold
+_MAX_ROUNDS = 80  # more than a 64-bit search can need: a guard against a logic error
 
 
-class _WeightedColumns(_SortedColumns):
+class _WeightedColumns:
     """This rank's values of positive (fixed-point) weight of each column,
-    sorted, with their cumulative weights: ``count_at_most`` gives weights."""
+    sorted, with their cumulative weights."""
 
     def __init__(self, values, weights):
-        self.dtype = np.dtype(np.float64)
         self.values, self.cumulative = [], []
         for v, w in zip(values, weights):
             keep = (w > 0) & ~np.isnan(v)
             order = np.argsort(v[keep], kind="stable")
             self.values.append(np.asarray(v[keep][order], dtype=np.float64))
             self.cumulative.append(np.concatenate([[0], np.cumsum(w[keep][order])]))
-        self.zeros = [0] * len(self.values)
         self.n_columns = len(self.values)
 
-    def counts(self):
+    def totals(self):
         return np.array([c[-1] for c in self.cumulative], dtype=np.int64)
 
-    def count_at_most(self, j, pivots):
+    def extremes(self):
+        """(min, max) per column (inf, -inf for an empty column)."""
+        low = np.array([v[0] if v.size else np.inf for v in self.values])
+        high = np.array([v[-1] if v.size else -np.inf for v in self.values])
+        return low, high
+
+    def weight_at_most(self, j, pivots):
+        """Local weight of the values of column ``j`` that are <= each pivot."""
         return self.cumulative[j][np.searchsorted(self.values[j], pivots, side="right")]
+
+    def inside(self, j, left, right):
+        """Smallest and largest local value of column ``j`` in ``(left, right]``
+        (inf and -inf where there is none)."""
+        v = self.values[j]
+        first = np.searchsorted(v, left, side="right")
+        last = np.searchsorted(v, right, side="right") - 1
+        ok = first <= last
+        low = np.where(ok, v[np.minimum(first, v.size - 1)] if v.size else 0.0, np.inf)
+        high = np.where(ok, v[np.maximum(last, 0)] if v.size else 0.0, -np.inf)
+        return low, high
+
+
+def _pivots(low, high):
+    """``_PIVOTS`` values per row between ``low`` and ``high`` (evenly spaced
+    keys), then ``high`` itself."""
+    lo, hi = _keys(low), _keys(high)
+    span = hi - lo
+    steps = np.arange(1, _PIVOTS + 1, dtype=np.uint64)
+    stride = span // np.uint64(_PIVOTS + 1)
+    offsets = np.where(
+        stride[:, None] > 0, stride[:, None] * steps, np.minimum(steps, span[:, None])
+    )
+    return np.concatenate([_from_keys(lo[:, None] + offsets), high[:, None]], axis=1)
+
+
+def _by_column(column_of):
+    """``(column, positions)`` for each distinct column in ``column_of``."""
+    order = np.argsort(column_of, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(column_of[order]) != 0])
+    for start, stop in zip(starts, np.r_[starts[1:], order.size]):
+        yield int(column_of[order[start]]), order[start:stop]
+
+
+def _search(columns, column_of, kth, low, high, comms):
+    """The smallest global value of column ``column_of[t]`` whose weight of
+    values <= it exceeds ``kth[t]``, for each target ``t``, given global
+    bounds ``low[t] <= answer <= high[t]``."""
+    low, high = low.copy(), high.copy()
+    for _ in range(_MAX_ROUNDS):
+        active = np.flatnonzero(low < high)
+        if active.size == 0:
+            return low
+        pivots = _pivots(low[active], high[active])
+        weights = np.empty(pivots.shape, dtype=np.int64)
+        for j, rows in _by_column(column_of[active]):
+            weights[rows] = columns.weight_at_most(j, pivots[rows].ravel()).reshape(-1, _PIVOTS + 1)
+        weights = comms.allreduce(weights)
+        # the answer lies in (pivots[first - 1], pivots[first]]
+        first = np.argmax(weights > kth[active, None], axis=1)
+        rows = np.arange(active.size)
+        left = np.where(first > 0, pivots[rows, first - 1], np.nextafter(low[active], -np.inf))
+        right = pivots[rows, first]
+        bounds = np.empty((2, active.size))
+        for j, sel in _by_column(column_of[active]):
+            inner_low, inner_high = columns.inside(j, left[sel], right[sel])
+            bounds[0, sel], bounds[1, sel] = inner_low, -inner_high
+        bounds = comms.allreduce(bounds, op="min")
+        low[active], high[active] = bounds[0], -bounds[1]
+    raise RuntimeError("weighted quantile search did not converge")  # pragma: no cover
 
 
 def _fixed_point(weights, comms):
@@ -71,12 +144,10 @@ def _smallest_reaching(columns, column_of, targets, comms):
     d = columns.n_columns
     bounds = comms.allreduce(np.concatenate([low, -high]), op="min")
     kth = np.ceil(targets).astype(np.int64) - 1
-    found = _order_statistics(
-        columns, column_of, kth, bounds[:d][column_of], -bounds[d:][column_of], comms
-    )
+    found = _search(columns, column_of, kth, bounds[:d][column_of], -bounds[d:][column_of], comms)
     reached = np.zeros(found.shape[0], dtype=np.int64)
     for t, (j, v) in enumerate(zip(column_of, found)):
-        reached[t] = columns.count_at_most(j, np.array([v]))[0]
+        reached[t] = columns.weight_at_most(j, np.array([v]))[0]
     return found, comms.allreduce(reached)
 
 
@@ -109,7 +180,7 @@ def global_weighted_percentiles(values, weights, percentiles, *, average, comms)
     weights = [np.where(np.isnan(v), 0.0, w) for v, w in zip(values, weights)]
     ints, unit = _fixed_point(weights, comms)
     columns = _WeightedColumns(values, ints)
-    totals = comms.allreduce(columns.counts()).astype(np.float64)
+    totals = comms.allreduce(columns.totals()).astype(np.float64)
     n_p, n_c = percentiles.shape[0], columns.n_columns
     column_of = np.tile(np.arange(n_c), n_p)
     targets = (percentiles / 100)[:, None] * totals[None, :]

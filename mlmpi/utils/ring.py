@@ -3,9 +3,10 @@
 Each rank cuts its rows into blocks of ``rows``; in round ``j`` every rank's
 ``j``-th block (empty when its shard is shorter) goes once round the ring
 with :meth:`~mlmpi.comms.Comms.isendrecv`, the next hop posted before the
-current block is used, so the transfer overlaps the caller's work. Memory
-per rank: two blocks. The one ring of the kNN searches, DBSCAN's
-neighbourhoods and the rank-statistic metrics.
+current block is used, so the transfer overlaps the caller's work. Every
+rank knows every shard's size, so each hop is point-to-point only (no
+agreement collective per hop). Memory per rank: two blocks. The one ring of
+the kNN searches, DBSCAN's neighbourhoods and the rank-statistic metrics.
 """
 
 import math
@@ -33,7 +34,13 @@ def ring_blocks(local, comms, counts, rows, prepare=None):
         for hop in range(size):
             request = None
             if hop < size - 1:
-                request = comms.isendrecv(block, dest=(rank + 1) % size, source=(rank - 1) % size)
+                coming = counts[(rank - hop - 1) % size] - j * rows  # the next owner's rows left
+                request = comms.isendrecv(
+                    block,
+                    dest=(rank + 1) % size,
+                    source=(rank - 1) % size,
+                    recv_rows=min(max(coming, 0), rows),
+                )
             yield block, (rank - hop) % size, j * rows, request
             if request is not None:
                 block = request.wait()

@@ -134,7 +134,51 @@ def case_profile_records_p2p():
         comms.sendrecv(xp.ones((2, 2)), dest=(r + 1) % n, source=(r - 1) % n)
         comms.isendrecv(xp.ones((2, 2)), dest=(r + 1) % n, source=(r - 1) % n).wait()
         comms.alltoallv(xp.ones((n, 2)), [1] * n)
+        comms.alltoallv(xp.ones((2 * n, 2)), [2] * n)
     rows = {op: (calls, nbytes) for op, calls, nbytes, _ in prof.rows()}
     assert rows["sendrecv"] == (1, 32) and rows["isendrecv"] == (1, 32)
     assert rows["isendrecv.wait"] == (1, 0)
-    assert rows["alltoallv"] == (1, 16 * n)
+    assert rows["alltoallv"] == (2, 16 * n + 32 * n)
+    received = [(op, got) for op, *_, got in prof.events if "agree" not in op]
+    assert received == [
+        ("sendrecv", 32),
+        ("isendrecv", 0),
+        ("isendrecv.wait", 32),
+        ("alltoallv", 16 * n),
+        ("alltoallv", 32 * n),
+    ]
+
+
+def case_alltoallv_returns_the_received_counts():
+    comms = get_comms()
+    r, n = comms.rank, comms.size
+    counts = _alltoallv_counts(r, n)
+    out, received = comms.alltoallv(
+        xp.asarray(_block(r, np.float64, rows=sum(counts))), counts, return_counts=True
+    )
+    assert received == [_alltoallv_counts(s, n)[r] for s in range(n)]
+    assert out.shape[0] == sum(received)
+
+
+def case_isendrecv_with_known_rows_skips_the_agreement():
+    comms = get_comms()
+    r, n = comms.rank, comms.size
+    left = (r - 1) % n
+    exchanged = []
+    gather = comms._allgather_object  # how the ranks agree on a layout
+    comms._allgather_object = lambda obj: exchanged.append(obj) or gather(obj)
+    try:
+        for recv_rows in (left + 1, None):
+            exchanged.clear()
+            out = comms.isendrecv(
+                xp.asarray(_block(r, np.float32, rows=r + 1)),
+                dest=(r + 1) % n,
+                source=left,
+                recv_rows=recv_rows,
+            ).wait()
+            np.testing.assert_array_equal(
+                _host(out, np.float32, (left + 1, 3)), _block(left, np.float32, rows=left + 1)
+            )
+            assert (len(exchanged) == 0) == (recv_rows is not None), exchanged
+    finally:
+        del comms._allgather_object

@@ -125,3 +125,32 @@ def case_weights_on_some_ranks_only_mean_unit_weights_elsewhere():
     expected = SkDBSCAN(eps=0.3, min_samples=4).fit(X_order, sample_weight=expected_w)
     model = DBSCAN(eps=0.3, min_samples=4).fit(X_local, sample_weight=weights)
     assert_array_equal(gather_rows(model.labels_), expected.labels_)
+
+
+def case_distributed_components_equal_scipy():
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    from shards import layouts
+
+    from mlmpi.cluster._components import component_minima
+
+    rng = np.random.RandomState(17)
+    n = 200
+    chain = rng.permutation(n)  # a path through every node: the largest diameter
+    graphs = {
+        "random": rng.randint(0, n, size=(150, 2)),
+        "path": np.stack([chain[:-1], chain[1:]], axis=1)[: n // 2],
+        "none": np.empty((0, 2), dtype=np.int64),
+    }
+    for name, edges in graphs.items():
+        graph = coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(n, n))
+        _, label = connected_components(graph, directed=False)
+        expected = np.array([np.flatnonzero(label == label[i])[0] for i in range(n)])
+        mine = edges[COMMS.rank :: COMMS.size]  # any rank may know any edge
+        for layout, counts in layouts(n, COMMS.size).items():
+            offset = sum(counts[: COMMS.rank])
+            nodes = offset + np.arange(counts[COMMS.rank], dtype=np.int64)
+            minima = component_minima(
+                nodes, mine[:, 0].astype(np.int64), mine[:, 1].astype(np.int64), COMMS, counts
+            )
+            assert_array_equal(minima, expected[nodes], err_msg=f"{name} {layout}")

@@ -28,7 +28,7 @@ RANKS = (1, 2, 3)
 REQUIRES = ("torch",)
 
 DEVICE = torch.device(os.environ.get("MLMPI_TEST_DEVICE", "cpu"))
-GLOBAL_BATCH = 12  # divisible by 1, 2, 3 and 4 ranks
+GLOBAL_BATCH = 48  # divisible by 1, 2, 3, 4, 8 and 16 ranks
 STEPS = 4
 TINY_BUCKETS = 0.0005  # MiB: several buckets even for these tiny models
 RTOL, ATOL = 1e-5, 1e-6

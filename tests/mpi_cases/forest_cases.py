@@ -1,9 +1,11 @@
 """Forests under mpiexec: the same global data split every way (even, uneven,
-rank 0 empty; rows sorted by class so that ranks miss classes) gives the
-forest of one process, and the accuracy is scikit-learn's at equal depth and
-tree count."""
+rank 0 empty; rows sorted by target so that ranks miss classes) gives the
+forest of one process, for every criterion, sparse and missing values,
+several outputs, max_leaf_nodes and a warm start; the accuracy is
+scikit-learn's at equal depth and tree count."""
 
 import numpy as np
+import scipy.sparse as sp
 import sklearn.ensemble as sk
 from shards import each_layout, layouts
 from sklearn.datasets import (
@@ -12,6 +14,7 @@ from sklearn.datasets import (
     make_classification,
     make_regression,
 )
+from sklearn.metrics import f1_score
 from sklearn.model_selection import train_test_split
 
 import mlmpi.ensemble as ml
@@ -21,29 +24,32 @@ from mlmpi.datasets import shard
 _FOREST_ARRAYS = (
     "feature",
     "threshold",
+    "missing_left",
     "children_left",
     "children_right",
     "value",
     "n_node_samples",
     "roots",
 )
+_TREE_ARRAYS = ("feature", "threshold", "missing_go_to_left", "impurity", "value")
 
 
 def _digits_sorted_by_class():
     X, y = load_digits(return_X_y=True)
-    order = np.argsort(y[:500], kind="stable")
+    order = np.argsort(y[:400], kind="stable")
     weights = np.random.RandomState(0).randint(1, 4, size=order.shape[0]).astype(np.float64)
     return X[order], y[order], weights
 
 
 def _diabetes():
     X, y = load_diabetes(return_X_y=True)  # integer targets: the sums are exact
-    weights = np.random.RandomState(1).randint(1, 4, size=y.shape[0]).astype(np.float64)
-    return X[:300], y[:300], weights[:300]
+    order = np.argsort(y[:300], kind="stable")
+    weights = np.random.RandomState(1).randint(1, 4, size=order.shape[0]).astype(np.float64)
+    return X[order], y[order], weights[order]
 
 
-def _assert_close(actual, expected, err_msg=""):
-    np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-14, err_msg=err_msg)
+def _assert_close(actual, expected, err_msg="", tolerance=1e-12):
+    np.testing.assert_allclose(actual, expected, rtol=tolerance, atol=tolerance, err_msg=err_msg)
 
 
 def _assert_same_forest(fitted, reference, X_local, offset):
@@ -51,25 +57,48 @@ def _assert_same_forest(fitted, reference, X_local, offset):
     for name in _FOREST_ARRAYS:
         assert_equal = np.testing.assert_array_equal if name != "value" else _assert_close
         assert_equal(getattr(fitted.forest_, name), getattr(reference.forest_, name), err_msg=name)
-    _assert_close(fitted.feature_importances_, reference.feature_importances_)
+    assert len(fitted.estimators_) == len(reference.estimators_)
+    for mine, theirs in zip(fitted.estimators_, reference.estimators_):
+        assert mine.random_state == theirs.random_state
+        for name in _TREE_ARRAYS:
+            _assert_close(getattr(mine.tree_, name), getattr(theirs.tree_, name), name, 1e-9)
+    # Poisson's impurities sum y log y: the same up to rounding
+    _assert_close(fitted.feature_importances_, reference.feature_importances_, tolerance=1e-9)
     if X_local.shape[0]:
         np.testing.assert_array_equal(fitted.predict(X_local), reference.predict(X_local))
+        np.testing.assert_array_equal(fitted.apply(X_local), reference.apply(X_local))
     for name in ("oob_decision_function_", "oob_prediction_"):
         if hasattr(reference, name):
             local = getattr(reference, name)[offset : offset + X_local.shape[0]]
             _assert_close(getattr(fitted, name), local, err_msg=name)
     if hasattr(reference, "oob_score_"):
         assert np.isclose(fitted.oob_score_, reference.oob_score_, rtol=1e-12, atol=0)
+    if reference.bootstrap:
+        for mine, theirs in zip(fitted.estimators_samples_, reference.estimators_samples_):
+            rows = theirs[(theirs >= offset) & (theirs < offset + X_local.shape[0])] - offset
+            np.testing.assert_array_equal(mine, rows)
 
 
-def _check_identical(make, X, y, weights):
+def _check_identical(make, X, y, weights=None, fit=None):
+    """``make(comms)`` fitted on every layout of the rows equals the one-process fit."""
+    fit = fit or (lambda model, X, y, w: model.fit(X, y, sample_weight=w))
     comms = get_comms()
-    reference = make(SelfComms()).fit(X, y, sample_weight=weights)
+    reference = fit(make(SelfComms()), X, y, weights)
     assert len(np.unique(reference.forest_.feature)) > 3  # the trees did split
     for name, (Xl, yl, wl) in each_layout(X, y, weights):
         counts = layouts(X.shape[0], comms.size)[name]
-        fitted = make(None).fit(Xl, yl, sample_weight=wl)
+        fitted = fit(make(None), Xl, yl, wl)
         _assert_same_forest(fitted, reference, Xl, int(sum(counts[: comms.rank])))
+
+
+def _check_settings(settings, X, y, weights=None, **common):
+    for cls, params in settings:
+        _check_identical(
+            lambda comms, cls=cls, params=params: cls(comms=comms, **common, **params),
+            X,
+            y,
+            weights,
+        )
 
 
 def case_classifiers_identical_at_every_layout_with_missing_classes():
@@ -87,19 +116,17 @@ def case_classifiers_identical_at_every_layout_with_missing_classes():
             },
         ),
         (ml.ExtraTreesClassifier, {"max_features": 0.3, "min_samples_split": 4}),
+        (
+            ml.ExtraTreesClassifier,
+            {"bootstrap": True, "oob_score": f1_score, "class_weight": {False: 1.0, True: 3.0}},
+        ),
     ]
-    for cls, params in settings:
-        _check_identical(
-            lambda comms, cls=cls, params=params: cls(
-                n_estimators=4, random_state=3, comms=comms, **params
-            ),
-            X,
-            y,
-            weights,
-        )
+    binary = y < 5
+    _check_settings(settings[:3], X, y, weights, n_estimators=3, random_state=3)
+    _check_settings(settings[3:], X, binary, weights, n_estimators=3, random_state=3)
 
 
-def case_regressors_identical_at_every_layout():
+def case_regressors_identical_at_every_layout_for_every_criterion():
     X, y, weights = _diabetes()
     settings = [
         (ml.RandomForestRegressor, {"oob_score": True, "max_features": "sqrt", "max_depth": 8}),
@@ -107,16 +134,62 @@ def case_regressors_identical_at_every_layout():
             ml.ExtraTreesRegressor,
             {"min_weight_fraction_leaf": 0.01, "bootstrap": True, "max_samples": 150},
         ),
+        (ml.RandomForestRegressor, {"criterion": "poisson", "max_features": 0.5}),
+        (ml.ExtraTreesRegressor, {"criterion": "poisson", "max_depth": 6}),
+        (
+            ml.RandomForestRegressor,
+            {"criterion": "absolute_error", "max_features": 0.5, "max_bins": 16},
+        ),
+        (ml.ExtraTreesRegressor, {"criterion": "absolute_error", "max_bins": 16, "max_depth": 5}),
     ]
-    for cls, params in settings:
-        _check_identical(
-            lambda comms, cls=cls, params=params: cls(
-                n_estimators=4, random_state=5, comms=comms, **params
-            ),
-            X,
+    _check_settings(settings, X, y, weights, n_estimators=3, random_state=5)
+
+
+def case_sparse_missing_values_outputs_leaf_limit_and_warm_start_identical():
+    X, y = make_classification(240, 12, n_informative=5, n_classes=3, random_state=0)
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    X[np.abs(X) < 0.4] = 0.0
+    sparse = sp.csr_matrix(X)
+    missing = X.copy()
+    missing[np.random.RandomState(2).rand(*X.shape) < 0.1] = np.nan
+    both = np.stack([y, (X[:, 0] > 0).astype(int)], axis=1)
+    targets = np.stack([np.round(X[:, 1] * 3) + y, np.round(X[:, 2] * 10)], axis=1)
+    for cls in (ml.RandomForestClassifier, ml.ExtraTreesClassifier):
+        _check_settings([(cls, {"max_depth": 6})], sparse, y, n_estimators=3, random_state=1)
+        _check_settings(
+            [(cls, {"oob_score": True, "bootstrap": True})],
+            missing,
             y,
-            weights,
+            n_estimators=3,
+            random_state=1,
         )
+        _check_settings(
+            [(cls, {"class_weight": [{0: 1, 1: 2, 2: 1}, {0: 1, 1: 3}], "max_leaf_nodes": 9})],
+            X,
+            both,
+            n_estimators=3,
+            random_state=1,
+        )
+    for cls in (ml.RandomForestRegressor, ml.ExtraTreesRegressor):
+        _check_settings(
+            [(cls, {"max_leaf_nodes": 12, "oob_score": True, "bootstrap": True})],
+            missing,
+            targets,
+            n_estimators=3,
+            random_state=1,
+        )
+
+    def warm(model, X, y, w):  # 2 trees, then 4 more
+        model.set_params(n_estimators=2, warm_start=True).fit(X, y)
+        return model.set_params(n_estimators=6).fit(X, y)
+
+    _check_identical(
+        lambda comms: ml.RandomForestClassifier(random_state=0, max_depth=4, comms=comms),
+        sparse,
+        y,
+        fit=warm,
+    )
 
 
 def _compare_scores(pairs, X, y, *, trees, tolerance, seeds=(0, 1)):

@@ -25,7 +25,8 @@ from sklearn.datasets import make_blobs, make_classification, make_regression
 import mlmpi.decomposition as dec
 import mlmpi.ensemble as ens
 import mlmpi.linear_model as lin
-from mlmpi import KMeans
+from mlmpi import KMeans, get_comms
+from mlmpi.datasets import shard
 
 RANKS = ()  # run with a GPU backend or the CuPy stand-in by their own test files
 DTYPES = (np.float64, np.float32)
@@ -151,10 +152,10 @@ def case_pca_and_truncated_svd():
                     ],
                     ["transform", "score_samples", "score"],
                 )
-        # Every rank passes all of X here (the global data is X repeated, alike for both).
-        X_local = cupy.asarray(X.astype(dtype))
-        on_host, on_device = (dec.PCA(4, whiten=True).fit(a) for a in (X.astype(dtype), X_local))
-        back = on_host.inverse_transform(on_host.transform(X.astype(dtype)))
+        X_host = shard(X.astype(dtype), get_comms())
+        X_local = cupy.asarray(X_host)
+        on_host, on_device = (dec.PCA(4, whiten=True).fit(a) for a in (X_host, X_local))
+        back = on_host.inverse_transform(on_host.transform(X_host))
         for what, device, host in (
             ("get_covariance", on_device.get_covariance(), on_host.get_covariance()),
             ("get_precision", on_device.get_precision(), on_host.get_precision()),

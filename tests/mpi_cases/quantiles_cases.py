@@ -88,3 +88,26 @@ def case_bin_thresholds_equal_hist_gradient_boosting():
             assert len(thresholds) == len(expected)
             for actual, reference in zip(thresholds, expected):
                 _assert_same(actual, reference)
+
+
+def case_large_buckets_split_again_and_few_splitters():
+    # Buckets too large to move are split again on their own values; with few
+    # splitters or bins and tiny move limits every path of both selections runs.
+    from mlmpi.utils import _quantiles
+
+    X = _data(200)
+    names = ("_GROUP", "_MOVE", "_BIN_BITS", "_SPLITTERS_PER_TARGET")
+    saved = [getattr(_quantiles, name) for name in names]
+    for name, value in zip(names, (7, 5, 4, 1)):
+        setattr(_quantiles, name, value)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the all-NaN column
+            for q in ([0.5], np.linspace(0, 1, 40)):
+                expected = np.nanquantile(X, q, axis=0)
+                for _, (Xl,) in each_layout(X):
+                    _assert_same(global_quantiles(Xl, q, comms=COMMS), expected)
+                    _assert_same(global_median(Xl, comms=COMMS), np.nanmedian(X, axis=0))
+    finally:
+        for name, value in zip(names, saved):
+            setattr(_quantiles, name, value)

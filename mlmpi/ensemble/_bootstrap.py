@@ -1,0 +1,97 @@
+"""scikit-learn's bootstrap samples, drawn on global rows at any number of ranks.
+
+scikit-learn draws tree ``t``'s sample with ``RandomState(seed_t)``:
+``randint(0, n_samples, n_bootstrap)`` without sample weights,
+``choice(n_samples, n_bootstrap, p=w / w.sum())`` with them. Every rank
+draws the same numbers (the whole sequence, in blocks) and keeps the draws
+that fall on its rows: the counts are scikit-learn's for the concatenated
+rows whatever the sharding. With weights, a draw ``u`` picks the first row
+whose cumulative weight exceeds ``u`` times the total; the cumulative
+weights continue over the ranks in rank order (exact for integer weights).
+
+Each rank draws all ``n_bootstrap`` numbers of every tree: O(n_bootstrap)
+work per tree and rank, no communication (one allgather per fit with weights).
+"""
+
+import warnings
+from numbers import Integral
+
+import numpy as np
+
+_BLOCK = 1 << 22  # draws generated at a time
+
+
+def n_samples_bootstrap(n_samples, max_samples, weight_total):
+    """scikit-learn's ``_get_n_samples_bootstrap``; ``weight_total`` is the
+    global sum of the sample weights (None without weights)."""
+    if max_samples is None:
+        return n_samples
+    if isinstance(max_samples, Integral):
+        return int(max_samples)
+    weighted = n_samples if weight_total is None else weight_total
+    what = (
+        f"the number of samples is {weighted} "
+        if weight_total is None
+        else f"the total sum of sample weights is {weighted} "
+    )
+    drawn = max(int(max_samples * weighted), 1)
+    if drawn < max(10, n_samples ** (1 / 3)):
+        warnings.warn(
+            f"Using the fractional value max_samples={max_samples} when {what}results in a "
+            f"low number ({drawn}) of bootstrap samples. We recommend passing `max_samples` "
+            "as an integer instead.",
+            UserWarning,
+            stacklevel=5,
+        )
+    return drawn
+
+
+class Bootstrap:
+    """The bootstrap draws of one fit, seen from one rank.
+
+    Parameters
+    ----------
+    n_bootstrap : int
+        Draws per tree.
+    layout : RowLayout
+        The global rows.
+    weight : ndarray of shape (n_local,) or None
+        This rank's sampling weights (scikit-learn's ``_sample_weight``).
+    comms : Comms
+
+    Notes
+    -----
+    The constructor is collective when ``weight`` is given (the same on every
+    rank: an allgather of each rank's total weight).
+    """
+
+    def __init__(self, n_bootstrap, layout, weight, comms):
+        self.n_bootstrap = int(n_bootstrap)
+        self.n_samples, self.offset, self.n_local = layout.n_samples, layout.offset, layout.n_local
+        self.cumulative = None
+        if weight is not None:
+            local = np.cumsum(weight, dtype=np.float64)
+            totals = comms.allgather(np.asarray(local[-1] if local.shape[0] else 0.0))
+            self.start = float(totals[: layout.rank].sum())
+            self.cumulative = self.start + local
+            self.end = float(self.cumulative[-1]) if local.shape[0] else self.start
+            self.total = float(totals.sum())
+
+    def counts(self, seed):
+        """How many times each of this rank's rows is drawn for the tree of ``seed``
+        (float64; no communication)."""
+        random = np.random.RandomState(int(seed))
+        counts = np.zeros(self.n_local)
+        for first in range(0, self.n_bootstrap, _BLOCK):
+            size = min(_BLOCK, self.n_bootstrap - first)
+            if self.cumulative is None:
+                rows = random.randint(0, self.n_samples, size) - self.offset
+                rows = rows[(rows >= 0) & (rows < self.n_local)]
+            else:
+                target = np.minimum(
+                    random.random_sample(size) * self.total, np.nextafter(self.total, 0.0)
+                )
+                target = target[(target >= self.start) & (target < self.end)]
+                rows = np.searchsorted(self.cumulative, target, side="right")
+            counts += np.bincount(rows, minlength=self.n_local)
+        return counts

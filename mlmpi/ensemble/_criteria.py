@@ -1,0 +1,175 @@
+"""What a node's statistics are, for each split criterion (no communication).
+
+A row contributes a vector of statistics to its node; a node's statistics
+are their sum over its rows, so that global histograms are sums over ranks.
+Two families (the kernels in ``kernels/cpu/forest.py`` read the same layout):
+
+- **counts** (gini, entropy/log_loss, and absolute_error on binned targets):
+  per output ``o``, the weighted count of each class (or target bin) at
+  ``offsets[o]:offsets[o + 1]``;
+- **moments** (squared_error, poisson): the weight ``W`` at 0, ``Σwy_k`` at
+  ``1 + k`` and ``Σwy_k²`` at ``1 + K + k``; Poisson adds ``Σw y_k log y_k``
+  at ``1 + 2K + k``.
+
+The last statistic is the number of rows with positive weight (scikit-learn's
+``n_node_samples``). Every criterion has a "proxy", additive over children,
+so that a split's weighted impurity decrease summed over the outputs is
+``proxy(L) + proxy(R) - proxy(T)`` (scikit-learn's ``proxy_impurity_improvement``
+up to a constant of the node).
+"""
+
+import numpy as np
+from scipy.special import xlogy
+
+CODES = {"gini": 0, "entropy": 1, "squared_error": 2, "poisson": 3, "absolute_error": 4}
+_MOMENTS = ("squared_error", "poisson")
+
+
+class Criterion:
+    """The statistics layout of one fit.
+
+    Parameters
+    ----------
+    name : {"gini", "entropy", "squared_error", "poisson", "absolute_error"}
+    sizes : sequence of int
+        Classes (or target bins) of each output for the counts family; for
+        the moments family, ``[1] * n_outputs``.
+    values : ndarray of shape (n_counts,), default=None
+        absolute_error: the target value each target bin stands for.
+    """
+
+    def __init__(self, name, sizes, values=None):
+        self.name = name
+        self.code = CODES[name]
+        self.moments = name in _MOMENTS
+        self.n_outputs = len(sizes)
+        self.offsets = np.zeros(self.n_outputs + 1, dtype=np.int64)
+        self.offsets[1:] = np.cumsum(sizes)
+        width = {"squared_error": 1 + 2 * self.n_outputs, "poisson": 1 + 3 * self.n_outputs}.get(
+            name, int(self.offsets[-1])
+        )
+        self.n_stats = width + 1
+        self.values = np.zeros(0) if values is None else np.asarray(values, dtype=np.float64)
+
+    def row_stats(self, targets, weight):
+        """Each row's statistics (:class:`RowStats`); ``targets`` (n, n_outputs):
+        class or target bin indices (counts family) or float targets (moments)."""
+        if not self.moments:
+            return RowStats(self.n_stats, index=self.offsets[:-1] + targets, weight=weight)
+        n, k = targets.shape[0], self.n_outputs
+        stats = np.zeros((n, self.n_stats))
+        stats[:, 0] = weight
+        stats[:, 1 : 1 + k] = weight[:, None] * targets
+        stats[:, 1 + k : 1 + 2 * k] = weight[:, None] * targets**2
+        if self.name == "poisson":
+            stats[:, 1 + 2 * k : 1 + 3 * k] = weight[:, None] * xlogy(targets, targets)
+        stats[:, -1] = weight > 0
+        return RowStats(self.n_stats, dense=stats)
+
+    def weight(self, stats):
+        """Total weight of nodes with these statistics."""
+        if self.moments:
+            return stats[..., 0]
+        return stats[..., self.offsets[0] : self.offsets[1]].sum(axis=-1)
+
+    def impurity(self, stats, *, exact=False):
+        """scikit-learn's node impurity (the mean over the outputs); absolute_error's
+        on the binned targets. With ``exact``, from sums that are exact for
+        integer weights and targets only (Poisson's are the squared error's):
+        what the decision to split a node looks at, so that it cannot depend on
+        the order of the sums."""
+        weight = self.weight(stats)
+        safe = np.where(weight > 0, weight, 1.0)
+        k = self.n_outputs
+        if self.moments:
+            sums = stats[..., 1 : 1 + k] / safe[..., None]
+            if self.name == "squared_error" or exact:
+                per_output = stats[..., 1 + k : 1 + 2 * k] / safe[..., None] - sums**2
+            else:
+                logs = stats[..., 1 + 2 * k : 1 + 3 * k] / safe[..., None]
+                per_output = logs - xlogy(sums, np.where(sums > 0, sums, 1.0))
+            return per_output.mean(axis=-1)
+        total = np.zeros(weight.shape)
+        for o in range(k):
+            counts = stats[..., self.offsets[o] : self.offsets[o + 1]]
+            share = counts / safe[..., None]
+            if self.name == "gini":
+                total += 1.0 - (share**2).sum(axis=-1)
+            elif self.name == "entropy":
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    total -= np.where(
+                        share > 0, share * np.log2(np.where(share > 0, share, 1)), 0
+                    ).sum(axis=-1)
+            else:
+                values = self.values[self.offsets[o] : self.offsets[o + 1]]
+                median = weighted_median_of_bins(counts, weight, values)
+                total += (share * np.abs(values - median[..., None])).sum(axis=-1)
+        return total / k
+
+    def constrained_value(self, stats):
+        """The value monotonic constraints bound (see the kernel's ``constrained_value``)."""
+        weight = self.weight(stats)
+        safe = np.where(weight > 0, weight, 1.0)
+        if self.moments:
+            return stats[..., 1] / safe
+        if self.name == "absolute_error":
+            counts = stats[..., self.offsets[0] : self.offsets[1]]
+            return weighted_median_of_bins(counts, weight, self.values[: self.offsets[1]])
+        return stats[..., self.offsets[0]] / safe
+
+    def node_values(self, stats):
+        """scikit-learn's ``tree_.value``: (nodes, n_outputs, max classes) class
+        fractions, or (nodes, n_outputs, 1) mean targets."""
+        weight = self.weight(stats)
+        safe = np.where(weight > 0, weight, 1.0)
+        k = self.n_outputs
+        if self.moments:
+            return (stats[:, 1 : 1 + k] / safe[:, None])[:, :, None]
+        sizes = np.diff(self.offsets)
+        out = np.zeros((stats.shape[0], k, int(sizes.max())))
+        for o in range(k):
+            out[:, o, : sizes[o]] = stats[:, self.offsets[o] : self.offsets[o + 1]] / safe[:, None]
+        return out
+
+
+def weighted_median_of_bins(counts, weight, values):
+    """The first of ``values`` whose cumulative weight ``counts`` reaches half
+    of ``weight`` (the kernels' median of binned targets)."""
+    cumulative = np.cumsum(counts, axis=-1)
+    index = np.minimum((cumulative < 0.5 * weight[..., None]).sum(axis=-1), values.shape[0] - 1)
+    return values[index]
+
+
+class RowStats:
+    """The rows' statistics: a dense matrix (moments family), or, for weighted
+    counts, the statistic each row adds its weight to per output (``index``)
+    and the weight; the row count comes last either way."""
+
+    def __init__(self, n_stats, *, dense=None, index=None, weight=None):
+        self.n_stats = n_stats
+        self.dense, self.index, self.weight = dense, index, weight
+
+    def integral_counts(self):
+        """Whether the statistics are counts of integer weights (on this rank)."""
+        return self.dense is None and bool(np.all(self.weight == np.floor(self.weight)))
+
+    def total(self):
+        """Sum over this rank's rows."""
+        if self.dense is not None:
+            return self.dense.sum(axis=0)
+        out = np.zeros(self.n_stats)
+        for o in range(self.index.shape[1]):
+            out += np.bincount(self.index[:, o], weights=self.weight, minlength=self.n_stats)
+        out[-1] = np.count_nonzero(self.weight > 0)
+        return out
+
+    def histograms(self, kernels, binned, rows, node_of_row, node_index, features, hist):
+        """Add the rows' statistics to ``hist`` (a kernel; see ``kernels/cpu/forest.py``)."""
+        if self.dense is not None:
+            kernels.build_histograms(
+                binned, rows, node_of_row, node_index, features, self.dense, hist
+            )
+        else:
+            kernels.build_count_histograms(
+                binned, rows, node_of_row, node_index, features, self.index, self.weight, hist
+            )
