@@ -10,12 +10,15 @@ are:
 
 - each rank partitions its own rows of a node (:func:`partition_rows`);
 - the histograms are int64 fixed-point sums (exact), built from each rank's
-  rows and reduce-scattered by feature (:mod:`._split_search`); the child
-  with fewer *global* rows is built, its sibling is the parent minus it (on
-  a tie, the right child is built, as in scikit-learn);
-- each rank finds the best split of its block of features and one allgather
-  of every rank's candidates picks the winner of both children of a split,
-  ties to the first feature in scikit-learn's scan order.
+  rows and reduce-scattered by feature (:mod:`._split_search`, shared with
+  the forests); the child with fewer *global* rows is built, its sibling is
+  the parent minus it (on a tie, the right child is built, as in
+  scikit-learn);
+- each rank finds the best split of each feature of its block, and one
+  allgather of these (a few numbers per feature) gives every rank the best
+  split of every feature of both children of a split: every rank picks the
+  same winner, the largest gain, ties to the first feature in scikit-learn's
+  scan order.
 
 Every rank holds the same tree at the end, at any number of ranks.
 """
@@ -29,15 +32,12 @@ from .._array import get_namespace, to_host
 from .._sklearn_compat import PREDICTOR_RECORD_DTYPE, X_BITSET_INNER_DTYPE, TreePredictor
 from .._sklearn_compat import _fill_predictor_arrays as fill_predictor_arrays
 from ..kernels import kernels_for
-from ._split_search import (
-    NO_CANDIDATE_KEY,
-    FeatureBlocks,
-    gain_bits,
-    no_candidate,
-    pick_winners,
-)
+from ._split_search import Blocks
 
-_CANDIDATE_WIDTH = 17  # gain, key, feature, bin, missing left, G, H, n, categorical, bitset[8]
+# a feature's best split, as it travels: gain (float64 bits), bin, missing left,
+# left G, H and n (fixed point), left categories (8 uint32 as 4 int64)
+_SPLIT_WIDTH = 10
+_UNSCANNED = np.iinfo(np.int64).max  # the scan position of a feature not scanned
 
 
 @dataclass
@@ -122,12 +122,11 @@ class GrowingContext:
         self.with_monotonic_cst = bool(np.any(self.monotonic_cst != 0))
         self.interaction_cst = interaction_cst
         self.params = params
-        self.blocks = FeatureBlocks(n_features, comms.size, comms.rank)
+        self.blocks = Blocks(n_features, comms)
         xp = self.xp = get_namespace(binned)
         self.partition = xp.empty(n_local, dtype=xp.int64)
         self.buffer = xp.empty(n_local, dtype=xp.int64)
         self.ordered = xp.empty((2, n_local), dtype=xp.int64)
-        self.local_hist = xp.empty((n_features, n_bins, 3), dtype=xp.int64)
         owned = self.blocks.owned
         self.block_bins = (
             self.n_bins_non_missing[owned],
@@ -136,7 +135,6 @@ class GrowingContext:
             self.monotonic_cst[owned],
         )
         n_owned = self.blocks.stop - self.blocks.start
-        self.block_positions = np.arange(n_owned, dtype=np.int64) + self.blocks.start
         self.split_out = (  # the split search's outputs for the block, reused node after node
             np.empty(n_owned),
             np.zeros(n_owned, dtype=np.int64),
@@ -369,6 +367,7 @@ class TreeGrower:
         """This rank's block of the node's global histograms (collective)."""
         ctx = self.context
         rows = ctx.partition[node.partition_start : node.partition_stop]
+        local = ctx.xp.empty((ctx.n_features, ctx.n_bins, 3), dtype=ctx.xp.int64)
         ctx.kernels.build_histogram(
             ctx.binned,
             rows,
@@ -376,50 +375,53 @@ class TreeGrower:
             self.hessians,
             self.constant_hessian,
             ctx.ordered,
-            ctx.local_hist,
+            local,
         )
-        return ctx.blocks.reduce(ctx.local_hist, ctx.comms)
+        return ctx.blocks.reduce(local)
 
     def _find_and_push(self, nodes):
         """Split search of ``nodes`` (one allgather for all), then each is pushed
         on the heap or becomes a leaf, in order (collective)."""
-        candidates = np.stack([self._candidate(node) for node in nodes])
-        winners = pick_winners(candidates, self.context.comms)
-        for node, winner in zip(nodes, winners):
-            node.split_info = self._split_info(node, winner)
+        positions = [self._scan_positions(node) for node in nodes]
+        found = np.stack([self._block_splits(n, p) for n, p in zip(nodes, positions)], axis=1)
+        every = self.context.blocks.gather(found)  # (n_features, n_nodes, _SPLIT_WIDTH)
+        for i, (node, position) in enumerate(zip(nodes, positions)):
+            gains = every[:, i, 0].view(np.float64)
+            # the largest gain, ties to the feature scanned first
+            keys = np.where(gains == gains.max(), position, _UNSCANNED)
+            feature = int(np.argmin(keys))
+            node.split_info = self._split_info(node, feature, every[feature, i])
             if node.split_info.gain <= 0:
                 self._finalize_leaf(node)
             else:
                 heapq.heappush(self.splittable_nodes, node)
 
     def _scan_positions(self, node):
-        """For each feature of this rank's block, its position in scikit-learn's
-        scan (``allowed_features`` order), or -1 when it is not scanned at this
-        node. Draws the node's feature subsample (every rank alike)."""
+        """For each feature, its position in scikit-learn's scan
+        (``allowed_features`` order), or ``_UNSCANNED`` when it is not scanned
+        at this node. Draws the node's feature subsample (every rank alike)."""
         ctx = self.context
         fraction = ctx.params.feature_fraction_per_split
         if node.allowed_features is None and fraction == 1.0:
-            return ctx.block_positions
+            return np.arange(ctx.n_features, dtype=np.int64)
         if node.allowed_features is None:
             allowed = np.arange(ctx.n_features)
         else:
             allowed = node.allowed_features.astype(np.int64)
-        position = np.full(ctx.n_features, -1, dtype=np.int64)
+        position = np.full(ctx.n_features, _UNSCANNED, dtype=np.int64)
         position[allowed] = np.arange(allowed.shape[0])
         if fraction < 1.0:
             n_drawn = max(1, int(np.ceil(fraction * allowed.shape[0])))
             mask = np.full(allowed.shape[0], False)
             mask[:n_drawn] = True
             self.rng.shuffle(mask)
-            position[allowed[~mask]] = -1
-        return position[ctx.blocks.owned]
+            position[allowed[~mask]] = _UNSCANNED
+        return position
 
-    def _candidate(self, node):
-        """This rank's best split of ``node`` among its block of features."""
+    def _block_splits(self, node, positions):
+        """The best split of ``node`` on each feature of this rank's block,
+        as rows of ``_SPLIT_WIDTH`` int64 (gain -1 where there is none)."""
         ctx = self.context
-        positions = self._scan_positions(node)
-        if positions.shape[0] == 0:
-            return no_candidate(_CANDIDATE_WIDTH)
         gains, bins, missing_left, sums, bitsets = ctx.split_out
         node_sums = (
             np.int64(node.sums[0]),
@@ -432,34 +434,25 @@ class TreeGrower:
         )
         ctx.find_splits(
             to_host(node.histograms),
-            positions >= 0,
+            positions[ctx.blocks.owned] != _UNSCANNED,
             node_sums,
             self.split_params,
             (gains, bins, missing_left, sums[0], sums[1], sums[2], bitsets, *ctx.block_bins),
         )
-        keys = np.where(positions >= 0, positions, NO_CANDIDATE_KEY)
-        tied = np.flatnonzero(gains == gains.max())
-        best = tied[np.argmin(keys[tied])]
-        row = np.empty(_CANDIDATE_WIDTH, dtype=np.int64)
-        row[:9] = (
-            gain_bits(gains[best]),
-            keys[best],
-            ctx.blocks.start + best,
-            bins[best],
-            missing_left[best],
-            sums[0, best],
-            sums[1, best],
-            sums[2, best],
-            ctx.is_categorical[ctx.blocks.start + best],
-        )
-        row[9:] = bitsets[best]
-        return row
+        rows = np.empty((gains.shape[0], _SPLIT_WIDTH), dtype=np.int64)
+        rows[:, 0] = gains.view(np.int64)
+        rows[:, 1] = bins
+        rows[:, 2] = missing_left
+        rows[:, 3:6] = sums.T
+        rows[:, 6:] = bitsets.view(np.int64)
+        return rows
 
-    def _split_info(self, node, winner):
-        """The node's ``SplitInfo`` from the winning candidate (every rank alike)."""
+    def _split_info(self, node, feature, winner):
+        """The node's ``SplitInfo`` from the best split of its winning ``feature``
+        (every rank alike)."""
         ctx = self.context
         gain = float(winner[0:1].view(np.float64)[0])
-        g_left, h_left, n_left = (int(v) for v in winner[5:8])
+        g_left, h_left, n_left = (int(v) for v in winner[3:6])
         n_right = node.n_samples - n_left
         sum_gradient_left = float(g_left) * self.g_unit
         sum_gradient_right = float(node.sums[0] - g_left) * self.g_unit
@@ -473,12 +466,13 @@ class TreeGrower:
             node.children_upper_bound,
             ctx.params.l2_regularization,
         )
-        is_categorical = bool(winner[8])
+        is_categorical = bool(ctx.is_categorical[feature])
+        bitset = winner[6:].copy().view(X_BITSET_INNER_DTYPE) if is_categorical else None
         return SplitInfo(
             gain=gain,
-            feature_idx=int(winner[2]),
-            bin_idx=int(winner[3]),
-            missing_go_to_left=bool(winner[4]),
+            feature_idx=feature,
+            bin_idx=int(winner[1]),
+            missing_go_to_left=bool(winner[2]),
             sum_gradient_left=sum_gradient_left,
             sum_hessian_left=sum_hessian_left,
             sum_gradient_right=sum_gradient_right,
@@ -488,7 +482,7 @@ class TreeGrower:
             value_left=ctx.node_value(sum_gradient_left, sum_hessian_left, *bounds),
             value_right=ctx.node_value(sum_gradient_right, sum_hessian_right, *bounds),
             is_categorical=is_categorical,
-            left_cat_bitset=winner[9:].astype(X_BITSET_INNER_DTYPE) if is_categorical else None,
+            left_cat_bitset=bitset,
             gradient_left=g_left,
             hessian_left=h_left,
         )
