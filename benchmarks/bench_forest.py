@@ -2,6 +2,7 @@
 
     python benchmarks/bench_forest.py --ranks 2 --repeats 3 --out results/forest.json
     python benchmarks/bench_forest.py --estimator ExtraTreesRegressor --ranks 2
+    python benchmarks/bench_forest.py --ranks 2 --repeats 1 --size 0.01   # smoke
 
 Both sides fit the same synthetic data (scikit-learn's ``make_classification``,
 or ``make_regression`` for a regressor: ``--n-samples`` training rows and
@@ -9,7 +10,9 @@ or ``make_regression`` for a regressor: ``--n-samples`` training rows and
 mlmpi's ranks each take their rows of it. Reported: fit seconds (medians of
 alternating jobs), held-out score of both (accuracy or R²), the fraction of
 mlmpi's fit spent inside collectives (waiting for the other ranks included;
-the slowest rank's), and that time per collective (``comm by op``).
+the slowest rank's), the part of it spent waiting for slower ranks (per
+collective, the time beyond the shortest any rank spent in it), and the time
+per collective (``comm by op``).
 """
 
 import argparse
@@ -71,6 +74,7 @@ def worker(args):
         model = forest(**_params(args)).fit(X, y)
     seconds = float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max"))
     comm = float(comms.allreduce(np.asarray(prof.total_seconds), op="max"))
+    wait = float(comms.allreduce(np.asarray(_driver.split_waiting(prof, comms)[1]), op="max"))
     by_op = {
         op.rsplit("/", 1)[-1]: float(comms.allreduce(np.asarray(secs), op="max"))
         for op, _, _, secs in sorted(prof.rows())
@@ -81,6 +85,7 @@ def worker(args):
         {
             "seconds": seconds,
             "comm_fraction": comm / seconds,
+            "wait_fraction": wait / seconds,
             "accuracy": score,
             "comm_by_op": by_op,
         },
@@ -136,6 +141,7 @@ def driver(args):
         peer="scikit-learn",
         extra_columns=[
             ("comm frac", "mlmpi_comm_fraction"),
+            ("wait frac", "mlmpi_wait_fraction"),
             ("score", "mlmpi_accuracy"),
             ("peer score", "peer_accuracy"),
         ],
@@ -164,7 +170,7 @@ def main():
     parser.add_argument("--n-classes", type=int, default=3)
     parser.add_argument("--n-estimators", type=int, default=20)
     parser.add_argument("--max-depth", type=int, default=12)
-    _driver.run_main(parser, driver=driver, worker=worker)
+    _driver.run_main(parser, driver=driver, worker=worker, sized=("n_samples", "n_test"))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ XGBoost ``hist`` and LightGBM (R threads): fit time, accuracy, log-loss, and
 whether the peers' distributed models change with the number of workers.
 
     python benchmarks/bench_hgb.py --ranks 2 --repeats 3 --out benchmarks/results/hgb.json
+    python benchmarks/bench_hgb.py --ranks 2 --repeats 1 --size 0.01   # smoke
 
 Every estimator fits the same synthetic data (scikit-learn's
 ``make_classification``, ``--n-samples`` training rows of ``--n-features``
@@ -15,7 +16,9 @@ alternation with the mlmpi jobs (``benchmarks/_driver.py``).
 
 Reported per task: fit seconds (medians), the ratio mlmpi / scikit-learn,
 held-out accuracy and log-loss of every estimator, the fraction of held-out
-labels on which mlmpi and scikit-learn agree, and the iterations of each.
+labels on which mlmpi and scikit-learn agree, and the fractions of mlmpi's
+fit spent inside collectives and, of that, waiting for slower ranks (the
+slowest rank's).
 
 The worker count: XGBoost (its ``RabitTracker`` and ``CommunicatorContext``)
 and LightGBM (``tree_learner="data"`` over local sockets) are also trained
@@ -91,6 +94,7 @@ def worker(args):
         model = HistGradientBoostingClassifier(**_hgb_params(args)).fit(X, y)
     seconds = float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max"))
     comm = float(comms.allreduce(np.asarray(prof.total_seconds), op="max"))
+    wait = float(comms.allreduce(np.asarray(_driver.split_waiting(prof, comms)[1]), op="max"))
     proba = model.predict_proba(X_test)
     labels = model.predict(X_test)
     _driver.worker_report(
@@ -98,6 +102,7 @@ def worker(args):
         {
             "seconds": seconds,
             "comm_fraction": comm / seconds,
+            "wait_fraction": wait / seconds,
             "accuracy": accuracy_score(y_test, labels),
             "log_loss": log_loss(y_test, proba, labels=model.classes_),
             "n_iter": model.n_iter_,
@@ -395,6 +400,7 @@ def driver(args):
         peer="scikit-learn",
         extra_columns=[
             ("comm frac", "mlmpi_comm_fraction"),
+            ("wait frac", "mlmpi_wait_fraction"),
             ("accuracy", "mlmpi_accuracy"),
             ("sk accuracy", "peer_accuracy"),
             ("log loss", "mlmpi_log_loss"),
@@ -427,7 +433,9 @@ def main():
     )
     parser.add_argument("--skip-workers", action="store_true", help="no worker-count comparison")
     parser.add_argument("--task-classes", type=int, default=2, help=argparse.SUPPRESS)
-    _driver.run_main(parser, driver=driver, worker=worker)
+    _driver.run_main(
+        parser, driver=driver, worker=worker, sized=("n_samples", "n_test", "dist_samples")
+    )
 
 
 if __name__ == "__main__":
