@@ -60,6 +60,37 @@ def run_main(parser, *, driver, worker, sized=()):
     (worker if args.worker else driver)(args)
 
 
+#: The report columns of :func:`timed_collective`'s fractions.
+COLLECTIVE_COLUMNS = [("comm frac", "mlmpi_comm_fraction"), ("wait frac", "mlmpi_wait_fraction")]
+
+
+def timed_collective(call, comms):
+    """Run ``call()`` once on every rank, profiled: ``(its result, metrics,
+    profile)``. The metrics are the slowest rank's ``seconds``, the largest
+    fraction of them a rank spent inside collectives (``comm_fraction``) and
+    the largest spent there waiting for slower ranks (``wait_fraction``,
+    :func:`split_waiting`).
+
+    This function is collective.
+    """
+    from mlmpi.comms import profile
+
+    def slowest(value):
+        return float(comms.allreduce(np.asarray(value), op="max"))
+
+    comms.barrier()
+    start = time.perf_counter()
+    with profile() as prof:
+        result = call()
+    seconds = slowest(time.perf_counter() - start)
+    metrics = {
+        "seconds": seconds,
+        "comm_fraction": slowest(prof.total_seconds) / seconds,
+        "wait_fraction": slowest(split_waiting(prof, comms)[1]) / seconds,
+    }
+    return result, metrics, prof
+
+
 def split_waiting(prof, comms):
     """``(transfer, wait)`` seconds of this rank in the collectives of the
     profile ``prof``: per collective, the shortest time any rank spent in it

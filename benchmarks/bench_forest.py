@@ -59,7 +59,6 @@ def _params(args):
 def worker(args):
     import mlmpi.ensemble
     from mlmpi import get_comms
-    from mlmpi.comms import profile
     from mlmpi.datasets import shard
 
     forest = getattr(mlmpi.ensemble, args.estimator)
@@ -68,13 +67,9 @@ def worker(args):
     X, y = shard(X, comms), shard(y, comms)
     X_test, y_test = shard(X_test, comms), shard(y_test, comms)
     forest(n_estimators=1, max_depth=2).fit(X[:1000], y[:1000])  # compile
-    comms.barrier()
-    start = time.perf_counter()
-    with profile() as prof:
-        model = forest(**_params(args)).fit(X, y)
-    seconds = float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max"))
-    comm = float(comms.allreduce(np.asarray(prof.total_seconds), op="max"))
-    wait = float(comms.allreduce(np.asarray(_driver.split_waiting(prof, comms)[1]), op="max"))
+    model, metrics, prof = _driver.timed_collective(
+        lambda: forest(**_params(args)).fit(X, y), comms
+    )
     by_op = {
         op.rsplit("/", 1)[-1]: float(comms.allreduce(np.asarray(secs), op="max"))
         for op, _, _, secs in sorted(prof.rows())
@@ -82,13 +77,7 @@ def worker(args):
     score = model.score(X_test, y_test)
     _driver.worker_report(
         args.report,
-        {
-            "seconds": seconds,
-            "comm_fraction": comm / seconds,
-            "wait_fraction": wait / seconds,
-            "accuracy": score,
-            "comm_by_op": by_op,
-        },
+        metrics | {"accuracy": score, "comm_by_op": by_op},
         comms,
     )
 
@@ -139,9 +128,8 @@ def driver(args):
         vars(args) | {"metric": "fit seconds"},
         out=args.out,
         peer="scikit-learn",
-        extra_columns=[
-            ("comm frac", "mlmpi_comm_fraction"),
-            ("wait frac", "mlmpi_wait_fraction"),
+        extra_columns=_driver.COLLECTIVE_COLUMNS
+        + [
             ("score", "mlmpi_accuracy"),
             ("peer score", "peer_accuracy"),
         ],

@@ -79,7 +79,6 @@ def _proba_metrics(proba, y_test):
 
 def worker(args):
     from mlmpi import HistGradientBoostingClassifier, get_comms
-    from mlmpi.comms import profile
     from mlmpi.datasets import shard
     from mlmpi.metrics import accuracy_score, log_loss
 
@@ -88,21 +87,15 @@ def worker(args):
     X, y = shard(X, comms), shard(y, comms)
     X_test, y_test = shard(X_test, comms), shard(y_test, comms)
     HistGradientBoostingClassifier(max_iter=2).fit(X[:2000], y[:2000])  # compile, warm caches
-    comms.barrier()
-    start = time.perf_counter()
-    with profile() as prof:
-        model = HistGradientBoostingClassifier(**_hgb_params(args)).fit(X, y)
-    seconds = float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max"))
-    comm = float(comms.allreduce(np.asarray(prof.total_seconds), op="max"))
-    wait = float(comms.allreduce(np.asarray(_driver.split_waiting(prof, comms)[1]), op="max"))
+    model, metrics, _ = _driver.timed_collective(
+        lambda: HistGradientBoostingClassifier(**_hgb_params(args)).fit(X, y), comms
+    )
     proba = model.predict_proba(X_test)
     labels = model.predict(X_test)
     _driver.worker_report(
         args.report,
-        {
-            "seconds": seconds,
-            "comm_fraction": comm / seconds,
-            "wait_fraction": wait / seconds,
+        metrics
+        | {
             "accuracy": accuracy_score(y_test, labels),
             "log_loss": log_loss(y_test, proba, labels=model.classes_),
             "n_iter": model.n_iter_,
@@ -398,9 +391,8 @@ def driver(args):
         vars(args) | {"metric": "fit seconds"},
         out=args.out,
         peer="scikit-learn",
-        extra_columns=[
-            ("comm frac", "mlmpi_comm_fraction"),
-            ("wait frac", "mlmpi_wait_fraction"),
+        extra_columns=_driver.COLLECTIVE_COLUMNS
+        + [
             ("accuracy", "mlmpi_accuracy"),
             ("sk accuracy", "peer_accuracy"),
             ("log loss", "mlmpi_log_loss"),

@@ -72,4 +72,9 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
 }
-html_static_path = []
+templates_path = ["_templates"]
+# Top-level pages (getting started, the collective model, ...) have no children,
+# so the theme's section navigation would be empty: they show the site's instead.
+html_sidebars = {"*": ["site-nav.html"]}
+html_static_path = ["_static"]
+html_css_files = ["mlmpi.css"]  # code blocks and long literals wrap at the page width

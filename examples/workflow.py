@@ -35,7 +35,8 @@ comms = get_comms()
 X_all, y_all = load_breast_cancer(return_X_y=True)
 X, y = shard(X_all, comms), shard(y_all, comms)  # this rank's rows only
 
-# The same global rows go to the test set at any number of ranks.
+# scikit-learn's split of all the rows, in its order: the rows move between
+# the ranks, each rank holding one block of each part.
 X_train, X_test, y_train, y_test = train_test_split(
     X, y, test_size=0.25, stratify=y, random_state=0
 )
@@ -46,14 +47,10 @@ accuracy = search.score(X_test, y_test)  # accuracy over every rank's test rows
 
 rows = comms.allgather(np.asarray(X.shape[0]))
 if comms.rank == 0:
-    # scikit-learn on all the rows, for comparison. Its train_test_split draws
-    # the same rows, but returns them in the order of its permutation (which
-    # changes its folds); rows spread over ranks keep their global order.
-    splitter = sklearn.model_selection.StratifiedShuffleSplit(
-        n_splits=1, test_size=0.25, random_state=0
+    # scikit-learn on all the rows, for comparison: the same split, the same folds
+    sk_split = sklearn.model_selection.train_test_split(
+        X_all, y_all, test_size=0.25, stratify=y_all, random_state=0
     )
-    train, test = (np.sort(part) for part in next(splitter.split(X_all, y_all)))
-    sk_split = X_all[train], X_all[test], y_all[train], y_all[test]
     sk_search = sklearn.model_selection.GridSearchCV(
         sklearn.pipeline.make_pipeline(
             sklearn.preprocessing.StandardScaler(), sklearn.linear_model.LogisticRegression()

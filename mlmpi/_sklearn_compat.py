@@ -1,20 +1,20 @@
-"""The one place where scikit-learn's private names are imported.
+"""Every private scikit-learn name mlmpi uses, imported here and only here.
 
-Anything that starts with ``_``, or lives in a module whose name does, is
-imported here and re-exported, so that a scikit-learn release that moves or
-renames one breaks this module only.
+scikit-learn keeps no promise about names that start with an underscore or
+live in a module that does: a release may move, rename or change them. mlmpi
+imports them in this one module, so that a new scikit-learn release breaks
+(at most) this file, and ``tests/test_sklearn_compat.py`` checks that no
+other module of the package imports one.
+
+The supported releases are the range ``pyproject.toml`` gives for
+scikit-learn: the tests run on the newest by default, and ``.ci/floor`` runs
+them on the lowest. Where two supported releases differ, the difference is
+bridged here.
 """
 
-from sklearn._loss.loss import _LOSSES as _SKLEARN_LOSSES
-from sklearn._loss.loss import (
-    BaseLoss,
-    HalfBinomialLoss,
-    HalfGammaLoss,
-    HalfMultinomialLoss,
-    HalfPoissonLoss,
-    PinballLoss,
-)
+from sklearn._loss.loss import BaseLoss, HalfMultinomialLoss
 from sklearn.base import _fit_context
+from sklearn.decomposition._pca import _infer_dimension
 from sklearn.ensemble._bagging import _generate_indices
 from sklearn.ensemble._hist_gradient_boosting.binning import _BinMapper
 from sklearn.ensemble._hist_gradient_boosting.common import (
@@ -23,13 +23,13 @@ from sklearn.ensemble._hist_gradient_boosting.common import (
     PREDICTOR_RECORD_DTYPE,
     X_BITSET_INNER_DTYPE,
     X_DTYPE,
-    Y_DTYPE,
 )
-from sklearn.ensemble._hist_gradient_boosting.gradient_boosting import _patch_raw_predict
 from sklearn.ensemble._hist_gradient_boosting.grower import _fill_predictor_arrays
 from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
-from sklearn.metrics._scorer import _SCORERS
-from sklearn.model_selection._split import _validate_shuffle_split
+from sklearn.impute._base import _safe_min
+from sklearn.linear_model._logistic import _check_solver
+from sklearn.metrics._scorer import _SCORERS, _MultimetricScorer, _Scorer
+from sklearn.model_selection._split import _UnsupportedGroupCVMixin, _validate_shuffle_split
 from sklearn.model_selection._validation import (
     _aggregate_score_dicts,
     _check_groups_routing_disabled,
@@ -38,69 +38,77 @@ from sklearn.model_selection._validation import (
     _translate_train_sizes,
     _warn_or_raise_about_fit_failures,
 )
+from sklearn.preprocessing._data import _handle_zeros_in_scale, _is_constant_feature
 from sklearn.tree._tree import NODE_DTYPE, Tree, _build_pruned_tree_ccp
 from sklearn.utils import _safe_indexing
+from sklearn.utils._encode import _unique
+from sklearn.utils._mask import _get_mask
 from sklearn.utils._missing import is_scalar_nan
 from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, RealNotInt, StrOptions
+from sklearn.utils._sparse import _align_api_if_sparse
 from sklearn.utils.extmath import _approximate_mode
 from sklearn.utils.metadata_routing import _raise_for_params
+from sklearn.utils.multiclass import _check_partial_fit_first_call
+from sklearn.utils.optimize import _newton_cg
 from sklearn.utils.validation import (
     _check_categorical_features,
     _check_method_params,
     _check_monotonic_cst,
-    _check_sample_weight,
     _check_y,
+    _is_arraylike_not_scalar,
     _num_samples,
 )
-
-# scikit-learn's histogram gradient boosting losses by name (gradient_boosting.py)
-HGB_LOSSES = {
-    **_SKLEARN_LOSSES,
-    "poisson": HalfPoissonLoss,
-    "gamma": HalfGammaLoss,
-    "quantile": PinballLoss,
-}
 
 __all__ = [
     "ALMOST_INF",
     "G_H_DTYPE",
-    "HGB_LOSSES",
     "NODE_DTYPE",
     "PREDICTOR_RECORD_DTYPE",
     "X_BITSET_INNER_DTYPE",
     "X_DTYPE",
-    "Y_DTYPE",
     "_SCORERS",
     "BaseLoss",
-    "HalfBinomialLoss",
     "HalfMultinomialLoss",
+    "Hidden",
     "Interval",
     "RealNotInt",
     "StrOptions",
     "Tree",
     "TreePredictor",
     "_BinMapper",
+    "_MultimetricScorer",
+    "_Scorer",
+    "_UnsupportedGroupCVMixin",
     "_aggregate_score_dicts",
+    "_align_api_if_sparse",
     "_approximate_mode",
     "_build_pruned_tree_ccp",
     "_check_categorical_features",
     "_check_groups_routing_disabled",
     "_check_method_params",
     "_check_monotonic_cst",
-    "_check_sample_weight",
+    "_check_partial_fit_first_call",
+    "_check_solver",
     "_check_y",
     "_enforce_prediction_order",
     "_fill_predictor_arrays",
     "_fit_and_score",
     "_fit_context",
     "_generate_indices",
+    "_get_mask",
+    "_handle_zeros_in_scale",
+    "_infer_dimension",
+    "_is_arraylike_not_scalar",
+    "_is_constant_feature",
+    "_newton_cg",
     "_num_samples",
     "_openmp_effective_n_threads",
-    "_patch_raw_predict",
     "_raise_for_params",
     "_safe_indexing",
+    "_safe_min",
     "_translate_train_sizes",
+    "_unique",
     "_validate_shuffle_split",
     "_warn_or_raise_about_fit_failures",
     "is_scalar_nan",

@@ -18,18 +18,16 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval
-from sklearn.utils.multiclass import (
-    _check_partial_fit_first_call,
-    check_classification_targets,
-)
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ._array import get_namespace, is_sparse, log_softmax, to_host, to_namespace
 from ._contract import collective_method
+from ._sklearn_compat import Interval, _check_partial_fit_first_call, _fit_context
 from .base import DistributedClassifierMixin, DistributedEstimatorMixin
 from .comms import Comms
 from .kernels import kernels_for
+from .utils.stats import Moments, global_classes
 from .utils.validation import agree, check_local, validate_fit_data
 
 __all__ = ["BernoulliNB", "GaussianNB", "MultinomialNB"]
@@ -48,6 +46,16 @@ def _class_indices(estimator, y, classes, comms, *, refit, check_rows=None):
 
     This function is collective.
     """
+    if refit:
+
+        def check(labels):
+            if check_rows is not None:
+                check_rows()
+            check_classification_targets(labels)
+
+        found = global_classes(y, comms, check=check)
+        estimator.classes_ = found.classes
+        return found.inverse
 
     def local():
         labels = to_host(y)
@@ -55,9 +63,6 @@ def _class_indices(estimator, y, classes, comms, *, refit, check_rows=None):
             check_rows()
         if labels.shape[0]:
             check_classification_targets(labels)
-        if refit:
-            found, inverse = np.unique(labels, return_inverse=True)
-            return (found, inverse), found
         _check_partial_fit_first_call(estimator, classes)
         known = estimator.classes_
         missing = np.setdiff1d(labels, known)
@@ -65,18 +70,16 @@ def _class_indices(estimator, y, classes, comms, *, refit, check_rows=None):
             raise ValueError(
                 f"The target label(s) {missing} in y do not exist in the initial classes {known}"
             )
-        return (known, np.searchsorted(known, labels)), known
+        return np.searchsorted(known, labels), known
 
-    (found, inverse), facts = agree(comms, local)
-    if refit:
-        estimator.classes_ = np.unique(np.concatenate(facts))
-    elif any(not np.array_equal(f, facts[0]) for f in facts):
+    indices, facts = agree(comms, local)
+    if any(not np.array_equal(f, facts[0]) for f in facts):
         raise ValueError(
             "partial_fit got different classes on different ranks "
             f"({'; '.join(f'rank {r}: {f}' for r, f in enumerate(facts))}); pass the same "
             "classes on every rank."
         )
-    return np.searchsorted(estimator.classes_, found)[inverse]
+    return indices
 
 
 def _weighted_one_hot(indices, n_classes, sample_weight, xp):
@@ -169,6 +172,7 @@ class _BaseNB(DistributedEstimatorMixin, DistributedClassifierMixin, BaseEstimat
         return get_namespace(log_proba).exp(log_proba)
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit on the global data (every rank passes its rows).
 
@@ -187,11 +191,11 @@ class _BaseNB(DistributedEstimatorMixin, DistributedClassifierMixin, BaseEstimat
         -----
         This method is collective.
         """
-        self._validate_params()
         self.classes_ = None
         return self._partial_fit(X, y, None, sample_weight, refit=True)
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Update the model with one global batch (every rank passes its rows of it).
 
@@ -213,8 +217,6 @@ class _BaseNB(DistributedEstimatorMixin, DistributedClassifierMixin, BaseEstimat
         -----
         This method is collective.
         """
-        if getattr(self, "classes_", None) is None:
-            self._validate_params()
         return self._partial_fit(X, y, classes, sample_weight, refit=False)
 
     def _validated(self, X, y, sample_weight, classes, *, refit, check_rows=None):
@@ -383,17 +385,13 @@ class GaussianNB(_BaseNB):
             ]
         )
         second = to_host(comms.allreduce(second))
-        batch_var = np.zeros_like(sums)
-        batch_var[present] = (
-            second[: n_classes * n_features].reshape(n_classes, n_features)[present]
-            / weight[present, None]
-        )
+        batch = Moments(weight[:, None], mean, second[: n_classes * n_features].reshape(sums.shape))
         epsilon = self.var_smoothing * float((second[-n_features:] / n_rows).max())
-        theta, var = theta.copy(), var - epsilon if smoothed else var.copy()
-        for i in np.flatnonzero(present):
-            theta[i], var[i] = _chan_merge(
-                count[i], theta[i], var[i], weight[i], mean[i], batch_var[i]
-            )
+        var = var - epsilon if smoothed else var
+        # scikit-learn's partial_fit merge of the past and the batch (Chan et al.)
+        merged = Moments(count[:, None], theta, var * count[:, None]).merge(batch)
+        theta = np.where(present[:, None], merged.mean, theta)
+        var = np.where(present[:, None], merged.var, var)
         return theta, var, epsilon, weight
 
     def _set_state(self, xp, dtype, theta, var, count):
@@ -422,21 +420,6 @@ class GaussianNB(_BaseNB):
                 - 0.5 * ((X - self.theta_[i]) ** 2 / var).sum(axis=1)
             )
         return jll
-
-
-def _chan_merge(n_past, mean_past, var_past, n_new, mean_new, var_new):
-    """Mean and variance of two groups from their counts, means and variances
-    (Chan, Golub and LeVeque), as scikit-learn's ``partial_fit``."""
-    if n_past == 0:
-        return mean_new, var_new
-    n_total = n_past + n_new
-    mean = (n_new * mean_new + n_past * mean_past) / n_total
-    squares = (
-        n_past * var_past
-        + n_new * var_new
-        + (n_new * n_past / n_total * (mean_past - mean_new) ** 2)
-    )
-    return mean, squares / n_total
 
 
 class _BaseDiscreteNB(_BaseNB):

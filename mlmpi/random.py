@@ -1,6 +1,7 @@
 """Random numbers that do not depend on the number of ranks.
 
-Two kinds of randomness appear in distributed estimators (DESIGN.md §4):
+Two kinds of randomness appear in distributed estimators (the design page,
+``docs/design.rst``, "Results independent of the number of ranks"):
 
 * **per row** — each global row gets its own numbers, whatever rank holds
   it: :class:`RowStream`, a counter-based Philox stream addressed by the

@@ -3,11 +3,11 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClusterMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._array import get_namespace, is_device_array, to_host, to_namespace
 from .._contract import collective_method
+from .._sklearn_compat import Interval, StrOptions, _fit_context
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms
 from ..kernels import kernels_for

@@ -4,7 +4,7 @@ Every random choice either comes from ``rng``, a ``RandomState`` seeded
 identically on every rank (which row is the next k-means++ centre), or from
 :class:`~mlmpi.random.RowStream` numbers addressed by global row index
 (which rows k-means|| keeps, the keys of 'random'); so the chosen centres do
-not depend on how the rows are split (DESIGN §4). Sampling proportional to
+not depend on how the rows are split (docs/design.rst). Sampling proportional to
 weights searches the global cumulative sum: per-rank totals (gathered) say
 which rank holds the draw, that rank searches its local cumulative sum, and
 the chosen rows reach every rank in one allreduce.

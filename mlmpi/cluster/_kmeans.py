@@ -9,19 +9,19 @@ from sklearn.base import (
     ClassNamePrefixFeaturesOutMixin,
     ClusterMixin,
     TransformerMixin,
-    _fit_context,
 )
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _is_arraylike_not_scalar, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, is_sparse, to_host, to_namespace
 from .._contract import collective_method
+from .._sklearn_compat import Interval, StrOptions, _fit_context, _is_arraylike_not_scalar
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms
 from ..kernels import kernels_for
 from ..random import shared_seed
+from ..utils.stats import global_mean
 from ..utils.validation import _check_weights, agree, check_local, validate_fit_data
 from ._common import row_sq_norms, sq_distances
 from ._init import kmeans_parallel, kmeans_plusplus, random_rows
@@ -333,13 +333,9 @@ class KMeans(
         # scikit-learn does (sparse rows stay uncentred, as there).
         sparse = is_sparse(X)
         if not sparse:
-            sums = layout.local_sums
-            if sums is None or is_device_array(X):
-                sums = kernels_for("decomposition", X).column_sums(
-                    X, xp.zeros(X.shape[1], dtype=xp.float64)
-                )
+            sums = None if is_device_array(X) else layout.local_sums
             X_mean = to_namespace(
-                (to_host(comms.allreduce(sums)) / layout.n_samples).astype(X.dtype), xp
+                global_mean(X, layout.n_samples, comms, local_sums=sums).astype(X.dtype), xp
             )
             centred = xp.empty_like(X) if self.copy_x else X
             kernels_for("kmeans", X).center_rows(X, X_mean, centred)

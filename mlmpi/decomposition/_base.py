@@ -2,19 +2,14 @@
 and the call of the randomized solver."""
 
 import numpy as np
-from sklearn.base import (
-    BaseEstimator,
-    ClassNamePrefixFeaturesOutMixin,
-    TransformerMixin,
-    _fit_context,
-)
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.extmath import svd_flip
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._array import get_namespace, is_device_array, to_namespace
 from .._contract import collective_method
+from .._sklearn_compat import _fit_context
 from ..base import DistributedEstimatorMixin
-from ..comms import Comms
 from ..random import shared_seed
 from ..utils.validation import _check_device_array, check_local
 from ._solvers import randomized_svd
@@ -42,8 +37,6 @@ class _BaseDecomposition(
     returns this rank's validated rows), ``_transform(X)`` and
     ``_inverse_transform(X)`` (local, on validated rows).
     """
-
-    _comms_constraint = {"comms": [None, Comms]}
 
     @collective_method
     @_fit_context(prefer_skip_nested_validation=True)

@@ -4,14 +4,14 @@ from math import log, pi
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import _fit_context
-from sklearn.decomposition._pca import _infer_dimension
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.metaestimators import available_if
 
 from .._array import get_namespace, is_sparse, to_namespace
 from .._contract import collective_method
+from .._sklearn_compat import Interval, RealNotInt, StrOptions, _fit_context, _infer_dimension
+from ..comms import Comms
 from ..random import shared_seed
+from ..utils.stats import global_mean
 from ..utils.validation import agree, validate_fit_data
 from ._base import FLOAT_DTYPES, _BaseDecomposition, flip_signs, replicated
 from ._solvers import (
@@ -20,7 +20,6 @@ from ._solvers import (
     centered_squared_norms,
     covariance_eigh,
     exact_svd,
-    global_mean,
     local_moments,
 )
 
@@ -177,7 +176,7 @@ class PCA(_BaseDecomposition):
         "n_oversamples": [Interval(Integral, 1, None, closed="left")],
         "power_iteration_normalizer": [StrOptions({"auto", "QR", "LU", "none"})],
         "random_state": ["random_state"],
-        **_BaseDecomposition._comms_constraint,
+        "comms": [None, Comms],
     }
 
     def __init__(

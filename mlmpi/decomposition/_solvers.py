@@ -35,13 +35,6 @@ def allreduce_host(local, comms):
     return to_host(comms.allreduce(local)).astype(np.float64, copy=False)
 
 
-def global_mean(X, n_samples, comms):
-    """Column means of the global rows (float64, host). This function is collective."""
-    xp = get_namespace(X)
-    sums = kernels_for("decomposition", X).column_sums(X, xp.zeros(X.shape[1], dtype=xp.float64))
-    return allreduce_host(sums, comms) / n_samples
-
-
 def centered_squared_norms(X, center, V, comms):
     """Global ``Σ ((X - center) V)²`` per column of ``V`` and ``Σ (X - center)²``,
     in one allreduce (float64, host). This function is collective."""

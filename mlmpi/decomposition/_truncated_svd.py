@@ -2,13 +2,14 @@
 
 from numbers import Integral, Real
 
-from sklearn.utils._param_validation import Interval, StrOptions
-
 from .._array import get_namespace, is_sparse
+from .._sklearn_compat import Interval, StrOptions
+from ..comms import Comms
 from ..random import shared_seed
+from ..utils.stats import global_mean
 from ..utils.validation import validate_fit_data
 from ._base import FLOAT_DTYPES, _BaseDecomposition, flip_signs, replicated
-from ._solvers import arpack_svd, centered_squared_norms, exact_svd, global_mean
+from ._solvers import arpack_svd, centered_squared_norms, exact_svd
 
 
 class TruncatedSVD(_BaseDecomposition):
@@ -107,7 +108,7 @@ class TruncatedSVD(_BaseDecomposition):
         "power_iteration_normalizer": [StrOptions({"auto", "QR", "LU", "none"})],
         "random_state": ["random_state"],
         "tol": [Interval(Real, 0, None, closed="left")],
-        **_BaseDecomposition._comms_constraint,
+        "comms": [None, Comms],
     }
 
     def __init__(

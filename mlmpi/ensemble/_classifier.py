@@ -10,7 +10,7 @@ from .._array import get_namespace, to_namespace
 from .._contract import collective_method
 from .._sklearn_compat import StrOptions, _fit_context
 from ..base import DistributedClassifierMixin
-from ..linear_model._logistic import _global_classes
+from ..utils.stats import global_classes
 from ._criteria import Criterion
 from ._forest import FIT_DOC, BaseHistogramForest
 
@@ -29,7 +29,10 @@ class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
     def fit(self, X, y, sample_weight=None):
         comms = self._get_comms()
         X, y, sample_weight, layout = self._validate_fit(X, y, sample_weight, comms)
-        found = [_global_classes(y[:, k], sample_weight, comms) for k in range(self.n_outputs_)]
+        found = [
+            global_classes(y[:, k], comms, sample_weight=sample_weight)
+            for k in range(self.n_outputs_)
+        ]
         self._classes = [classes for classes, _, _ in found]
         self._class_counts = [counts for _, counts, _ in found]
         targets = np.stack([t for _, _, t in found], axis=1)

@@ -21,7 +21,7 @@ def _template(tree):
 
 _DIFFERENCES = """
     The forest is the same at any number of ranks and for any split of the
-    rows (DESIGN §7b). Every feature is binned once on global thresholds (at
+    rows (the internals page of the docs). Every feature is binned once on global thresholds (at
     most ``max_bins`` bins; a feature with fewer distinct values keeps
     scikit-learn's midpoints between them), and each level of every tree picks
     its splits from global histograms, the search spread over the ranks, so

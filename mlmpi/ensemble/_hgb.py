@@ -39,9 +39,9 @@ from .._sklearn_compat import (
 from ..base import DistributedClassifierMixin, DistributedEstimatorMixin, DistributedRegressorMixin
 from ..comms import Comms, SelfComms
 from ..kernels import kernels_for
-from ..linear_model._logistic import _class_weights, _global_classes
+from ..linear_model._logistic import _class_weights
 from ..metrics import check_scoring
-from ..utils._exact import exact_sums
+from ..utils.stats import exact_sums, global_classes
 from ..utils.validation import RowLayout, _check_weights, agree, check_local, validate_fit_data
 from ._hgb_boosting import BoostingRun, FitData
 from ._hgb_losses import mean_losses
@@ -650,7 +650,7 @@ class HistGradientBoostingClassifier(
 
     def _encode_y_global(self, y, comms):
         """scikit-learn's ``_encode_y`` with the classes of every rank."""
-        self.classes_, self._class_counts, codes = _global_classes(y, None, comms)
+        self.classes_, self._class_counts, codes = global_classes(y, comms)
         self._label_encoder = LabelEncoder()
         self._label_encoder.classes_ = self.classes_
         n_classes = self.classes_.shape[0]

@@ -23,7 +23,7 @@ drawn:
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..utils import global_bin_thresholds
+from ..utils.stats import global_bin_thresholds
 
 SUBSAMPLE = 200_000  # scikit-learn's _BinMapper(subsample=int(2e5))
 

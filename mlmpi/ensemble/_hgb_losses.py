@@ -5,7 +5,7 @@ baseline (``loss.fit_intercept_only``: a weighted mean, a median or a
 percentile), the leaf values of the non-smooth losses (a median or
 percentile of each leaf's residuals) and the early-stopping loss (a
 weighted mean of the per-row loss). Here means come from exact sums
-(:func:`mlmpi.utils._exact.exact_sums`, correctly rounded where NumPy's
+(:func:`mlmpi.utils.stats.exact_sums`, correctly rounded where NumPy's
 pairwise sum may differ in the last bit) and medians and percentiles from
 the exact distributed selection of :mod:`mlmpi.utils._quantiles`
 (:mod:`mlmpi.utils._weighted_quantiles` with sample weights).
@@ -14,10 +14,13 @@ the exact distributed selection of :mod:`mlmpi.utils._quantiles`
 import numpy as np
 
 from .._sklearn_compat import BaseLoss, HalfMultinomialLoss
-from ..utils import global_percentiles
-from ..utils._exact import exact_sums
-from ..utils._quantiles import _SortedColumns, global_median
-from ..utils._weighted_quantiles import global_weighted_percentiles
+from ..utils.stats import (
+    SortedColumns,
+    exact_sums,
+    global_median,
+    global_percentiles,
+    global_weighted_percentiles,
+)
 
 
 def _percentile_of(loss):
@@ -51,7 +54,7 @@ def _percentiles(columns, weights, percentile, comms):
     if weights is not None:
         rank = 50.0 if percentile == "median" else percentile
         return global_weighted_percentiles(columns, weights, [rank], average=False, comms=comms)[0]
-    sorted_columns = _SortedColumns.from_columns(columns, [0] * len(columns), np.float64)
+    sorted_columns = SortedColumns.from_columns(columns, [0] * len(columns), np.float64)
     if percentile == "median":
         return global_median(sorted_columns, comms=comms)
     return global_percentiles(sorted_columns, float(percentile), comms=comms)

@@ -21,7 +21,7 @@ from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
 from sklearn.utils import check_random_state
 
 from .._sklearn_compat import _approximate_mode, _validate_shuffle_split
-from ..utils._quantiles import global_order_statistics
+from ..utils.stats import global_order_statistics
 
 SMALL_TRAINSET = 10_000  # scikit-learn's subsample for scoring the training rows
 

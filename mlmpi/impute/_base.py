@@ -4,19 +4,17 @@ from collections import Counter
 
 import numpy as np
 import sklearn.impute as sk
-from sklearn.impute._base import _safe_min
-from sklearn.utils._mask import _get_mask
-from sklearn.utils.validation import _num_samples
 
 from .._array import is_sparse
 from .._contract import collective_method
+from .._sklearn_compat import _fit_context, _get_mask, _num_samples, _safe_min
+from ..comms import Comms
 from ..preprocessing._base import (
     CollectiveTransformerMixin,
     LocalInverseMixin,
     object_view,
-    with_comms,
 )
-from ..utils._quantiles import global_median
+from ..utils.stats import global_median
 from ..utils.validation import agree, validate_fit_data
 
 
@@ -33,16 +31,21 @@ class SimpleImputer(CollectiveTransformerMixin, LocalInverseMixin, sk.SimpleImpu
     - ``"most_frequent"``: one allgather of each rank's value counts, summed;
       ties go to the smallest value, as in scikit-learn;
     - ``"constant"``: ``fill_value``; a column missing on every row of every
-      rank is dropped (unless ``keep_empty_features``).
+      rank is dropped (unless ``keep_empty_features``);
+    - a callable: applied to each column's non-missing values of every rank,
+      in global row order (sparse columns without their zeros, as in
+      scikit-learn). Any function may be given, so the values cannot be
+      reduced: each column in turn is gathered on every rank (one
+      allgatherv per column; memory of one global column while it runs).
 
     The missing indicator (``add_indicator``) marks the columns with a
     missing value on any rank. ``fit`` is collective; ``transform`` and
-    ``inverse_transform`` are local. A callable ``strategy`` is not supported.
+    ``inverse_transform`` are local.
 
     Parameters
     ----------
     missing_values : int, float, str, np.nan, None or pandas.NA, default=np.nan
-    strategy : {"mean", "median", "most_frequent", "constant"}, default="mean"
+    strategy : {"mean", "median", "most_frequent", "constant"} or callable, default="mean"
     fill_value : str or numerical value, default=None
     copy : bool, default=True
     add_indicator : bool, default=False
@@ -76,7 +79,10 @@ class SimpleImputer(CollectiveTransformerMixin, LocalInverseMixin, sk.SimpleImpu
     array([2.])
     """
 
-    _parameter_constraints: dict = with_comms(sk.SimpleImputer)
+    _parameter_constraints: dict = {
+        **sk.SimpleImputer._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(
         self,
@@ -100,6 +106,7 @@ class SimpleImputer(CollectiveTransformerMixin, LocalInverseMixin, sk.SimpleImpu
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Compute the imputation statistics of every rank's rows.
 
@@ -118,16 +125,11 @@ class SimpleImputer(CollectiveTransformerMixin, LocalInverseMixin, sk.SimpleImpu
             Fitted imputer.
         """
         comms = self._get_comms()
-        view = X if is_sparse(X) else object_view(X)
+        view = object_view(X)
         validate_fit_data(
             self, view, comms=comms, dtype=None, ensure_all_finite=False, accept_sparse="csc"
         )
         n_features, names = self.n_features_in_, getattr(self, "feature_names_in_", None)
-        self._validate_params()
-        if callable(self.strategy):
-            raise NotImplementedError(
-                "SimpleImputer with a callable strategy is not supported by mlmpi."
-            )
 
         def local():
             if _num_samples(X) == 0:
@@ -185,6 +187,8 @@ class SimpleImputer(CollectiveTransformerMixin, LocalInverseMixin, sk.SimpleImpu
             sums = comms.allreduce(sums)
             with np.errstate(invalid="ignore", divide="ignore"):
                 statistics = sums / counts
+        elif callable(self.strategy):
+            statistics = self._custom(X, missing, comms)
         elif self.strategy == "median":
             statistics = global_median(_missing_as_nan(X, missing), comms=comms)
             if sparse:
@@ -217,6 +221,22 @@ class SimpleImputer(CollectiveTransformerMixin, LocalInverseMixin, sk.SimpleImpu
                 statistics[j] = _safe_min([v for v, c in counter.items() if c == top])
             else:
                 statistics[j] = np.nan
+        return statistics
+
+    def _custom(self, X, missing, comms):
+        """The callable ``strategy`` of each global column's non-missing values
+        (sparse: without the zeros, as scikit-learn), gathered column by column.
+
+        This method is collective."""
+        statistics = np.empty(X.shape[1])
+        for j in range(X.shape[1]):
+            if is_sparse(X):
+                stored = slice(X.indptr[j], X.indptr[j + 1])
+                column = X.data[stored][~missing.data[stored]]
+                column = column[~_get_mask(column, 0)]
+            else:
+                column = X[~missing[:, j], j]
+            statistics[j] = self.strategy(comms.allgatherv(column.astype(np.float64)))
         return statistics
 
     def _transform_placeholder(self, X):

@@ -30,6 +30,7 @@ from scipy import linalg
 from sklearn.utils import check_random_state
 
 from ..preprocessing._data import standard_scale
+from ..utils.stats import global_classes
 from ..utils.validation import agree
 from ._batched_logistic import AskingObjective, BatchedLogistic, FoldView
 from ._coordinate_descent import ElasticNet, _gram_path
@@ -42,7 +43,7 @@ from ._least_squares import (
     _ridge_cholesky,
     cholesky_problem,
 )
-from ._logistic import _class_weights, _global_classes
+from ._logistic import _class_weights
 
 
 class NotBatchable(Exception):
@@ -209,7 +210,7 @@ class LogisticFolds:
 
     def __init__(self, X, y, folds, comms):
         self.X, self.folds, self.comms = X, folds, comms
-        self.classes, _, classes_idx = _global_classes(y, None, comms)
+        self.classes, _, classes_idx = global_classes(y, comms)
         self.classes_idx = np.asarray(classes_idx)
         n_classes = self.classes.shape[0]
         local = np.stack(

@@ -23,12 +23,12 @@ from scipy import sparse
 from sklearn.base import BaseEstimator, MultiOutputMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils._sparse import _align_api_if_sparse
 
 from .._array import to_host
 from .._contract import collective_method
+from .._sklearn_compat import Interval, StrOptions, _align_api_if_sparse, _fit_context
 from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
+from ..comms import Comms
 from ..kernels import kernels_for
 from ..random import shared_seed
 from ._base import (
@@ -409,7 +409,7 @@ class ElasticNet(
         "positive": ["boolean"],
         "random_state": ["random_state"],
         "selection": [StrOptions({"cyclic", "random"})],
-        "comms": "no_validation",
+        "comms": [None, Comms],
     }
 
     def __init__(
@@ -447,6 +447,7 @@ class ElasticNet(
         return np.zeros((n_targets, n_features))
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, check_input=True):
         """Fit the model on the global data (every rank passes its rows).
 
@@ -467,7 +468,6 @@ class ElasticNet(
         -----
         This method is collective.
         """
-        self._validate_params()
         if self.alpha == 0:
             warnings.warn(
                 "With alpha=0, this algorithm does not converge well. You are advised "

@@ -22,8 +22,9 @@ from sklearn.utils import check_random_state, check_scalar, column_or_1d
 
 from .._array import is_device_array, to_host
 from .._contract import collective_method
-from .._sklearn_compat import _raise_for_params
+from .._sklearn_compat import _fit_context, _raise_for_params
 from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
+from ..comms import Comms
 from ..random import shared_seed
 from ._base import RegressionMixin, regression_data
 from ._coordinate_descent import ElasticNet, Lasso, _alpha_grid, _gram_path
@@ -82,6 +83,7 @@ class _LinearModelCV(
         return [grid] * len(l1_ratios)
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, **params):
         """Fit the model with cross-validation over the global rows.
 
@@ -102,7 +104,6 @@ class _LinearModelCV(
         """
         from ..model_selection._split import check_cv
 
-        self._validate_params()
         _raise_for_params(params, self, "fit")
         if isinstance(sample_weight, numbers.Number):
             sample_weight = None
@@ -268,7 +269,7 @@ class LassoCV(_LinearModelCV):
     True
     """
 
-    _parameter_constraints: dict = {**sk.LassoCV._parameter_constraints, "comms": "no_validation"}
+    _parameter_constraints: dict = {**sk.LassoCV._parameter_constraints, "comms": [None, Comms]}
     _estimator = Lasso
 
     def __init__(
@@ -353,7 +354,7 @@ class ElasticNetCV(_LinearModelCV):
 
     _parameter_constraints: dict = {
         **sk.ElasticNetCV._parameter_constraints,
-        "comms": "no_validation",
+        "comms": [None, Comms],
     }
     _estimator = ElasticNet
     path = staticmethod(ElasticNet.path)

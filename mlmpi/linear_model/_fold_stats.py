@@ -1,7 +1,7 @@
 """The sufficient statistics of every cross-validation fold, from one pass over the data.
 
 A least-squares problem on a fold's training rows needs only their weighted
-means and centred Gram matrices (:class:`~mlmpi.linear_model._stats.Moments`);
+means and centred Gram matrices (:class:`~mlmpi.linear_model._stats.LeastSquaresStats`);
 its score on the held-out rows needs the same sums over them. Each rank
 sums over the held-out rows of each fold (a pass over its rows when the
 folds' test sets do not overlap, as in K-fold) and over all its rows; a
@@ -21,7 +21,7 @@ import numpy as np
 
 from .._array import is_sparse, to_host
 from ..kernels import kernels_for
-from ._stats import Moments
+from ._stats import LeastSquaresStats
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,7 @@ class FoldStats:
         return self._about_own_mean(self._train_sums(k))
 
     def moments(self, k, *, fit_intercept, scale=None, centre=None):
-        """:class:`~mlmpi.linear_model._stats.Moments` of fold ``k``'s training rows
+        """:class:`~mlmpi.linear_model._stats.LeastSquaresStats` of fold ``k``'s training rows
         (every row for None) after ``x -> (x - centre) / scale`` (a fitted standard
         scaler; None: identity), centred at their means with ``fit_intercept``, as
         ``centred_moments`` gives."""
@@ -181,7 +181,7 @@ class FoldStats:
             xty = xty + n * np.outer(z_mean, y_mean)
             yy = yy + n * np.outer(y_mean, y_mean)
             z_mean, y_mean = np.zeros(self.d), np.zeros(self.t)
-        return Moments(
+        return LeastSquaresStats(
             weight_sum=float(n),
             x_mean=z_mean,
             y_mean=y_mean,

@@ -3,7 +3,7 @@
 Solver (which path runs when)
 -----------------------------
 Both estimators first reduce the global data to the replicated
-:class:`~mlmpi.linear_model._stats.Moments` (weighted means, then the
+:class:`~mlmpi.linear_model._stats.LeastSquaresStats` (weighted means, then the
 centred Gram matrices ``XcᵀWXc``, ``XcᵀWYc``: two allreduces; Ridge's
 ``'svd'`` solver needs only the means). Then:
 
@@ -37,12 +37,13 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import linalg, optimize
 from sklearn.base import BaseEstimator, MultiOutputMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 
 from .._array import is_sparse
 from .._contract import collective_method
+from .._sklearn_compat import Interval, StrOptions, _fit_context
 from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
+from ..comms import Comms
 from ._base import (
     GRAM_MAX_FEATURES,
     RegressionMixin,
@@ -243,7 +244,7 @@ class LinearRegression(
         "tol": [Interval(Real, 0, None, closed="left")],
         "n_jobs": [None, Integral],
         "positive": ["boolean"],
-        "comms": "no_validation",
+        "comms": [None, Comms],
     }
 
     def __init__(
@@ -257,6 +258,7 @@ class LinearRegression(
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model on the global data (every rank passes its rows).
 
@@ -274,7 +276,6 @@ class LinearRegression(
         -----
         This method is collective.
         """
-        self._validate_params()
         X, Y, sample_weight, single, comms, _ = regression_data(self, X, y, sample_weight)
         gram = gram_fits(X)
         moments = centred_moments(
@@ -310,6 +311,7 @@ class LinearRegression(
         return self
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, sample_weight=None):
         """Add a batch of rows per rank to the model (an mlmpi extension).
 
@@ -340,7 +342,6 @@ class LinearRegression(
         -------
         self : object
         """
-        self._validate_params()
         for name in ("rank_", "singular_"):
             self.__dict__.pop(name, None)
         X, moments, single = stream_moments(self, X, y, sample_weight)
@@ -532,7 +533,7 @@ class Ridge(
         ],
         "positive": ["boolean"],
         "random_state": ["random_state"],
-        "comms": "no_validation",
+        "comms": [None, Comms],
     }
 
     def __init__(
@@ -601,6 +602,7 @@ class Ridge(
         return "svd" if self.solver in ("svd", "qr") else "cholesky"
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model on the global data (every rank passes its rows).
 
@@ -618,7 +620,6 @@ class Ridge(
         -----
         This method is collective.
         """
-        self._validate_params()
         solver = self._check_solver()
         X, Y, sample_weight, single, comms, _ = regression_data(self, X, y, sample_weight)
         solver = self._sparse_solver(solver, X)
@@ -662,6 +663,7 @@ class Ridge(
 
     @available_if(_ridge_streams)
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, sample_weight=None):
         """Add a batch of rows per rank to the model (an mlmpi extension).
 
@@ -691,7 +693,6 @@ class Ridge(
         -------
         self : object
         """
-        self._validate_params()
         solver = self._check_solver()  # 'cholesky' or 'nnls' for these solvers
         X, moments, single = stream_moments(self, X, y, sample_weight)
         alphas = _alphas(self.alpha, moments.xty.shape[1])

@@ -14,18 +14,24 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator
-from sklearn.linear_model._logistic import _check_solver
-from sklearn.utils._param_validation import Hidden, Interval, StrOptions
-from sklearn.utils._sparse import _align_api_if_sparse
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, is_sparse, log_softmax, to_host
 from .._contract import collective_method
+from .._sklearn_compat import (
+    Hidden,
+    Interval,
+    StrOptions,
+    _align_api_if_sparse,
+    _check_solver,
+    _fit_context,
+)
 from ..base import DistributedClassifierMixin, DistributedEstimatorMixin
+from ..comms import Comms
 from ..kernels import kernels_for
-from ..utils.validation import agree, validate_fit_data
+from ..utils.stats import global_classes
+from ..utils.validation import validate_fit_data
 from ._base import LinearPredictMixin, check_finite_parameters
 from ._convergence import OWN_WORDS
 from ._newton import _Gauge, lbfgs, newton_cg, newton_cholesky
@@ -43,32 +49,6 @@ _PENALTY_DEPRECATED = (
     "set to a float between 0 and 1 instead of penalty='elasticnet', and C=np.inf instead "
     "of penalty=None."
 )
-
-
-def _global_classes(y, sample_weight, comms):
-    """Sorted global classes, their weighted counts (agreed in one collective)
-    and the index in the global classes of each of this rank's labels (host).
-
-    A rank may hold only some classes (or no rows).
-
-    This function is collective.
-    """
-
-    def local():
-        labels = to_host(y)
-        if labels.shape[0]:
-            check_classification_targets(labels)
-        found, inverse = np.unique(labels, return_inverse=True)
-        weights = None if sample_weight is None else to_host(sample_weight).astype(np.float64)
-        counts = np.bincount(inverse, weights=weights, minlength=found.shape[0])
-        return (found, inverse), (found, counts)
-
-    (local_found, inverse), facts = agree(comms, local)
-    classes = np.unique(np.concatenate([found for found, _ in facts]))
-    counts = np.zeros(classes.shape[0])
-    for found, found_counts in facts:
-        counts[np.searchsorted(classes, found)] += found_counts
-    return classes, counts, np.searchsorted(classes, local_found)[inverse]
 
 
 def _class_weights(class_weight, classes, counts):
@@ -449,7 +429,7 @@ class LogisticRegression(
         "verbose": ["verbose"],
         "warm_start": ["boolean"],
         "n_jobs": [None, Integral],
-        "comms": "no_validation",
+        "comms": [None, Comms],
     }
 
     def __init__(
@@ -613,6 +593,7 @@ class LogisticRegression(
         return lbfgs(objective, start, **options)
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model on the global data (every rank passes its rows).
 
@@ -630,13 +611,12 @@ class LogisticRegression(
         -----
         This method is collective.
         """
-        self._validate_params()
         penalty, C = self._penalty()
         comms = self._get_comms()
         X, y, sample_weight, _ = validate_fit_data(
             self, X, y, comms=comms, sample_weight=sample_weight, order="C", accept_sparse="csr"
         )
-        classes, counts, classes_idx = _global_classes(y, sample_weight, comms)
+        classes, counts, classes_idx = global_classes(y, comms, sample_weight=sample_weight)
         self._check_classes(classes)
         xp = get_namespace(X)
         class_weight = _class_weights(self.class_weight, classes, counts)

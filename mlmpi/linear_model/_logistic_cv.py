@@ -22,14 +22,16 @@ from sklearn import linear_model as sk
 
 from .._array import is_sparse, to_host
 from .._contract import collective_method
-from .._sklearn_compat import _raise_for_params
+from .._sklearn_compat import _check_solver, _fit_context, _raise_for_params
+from ..comms import Comms
 from ..metrics import get_scorer, make_scorer
+from ..utils.stats import global_classes
 from ..utils.validation import validate_fit_data
 from ._batched_fits import LogisticFolds, NotBatchable
 from ._batched_logistic import AskingObjective
 from ._fold_stats import Folds
 from ._given_decision import decisions, score, scoring_estimator
-from ._logistic import LogisticRegression, _check_solver, _global_classes
+from ._logistic import LogisticRegression
 
 _L1_RATIOS_WARNING = (
     "The default value for l1_ratios will change from None to (0.0,) in version 1.10. "
@@ -156,7 +158,7 @@ n_iter_
 
     _parameter_constraints: dict = {
         **sk.LogisticRegressionCV._parameter_constraints,
-        "comms": "no_validation",
+        "comms": [None, Comms],
     }
 
     def __init__(
@@ -273,6 +275,7 @@ n_iter_
         )
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, **params):
         """Fit the model with cross-validation over the global rows.
 
@@ -292,7 +295,6 @@ n_iter_
         """
         from ..model_selection._split import check_cv
 
-        self._validate_params()
         _raise_for_params(params, self, "fit")
         l1_ratios, penalty, scoring, legacy, solver, grid = self._options()
         comms = self._get_comms()
@@ -306,7 +308,7 @@ n_iter_
             order="C",
             accept_sparse="csr",
         )
-        classes, counts, _ = _global_classes(y, sample_weight, comms)
+        classes, counts, _ = global_classes(y, comms, sample_weight=sample_weight)
         self.classes_ = classes
         if classes.shape[0] < 2:
             raise ValueError(

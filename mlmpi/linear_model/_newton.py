@@ -20,8 +20,8 @@ import numpy as np
 import scipy.linalg
 from scipy import optimize
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.optimize import _newton_cg
 
+from .._sklearn_compat import _newton_cg
 from ._convergence import OWN_WORDS, warn_not_converged
 
 # scipy's L-BFGS-B status and message when it stops at its iteration limit

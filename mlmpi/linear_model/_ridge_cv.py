@@ -27,8 +27,9 @@ from sklearn.utils import check_scalar
 
 from .._array import get_namespace, is_sparse, to_host
 from .._contract import collective_method
-from .._sklearn_compat import _raise_for_params
+from .._sklearn_compat import _fit_context, _raise_for_params
 from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
+from ..comms import Comms
 from ..metrics import check_scoring
 from ._base import RegressionMixin, regression_data, set_coefficients
 from ._least_squares import Ridge
@@ -145,7 +146,7 @@ class RidgeCV(
 
     _parameter_constraints: dict = {
         **sk.RidgeCV._parameter_constraints,
-        "comms": "no_validation",
+        "comms": [None, Comms],
     }
 
     def __init__(
@@ -186,6 +187,7 @@ class RidgeCV(
         return np.asarray(values, dtype=np.float64)
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, **params):
         """Fit Ridge regression with cross-validation over the global rows.
 
@@ -203,7 +205,6 @@ class RidgeCV(
         -------
         self : object
         """
-        self._validate_params()
         _raise_for_params(params, self, "fit")
         alphas = self._checked_alphas()
         if self.cv is not None:

@@ -20,12 +20,13 @@ import numpy as np
 from .._array import get_namespace, is_sparse, to_host
 from .._linalg import tsqr_r
 from ..kernels import kernels_for
+from ..utils.stats import weighted_means
 
 _CACHE_BYTES = 1 << 19
 
 
 @dataclass(frozen=True)
-class Moments:
+class LeastSquaresStats:
     """Replicated (host, float64) statistics of the global weighted data.
 
     Attributes
@@ -50,39 +51,6 @@ class Moments:
     gram: np.ndarray
     xty: np.ndarray
     yty: np.ndarray
-
-
-def weighted_means(X, Y, sample_weight, comms):
-    """``(Σw, x̄, ȳ)`` of the global data in one allreduce (host, float64).
-
-    This function is collective.
-    """
-    xp = get_namespace(X)
-    d, t = X.shape[1], Y.shape[1]
-    packed = xp.empty(1 + d + t, dtype=xp.float64)
-    if is_sparse(X):
-        w = xp.ones(X.shape[0]) if sample_weight is None else sample_weight.astype(xp.float64)
-        packed[0] = w.sum()
-        packed[1 : 1 + d] = 0.0
-        kernels_for("linear", X).add_transpose_product(X, w, packed[1 : 1 + d])
-        packed[1 + d :] = w @ Y.astype(xp.float64, copy=False)
-    elif sample_weight is None:
-        packed[0] = X.shape[0]
-        packed[1 : 1 + d] = X.sum(axis=0, dtype=xp.float64)
-        packed[1 + d :] = Y.sum(axis=0, dtype=xp.float64)
-    else:
-        w = sample_weight.astype(xp.float64, copy=False)
-        packed[0] = w.sum()
-        packed[1:] = 0
-        # float64 products in row blocks: no float64 copy of the whole of X.
-        for start in range(0, X.shape[0], 1 << 17):
-            rows = slice(start, start + (1 << 17))
-            packed[1 : 1 + d] += w[rows] @ X[rows].astype(xp.float64, copy=False)
-            packed[1 + d :] += w[rows] @ Y[rows].astype(xp.float64, copy=False)
-    total = to_host(comms.allreduce(packed))
-    weight_sum = float(total[0])
-    scale = 1.0 / weight_sum if weight_sum > 0 else 0.0
-    return weight_sum, total[1 : 1 + d] * scale, total[1 + d :] * scale
 
 
 def _centred_blocks(X, Y, x_mean, y_mean, sample_weight):
@@ -147,7 +115,7 @@ def _sparse_products(X, Y, y_mean, sample_weight, gram, xty, yty):
 
 
 def centred_moments(X, Y, sample_weight, comms, *, fit_intercept, products=True):
-    """Global :class:`Moments` of the weighted data, centred at the global means.
+    """Global :class:`LeastSquaresStats` of the weighted data, centred at the global means.
 
     Centring uses the global weighted means (never the local ones), subtracted
     before the products, so no precision is lost to cancellation when the
@@ -168,7 +136,7 @@ def centred_moments(X, Y, sample_weight, comms, *, fit_intercept, products=True)
 
     Returns
     -------
-    Moments
+    LeastSquaresStats
 
     Notes
     -----
@@ -180,14 +148,14 @@ def centred_moments(X, Y, sample_weight, comms, *, fit_intercept, products=True)
     if not fit_intercept:
         x_mean, y_mean = np.zeros(d), np.zeros(t)
     if not products:
-        return Moments(weight_sum, x_mean, y_mean, gram=None, xty=None, yty=None)
+        return LeastSquaresStats(weight_sum, x_mean, y_mean, gram=None, xty=None, yty=None)
     packed = xp.zeros(d * d + d * t + t, dtype=xp.float64)
     centred_products(X, Y, x_mean, y_mean, sample_weight, packed)
     total = to_host(comms.allreduce(packed))
     gram = total[: d * d].reshape(d, d)
     if is_sparse(X):  # implicit centring: XcᵀWXc = XᵀWX - Σw x̄x̄ᵀ (Σ w(y - ȳ) = 0)
         gram -= weight_sum * np.outer(x_mean, x_mean)
-    return Moments(
+    return LeastSquaresStats(
         weight_sum=weight_sum,
         x_mean=x_mean,
         y_mean=y_mean,
@@ -198,7 +166,7 @@ def centred_moments(X, Y, sample_weight, comms, *, fit_intercept, products=True)
 
 
 def merge_moments(first, second):
-    """The :class:`Moments` of the rows of ``first`` and ``second`` together.
+    """The :class:`LeastSquaresStats` of the rows of ``first`` and ``second`` together.
 
     Chan's pairwise update of the weighted means and centred products, exact
     up to rounding (no cancellation: the products stay centred), so that a
@@ -213,7 +181,7 @@ def merge_moments(first, second):
     spread = first.weight_sum * share
     dx = second.x_mean - first.x_mean
     dy = second.y_mean - first.y_mean
-    return Moments(
+    return LeastSquaresStats(
         weight_sum=total,
         x_mean=first.x_mean + share * dx,
         y_mean=first.y_mean + share * dy,

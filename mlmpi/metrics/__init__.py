@@ -21,7 +21,12 @@ from ._classification import (
     precision_score,
     recall_score,
 )
-from ._cluster import adjusted_rand_score, silhouette_samples, silhouette_score
+from ._cluster import (
+    adjusted_rand_score,
+    fowlkes_mallows_score,
+    silhouette_samples,
+    silhouette_score,
+)
 from ._curves import average_precision_score, precision_recall_curve, roc_curve
 from ._log_loss import log_loss
 from ._ranking import roc_auc_score
@@ -48,6 +53,7 @@ __all__ = [
     "explained_variance_score",
     "f1_score",
     "fbeta_score",
+    "fowlkes_mallows_score",
     "get_scorer",
     "get_scorer_names",
     "log_loss",

@@ -17,7 +17,7 @@ import sklearn.metrics as sk
 
 from .._contract import collective_function
 from ..comms import resolve_comms
-from ._common import global_table
+from ..utils.stats import global_table
 
 _COLLECTIVE = """
     This function is collective: every rank passes its own rows.

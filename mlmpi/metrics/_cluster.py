@@ -1,5 +1,6 @@
-"""Clustering metrics: the adjusted Rand index from the global contingency
-table, the silhouette from every row's distance sums to every cluster."""
+"""Clustering metrics: the adjusted Rand index and the Fowlkes-Mallows index
+from the global contingency table, the silhouette from every row's distance
+sums to every cluster."""
 
 import numbers
 
@@ -13,18 +14,16 @@ from .._contract import collective_function
 from ..comms import resolve_comms
 from ..kernels import kernels_for
 from ..utils.ring import ring_blocks
+from ..utils.stats import distinct, global_table, union
 from ..utils.validation import agree
-from ._common import distinct, global_table
 
 _BLOCK_ROWS = 2048
 
 
-@collective_function
-def adjusted_rand_score(labels_true, labels_pred, *, comms=None):
-    """Adjusted Rand index of two clusterings of the rows of all ranks.
+_PAIR_COUNT_DOC = """{summary} of two clusterings of the rows of all ranks.
 
-    The pair counts come from the global contingency table (one collective
-    merges every rank's table of distinct label pairs), in exact integers.
+    {how}, from the global contingency table (one collective merges every
+    rank's table of distinct label pairs), in exact integers.
 
     Parameters
     ----------
@@ -34,7 +33,7 @@ def adjusted_rand_score(labels_true, labels_pred, *, comms=None):
 
     Returns
     -------
-    ari : float
+    {name} : float
         scikit-learn's value on the concatenated rows, on every rank.
 
     Notes
@@ -43,19 +42,15 @@ def adjusted_rand_score(labels_true, labels_pred, *, comms=None):
 
     Examples
     --------
-    >>> from mlmpi.metrics import adjusted_rand_score
-    >>> adjusted_rand_score([0, 0, 1, 2], [0, 0, 1, 1])
-    0.5714285714285714
+    >>> from mlmpi.metrics import {function}
+    >>> {function}({example})
+    {value}
     """
-    comms = resolve_comms(comms)
 
-    (true, pred), counts = global_table(
-        comms, (labels_true, labels_pred), None, names=("labels_true", "labels_pred")
-    )
-    table = [int(c) for c in counts]
-    n = sum(table)
-    rows = _marginal(true, table)
-    columns = _marginal(pred, table)
+
+@collective_function
+def adjusted_rand_score(labels_true, labels_pred, *, comms=None):
+    n, table, rows, columns = _pair_counts(labels_true, labels_pred, resolve_comms(comms))
     sum_squares = sum(c * c for c in table)
     same_both = sum_squares - n
     same_true_only = sum(r * r for r in rows) - sum_squares
@@ -65,6 +60,45 @@ def adjusted_rand_score(labels_true, labels_pred, *, comms=None):
     if fn == 0 and fp == 0:
         return 1.0
     return 2.0 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
+
+
+@collective_function
+def fowlkes_mallows_score(labels_true, labels_pred, *, comms=None):
+    n, table, rows, columns = _pair_counts(labels_true, labels_pred, resolve_comms(comms))
+    tk = sum(c * c for c in table) - n
+    pk = sum(c * c for c in columns) - n
+    qk = sum(r * r for r in rows) - n
+    return float(np.sqrt(tk / pk) * np.sqrt(tk / qk)) if tk != 0 else 0.0
+
+
+adjusted_rand_score.__doc__ = _PAIR_COUNT_DOC.format(
+    summary="Adjusted Rand index",
+    how="The pairs of rows put together or apart by both clusterings",
+    name="ari",
+    function="adjusted_rand_score",
+    example="[0, 0, 1, 2], [0, 0, 1, 1]",
+    value="0.5714285714285714",
+)
+fowlkes_mallows_score.__doc__ = _PAIR_COUNT_DOC.format(
+    summary="Fowlkes-Mallows index",
+    how="The geometric mean of the pairwise precision and recall",
+    name="score",
+    function="fowlkes_mallows_score",
+    example="[0, 0, 1, 1], [1, 1, 0, 0]",
+    value="1.0",
+)
+
+
+def _pair_counts(labels_true, labels_pred, comms):
+    """``(n, table, rows, columns)``: the global number of rows, the counts of the
+    contingency table's non-zero cells and its row and column totals (Python ints).
+
+    This function is collective."""
+    (true, pred), counts = global_table(
+        comms, (labels_true, labels_pred), None, names=("labels_true", "labels_pred")
+    )
+    table = [int(c) for c in counts]
+    return sum(table), table, _marginal(true, table), _marginal(pred, table)
 
 
 def _marginal(labels, counts):
@@ -136,7 +170,7 @@ def _silhouette_local(X, labels, metric, comms, kwds, sample_size=None, random_s
         counts = [int(c) for c in comms.allgather(np.array([len(keep)], dtype=np.int64))]
         n_samples = sum(counts)
     with_rows = [f for f in facts if f[0]] or facts[:1]
-    classes = distinct(np.concatenate([f[2] for f in with_rows]))[0]
+    classes = union([f[2] for f in facts])
     codes = np.searchsorted(classes, local_labels)
     present = comms.allreduce(np.bincount(codes, minlength=len(classes)).astype(np.int64))
     n_labels = int((present > 0).sum())

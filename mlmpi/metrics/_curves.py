@@ -4,7 +4,7 @@ A curve's points are the distinct scores, in decreasing order, with the
 weights of the positive and negative rows at or above each. So the curve of
 the concatenated data is scikit-learn's curve of the global table of
 distinct (label, score) pairs with their summed weights
-(:func:`~mlmpi.metrics._common.global_table`, one collective), which
+(:func:`~mlmpi.utils.stats.global_table`, one collective), which
 scikit-learn's own function computes, with its checks, warnings,
 ``pos_label`` and ``drop_intermediate`` rules. Every rank holds the table:
 as many entries as distinct (label, score) pairs, at most as many as the
@@ -15,7 +15,7 @@ import sklearn.metrics as sk
 
 from .._contract import collective_function
 from ..comms import resolve_comms
-from ._common import global_table
+from ..utils.stats import global_table
 
 
 def _table(y_true, y_score, sample_weight, comms):

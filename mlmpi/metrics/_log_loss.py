@@ -10,12 +10,14 @@ from sklearn.utils.validation import check_consistent_length
 from .._array import to_host
 from .._contract import collective_function
 from ..comms import resolve_comms
+from ..utils.stats import distinct, host_labels, host_weights, union
 from ..utils.validation import agree
-from ._common import distinct, host_labels, host_weights
 
 
-def _binarizer(values, labels):
-    """scikit-learn's LabelBinarizer of the global labels, with its checks."""
+def _binarizer(values, labels, numpy_labels):
+    """scikit-learn's LabelBinarizer of the global labels, with its checks
+    (``numpy_labels``: y_true is a NumPy array, whose labels its messages show
+    as NumPy scalars; other containers give Python objects)."""
     binarizer = LabelBinarizer()
     if labels is None:
         binarizer.fit(values)
@@ -29,7 +31,7 @@ def _binarizer(values, labels):
                 UserWarning,
                 stacklevel=2,
             )
-        undeclared = set(values) - set(labels)
+        undeclared = (set(values) if numpy_labels else set(values.tolist())) - set(labels)
         if undeclared:
             raise ValueError(
                 f"y_true contains values {undeclared} not belonging to the passed labels {labels}."
@@ -47,7 +49,16 @@ def _binarizer(values, labels):
 
 
 @collective_function
-def log_loss(y_true, y_proba, *, normalize=True, sample_weight=None, labels=None, comms=None):
+def log_loss(
+    y_true,
+    y_proba=None,
+    *,
+    normalize=True,
+    sample_weight=None,
+    labels=None,
+    y_pred="deprecated",
+    comms=None,
+):
     """Log loss (cross-entropy) over the rows of all ranks.
 
     Classes are ``labels`` or the sorted union of ``y_true`` over all
@@ -62,6 +73,9 @@ def log_loss(y_true, y_proba, *, normalize=True, sample_weight=None, labels=None
         Mean loss; False gives the (weighted) sum.
     sample_weight : array-like of shape (n_local,), default=None
     labels : array-like, default=None
+    y_pred : array-like of shape (n_local,) or (n_local, n_classes)
+        Deprecated name of ``y_proba``, as in scikit-learn (with its
+        ``FutureWarning``).
     comms : Comms, default=None
         None means :func:`mlmpi.get_comms`.
 
@@ -81,6 +95,19 @@ def log_loss(y_true, y_proba, *, normalize=True, sample_weight=None, labels=None
     ...                [[.1, .9], [.9, .1], [.8, .2], [.35, .65]]), 6)
     0.216162
     """
+    if not (isinstance(y_pred, str) and y_pred == "deprecated"):
+        if y_proba is not None:
+            raise ValueError(
+                "Cannot use both `y_pred` and `y_proba`. `y_pred` is deprecated, "
+                "use `y_proba` instead."
+            )
+        warnings.warn(
+            "`y_pred` was renamed to `y_proba` in version 1.9 and will be removed "
+            "in 1.11. Use `y_proba` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        y_proba = y_pred
     comms = resolve_comms(comms)
 
     def check():
@@ -110,8 +137,8 @@ def log_loss(y_true, y_proba, *, normalize=True, sample_weight=None, labels=None
     if extremes and min(e[1] for e in extremes) < 0:
         raise ValueError(f"y_prob contains values lower than 0: {min(e[1] for e in extremes)}")
     with_rows = [f for f in facts if f[0]] or facts[:1]
-    values = distinct(np.concatenate([f[1] for f in with_rows]))[0]
-    binarizer = _binarizer(values, labels)
+    values = union([f[1] for f in facts])
+    binarizer = _binarizer(values, labels, isinstance(y_true, np.ndarray))
     if not all(f[4] for f in facts):
         warnings.warn(
             "The y_prob values do not sum to one. Make sure to pass probabilities.",

@@ -25,8 +25,8 @@ from .._contract import collective_function
 from ..comms import resolve_comms
 from ..kernels import kernels_for
 from ..utils.ring import ring_blocks
+from ..utils.stats import distinct, host_labels, host_weights, union
 from ..utils.validation import agree
-from ._common import distinct, host_labels, host_weights
 
 _BLOCK_ROWS = 1 << 16
 
@@ -309,17 +309,23 @@ def roc_auc_score(
     comms = resolve_comms(comms)
 
     def check():
-        check_consistent_length(y_true, y_score, sample_weight)
+        check_consistent_length(y_true, y_score)
+        try:  # scikit-learn checks the weights' length after the multiclass rules
+            check_consistent_length(y_true, y_score, sample_weight)
+            weight_error = None
+        except ValueError as exc:
+            weight_error = str(exc)
         true = check_array(host_labels(y_true), ensure_2d=False, dtype=None, ensure_min_samples=0)
         score = check_array(to_host(y_score), ensure_2d=False, ensure_min_samples=0)
-        weight = host_weights(sample_weight)
+        weight = None if weight_error else host_weights(sample_weight)
         sums_to_one = score.ndim == 2 and bool(np.allclose(1, score.sum(axis=1)))
-        facts = (true.shape[0], distinct(true)[0], score.shape[1:], sums_to_one)
+        facts = (true.shape[0], distinct(true)[0], score.shape[1:], sums_to_one, weight_error)
         return (true, score, weight), facts
 
     (true, score, weight), facts = agree(comms, check)
+    weight_errors = [f[4] for f in facts if f[4] is not None]
     with_rows = [f for f in facts if f[0]] or facts[:1]
-    values = distinct(np.concatenate([f[1] for f in with_rows]))[0]
+    values = union([f[1] for f in facts])
     tails = {f[2] for f in with_rows}
     if len(tails) > 1:
         raise ValueError(f"y_score has a different number of columns on different ranks {tails}.")
@@ -345,10 +351,14 @@ def roc_auc_score(
             average,
             sample_weight,
         )
+        if weight_errors:
+            raise ValueError(weight_errors[0])
         if multi_class == "ovo":
             return _ovo_auc(comms, true, score, classes, values, average)
         Y = true.reshape(-1, 1) == classes.reshape(1, -1)
         return _indicator_auc(comms, Y, score, weight, average)
+    if y_type in ("binary", "multilabel-indicator") and weight_errors:
+        raise ValueError(weight_errors[0])
     if y_type == "binary":
         positive = (true == values[1]) if len(values) == 2 else np.zeros(true.shape[0], bool)
         return _binary_auc(comms, positive, column_or_1d(score), weight, max_fpr)

@@ -17,9 +17,8 @@ from sklearn.utils.validation import check_consistent_length
 from .._array import get_namespace, to_host
 from .._contract import collective_function
 from ..comms import resolve_comms
-from ..utils._quantiles import global_median
+from ..utils.stats import global_median, global_table, host_weights
 from ..utils.validation import agree
-from ._common import global_table, host_weights
 
 _MULTIOUTPUT = ("raw_values", "uniform_average", "variance_weighted")
 
@@ -92,11 +91,17 @@ def _targets(comms, y_true, y_pred, sample_weight, multioutput, allowed):
 
 
 def _weighted_sums(comms, xp, weights, *columns):
-    """``[Σw, Σw·column for each column]`` over all ranks, one allreduce (float64 host)."""
+    """``[Σw, Σw·column for each column]`` over all ranks, one allreduce (float64 host).
+
+    The local sums add the rows as ``np.average`` does (NumPy's pairwise sum of the
+    weighted rows), so that one rank gives scikit-learn's value to the last bit."""
     n_rows = columns[0].shape[0]
-    w = xp.ones(n_rows, dtype=xp.float64) if weights is None else weights
-    # cᵀw, not w @ c: NumPy's vector @ (n, 1) matrix skips BLAS (~700x slower)
-    local = [xp.sum(w).reshape(1)] + [c.T @ w for c in columns]
+    if weights is None:
+        local = [xp.asarray([float(n_rows)])] + [xp.sum(c, axis=0) for c in columns]
+    else:
+        local = [xp.sum(weights).reshape(1)] + [
+            xp.sum(c * weights.reshape((-1,) + (1,) * (c.ndim - 1)), axis=0) for c in columns
+        ]
     packed = to_host(xp.concatenate(local))
     return comms.allreduce(packed)
 

@@ -10,8 +10,10 @@ same error on every rank), and the metric runs on the estimator's comms.
 import copy
 from inspect import signature
 
-from sklearn.metrics import _scorer as sk_scorer
+from sklearn.metrics import check_scoring as sk_check_scoring
 
+from .._sklearn_compat import _SCORERS as SK_SCORERS
+from .._sklearn_compat import _MultimetricScorer, _Scorer
 from ..comms import get_comms
 from ..utils.validation import agree
 from . import _classification, _cluster, _curves, _log_loss, _ranking, _regression
@@ -36,6 +38,7 @@ _METRICS = {
         _regression.explained_variance_score,
         _regression.median_absolute_error,
         _cluster.adjusted_rand_score,
+        _cluster.fowlkes_mallows_score,
     )
 }
 
@@ -45,7 +48,7 @@ def _comms_of(estimator):
     return get() if get is not None else get_comms()
 
 
-class _GlobalScorer(sk_scorer._Scorer):
+class _GlobalScorer(_Scorer):
     """scikit-learn's ``_Scorer`` whose metric is collective and runs on the
     estimator's comms."""
 
@@ -63,14 +66,14 @@ class _GlobalScorer(sk_scorer._Scorer):
 def _global_version(scorer):
     """Our scorer for scikit-learn's ``scorer`` (None when its metric is not distributed)."""
     func = _METRICS.get(getattr(scorer._score_func, "__name__", None))
-    if func is None or type(scorer) is not sk_scorer._Scorer:
+    if func is None or type(scorer) is not _Scorer:
         return None
     return _GlobalScorer(func, scorer._sign, dict(scorer._kwargs), scorer._response_method)
 
 
 _SCORERS = {
     name: ours
-    for name, scorer in sk_scorer._SCORERS.items()
+    for name, scorer in SK_SCORERS.items()
     if (ours := _global_version(scorer)) is not None
 }
 
@@ -102,7 +105,7 @@ def get_scorer(scoring):
         'precision*', 'recall*', 'roc_auc', 'roc_auc_ovr', 'roc_auc_ovo',
         'neg_log_loss', 'r2', 'neg_mean_squared_error',
         'neg_root_mean_squared_error', 'neg_mean_absolute_error',
-        'adjusted_rand_score', ...).
+        'adjusted_rand_score', 'fowlkes_mallows_score', ...).
 
     Returns
     -------
@@ -122,7 +125,7 @@ def get_scorer(scoring):
         return scoring
     if scoring in _SCORERS:
         return copy.deepcopy(_SCORERS[scoring])
-    if scoring in sk_scorer._SCORERS:
+    if scoring in SK_SCORERS:
         raise ValueError(
             f"{scoring!r} is a scikit-learn scorer without a distributed version in mlmpi; "
             "use one of mlmpi.metrics.get_scorer_names()."
@@ -189,7 +192,39 @@ def check_scoring(estimator=None, scoring=None, *, allow_none=False, raise_exc=T
     if isinstance(scoring, str):
         return get_scorer(scoring)
     if isinstance(scoring, (list, tuple, set, dict)):
-        names = scoring if isinstance(scoring, dict) else {name: name for name in scoring}
-        scorers = {key: get_scorer(value) for key, value in names.items()}
-        return sk_scorer._MultimetricScorer(scorers=scorers, raise_exc=raise_exc)
-    return sk_scorer.check_scoring(estimator, scoring, allow_none=allow_none, raise_exc=raise_exc)
+        named = named_scorings(scoring)
+        scorers = {key: check_scoring(estimator, value) for key, value in named.items()}
+        return _MultimetricScorer(scorers=scorers, raise_exc=raise_exc)
+    return sk_check_scoring(estimator, scoring, allow_none=allow_none, raise_exc=raise_exc)
+
+
+def named_scorings(scoring):
+    """``{name: scoring}`` of a list, tuple, set or dict of scorings, with
+    scikit-learn's checks and messages (``_check_multimetric_scoring``)."""
+    if isinstance(scoring, dict):
+        if not all(isinstance(key, str) for key in scoring):
+            raise ValueError(
+                f"Non-string types were found in the keys of the given dict. scoring={scoring!r}"
+            )
+        if not scoring:
+            raise ValueError(f"An empty dict was passed. {scoring!r}")
+        return scoring
+    message = "The list/tuple elements must be unique strings of predefined scorers. "
+    try:
+        keys = set(scoring)
+    except TypeError as exc:
+        raise ValueError(message) from exc
+    if len(keys) != len(scoring):
+        raise ValueError(f"{message} Duplicate elements were found in the given list. {scoring!r}")
+    if not keys:
+        raise ValueError(f"{message} Empty list was given. {scoring!r}")
+    if not all(isinstance(key, str) for key in keys):
+        if any(callable(key) for key in keys):
+            raise ValueError(
+                f"{message} One or more of the elements were callables. Use a dict of score "
+                f"name mapped to the scorer callable. Got {scoring!r}"
+            )
+        raise ValueError(
+            f"{message} Non-string types were found in the given list. Got {scoring!r}"
+        )
+    return {name: name for name in scoring}

@@ -1,6 +1,7 @@
 """Scorers every rank can use: each returns the score of all ranks' rows."""
 
 from ..metrics import get_scorer
+from ..metrics._scorer import named_scorings
 
 
 def collective_scoring(scoring):
@@ -14,12 +15,10 @@ def collective_scoring(scoring):
         return scoring
     if isinstance(scoring, str):
         return get_scorer(scoring)
-    if isinstance(scoring, dict):
-        return {
-            key: get_scorer(value) if isinstance(value, str) else value
-            for key, value in scoring.items()
-        }
-    return {name: get_scorer(name) for name in scoring}
+    return {
+        key: get_scorer(value) if isinstance(value, str) else value
+        for key, value in named_scorings(scoring).items()
+    }
 
 
 def rank0_times(results, keys, comms):

@@ -161,9 +161,10 @@ n_splits_, refit_time_, multimetric_
     {{'alpha': 0.01}}
     """
 
-    _parameter_constraints: ClassVar[dict] = dict(
-        sk.GridSearchCV._parameter_constraints, comms=[None, Comms]
-    )
+    _parameter_constraints: ClassVar[dict] = {
+        **sk.GridSearchCV._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(
         self,
@@ -245,9 +246,10 @@ n_splits_, refit_time_, multimetric_
     4
     """
 
-    _parameter_constraints: ClassVar[dict] = dict(
-        sk.RandomizedSearchCV._parameter_constraints, comms=[None, Comms]
-    )
+    _parameter_constraints: ClassVar[dict] = {
+        **sk.RandomizedSearchCV._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(
         self,

@@ -6,22 +6,35 @@ global number of rows (and, for the stratified splitters, a placeholder of
 the global labels), so the folds are scikit-learn's folds of the
 concatenated data, and keeps its own rows of each. Nothing but row counts
 and per-class counts travels between ranks.
+
+:func:`train_test_split` returns rows, not indices: its parts hold the rows
+in scikit-learn's (shuffled) order, moved between the ranks so that each
+rank holds one block of that order, the blocks as even as possible. The
+parts of every rank, concatenated in rank order, are scikit-learn's parts of
+the concatenated data, so a later unshuffled split cuts scikit-learn's folds.
 """
 
 import inspect
-from itertools import chain
+import pickle
+import warnings
 
 import numpy as np
 import sklearn.model_selection as sk
-from sklearn.model_selection._split import _validate_shuffle_split
-from sklearn.utils import _safe_indexing
+from sklearn.utils import check_array, indexable
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import _num_samples, check_consistent_length
+from sklearn.utils.validation import check_consistent_length
 
-from .._array import to_host
+from .._array import get_namespace, is_device_array, is_sparse, to_host
 from .._contract import collective_function, collective_method
+from .._sklearn_compat import (
+    _num_samples,
+    _safe_indexing,
+    _UnsupportedGroupCVMixin,
+    _validate_shuffle_split,
+)
 from ..base import DistributedEstimatorMixin
 from ..comms import resolve_comms
+from ..comms._method import in_collective_method
 from ..utils.validation import RowLayout, agree
 from ._agreement import agreed_random_state
 
@@ -69,17 +82,32 @@ class _GlobalRowSplitter(DistributedEstimatorMixin):
         rows = np.arange(layout.offset, layout.offset + layout.n_local)
         return np.empty((layout.n_samples, 0)), None, rows
 
+    def _local_folds(self, X, y, groups):
+        with in_collective_method(f"{type(self).__name__}.split"):
+            layout, rows, reference = self._reference_splits(X, y, groups)
+            splits = [
+                (
+                    _local_members(train, rows, layout.n_samples),
+                    _local_members(test, rows, layout.n_samples),
+                )
+                for train, test in reference
+            ]
+        yield from splits
+
     @collective_method
     def split(self, X, y=None, groups=None):
         """Generate indices to split this rank's rows into training and test sets.
 
         The folds are those scikit-learn's splitter gives on the
         concatenation of every rank's rows (in rank order); each rank gets the
-        indices of its own rows in them.
+        indices of its own rows in them. The splitters that ignore ``groups``
+        warn when given some, as scikit-learn's ``KFold`` and ``ShuffleSplit`` do.
 
         This method is collective: every rank calls it with its own rows (a
-        rank without rows passes empty arrays). The folds are computed when
-        it is called, so every rank may then iterate over them at its pace.
+        rank without rows passes empty arrays) and takes the first fold; as
+        scikit-learn's, it returns a generator, which checks the arguments and
+        computes every fold at the first ``next()``. Every rank may then
+        iterate over the folds at its pace.
 
         Parameters
         ----------
@@ -93,18 +121,17 @@ class _GlobalRowSplitter(DistributedEstimatorMixin):
 
         Returns
         -------
-        splits : iterator of (train, test)
-            Local (this rank's) row indices of each fold, sorted.
+        splits : generator of (train, test)
+            For each fold, the local (this rank's) row indices of the training
+            set and of the test set, sorted.
         """
-        layout, rows, reference = self._reference_splits(X, y, groups)
-        splits = [
-            (
-                _local_members(train, rows, layout.n_samples),
-                _local_members(test, rows, layout.n_samples),
+        if groups is not None and issubclass(self._reference, _UnsupportedGroupCVMixin):
+            warnings.warn(  # stacklevel 3: past the contract's wrapper, at the caller
+                f"The groups parameter is ignored by {type(self).__name__}",
+                UserWarning,
+                stacklevel=3,
             )
-            for train, test in reference
-        ]
-        return iter(splits)
+        return self._local_folds(X, y, groups)
 
     def _reference_splits(self, X, y, groups):
         """``(layout, rows, splits)``: the global row layout, the placeholder index
@@ -247,14 +274,19 @@ class _ByGlobalClass(_GlobalRowSplitter):
         y = np.asarray(to_host(y))
         if n_rows == 0:
             return y, (n_rows, [], [], [])
+        y = self._classes_of(y)
+        labels, first, counts = np.unique(y, return_index=True, return_counts=True)
+        return y, (n_rows, labels.tolist(), first.tolist(), counts.tolist())
+
+    def _classes_of(self, y):
+        """The label of each of this rank's rows that the splitter stratifies on
+        (scikit-learn's ``StratifiedKFold`` rules)."""
         kind = type_of_target(y)
         if kind not in _CLASSIFICATION_TARGETS:
             raise ValueError(
                 f"Supported target types are: {_CLASSIFICATION_TARGETS}. Got {kind!r} instead."
             )
-        y = y.ravel()
-        labels, first, counts = np.unique(y, return_index=True, return_counts=True)
-        return y, (n_rows, labels.tolist(), first.tolist(), counts.tolist())
+        return y.ravel()
 
     def _placeholder(self, layout, y_local, facts):
         first_row, total, before = {}, {}, {}
@@ -354,6 +386,14 @@ class StratifiedShuffleSplit(_ByGlobalClass, sk.StratifiedShuffleSplit):
     """
 
     _reference = sk.StratifiedShuffleSplit
+
+    def _classes_of(self, y):
+        # scikit-learn's StratifiedShuffleSplit: any labels; a 2-d y (multilabel)
+        # stratifies on its distinct rows, each written as one string
+        y = check_array(y, ensure_2d=False, dtype=None)
+        if y.ndim == 2:
+            y = np.array([" ".join(row.astype("str")) for row in y])
+        return y
 
     def __init__(
         self, n_splits=10, *, test_size=None, train_size=None, random_state=None, comms=None
@@ -564,14 +604,16 @@ def train_test_split(
     stratify=None,
     comms=None,
 ):
-    """Split this rank's rows into random train and test subsets, by global row.
+    """Split every rank's rows into random train and test subsets, as scikit-learn.
 
     The same split as :func:`sklearn.model_selection.train_test_split` on the
-    concatenation of every rank's rows, whatever the number of ranks: each
-    rank gets the train and test parts of its own rows. The parts keep the
-    rows' global order (scikit-learn returns them in the order of its
-    permutation): the same sets of rows, in another order, which matters to
-    a later unshuffled split of the training part.
+    concatenation of every rank's rows, whatever the number of ranks, and in
+    the same order: scikit-learn returns each part in the order of its
+    shuffle, and so does this function, by moving the rows between the ranks.
+    Rank ``r`` gets the ``r``-th block of each part (blocks as even as
+    possible), so the parts of every rank, concatenated in rank order, are
+    scikit-learn's parts. A later unshuffled split of the training part
+    (``GridSearchCV(cv=5)``) then cuts scikit-learn's folds.
 
     This function is collective.
 
@@ -580,7 +622,8 @@ def train_test_split(
     *arrays : sequence of indexables with the same length
         This rank's rows (lists, arrays, sparse matrices or dataframes).
     test_size, train_size : float or int, default=None
-        As scikit-learn's; fractions are of the global number of rows.
+        As scikit-learn's (0.25 of the global rows for the test part when both
+        are None); fractions are of the global number of rows.
     random_state : int, RandomState instance or None, default=None
         As in :class:`KFold`.
     shuffle : bool, default=True
@@ -593,44 +636,167 @@ def train_test_split(
     Returns
     -------
     splitting : list, length=2 * len(arrays)
-        Train and test parts of each of this rank's arrays.
+        This rank's block of the train and test parts of each array (the
+        same kinds as the inputs; sparse matrices as CSR, as scikit-learn).
+
+    Notes
+    -----
+    Every rank materialises scikit-learn's permutation of the global rows
+    (8 bytes per global row). The rows travel in one all-to-all exchange per
+    part and array: numeric arrays as they are (on the GPU for CuPy arrays),
+    other kinds (lists, dataframes, sparse matrices, strings) pickled.
 
     Examples
     --------
     >>> import numpy as np
     >>> from mlmpi.model_selection import train_test_split
     >>> X, y = np.arange(20.0).reshape(10, 2), np.arange(10)
-    >>> X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=3, random_state=0)
+    >>> X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
     >>> X_train.shape, X_test.shape
     ((7, 2), (3, 2))
+    >>> y_test  # scikit-learn's test rows, in its order
+    array([2, 8, 4])
     """
     if not arrays:
         raise ValueError("At least one array required as input")
     comms = resolve_comms(comms)
+
+    def check():
+        local = indexable(*arrays)
+        return local, (_num_samples(local[0]), [_row_kind(a) for a in local])
+
+    arrays, facts = agree(comms, check)
+    layout = RowLayout(tuple(f[0] for f in facts), comms.rank)
+    n_train, n_test = _validate_shuffle_split(
+        layout.n_samples, test_size, train_size, default_test_size=0.25
+    )
     if shuffle:
         splitter_class = ShuffleSplit if stratify is None else StratifiedShuffleSplit
         splitter = splitter_class(
-            n_splits=1,
-            test_size=test_size,
-            train_size=train_size,
-            random_state=random_state,
-            comms=comms,
+            n_splits=1, test_size=n_test, train_size=n_train, random_state=random_state, comms=comms
         )
-        train, test = next(splitter.split(arrays[0], stratify))
+        _, rows, splits = splitter._reference_splits(arrays[0], stratify, None)
+        positions = [_positions(part, rows, layout.n_samples) for part in splits[0]]
     else:
         if stratify is not None:
             raise ValueError("Stratified train/test split is not implemented for shuffle=False")
-        _, counts = agree(comms, lambda: (None, _n_rows(*arrays)))
-        layout = RowLayout(tuple(counts), comms.rank)
-        n_train, n_test = _validate_shuffle_split(
-            layout.n_samples, test_size, train_size, default_test_size=0.25
-        )
         rows = np.arange(layout.offset, layout.offset + layout.n_local)
-        train = np.flatnonzero(rows < n_train)
-        test = np.flatnonzero((rows >= n_train) & (rows < n_train + n_test))
-    return list(
-        chain.from_iterable((_safe_indexing(a, train), _safe_indexing(a, test)) for a in arrays)
-    )
+        positions = [
+            np.where(rows < n_train, rows, -1),
+            np.where((rows >= n_train) & (rows < n_train + n_test), rows - n_train, -1),
+        ]
+    kinds = [_agreed_kind([f[1][i] for f in facts]) for i in range(len(arrays))]
+    moves = [_RowMove(where, n_part, comms) for where, n_part in zip(positions, (n_train, n_test))]
+    return [move.rows(a, kind, comms) for a, kind in zip(arrays, kinds) for move in moves]
+
+
+def _positions(part, rows, n_samples):
+    """The position in ``part`` (placeholder indices, in order) of each of this
+    rank's rows (``rows``: their placeholder indices); -1 for rows not in it."""
+    where = np.full(n_samples, -1, dtype=np.int64)
+    where[part] = np.arange(len(part))
+    return where[rows]
+
+
+def _row_kind(a):
+    """How the rows of ``a`` can travel: ``(dtype, trailing shape, device, has rows)``
+    for a numeric dense array, None for anything else (pickled)."""
+    if is_sparse(a) or not hasattr(a, "dtype") or not hasattr(a, "shape") or hasattr(a, "iloc"):
+        return None
+    if np.dtype(a.dtype).kind not in "biufc":
+        return None
+    return np.dtype(a.dtype).str, tuple(a.shape[1:]), is_device_array(a), a.shape[0] > 0
+
+
+def _agreed_kind(kinds):
+    """The ``(dtype, trailing shape, device)`` every rank sends its numeric rows
+    as, or None when they are pickled (a rank with another kind of rows)."""
+    if None in kinds:
+        return None
+    with_rows = {k[:3] for k in kinds if k[3]}
+    if len(with_rows) > 1:
+        return None
+    return with_rows.pop() if with_rows else kinds[0][:3]  # no rows anywhere: any rank's
+
+
+def _blocks(n, size):
+    """First position of each rank's block of ``n`` positions (``size + 1``
+    bounds): the blocks of ``np.array_split``, larger ones first."""
+    base, extra = divmod(n, size)
+    return np.concatenate([[0], np.cumsum([base + (r < extra) for r in range(size)])])
+
+
+class _RowMove:
+    """Moves the rows of one part of a split to the rank that holds its block.
+
+    ``positions`` gives the position in the part of each of this rank's rows
+    (-1 for rows not in it). Each rank sends its rows of the part in position
+    order, grouped by destination rank; the positions travel along once, so
+    that every receiver can put the rows it receives in order.
+    """
+
+    def __init__(self, positions, n_part, comms):
+        mine = np.flatnonzero(positions >= 0)
+        self.local = mine[np.argsort(positions[mine], kind="stable")]
+        wanted = positions[self.local]
+        destination = np.searchsorted(_blocks(n_part, comms.size), wanted, side="right") - 1
+        self.counts = np.bincount(destination, minlength=comms.size)
+        received = to_host(comms.alltoallv(wanted.astype(np.int64), self.counts))
+        self.order = np.argsort(received, kind="stable")
+
+    def rows(self, a, kind, comms):
+        """This rank's block of the part, from every rank's rows of ``a``.
+
+        This method is collective."""
+        if kind is None:
+            return _safe_indexing(self._pickled(a, comms), self.order)
+        dtype, shape, _ = kind
+        xp = get_namespace(a)
+        if a.shape[0] == 0:  # the agreed layout, whatever this rank's empty array is
+            a = xp.empty((0,) + shape, dtype=dtype)
+        received = comms.alltoallv(a[xp.asarray(self.local)], self.counts)
+        return received[xp.asarray(self.order)]
+
+    def _pickled(self, a, comms):
+        """Every rank's rows of ``a`` sent to this rank, pickled, concatenated in
+        rank order (not yet in position order)."""
+        bounds = np.concatenate([[0], np.cumsum(self.counts)])
+        chunks = [
+            pickle.dumps(_safe_indexing(a, self.local[bounds[r] : bounds[r + 1]]))
+            for r in range(comms.size)
+        ]
+        sizes = np.array([len(chunk) for chunk in chunks], dtype=np.int64)
+        received_sizes = to_host(comms.alltoallv(sizes, [1] * comms.size))
+        payload = np.frombuffer(b"".join(chunks), dtype=np.uint8)
+        data = to_host(comms.alltoallv(payload, sizes)).tobytes()
+        ends = np.cumsum(received_sizes)
+        parts = [pickle.loads(data[end - size : end]) for end, size in zip(ends, received_sizes)]
+        return _concatenate(parts)
+
+
+def _concatenate(parts):
+    """The rows of ``parts`` (of one kind) in order, as one object of that kind:
+    pandas objects keep their index, other data frames are joined by narwhals
+    (scikit-learn's data frame layer), and an array-like of another kind is
+    rebuilt from the values by its own constructor."""
+    first = parts[0]
+    if is_sparse(first):
+        import scipy.sparse as sp
+
+        return sp.vstack(parts, format=first.format)
+    if isinstance(first, list):
+        return [row for part in parts for row in part]
+    if isinstance(first, np.ndarray):
+        return np.concatenate(parts)
+    if type(first).__module__.partition(".")[0] == "pandas":
+        import pandas as pd
+
+        return pd.concat(parts)
+    import narwhals.stable.v2 as nw
+
+    if nw.dependencies.is_into_dataframe(first):
+        return nw.to_native(nw.concat([nw.from_native(part) for part in parts]))
+    return type(first)(np.concatenate([np.asarray(part) for part in parts]))
 
 
 _DISTRIBUTED = {
@@ -658,7 +824,7 @@ def _is_classification_target(y, comms):
 
 
 @collective_function
-def check_cv(cv=5, y=None, *, classifier=False, comms=None):
+def check_cv(cv=5, y=None, *, classifier=False, shuffle=False, random_state=None, comms=None):
     """A splitter that cuts by global row, built from ``cv`` as scikit-learn's ``check_cv``.
 
     An int (or None, 5 folds) gives :class:`StratifiedKFold` for a classifier
@@ -679,6 +845,10 @@ def check_cv(cv=5, y=None, *, classifier=False, comms=None):
     y : array-like, default=None
         This rank's targets.
     classifier : bool, default=False
+    shuffle : bool, default=False
+        For an int or None ``cv``: whether the folds shuffle the global rows.
+    random_state : int, RandomState instance or None, default=None
+        For an int or None ``cv`` with ``shuffle``: as in :class:`KFold`.
     comms : Comms, default=None
 
     Returns
@@ -695,7 +865,9 @@ def check_cv(cv=5, y=None, *, classifier=False, comms=None):
     cv = 5 if cv is None else cv
     if isinstance(cv, int) and not isinstance(cv, bool):
         stratified = classifier and _is_classification_target(y, resolved)
-        return (StratifiedKFold if stratified else KFold)(cv, comms=comms)
+        return (StratifiedKFold if stratified else KFold)(
+            cv, shuffle=shuffle, random_state=random_state, comms=comms
+        )
     if type(cv) in _DISTRIBUTED:
         names = inspect.signature(type(cv).__init__).parameters
         params = {name: getattr(cv, name) for name in names if name != "self"}
@@ -710,7 +882,7 @@ def check_cv(cv=5, y=None, *, classifier=False, comms=None):
             "TimeSeriesSplit), an int, or an iterable of (train, test) arrays of this rank's "
             "row indices."
         )
-    return sk.check_cv(cv, y, classifier=classifier)
+    return sk.check_cv(cv, y, classifier=classifier, shuffle=shuffle, random_state=random_state)
 
 
 __all__ = [

@@ -7,11 +7,11 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_device_array, is_sparse, to_csr, to_host
 from .._contract import collective_method
+from .._sklearn_compat import Interval, StrOptions
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms
 from ..utils._global_rows import fetch_rows

@@ -3,14 +3,15 @@
 import warnings
 
 import numpy as np
-from sklearn.base import MultiOutputMixin, _fit_context
+from sklearn.base import MultiOutputMixin
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import to_host, to_namespace
 from .._contract import collective_method
+from .._sklearn_compat import _fit_context
 from ..base import DistributedClassifierMixin
-from ..linear_model._logistic import _global_classes
+from ..utils.stats import global_classes
 from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighborsBase
 
 
@@ -92,7 +93,7 @@ class KNeighborsClassifier(MultiOutputMixin, DistributedClassifierMixin, Supervi
         comms = self._get_comms()
         classes, self._y = [], np.empty(y.shape, dtype=np.int64)
         for j in range(y.shape[1]):
-            found, _, self._y[:, j] = _global_classes(y[:, j], None, comms)
+            found, _, self._y[:, j] = global_classes(y[:, j], comms)
             classes.append(found)
         self.classes_ = classes if self.outputs_2d_ else classes[0]
         return self

@@ -1,11 +1,12 @@
 """KNeighborsRegressor over a sharded index."""
 
 import numpy as np
-from sklearn.base import MultiOutputMixin, _fit_context
+from sklearn.base import MultiOutputMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import to_host, to_namespace
 from .._contract import collective_method
+from .._sklearn_compat import _fit_context
 from ..base import DistributedRegressorMixin
 from ._base import DISTRIBUTED_DOC, SUPERVISED_PARAMETERS_DOC, SupervisedNeighborsBase
 

@@ -1,8 +1,7 @@
 """NearestNeighbors over a sharded index."""
 
-from sklearn.base import _fit_context
-
 from .._contract import collective_method
+from .._sklearn_compat import _fit_context
 from ._base import DISTRIBUTED_DOC, NeighborsBase
 
 

@@ -2,20 +2,14 @@
 and the checks that open a collective ``fit``/``partial_fit``."""
 
 import numpy as np
-from sklearn.utils.validation import _num_samples
 
 from .._array import is_sparse, sparse_namespace
 from .._contract import collective_method
+from .._sklearn_compat import _num_samples
 from ..base import DistributedEstimatorMixin
-from ..comms import Comms
 from ..utils.validation import agree_on_errors, validate_fit_data
 
 FLOAT_DTYPES = (np.float64, np.float32)
-
-
-def with_comms(sklearn_class):
-    """The parameter constraints of ``sklearn_class`` plus ``comms``."""
-    return {**getattr(sklearn_class, "_parameter_constraints", {}), "comms": [None, Comms]}
 
 
 class CollectiveTransformerMixin(DistributedEstimatorMixin):
@@ -72,7 +66,11 @@ class CollectiveTransformerMixin(DistributedEstimatorMixin):
         """scikit-learn's local ``method`` on this rank's rows. scikit-learn
         rejects zero rows, so a rank without rows runs ``method`` on the one
         valid row ``placeholder(X)`` and keeps no row of the result."""
-        if _num_samples(X) > 0:
+        try:
+            empty = _num_samples(X) == 0
+        except TypeError:  # not an array (a scalar): scikit-learn's check says so
+            empty = False
+        if not empty:
             return method(X, *args, **kwargs)
         return method(placeholder(X), *args, **kwargs)[:0]
 
@@ -80,8 +78,7 @@ class CollectiveTransformerMixin(DistributedEstimatorMixin):
         return zero_row(X, self.n_features_in_)
 
     def _validate_fit(self, X, *, first_call=True, sample_weight=None, **check_params):
-        """Agreed validation of a ``fit``/``partial_fit`` batch, then the
-        parameters (equal on every rank by then, so any error is everyone's).
+        """Agreed validation of a ``fit``/``partial_fit`` batch.
 
         Returns ``(X, sample_weight, layout)``; on a later ``partial_fit`` call
         the number of features must be the one seen first.
@@ -90,7 +87,6 @@ class CollectiveTransformerMixin(DistributedEstimatorMixin):
         X, _, sample_weight, layout = validate_fit_data(
             self, X, comms=self._get_comms(), sample_weight=sample_weight, **check_params
         )
-        self._validate_params()
         if expected is not None and X.shape[1] != expected:
             self.n_features_in_ = expected
             raise ValueError(
@@ -143,10 +139,11 @@ class LocalInverseMixin:
 
 def object_view(X):
     """``X`` with object columns, so that validation agrees on the number of
-    columns and their names whatever each rank's dtypes (string widths)."""
+    columns and their names whatever each rank's dtypes (string widths);
+    sparse matrices as they are."""
     if hasattr(X, "iloc"):
         return X.astype(object)
-    if is_polars(X) or (isinstance(X, (list, tuple)) and len(X) == 0):
+    if is_polars(X) or is_sparse(X) or (isinstance(X, (list, tuple)) and len(X) == 0):
         return X
     return np.asarray(X, dtype=object)
 

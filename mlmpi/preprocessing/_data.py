@@ -12,17 +12,19 @@ import warnings
 import numpy as np
 import sklearn.preprocessing as sk
 from scipy import stats
-from sklearn.preprocessing._data import _handle_zeros_in_scale, _is_constant_feature
 from sklearn.utils import check_random_state, resample
 from sklearn.utils.sparsefuncs import min_max_axis
 
 from .._array import is_device_array, is_sparse, to_host
 from .._contract import collective_method
+from .._sklearn_compat import _fit_context, _handle_zeros_in_scale, _is_constant_feature
+from ..comms import Comms
 from ..random import shared_seed
-from ..utils._moments import Moments, global_moments
-from ..utils._quantiles import (
-    _SortedColumns,
+from ..utils.stats import (
+    Moments,
+    SortedColumns,
     global_median,
+    global_moments,
     global_percentiles,
     median_and_percentiles,
 )
@@ -32,7 +34,6 @@ from ._base import (
     CollectiveTransformerMixin,
     LocalInverseMixin,
     reject_sparse,
-    with_comms,
 )
 
 
@@ -124,13 +125,17 @@ class StandardScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.StandardS
     array([2., 1.])
     """
 
-    _parameter_constraints: dict = with_comms(sk.StandardScaler)
+    _parameter_constraints: dict = {
+        **sk.StandardScaler._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(self, *, copy=True, with_mean=True, with_std=True, comms=None):
         super().__init__(copy=copy, with_mean=with_mean, with_std=with_std)
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         """Compute the global mean and std of every rank's rows.
 
@@ -154,6 +159,7 @@ class StandardScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.StandardS
         return self.partial_fit(X, y, sample_weight)
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, sample_weight=None):
         """Fold every rank's batch of rows into the global mean and std.
 
@@ -182,6 +188,10 @@ class StandardScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.StandardS
             dtype=FLOAT_DTYPES,
             ensure_all_finite="allow-nan",
         )
+        # scikit-learn's (experimental) callbacks: one fit task per call, on every rank
+        callbacks = self._init_callback_context()
+        metadata = {"sample_weight": sample_weight}
+        callbacks.call_on_fit_task_begin(estimator=self, X=X, y=y, metadata=metadata)
         if is_sparse(X) and self.with_mean:
             raise ValueError(
                 "Cannot center sparse matrices: pass `with_mean=False` "
@@ -222,6 +232,9 @@ class StandardScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.StandardS
         self.n_samples_seen_ = counts[0] if counts.max() == counts.min() else counts
         self.scale_ = (
             standard_scale(self.var_, self.mean_, self.n_samples_seen_) if self.with_std else None
+        )
+        callbacks.call_on_fit_task_end(
+            estimator=self, X=X, y=y, metadata=metadata, reconstruction_attributes={}
         )
         return self
 
@@ -273,13 +286,17 @@ class MinMaxScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MinMaxScale
            [1. ]])
     """
 
-    _parameter_constraints: dict = with_comms(sk.MinMaxScaler)
+    _parameter_constraints: dict = {
+        **sk.MinMaxScaler._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(self, feature_range=(0, 1), *, copy=True, clip=False, comms=None):
         super().__init__(feature_range=feature_range, copy=copy, clip=clip)
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Compute the global minimum and maximum of every rank's rows.
 
@@ -301,6 +318,7 @@ class MinMaxScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MinMaxScale
         return self.partial_fit(X, y)
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
         """Fold every rank's batch into the global minimum and maximum.
 
@@ -364,6 +382,9 @@ class MaxAbsScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MaxAbsScale
     ----------
     copy : bool, default=True
         If False, try to scale in place at transform.
+    clip : bool, default=False
+        Clip transformed values of held-out data to [-1, 1] (at ``transform``,
+        local).
     comms : Comms, default=None
         The ranks that share the data; None means :func:`mlmpi.get_comms`.
 
@@ -393,13 +414,17 @@ class MaxAbsScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MaxAbsScale
     array([4.])
     """
 
-    _parameter_constraints: dict = with_comms(sk.MaxAbsScaler)
+    _parameter_constraints: dict = {
+        **sk.MaxAbsScaler._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
-    def __init__(self, *, copy=True, comms=None):
-        super().__init__(copy=copy)
+    def __init__(self, *, copy=True, clip=False, comms=None):
+        super().__init__(copy=copy, clip=clip)
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Compute the global maximum absolute value of every rank's rows.
 
@@ -421,6 +446,7 @@ class MaxAbsScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.MaxAbsScale
         return self.partial_fit(X, y)
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
         """Fold every rank's batch into the global maximum absolute value.
 
@@ -510,7 +536,10 @@ class RobustScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.RobustScale
     array([2.5])
     """
 
-    _parameter_constraints: dict = with_comms(sk.RobustScaler)
+    _parameter_constraints: dict = {
+        **sk.RobustScaler._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(
         self,
@@ -532,6 +561,7 @@ class RobustScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.RobustScale
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Compute the global median and quantile range of every rank's rows.
 
@@ -638,7 +668,10 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
     array([0., 1., 5.])
     """
 
-    _parameter_constraints: dict = with_comms(sk.QuantileTransformer)
+    _parameter_constraints: dict = {
+        **sk.QuantileTransformer._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(
         self,
@@ -662,6 +695,7 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Compute the global quantiles of every rank's rows.
 
@@ -766,7 +800,7 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
             values.append(data)
             zeros.append(extra_zeros if comms.rank == 0 else 0)
             empty.append(extra_zeros == 0 and total[j] == 0)
-        columns = _SortedColumns.from_columns(values, zeros, X.dtype)
+        columns = SortedColumns.from_columns(values, zeros, X.dtype)
         quantiles = global_percentiles(columns, self.references_ * 100, comms=comms)
         quantiles[:, np.asarray(empty, dtype=bool)] = 0.0
         return quantiles
@@ -810,13 +844,14 @@ class Normalizer(CollectiveTransformerMixin, sk.Normalizer):
     array([[0.6, 0.8]])
     """
 
-    _parameter_constraints: dict = with_comms(sk.Normalizer)
+    _parameter_constraints: dict = {**sk.Normalizer._parameter_constraints, "comms": [None, Comms]}
 
     def __init__(self, norm="l2", *, copy=True, comms=None):
         super().__init__(norm=norm, copy=copy)
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Agree on the number of features of every rank's rows.
 

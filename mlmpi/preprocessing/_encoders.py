@@ -11,11 +11,11 @@ scikit-learn's, local.
 
 import numpy as np
 import sklearn.preprocessing as sk
-from sklearn.utils._encode import _unique
-from sklearn.utils._missing import is_scalar_nan
-from sklearn.utils.validation import _num_samples
 
 from .._contract import collective_method
+from .._sklearn_compat import _fit_context, _num_samples, is_scalar_nan
+from ..comms import Comms
+from ..utils.stats import merge_counts
 from ..utils.validation import agree, validate_fit_data
 from ._base import (
     CollectiveTransformerMixin,
@@ -23,26 +23,14 @@ from ._base import (
     frame_like,
     is_polars,
     object_view,
-    with_comms,
 )
-
-
-def _union(parts):
-    """Sorted union of every rank's ``(categories, counts)`` of one column,
-    with the counts summed."""
-    parts = [p for p in parts if p is not None and len(p[0])]
-    values = np.concatenate([cats for cats, _ in parts])
-    counts = np.concatenate([np.asarray(c, dtype=np.int64) for _, c in parts])
-    categories, inverse = _unique(values, return_inverse=True)
-    return categories, np.bincount(inverse, weights=counts, minlength=len(categories)).astype(
-        np.int64
-    )
 
 
 class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
     """Replaces scikit-learn's ``_fit`` by its distributed twin."""
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Find the categories of every rank's rows together.
 
@@ -60,8 +48,14 @@ class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
         self : object
             Fitted encoder.
         """
+        # Sparse rows pass here: scikit-learn's own check refuses them, with its message.
         validate_fit_data(
-            self, object_view(X), comms=self._get_comms(), dtype=None, ensure_all_finite=False
+            self,
+            object_view(X),
+            comms=self._get_comms(),
+            dtype=None,
+            ensure_all_finite=False,
+            accept_sparse=True,
         )
         return super().fit(X, y)
 
@@ -78,6 +72,10 @@ class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
         n_features = self.n_features_in_
         names = getattr(self, "feature_names_in_", None)
 
+        # The counts only when scikit-learn needs them: its count of bytes
+        # categories (dtype "S") fails.
+        counted = return_counts or self._infrequent_enabled
+
         def local():
             if _num_samples(X) == 0:
                 return None, None
@@ -85,9 +83,10 @@ class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
                 X,
                 handle_unknown=handle_unknown,
                 ensure_all_finite=ensure_all_finite,
-                return_counts=True,
+                return_counts=counted,
             )
-            return None, (self.categories_, output["category_counts"], output["n_samples"])
+            counts = output.get("category_counts") or [np.zeros(len(c)) for c in self.categories_]
+            return None, (self.categories_, counts, output["n_samples"])
 
         _, facts = agree(comms, local)
         self.n_features_in_ = n_features
@@ -96,7 +95,7 @@ class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
         n_samples = sum(f[2] for f in facts if f is not None)
         if self.categories == "auto":
             merged = [
-                _union([(f[0][i], f[1][i]) if f else None for f in facts])
+                merge_counts([(f[0][i], f[1][i]) if f else None for f in facts])
                 for i in range(n_features)
             ]
             self.categories_ = [cats for cats, _ in merged]
@@ -190,7 +189,10 @@ class OneHotEncoder(_GlobalCategoriesMixin, sk.OneHotEncoder):
     [array(['a', 'b'], dtype='<U1')]
     """
 
-    _parameter_constraints: dict = with_comms(sk.OneHotEncoder)
+    _parameter_constraints: dict = {
+        **sk.OneHotEncoder._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(
         self,
@@ -265,7 +267,10 @@ class OrdinalEncoder(_GlobalCategoriesMixin, sk.OrdinalEncoder):
     array([1., 0., 2.])
     """
 
-    _parameter_constraints: dict = with_comms(sk.OrdinalEncoder)
+    _parameter_constraints: dict = {
+        **sk.OrdinalEncoder._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(
         self,

@@ -1,14 +1,13 @@
 """LabelEncoder with the classes of every rank's labels."""
 
-import numpy as np
 import sklearn.preprocessing as sk
-from sklearn.utils._encode import _unique
 from sklearn.utils.validation import column_or_1d
 
 from .._contract import collective_method
+from .._sklearn_compat import _fit_context
 from ..base import DistributedEstimatorMixin
-from ..utils.validation import agree
-from ._base import with_comms
+from ..comms import Comms
+from ..utils.stats import global_classes
 
 
 class LabelEncoder(DistributedEstimatorMixin, sk.LabelEncoder):
@@ -45,12 +44,13 @@ class LabelEncoder(DistributedEstimatorMixin, sk.LabelEncoder):
     array(['amsterdam', 'paris', 'tokyo'], dtype='<U9')
     """
 
-    _parameter_constraints: dict = with_comms(sk.LabelEncoder)
+    _parameter_constraints: dict = {"comms": [None, Comms]}  # scikit-learn's has none
 
     def __init__(self, *, comms=None):
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, y):
         """Find the classes of every rank's labels.
 
@@ -66,17 +66,12 @@ class LabelEncoder(DistributedEstimatorMixin, sk.LabelEncoder):
         self : object
             Fitted label encoder.
         """
-        self._validate_params()
-
-        def local():
-            labels = column_or_1d(y, warn=True)
-            return None, _unique(labels) if labels.size else None
-
-        _, parts = agree(self._get_comms(), local)
-        parts = [p for p in parts if p is not None]
-        if not parts:
+        classes = global_classes(
+            y, self._get_comms(), check=lambda labels: column_or_1d(labels, warn=True)
+        ).classes
+        if not classes.size:
             raise ValueError("y has no labels on any rank.")
-        self.classes_ = _unique(np.concatenate(parts))
+        self.classes_ = classes
         return self
 
     @collective_method

@@ -3,7 +3,9 @@
 import sklearn.preprocessing as sk
 
 from .._contract import collective_method
-from ._base import CollectiveTransformerMixin, with_comms, zero_row
+from .._sklearn_compat import _fit_context
+from ..comms import Comms
+from ._base import CollectiveTransformerMixin, zero_row
 
 
 class PolynomialFeatures(CollectiveTransformerMixin, sk.PolynomialFeatures):
@@ -49,7 +51,10 @@ class PolynomialFeatures(CollectiveTransformerMixin, sk.PolynomialFeatures):
     array([[1., 2., 3., 4., 6., 9.]])
     """
 
-    _parameter_constraints: dict = with_comms(sk.PolynomialFeatures)
+    _parameter_constraints: dict = {
+        **sk.PolynomialFeatures._parameter_constraints,
+        "comms": [None, Comms],
+    }
 
     def __init__(
         self, degree=2, *, interaction_only=False, include_bias=True, order="C", comms=None
@@ -60,6 +65,7 @@ class PolynomialFeatures(CollectiveTransformerMixin, sk.PolynomialFeatures):
         self.comms = comms
 
     @collective_method
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Agree on the number of features of every rank's rows.
 

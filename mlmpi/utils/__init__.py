@@ -1,6 +1,6 @@
 """Distributed helpers shared by the estimators."""
 
-from ._quantiles import (
+from .stats import (
     global_bin_thresholds,
     global_median,
     global_percentiles,

@@ -50,6 +50,8 @@ import numpy as np
 
 from .._array import is_device_array, is_sparse, to_host
 from ..kernels import kernels_for
+from ._float_keys import from_keys
+from ._weighted_quantiles import global_weighted_percentiles
 
 _FEW = 16  # quantiles per column up to which dense data is selected by radix, unsorted
 _SPLITTERS_PER_TARGET = 16  # splitters per wanted order statistic on sorted data
@@ -71,7 +73,7 @@ _METHODS = {
 }
 
 
-class _SortedColumns:
+class SortedColumns:
     """This rank's non-NaN values of each column, sorted (float64), and the
     number of implicit zeros of each column of a sparse matrix."""
 
@@ -111,7 +113,7 @@ class _SortedColumns:
 
     def subset(self, columns):
         """These columns only (the same sorted arrays, not copied)."""
-        subset = _SortedColumns.__new__(_SortedColumns)
+        subset = SortedColumns.__new__(SortedColumns)
         subset.dtype = self.dtype
         subset.values = [self.values[j] for j in columns]
         subset.zeros = [self.zeros[j] for j in columns]
@@ -171,19 +173,6 @@ class _SortedColumns:
 
 def _concat(parts):
     return np.concatenate(parts) if parts else np.empty(0)
-
-
-def _keys(values):
-    """Order-preserving map of non-NaN float64 values to uint64 (-0.0 as 0.0)."""
-    bits = (np.asarray(values, dtype=np.float64) + 0.0).view(np.uint64)
-    negative = (bits >> np.uint64(63)).astype(bool)
-    return np.where(negative, ~bits, bits | np.uint64(1 << 63))
-
-
-def _from_keys(keys):
-    negative = (keys >> np.uint64(63)) == 0
-    bits = np.where(negative, ~keys, keys & np.uint64((1 << 63) - 1))
-    return bits.view(np.float64)
 
 
 def _by_key(keys, values, n_keys):
@@ -299,7 +288,7 @@ def _order_statistics(columns, positions, comms, rounds=0):
     )
     if large.any():  # split those buckets again, on their values only
         pieces = np.split(local, np.cumsum(sizes)[:-1])
-        sub = _SortedColumns.from_columns(
+        sub = SortedColumns.from_columns(
             [pieces[g] for g in np.flatnonzero(large)], [0] * int(large.sum()), np.float64
         )
         renumber = np.cumsum(large) - 1
@@ -334,7 +323,7 @@ def global_order_statistics(columns, column_of, kth, comms):
     -----
     This function is collective: every rank passes the same queries.
     """
-    sorted_columns = _SortedColumns.from_columns(columns, [0] * len(columns), np.float64)
+    sorted_columns = SortedColumns.from_columns(columns, [0] * len(columns), np.float64)
     queries = (np.asarray(column_of, dtype=np.int64), np.asarray(kth, dtype=np.int64))
     return _order_statistics(sorted_columns, lambda n: queries, comms)[1]
 
@@ -383,10 +372,10 @@ def _radix_order_statistics(X, positions, comms):
         live = np.unique(group[~answered & (moved_of < 0)])
         for g in live[size[live] <= _MOVE]:
             moved_of[~answered & (moved_of < 0) & (group == g)] = len(moved)
-            moved.append(_from_keys(keys[begin[g] : end[g]]))
+            moved.append(from_keys(keys[begin[g] : end[g]]))
         live = live[size[live] > _MOVE]
         low, high = _key_ranges(keys, begin[live], end[live], comms)
-        for g, value in zip(live[low == high], _from_keys(low[low == high])):
+        for g, value in zip(live[low == high], from_keys(low[low == high])):
             values[~answered & (moved_of < 0) & (group == g)] = value  # all its values are equal
             answered |= (moved_of < 0) & (group == g)
         live, low, high = live[low < high], low[low < high], high[low < high]
@@ -523,8 +512,8 @@ def _neighbour_statistics(X, q, method, comms):
     def positions(n):
         return _targets(_plan(n, qs, method)[0])[:2]
 
-    if isinstance(X, _SortedColumns) or is_sparse(X) or qs.size > _FEW:
-        columns = X if isinstance(X, _SortedColumns) else _SortedColumns(X)
+    if isinstance(X, SortedColumns) or is_sparse(X) or qs.size > _FEW:
+        columns = X if isinstance(X, SortedColumns) else SortedColumns(X)
         dtype = columns.dtype
         n, found = _order_statistics(columns, positions, comms)
     else:
@@ -764,7 +753,7 @@ def global_bin_thresholds(X, max_bins, *, comms, sample_weight=None):
     [array([0.5, 2. ])]
     """
     X = np.asarray(to_host(X), dtype=np.float64)
-    columns = _SortedColumns(X)  # each column sorted once, for the distinct values and the search
+    columns = SortedColumns(X)  # each column sorted once, for the distinct values and the search
     local = []
     for j in range(X.shape[1]):
         distinct = columns.distinct(j)
@@ -783,8 +772,6 @@ def global_bin_thresholds(X, max_bins, *, comms, sample_weight=None):
             columns.subset(many), percentiles, comms=comms, method="averaged_inverted_cdf"
         )
     elif many:
-        from ._weighted_quantiles import global_weighted_percentiles
-
         weights = np.asarray(sample_weight, dtype=np.float64)
         quantiles = global_weighted_percentiles(
             [X[:, j] for j in many], [weights] * len(many), percentiles, average=True, comms=comms

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ._quantiles import _from_keys, _keys
+from ._float_keys import from_keys, to_keys
 
 _EPS = np.finfo(np.float64).eps
 _PIVOTS = 15  # pivots per round: the interval shrinks at least (_PIVOTS + 1)-fold
@@ -73,14 +73,14 @@ class _WeightedColumns:
 def _pivots(low, high):
     """``_PIVOTS`` values per row between ``low`` and ``high`` (evenly spaced
     keys), then ``high`` itself."""
-    lo, hi = _keys(low), _keys(high)
+    lo, hi = to_keys(low), to_keys(high)
     span = hi - lo
     steps = np.arange(1, _PIVOTS + 1, dtype=np.uint64)
     stride = span // np.uint64(_PIVOTS + 1)
     offsets = np.where(
         stride[:, None] > 0, stride[:, None] * steps, np.minimum(steps, span[:, None])
     )
-    return np.concatenate([_from_keys(lo[:, None] + offsets), high[:, None]], axis=1)
+    return np.concatenate([from_keys(lo[:, None] + offsets), high[:, None]], axis=1)
 
 
 def _by_column(column_of):

@@ -12,7 +12,6 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.utils import assert_all_finite
 from sklearn.utils.validation import (
-    _num_samples,
     check_array,
     check_consistent_length,
     check_is_fitted,
@@ -22,6 +21,7 @@ from sklearn.utils.validation import (
 from .. import _config
 from .._array import get_namespace, is_device_array, is_sparse, to_csr, to_host
 from .._contract._shards import Shard, shard_mismatch
+from .._sklearn_compat import _num_samples
 from ..comms._agreement import usage_error
 from ..comms._calls import by_rank
 from ..comms._method import current_method

@@ -254,6 +254,8 @@ def case_clustering_metrics():
     _compare("adjusted_rand_score", (labels, predicted))
     _compare("adjusted_rand_score", (labels, labels + 10))
     _compare("adjusted_rand_score", (np.array(["x", "y"])[labels % 2], predicted))
+    _compare("fowlkes_mallows_score", (labels, predicted))
+    _compare("fowlkes_mallows_score", (np.array(["x", "y"])[labels % 2], predicted))
     singleton = labels.copy()
     singleton[-1] = 9  # a cluster of one row, on the last rank
     for metric in ("euclidean", "manhattan"):

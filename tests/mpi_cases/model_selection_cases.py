@@ -79,6 +79,17 @@ def case_splitters_cut_by_global_row():
         # scikit-learn's splitters passed as cv become the mlmpi ones
         converted = ms.check_cv(sk.KFold(3, shuffle=True, random_state=4))
         assert isinstance(converted, ms.KFold) and converted.random_state == 4
+    # StratifiedShuffleSplit stratifies a multilabel y on its distinct rows
+    Y = np.c_[y == "a", y == "b", np.arange(61) % 2].astype(int)
+    for _, (Xl, Yl) in each_layout(X, Y):
+        _check_splitter(
+            lambda: ms.StratifiedShuffleSplit(2, test_size=0.3, random_state=5),
+            lambda: sk.StratifiedShuffleSplit(2, test_size=0.3, random_state=5),
+            X,
+            Y,
+            Xl,
+            Yl,
+        )
 
 
 def case_splitter_errors_on_every_rank():
@@ -107,9 +118,8 @@ def case_train_test_split_by_global_row():
             if kwargs.get("stratify") is not None:
                 kwargs = dict(kwargs, stratify=yl)
             parts = ms.train_test_split(Xl, yl, **kwargs)
-            for part, reference in zip(parts, (X_train, X_test)):
-                found = gather_rows(part[:, 0])
-                np.testing.assert_array_equal(np.sort(found), np.sort(reference[:, 0]))
+            for part, reference in zip(parts, (X_train, X_test)):  # in scikit-learn's order
+                np.testing.assert_array_equal(gather_rows(part[:, 0]), reference[:, 0])
             for part, rows in zip(parts[2:], parts[:2]):  # y follows X
                 np.testing.assert_array_equal(part, y[rows[:, 0].astype(int)])
 

@@ -308,6 +308,11 @@ def case_simple_imputer_global_statistics():
                         )
                     Xt = fitted.transform(Xl)
                     np.testing.assert_allclose(_dense(Xt), _local_rows(expected, Xl), rtol=1e-12)
+    for data in (X, Xs):  # a callable: gathered columns, in global row order
+        reference = ski.SimpleImputer(strategy=np.max).fit(data)
+        for _, (Xl,) in each_layout(data):
+            fitted = mli.SimpleImputer(strategy=np.max).fit(Xl)
+            np.testing.assert_array_equal(fitted.statistics_, reference.statistics_)
     strings = _categorical()[:, :1]
     strings[::4, 0] = None
     for strategy in ("most_frequent", "constant"):

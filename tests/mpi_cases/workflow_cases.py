@@ -64,10 +64,11 @@ def case_scaler_kmeans_inertia():
 
 def case_scaler_knn_classifier_accuracy():
     X, y = load_breast_cancer(return_X_y=True)
-    splitter = sklearn.model_selection.StratifiedShuffleSplit(1, test_size=0.3, random_state=0)
-    train, test = (np.sort(part) for part in next(splitter.split(X, y)))
+    X_train, X_test, y_train, y_test = sklearn.model_selection.train_test_split(
+        X, y, test_size=0.3, stratify=y, random_state=0
+    )
     reference = _scikit_learn_pipeline(sklearn.neighbors.KNeighborsClassifier(n_neighbors=7))
-    expected = reference.fit(X[train], y[train]).score(X[test], y[test])
+    expected = reference.fit(X_train, y_train).score(X_test, y_test)
     for _, (Xl, yl) in each_layout(X, y):
         X_train, X_test, y_train, y_test = train_test_split(
             Xl, yl, test_size=0.3, stratify=yl, random_state=0
