@@ -23,10 +23,26 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 
-def run_main(parser, *, driver, worker):
+
+def run_main(parser, *, driver, worker, sized=()):
     """Add the options every benchmark shares, parse, and run the driver
-    (or, with ``--worker`` under mpiexec, the worker)."""
+    (or, with ``--worker`` under mpiexec, the worker).
+
+    ``sized`` names the row-count options that ``--size`` multiplies (a
+    smoke test on a fraction of the rows); the driver passes the scaled
+    counts on to its workers.
+    """
+    if sized:
+        parser.add_argument(
+            "--size",
+            type=float,
+            default=1.0,
+            help="multiplies "
+            + ", ".join("--" + name.replace("_", "-") for name in sized)
+            + " (a smoke test: --size 0.01)",
+        )
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3, help="alternating peer/mlmpi jobs")
     parser.add_argument(
@@ -38,7 +54,57 @@ def run_main(parser, *, driver, worker):
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--report", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if not args.worker:
+        for name in sized:
+            setattr(args, name, max(1, round(getattr(args, name) * args.size)))
     (worker if args.worker else driver)(args)
+
+
+#: The report columns of :func:`timed_collective`'s fractions.
+COLLECTIVE_COLUMNS = [("comm frac", "mlmpi_comm_fraction"), ("wait frac", "mlmpi_wait_fraction")]
+
+
+def timed_collective(call, comms):
+    """Run ``call()`` once on every rank, profiled: ``(its result, metrics,
+    profile)``. The metrics are the slowest rank's ``seconds``, the largest
+    fraction of them a rank spent inside collectives (``comm_fraction``) and
+    the largest spent there waiting for slower ranks (``wait_fraction``,
+    :func:`split_waiting`).
+
+    This function is collective.
+    """
+    from mlmpi.comms import profile
+
+    def slowest(value):
+        return float(comms.allreduce(np.asarray(value), op="max"))
+
+    comms.barrier()
+    start = time.perf_counter()
+    with profile() as prof:
+        result = call()
+    seconds = slowest(time.perf_counter() - start)
+    metrics = {
+        "seconds": seconds,
+        "comm_fraction": slowest(prof.total_seconds) / seconds,
+        "wait_fraction": slowest(split_waiting(prof, comms)[1]) / seconds,
+    }
+    return result, metrics, prof
+
+
+def split_waiting(prof, comms):
+    """``(transfer, wait)`` seconds of this rank in the collectives of the
+    profile ``prof``: per collective, the shortest time any rank spent in it
+    is transfer, the rest of this rank's is wait (for slower ranks).
+
+    This function is collective.
+    """
+    mine = np.array([event[3] for event in prof.events])
+    counts = comms.allgather(np.asarray(mine.size, dtype=np.int64))
+    if len(set(counts.tolist())) != 1 or mine.size == 0:  # not comparable event by event
+        return float(mine.sum()), 0.0
+    every = comms.allgather(mine[None]).reshape(comms.size, mine.size)
+    transfer = float(every.min(axis=0).sum())
+    return transfer, float(mine.sum()) - transfer
 
 
 def mpiexec():

@@ -330,12 +330,25 @@ _RING = dict(
     note="exact search over row shards: the index (or the queries) must meet every rank "
     "once; the smaller of the two travels",
 )
-#: The forests as built: rank 0 picks every split (being replaced).
-_TREE_COSTS = dict(
-    compute=("fixed", "rows", "ranks"), traffic=("fixed", "ranks"), calls=("fixed", "log_ranks")
+#: Trees on global histograms (forests and boosting): each node's histograms are
+#: reduce-scattered in blocks of features (a fixed size per node, whatever n), each
+#: rank searches its block and one allgather of every feature's best split decides.
+_TREE_COSTS = dict(compute=("fixed", "rows"), traffic=("fixed", "ranks"), calls=("fixed",))
+_BOOTSTRAPPED = dict(
+    _TREE_COSTS,
+    compute=("fixed", "rows", "global_rows"),
+    note="every rank draws each tree's whole bootstrap sequence (scikit-learn's draws, by "
+    "global row), and keeps the draws on its rows",
+)
+_BOOSTED = dict(
+    _TREE_COSTS,
+    compute=("fixed", "rows", "global_rows"),
+    note="early stopping's validation rows come from scikit-learn's permutation of the n global "
+    "row indices, replayed on every rank (8 bytes per global row during the split)",
 )
 _FOREST = dict(n_estimators=5, max_depth=8, random_state=0)
-_TREES = 100_000  # rows of the forests' runs
+_BOOSTING = dict(max_iter=20, random_state=0)  # early stopping on ("auto": over 10,000 rows)
+_TREES = 100_000  # rows of the forests' and boosting's runs
 
 CASES = [
     # -- clustering
@@ -481,22 +494,24 @@ CASES = [
         _fitted(("feature_log_prob_",))(_make("mlmpi", "BernoulliNB")),
         rtol=1e-9,
     ),
-    # -- ensembles (the split search's traffic is being replaced: measured as it is)
+    # -- ensembles
     *(
         Case(
             name,
             "ensemble",
             data,
-            _predicting(_make("mlmpi", name, **_FOREST)),
+            _predicting(_make("mlmpi", name, **params)),
             n=_TREES,
             rtol=rtol,
-            **_TREE_COSTS,
+            **costs,
         )
-        for name, data, rtol in (
-            ("RandomForestClassifier", "classes", 0),
-            ("RandomForestRegressor", "regression", 1e-6),
-            ("ExtraTreesClassifier", "classes", 0),
-            ("ExtraTreesRegressor", "regression", 1e-6),
+        for name, data, rtol, params, costs in (
+            ("RandomForestClassifier", "classes", 0, _FOREST, _BOOTSTRAPPED),
+            ("RandomForestRegressor", "regression", 1e-6, _FOREST, _BOOTSTRAPPED),
+            ("ExtraTreesClassifier", "classes", 0, _FOREST, _TREE_COSTS),
+            ("ExtraTreesRegressor", "regression", 1e-6, _FOREST, _TREE_COSTS),
+            ("HistGradientBoostingClassifier", "classes", 0, _BOOSTING, _BOOSTED),
+            ("HistGradientBoostingRegressor", "regression", 0, _BOOSTING, _BOOSTED),
         )
     ),
     # -- preprocessing

@@ -2,6 +2,7 @@
 
     python benchmarks/bench_forest.py --ranks 2 --repeats 3 --out results/forest.json
     python benchmarks/bench_forest.py --estimator ExtraTreesRegressor --ranks 2
+    python benchmarks/bench_forest.py --ranks 2 --repeats 1 --size 0.01   # smoke
 
 Both sides fit the same synthetic data (scikit-learn's ``make_classification``,
 or ``make_regression`` for a regressor: ``--n-samples`` training rows and
@@ -9,7 +10,9 @@ or ``make_regression`` for a regressor: ``--n-samples`` training rows and
 mlmpi's ranks each take their rows of it. Reported: fit seconds (medians of
 alternating jobs), held-out score of both (accuracy or R²), the fraction of
 mlmpi's fit spent inside collectives (waiting for the other ranks included;
-the slowest rank's), and that time per collective (``comm by op``).
+the slowest rank's), the part of it spent waiting for slower ranks (per
+collective, the time beyond the shortest any rank spent in it), and the time
+per collective (``comm by op``).
 """
 
 import argparse
@@ -56,7 +59,6 @@ def _params(args):
 def worker(args):
     import mlmpi.ensemble
     from mlmpi import get_comms
-    from mlmpi.comms import profile
     from mlmpi.datasets import shard
 
     forest = getattr(mlmpi.ensemble, args.estimator)
@@ -65,12 +67,9 @@ def worker(args):
     X, y = shard(X, comms), shard(y, comms)
     X_test, y_test = shard(X_test, comms), shard(y_test, comms)
     forest(n_estimators=1, max_depth=2).fit(X[:1000], y[:1000])  # compile
-    comms.barrier()
-    start = time.perf_counter()
-    with profile() as prof:
-        model = forest(**_params(args)).fit(X, y)
-    seconds = float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max"))
-    comm = float(comms.allreduce(np.asarray(prof.total_seconds), op="max"))
+    model, metrics, prof = _driver.timed_collective(
+        lambda: forest(**_params(args)).fit(X, y), comms
+    )
     by_op = {
         op.rsplit("/", 1)[-1]: float(comms.allreduce(np.asarray(secs), op="max"))
         for op, _, _, secs in sorted(prof.rows())
@@ -78,12 +77,7 @@ def worker(args):
     score = model.score(X_test, y_test)
     _driver.worker_report(
         args.report,
-        {
-            "seconds": seconds,
-            "comm_fraction": comm / seconds,
-            "accuracy": score,
-            "comm_by_op": by_op,
-        },
+        metrics | {"accuracy": score, "comm_by_op": by_op},
         comms,
     )
 
@@ -134,8 +128,8 @@ def driver(args):
         vars(args) | {"metric": "fit seconds"},
         out=args.out,
         peer="scikit-learn",
-        extra_columns=[
-            ("comm frac", "mlmpi_comm_fraction"),
+        extra_columns=_driver.COLLECTIVE_COLUMNS
+        + [
             ("score", "mlmpi_accuracy"),
             ("peer score", "peer_accuracy"),
         ],
@@ -164,7 +158,7 @@ def main():
     parser.add_argument("--n-classes", type=int, default=3)
     parser.add_argument("--n-estimators", type=int, default=20)
     parser.add_argument("--max-depth", type=int, default=12)
-    _driver.run_main(parser, driver=driver, worker=worker)
+    _driver.run_main(parser, driver=driver, worker=worker, sized=("n_samples", "n_test"))
 
 
 if __name__ == "__main__":

@@ -246,9 +246,9 @@ REASONS = {
     "compute:rows_log": "sorting or tree building per local row",
     "compute:pairs": "pairwise work, n^2/P: every row against every row, so the work per rank "
     "grows with n",
-    "compute:global_rows": "work over all n rows on every rank (each rank processes every row "
-    "that passes round the ring)",
-    "compute:ranks": "work that grows with P (rank 0 picks every split of the forests)",
+    "compute:global_rows": "work over all n rows on every rank",
+    "compute:ranks": "work that grows with P (the forests' split search on rank 0, in "
+    "measurements taken before it was spread over the ranks)",
 }
 
 
@@ -262,9 +262,12 @@ def _why(point, base, mode, model):
     if worst == "latency":
         return f"latency: {point['calls']:.0f} collectives x 2·log2(P) messages"
     if worst == "bandwidth":
-        note = model.spec.get("note")
-        return f"bandwidth: {point['bytes'] / 1e6:.1f} MB per rank" + (f" ({note})" if note else "")
-    return REASONS[worst]
+        why = f"bandwidth: {point['bytes'] / 1e6:.1f} MB per rank"
+    else:
+        why = REASONS[worst]
+    note = model.spec.get("note")  # why the case has a term that grows with n per rank
+    explained = note and worst in ("bandwidth", "compute:global_rows")
+    return why + (f" ({note})" if explained else "")
 
 
 def _plot(projection, path):

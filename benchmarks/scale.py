@@ -113,18 +113,6 @@ def _rows(case, mode, size, ranks):
     return int(case.n * size) if mode == "strong" else per_rank * ranks
 
 
-def _split_waiting(prof, comms):
-    """``(transfer, wait)`` seconds of this rank: per collective, the shortest
-    time any rank spent in it is transfer, the rest of this rank's is wait."""
-    mine = np.array([event[3] for event in prof.events])
-    counts = comms.allgather(np.asarray(mine.size, dtype=np.int64))
-    if len(set(counts.tolist())) != 1 or mine.size == 0:  # not comparable event by event
-        return float(mine.sum()), 0.0
-    every = comms.allgather(mine[None]).reshape(comms.size, mine.size)
-    transfer = float(every.min(axis=0).sum())
-    return transfer, float(mine.sum()) - transfer
-
-
 def _measure(case, X, y, comms):
     """Run ``case`` once, measured; return this rank's metrics and the result."""
     from mlmpi.comms import profile
@@ -137,7 +125,7 @@ def _measure(case, X, y, comms):
         result = case.run(X, y, comms)
         seconds = time.perf_counter() - start
     peak = _status("VmHWM")
-    transfer, wait = _split_waiting(prof, comms)
+    transfer, wait = _driver.split_waiting(prof, comms)
     comm = float(sum(event[3] for event in prof.events))
     return {
         "seconds": seconds,

@@ -68,6 +68,12 @@ declare("metrics", dense=_Layout(shared="shared.metrics"))
 declare("quantiles", dense=_Layout(cpu="cpu.quantiles"))
 # Binned histograms and tree traversal run on the host (CuPy input is binned there).
 declare("forest", dense=_Layout(cpu="cpu.forest"))
+# Histogram gradient boosting: binning, histograms, partitions and predictions on the
+# rows' device; the split search on a node's (small) histograms, on the host.
+declare("hgb", dense=_Layout(cpu="cpu.hgb", gpu="gpu.hgb"))
+declare("hgb_split", dense=_Layout(cpu="cpu.hgb_split"))
+# Exact sums of float64 values (integer buckets per exponent), on the host.
+declare("exact", dense=_Layout(cpu="cpu.exact"))
 
 
 class KernelSet:
@@ -112,7 +118,8 @@ def kernels_for(family, X, device=None):
     ----------
     family : str
         A declared family: ``"kmeans"``, ``"knn"``, ``"decomposition"``,
-        ``"linear"``, ``"coordinate_descent"``, ``"dbscan"``, ``"metrics"``, ``"forest"``.
+        ``"linear"``, ``"coordinate_descent"``, ``"dbscan"``, ``"metrics"``, ``"forest"``,
+        ``"hgb"``, ``"hgb_split"``, ``"exact"``.
     X : array or sparse matrix
         The data the kernels will run on.
     device : {"cpu", "gpu"}, default=None

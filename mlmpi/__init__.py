@@ -37,6 +37,8 @@ _PUBLIC = {
     "RandomForestRegressor": "mlmpi.ensemble",
     "ExtraTreesClassifier": "mlmpi.ensemble",
     "ExtraTreesRegressor": "mlmpi.ensemble",
+    "HistGradientBoostingClassifier": "mlmpi.ensemble",
+    "HistGradientBoostingRegressor": "mlmpi.ensemble",
 }
 
 __all__ = sorted(_PUBLIC) + ["__version__"]

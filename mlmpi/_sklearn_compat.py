@@ -12,9 +12,20 @@ them on the lowest. Where two supported releases differ, the difference is
 bridged here.
 """
 
+from sklearn._loss.loss import BaseLoss, HalfMultinomialLoss
 from sklearn.base import _fit_context
 from sklearn.decomposition._pca import _infer_dimension
 from sklearn.ensemble._bagging import _generate_indices
+from sklearn.ensemble._hist_gradient_boosting.binning import _BinMapper
+from sklearn.ensemble._hist_gradient_boosting.common import (
+    ALMOST_INF,
+    G_H_DTYPE,
+    PREDICTOR_RECORD_DTYPE,
+    X_BITSET_INNER_DTYPE,
+    X_DTYPE,
+)
+from sklearn.ensemble._hist_gradient_boosting.grower import _fill_predictor_arrays
+from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
 from sklearn.impute._base import _safe_min
 from sklearn.linear_model._logistic import _check_solver
 from sklearn.metrics._scorer import _SCORERS, _MultimetricScorer, _Scorer
@@ -33,36 +44,55 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._encode import _unique
 from sklearn.utils._mask import _get_mask
 from sklearn.utils._missing import is_scalar_nan
+from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
 from sklearn.utils._param_validation import Hidden, Interval, RealNotInt, StrOptions
 from sklearn.utils._sparse import _align_api_if_sparse
+from sklearn.utils.extmath import _approximate_mode
 from sklearn.utils.metadata_routing import _raise_for_params
 from sklearn.utils.multiclass import _check_partial_fit_first_call
 from sklearn.utils.optimize import _newton_cg
 from sklearn.utils.validation import (
+    _check_categorical_features,
     _check_method_params,
+    _check_monotonic_cst,
+    _check_y,
     _is_arraylike_not_scalar,
     _num_samples,
 )
 
 __all__ = [
+    "ALMOST_INF",
+    "G_H_DTYPE",
     "NODE_DTYPE",
+    "PREDICTOR_RECORD_DTYPE",
+    "X_BITSET_INNER_DTYPE",
+    "X_DTYPE",
     "_SCORERS",
+    "BaseLoss",
+    "HalfMultinomialLoss",
     "Hidden",
     "Interval",
     "RealNotInt",
     "StrOptions",
     "Tree",
+    "TreePredictor",
+    "_BinMapper",
     "_MultimetricScorer",
     "_Scorer",
     "_UnsupportedGroupCVMixin",
     "_aggregate_score_dicts",
     "_align_api_if_sparse",
+    "_approximate_mode",
     "_build_pruned_tree_ccp",
+    "_check_categorical_features",
     "_check_groups_routing_disabled",
     "_check_method_params",
+    "_check_monotonic_cst",
     "_check_partial_fit_first_call",
     "_check_solver",
+    "_check_y",
     "_enforce_prediction_order",
+    "_fill_predictor_arrays",
     "_fit_and_score",
     "_fit_context",
     "_generate_indices",
@@ -73,6 +103,7 @@ __all__ = [
     "_is_constant_feature",
     "_newton_cg",
     "_num_samples",
+    "_openmp_effective_n_threads",
     "_raise_for_params",
     "_safe_indexing",
     "_safe_min",

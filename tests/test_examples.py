@@ -60,6 +60,15 @@ def check_random_forest(output):
     assert float(found["mlmpi"]) >= float(found["scikit-learn"]) - 0.01
 
 
+def check_gradient_boosting(output):
+    lines = _lines(r"^(mlmpi|scikit-learn)\s+accuracy (\S+)\s+iterations (\d+)$", output, 2)
+    found = {name: (float(accuracy), int(n_iter)) for name, accuracy, n_iter in lines}
+    assert found["mlmpi"][1] == found["scikit-learn"][1]
+    assert abs(found["mlmpi"][0] - found["scikit-learn"][0]) <= 0.001
+    (agree,) = _lines(r"the same predicted label on (\S+)% of the test rows$", output, 1)
+    assert float(agree) >= 99.9
+
+
 def check_linear_regression(output):
     pattern = r"R2 (\S+)\s+scikit-learn (\S+)\s+relative coefficient difference (\S+)$"
     for r2, reference, difference in _lines(pattern, output, 3):

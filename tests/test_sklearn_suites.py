@@ -37,6 +37,10 @@ SUITES = {
         "KNeighborsClassifier",
         "KNeighborsRegressor",
     ],
+    "ensemble/_hist_gradient_boosting/tests/test_gradient_boosting.py": [
+        "HistGradientBoostingClassifier",
+        "HistGradientBoostingRegressor",
+    ],
     "preprocessing/tests/test_data.py": [
         "StandardScaler",
         "MinMaxScaler",
@@ -113,6 +117,10 @@ INT64_INDICES = (
     "refuse them)"
 )
 IN_PLACE = "copy_X=False never centres the caller's X in place (the shard stays the user's data)"
+HGB_SLOW = (
+    "left out for test time only: tests/mpi_cases/hgb_cases.py and tests/test_hgb.py fit "
+    "the same losses and constraints against scikit-learn"
+)
 COMMS_PARAMETER = (
     "mlmpi's splitters take `comms` (the ranks the rows are spread over), which their repr "
     "shows as scikit-learn's repr shows every parameter"
@@ -235,6 +243,21 @@ DESELECT = {
         ),
         "test_radius_neighbors_parallel_array_radius": "radius is one number, not one per query",
         "test_unsupervised_inputs": "fit takes rows, not another fitted neighbours estimator",
+    },
+    "ensemble/_hist_gradient_boosting/tests/test_gradient_boosting.py": {
+        "test_early_stopping_with_sample_weights": (
+            "early-stopping scorers are mlmpi's global scorers: the test patches scikit-learn's "
+            "check_scoring and counts the calls of its scorer"
+        ),
+        # Test time only (hgb_cases.py and test_hgb.py compare the losses with scikit-learn):
+        # the slowest tests, 100 iterations on 100 features or several losses each
+        # ("name[]": that test alone, not the tests whose names start with it).
+        "test_poisson[]": HGB_SLOW,
+        "test_gamma[]": HGB_SLOW,
+        "test_absolute_error[]": HGB_SLOW,
+        "test_sample_weight_effect[42-multiclass_classification]": HGB_SLOW,
+        "test_categorical_encoding_strategies[]": HGB_SLOW,
+        "test_interaction_cst_numerically[]": HGB_SLOW,
     },
     "preprocessing/tests/test_data.py": {"torch": TORCH},
     "preprocessing/tests/test_encoders.py": {},

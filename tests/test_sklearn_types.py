@@ -6,11 +6,11 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn import cluster, decomposition, linear_model, neighbors
+from sklearn import cluster, decomposition, ensemble, linear_model, neighbors
 
 import mlmpi
 
-SKLEARN_MODULES = (cluster, decomposition, linear_model, neighbors)
+SKLEARN_MODULES = (cluster, decomposition, linear_model, neighbors, ensemble)
 METHODS = (
     "predict",
     "predict_proba",
@@ -63,6 +63,8 @@ CASES = [  # name, parameters, kind of y (None: unsupervised)
     ("NearestNeighbors", {"n_neighbors": 4}, None),
     ("KNeighborsClassifier", {}, "labels"),
     ("KNeighborsRegressor", {"weights": "distance"}, "real"),
+    ("HistGradientBoostingClassifier", {"max_iter": 3, "random_state": 0}, "labels"),
+    ("HistGradientBoostingRegressor", {"max_iter": 3, "random_state": 0}, "real"),
 ]
 
 

@@ -18,7 +18,10 @@ MODULES = [
     ("mlmpi.decomposition", "PCA and TruncatedSVD."),
     ("mlmpi.neighbors", "Nearest neighbours with a distributed index."),
     ("mlmpi.naive_bayes", "Gaussian, multinomial and Bernoulli naive Bayes."),
-    ("mlmpi.ensemble", "Random forests and extra trees on global histograms."),
+    (
+        "mlmpi.ensemble",
+        "Forests and gradient boosting grown on global histograms.",
+    ),
     ("mlmpi.preprocessing", "Scalers and encoders fitted on global statistics."),
     ("mlmpi.impute", "Imputation with global statistics."),
     ("mlmpi.metrics", "Metrics and scorers computed on the rows of every rank."),

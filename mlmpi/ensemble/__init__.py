@@ -1,4 +1,5 @@
-"""Random forests and extra trees with splits from global histograms."""
+"""Random forests, extra trees and histogram gradient boosting with splits from
+global histograms."""
 
 from ._estimators import (
     ExtraTreesClassifier,
@@ -6,11 +7,14 @@ from ._estimators import (
     RandomForestClassifier,
     RandomForestRegressor,
 )
+from ._hgb import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from ._tree import HistogramForest
 
 __all__ = [
     "ExtraTreesClassifier",
     "ExtraTreesRegressor",
+    "HistGradientBoostingClassifier",
+    "HistGradientBoostingRegressor",
     "HistogramForest",
     "RandomForestClassifier",
     "RandomForestRegressor",

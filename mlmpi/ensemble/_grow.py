@@ -5,11 +5,12 @@ open node and that node's drawn features (a kernel). One ``reduce_scatter``
 per chunk of nodes sums them over the ranks and leaves each rank one
 contiguous block of the (node, feature) pairs, about 1/P of them. Each rank
 finds the best split of every pair of its block (a kernel), and one
-``allgatherv`` of these (a few numbers per pair) gives every rank all of
-them: every rank then picks the same winner per node (the larger gain; ties
-to the smaller feature, then to the first candidate), records the same
-tree, draws the next level's features from the same generator and routes
-its own rows. Nothing is decided on one rank and broadcast.
+allgather of these (a few numbers per pair) gives every rank all of them
+(:mod:`._split_search`, shared with boosting): every rank then picks the
+same winner per node (the larger gain; ties to the smaller feature, then to
+the first candidate), records the same tree, draws the next level's
+features from the same generator and routes its own rows. Nothing is
+decided on one rank and broadcast.
 
 Features are drawn as scikit-learn draws them: ``max_features`` of them per
 node, features known to be constant in the node included (they are not
@@ -21,6 +22,8 @@ second search round of the level, for those nodes only).
 import heapq
 
 import numpy as np
+
+from ._split_search import Blocks
 
 _HISTOGRAM_ELEMENTS = 1 << 21  # float64 values of one reduced histogram chunk (16 MiB)
 
@@ -149,11 +152,6 @@ class _Level:
             :, : max(1, int(usable.sum(axis=1).max(initial=0)))
         ]
         return np.take_along_axis(rest, keep, axis=1), np.take_along_axis(usable, keep, axis=1)
-
-
-def _blocks(n_pairs, size):
-    """Pairs of each rank's block: as equal as can be, the larger ones first."""
-    return [n_pairs * (r + 1) // size - n_pairs * r // size for r in range(size)]
 
 
 def grow_tree(
@@ -306,17 +304,16 @@ class _Search:
         n_stats = self.row_stats.n_stats
         hist = np.zeros((n_nodes, n_slots, self.n_bins, n_stats))
         self.row_stats.histograms(self.kernels, self.binned, *rows, features, hist)
-        counts = _blocks(n_nodes * n_slots, self.comms.size)
-        block = hist.reshape(n_nodes * n_slots, self.n_bins, n_stats)
-        if self.comms.size > 1:  # (one rank: its histograms are the block)
-            sent = block.astype(self.transfer_dtype, copy=False)
-            block = self.comms.reduce_scatter(sent, counts).astype(np.float64, copy=False)
+        blocks = Blocks(n_nodes * n_slots, self.comms)
+        block = blocks.reduce(
+            hist.reshape(n_nodes * n_slots, self.n_bins, n_stats), self.transfer_dtype
+        )
         uniform = (
             self.rng.random((n_nodes * n_slots, 2))
             if self.rules.random_thresholds
             else np.empty((0, 2))
         )
-        mine = slice(sum(counts[: self.comms.rank]), sum(counts[: self.comms.rank + 1]))
+        mine = blocks.owned
         pair_node = np.repeat(np.arange(n_nodes), n_slots)[mine]
         found = self.rules.search(
             block,
@@ -327,7 +324,7 @@ class _Search:
             bounds,
             uniform[mine] if uniform.shape[0] else uniform,
         )
-        return self.comms.allgatherv(found) if self.comms.size > 1 else found
+        return blocks.gather(found)
 
 
 def _pick(found, features, searched, *, first):

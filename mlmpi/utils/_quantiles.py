@@ -50,6 +50,8 @@ import numpy as np
 
 from .._array import is_device_array, is_sparse, to_host
 from ..kernels import kernels_for
+from ._float_keys import from_keys
+from ._weighted_quantiles import global_weighted_percentiles
 
 _FEW = 16  # quantiles per column up to which dense data is selected by radix, unsorted
 _SPLITTERS_PER_TARGET = 16  # splitters per wanted order statistic on sorted data
@@ -109,6 +111,20 @@ class SortedColumns:
         columns.n_columns = len(columns.values)
         return columns
 
+    def subset(self, columns):
+        """These columns only (the same sorted arrays, not copied)."""
+        subset = SortedColumns.__new__(SortedColumns)
+        subset.dtype = self.dtype
+        subset.values = [self.values[j] for j in columns]
+        subset.zeros = [self.zeros[j] for j in columns]
+        subset.n_columns = len(subset.values)
+        return subset
+
+    def distinct(self, j):
+        """This rank's distinct values of column ``j`` (dense columns)."""
+        v = self.values[j]
+        return v[np.concatenate([[True], v[1:] != v[:-1]])] if v.size else v
+
     def sizes(self):
         """Values of each column on this rank (implicit zeros included)."""
         return np.array([v.size + z for v, z in zip(self.values, self.zeros)], dtype=np.int64)
@@ -157,19 +173,6 @@ class SortedColumns:
 
 def _concat(parts):
     return np.concatenate(parts) if parts else np.empty(0)
-
-
-def _keys(values):
-    """Order-preserving map of non-NaN float64 values to uint64 (-0.0 as 0.0)."""
-    bits = (np.asarray(values, dtype=np.float64) + 0.0).view(np.uint64)
-    negative = (bits >> np.uint64(63)).astype(bool)
-    return np.where(negative, ~bits, bits | np.uint64(1 << 63))
-
-
-def _from_keys(keys):
-    negative = (keys >> np.uint64(63)) == 0
-    bits = np.where(negative, ~keys, keys & np.uint64((1 << 63) - 1))
-    return bits.view(np.float64)
 
 
 def _by_key(keys, values, n_keys):
@@ -298,6 +301,33 @@ def _order_statistics(columns, positions, comms, rounds=0):
     return n, values
 
 
+def global_order_statistics(columns, column_of, kth, comms):
+    """The ``kth[t]``-smallest (from 0) value of column ``column_of[t]`` over
+    every rank's values, for each query ``t``.
+
+    Parameters
+    ----------
+    columns : list of ndarray
+        This rank's values of each column (any order, any lengths, no NaN).
+    column_of : ndarray of shape (n_queries,), int
+    kth : ndarray of shape (n_queries,), int
+        Ranks below each column's global count.
+    comms : Comms
+
+    Returns
+    -------
+    values : ndarray of shape (n_queries,), float64
+        Identical on every rank.
+
+    Notes
+    -----
+    This function is collective: every rank passes the same queries.
+    """
+    sorted_columns = SortedColumns.from_columns(columns, [0] * len(columns), np.float64)
+    queries = (np.asarray(column_of, dtype=np.int64), np.asarray(kth, dtype=np.int64))
+    return _order_statistics(sorted_columns, lambda n: queries, comms)[1]
+
+
 def _resolve(local, sizes, chosen, group, inside, comms):
     """The ``inside[t]``-smallest value of bucket ``group[t]``, for buckets
     small enough to move: bucket ``g`` (``chosen[g]``; ``local`` holds this
@@ -342,10 +372,10 @@ def _radix_order_statistics(X, positions, comms):
         live = np.unique(group[~answered & (moved_of < 0)])
         for g in live[size[live] <= _MOVE]:
             moved_of[~answered & (moved_of < 0) & (group == g)] = len(moved)
-            moved.append(_from_keys(keys[begin[g] : end[g]]))
+            moved.append(from_keys(keys[begin[g] : end[g]]))
         live = live[size[live] > _MOVE]
         low, high = _key_ranges(keys, begin[live], end[live], comms)
-        for g, value in zip(live[low == high], _from_keys(low[low == high])):
+        for g, value in zip(live[low == high], from_keys(low[low == high])):
             values[~answered & (moved_of < 0) & (group == g)] = value  # all its values are equal
             answered |= (moved_of < 0) & (group == g)
         live, low, high = live[low < high], low[low < high], high[low < high]
@@ -678,7 +708,7 @@ def median_and_percentiles(X, percentiles, *, comms):
 _ALMOST_INF = 1e300  # scikit-learn's cap on thresholds (hist gradient boosting's ALMOST_INF)
 
 
-def global_bin_thresholds(X, max_bins, *, comms):
+def global_bin_thresholds(X, max_bins, *, comms, sample_weight=None):
     """Per column, the thresholds scikit-learn's histogram gradient boosting bins on.
 
     Equal to ``_BinMapper(n_bins=max_bins + 1, subsample=None).fit(X_global)
@@ -697,6 +727,10 @@ def global_bin_thresholds(X, max_bins, *, comms):
     max_bins : int
         Bins for the non-NaN values, at least 2.
     comms : Comms
+    sample_weight : array of shape (n_local,), default=None
+        Positive weights of the rows: the percentiles are then scikit-learn's
+        weighted ones (``_weighted_percentile(..., average=True)``,
+        :func:`mlmpi.utils._weighted_quantiles.global_weighted_percentiles`).
 
     Returns
     -------
@@ -719,10 +753,10 @@ def global_bin_thresholds(X, max_bins, *, comms):
     [array([0.5, 2. ])]
     """
     X = np.asarray(to_host(X), dtype=np.float64)
+    columns = SortedColumns(X)  # each column sorted once, for the distinct values and the search
     local = []
     for j in range(X.shape[1]):
-        column = X[:, j]
-        distinct = np.unique(column[~np.isnan(column)])
+        distinct = columns.distinct(j)
         local.append(distinct if distinct.size <= max_bins else None)
     gathered = comms.allgather_object(local)
     distinct = []
@@ -732,11 +766,16 @@ def global_bin_thresholds(X, max_bins, *, comms):
         distinct.append(union if union is not None and union.size <= max_bins else None)
     percentiles = np.linspace(0, 100, num=max_bins + 1)[1:-1]
     many = [j for j, values in enumerate(distinct) if values is None]
-    quantiles = (
-        global_percentiles(X[:, many], percentiles, comms=comms, method="averaged_inverted_cdf")
-        if many
-        else None
-    )
+    quantiles = None
+    if many and sample_weight is None:
+        quantiles = global_percentiles(
+            columns.subset(many), percentiles, comms=comms, method="averaged_inverted_cdf"
+        )
+    elif many:
+        weights = np.asarray(sample_weight, dtype=np.float64)
+        quantiles = global_weighted_percentiles(
+            [X[:, j] for j in many], [weights] * len(many), percentiles, average=True, comms=comms
+        )
     thresholds = []
     for j, values in enumerate(distinct):
         if values is not None:

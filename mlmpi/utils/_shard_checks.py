@@ -68,8 +68,8 @@ def same_fingerprints(fingerprints):
     """Whether every rank's :func:`rows_fingerprint` shows more than one row and
     agrees with rank 0's to rounding."""
     first = fingerprints[0]
-    if first is None or first[0] < 2:
-        return False
+    if first is None or first[0] < 2 or not np.isfinite(first[1]).all():
+        return False  # NaN (a missing value) compares with nothing
     scale = np.abs(first[1]).max()
     return all(
         fp is not None

@@ -11,10 +11,14 @@ on every rank, and never an average of per-rank statistics:
   weights they are counted from (:func:`host_labels`, :func:`host_weights`);
 - **moments**: :class:`Moments` (count, mean, centred sum of squares, merged
   with Chan, Golub and LeVeque's formula), :func:`global_moments` and
-  :func:`global_mean`, :func:`weighted_means`;
+  :func:`global_mean`, :func:`weighted_means`; :func:`exact_sums`, correctly
+  rounded sums that do not depend on the rank count (:mod:`mlmpi.utils._exact`);
 - **quantiles**: :func:`global_quantiles`, :func:`global_percentiles`,
-  :func:`global_median`, :func:`global_bin_thresholds`, by a distributed
-  selection over each rank's :class:`SortedColumns` (:mod:`mlmpi.utils._quantiles`).
+  :func:`global_median`, :func:`global_bin_thresholds`,
+  :func:`global_order_statistics`, by a distributed selection over each rank's
+  :class:`SortedColumns` (:mod:`mlmpi.utils._quantiles`), and scikit-learn's
+  weighted percentiles, :func:`global_weighted_percentiles`
+  (:mod:`mlmpi.utils._weighted_quantiles`).
 
 The functions that communicate say "This function is collective."; the
 others merge what a collective gathered.
@@ -32,14 +36,17 @@ from sklearn.utils.validation import check_consistent_length
 from .._array import get_namespace, is_device_array, is_sparse, to_host
 from .._sklearn_compat import _unique
 from ..kernels import kernels_for
+from ._exact import exact_sums
 from ._quantiles import (
     SortedColumns,
     global_bin_thresholds,
     global_median,
+    global_order_statistics,
     global_percentiles,
     global_quantiles,
     median_and_percentiles,
 )
+from ._weighted_quantiles import global_weighted_percentiles
 from .validation import agree
 
 __all__ = [
@@ -47,13 +54,16 @@ __all__ = [
     "Moments",
     "SortedColumns",
     "distinct",
+    "exact_sums",
     "global_bin_thresholds",
     "global_classes",
     "global_mean",
     "global_median",
     "global_moments",
+    "global_order_statistics",
     "global_percentiles",
     "global_quantiles",
+    "global_weighted_percentiles",
     "global_table",
     "host_labels",
     "host_weights",

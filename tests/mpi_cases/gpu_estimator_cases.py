@@ -23,6 +23,7 @@ from shards import each_layout
 from sklearn.datasets import make_blobs, make_classification, make_regression
 
 import mlmpi.decomposition as dec
+import mlmpi.ensemble as ens
 import mlmpi.linear_model as lin
 from mlmpi import KMeans, get_comms
 from mlmpi.datasets import shard
@@ -170,3 +171,28 @@ def case_pca_and_truncated_svd():
                 ["components_", "explained_variance_", "singular_values_"],
                 ["transform"],
             )
+
+
+def case_hist_gradient_boosting():
+    """The model fitted on device rows is the one fitted on host rows; predictions
+    of device rows come back on the device."""
+    X, y = make_classification(400, 6, n_informative=4, n_classes=3, random_state=0)
+    X[::9, 1] = np.nan
+    small = {"max_iter": 3, "max_leaf_nodes": 6, "random_state": 0}
+    settings = [
+        (ens.HistGradientBoostingClassifier, {"early_stopping": True, **small}, y),
+        (ens.HistGradientBoostingRegressor, {"loss": "absolute_error", **small}, X[:, 2] * 3),
+    ]
+    for cls, params, target in settings:
+        for layout, (Xl, yl) in each_layout(X, target):
+            on_host = cls(**params).fit(Xl, yl)
+            on_device = cls(**params).fit(cupy.asarray(Xl), cupy.asarray(yl))
+            for a, b in zip(on_host._predictors, on_device._predictors):
+                assert a[0].nodes.tobytes() == b[0].nodes.tobytes(), layout
+            assert on_host.n_iter_ == on_device.n_iter_
+            Xd = cupy.asarray(Xl)
+            methods = ["predict"] + (["predict_proba"] if hasattr(on_host, "classes_") else [])
+            for method in methods:
+                out = getattr(on_device, method)(Xd)
+                assert isinstance(out, cupy.ndarray), (layout, method)
+                assert_allclose(cupy.asnumpy(out), getattr(on_host, method)(Xl), rtol=1e-12)

@@ -1,0 +1,55 @@
+"""Sums over the ranks that do not depend on how the rows are split.
+
+A float sum changes in its last bits with the order of the additions, so a
+plain allreduce of per-rank partial sums gives a rank-count-dependent result.
+:func:`exact_sums` adds the values exactly (integer buckets per binary
+exponent, ``mlmpi.kernels.cpu.exact``), reduces the buckets over the ranks
+(integer sums: any order gives the same) and rounds the total once: the
+correctly rounded sum of the concatenated values, at any number of ranks.
+"""
+
+import numpy as np
+
+from ..kernels import kernels_for
+from ..kernels.cpu.exact import EXPONENT_SHIFT, LOW_BITS, N_BUCKETS, SIGNIFICAND_BITS
+
+_CHUNK = 1 << 30  # values per local accumulation: far below the 2**36 a bucket holds
+
+
+def exact_sums(columns, comms):
+    """Correctly rounded global sum of each of ``columns``.
+
+    Parameters
+    ----------
+    columns : sequence of array-like of shape (n_local_j,)
+        This rank's finite values of each sum (host); the lengths may differ
+        and a rank may hold none.
+    comms : Comms
+
+    Returns
+    -------
+    sums : ndarray of shape (len(columns),), float64
+        The sum of every rank's values of each column, rounded once;
+        identical on every rank and at any number of ranks.
+
+    Notes
+    -----
+    This function is collective: one allreduce of ``len(columns) * 4200`` int64.
+    """
+    limbs = np.zeros((len(columns), 2, N_BUCKETS), dtype=np.int64)
+    accumulate = kernels_for("exact", np.empty(0)).accumulate
+    for j, column in enumerate(columns):
+        values = np.asarray(column, dtype=np.float64).reshape(-1, 1)
+        for start in range(0, values.shape[0], _CHUNK):
+            accumulate(values[start : start + _CHUNK], limbs[j : j + 1])
+    limbs = comms.allreduce(limbs)
+    return np.array([_rounded(column) for column in limbs])
+
+
+def _rounded(limbs):
+    """The float64 nearest to ``sum_e (high_e * 2**26 + low_e) * 2**(e - 1127)``."""
+    used = np.flatnonzero(limbs[0] | limbs[1])
+    total = 0
+    for bucket in used.tolist():
+        total += ((int(limbs[0, bucket]) << LOW_BITS) + int(limbs[1, bucket])) << bucket
+    return total / (1 << (EXPONENT_SHIFT + SIGNIFICAND_BITS))
