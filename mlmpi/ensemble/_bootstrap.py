@@ -7,16 +7,21 @@ draws the same numbers (the whole sequence, in blocks) and keeps the draws
 that fall on its rows: the counts are scikit-learn's for the concatenated
 rows whatever the sharding. With weights, a draw ``u`` picks the first row
 whose cumulative weight exceeds ``u`` times the total; the cumulative
-weights continue over the ranks in rank order (exact for integer weights).
+weights continue over the ranks in rank order, exactly: the weights are
+first rounded onto a power-of-two grid on which every sum is exact
+(``mlmpi.utils._exact``; about 1e-10 of the largest weight per million rows).
 
 Each rank draws all ``n_bootstrap`` numbers of every tree: O(n_bootstrap)
-work per tree and rank, no communication (one allgather per fit with weights).
+work per tree and rank, no communication (an allreduce and an allgather per
+fit with weights).
 """
 
 import warnings
 from numbers import Integral
 
 import numpy as np
+
+from ..utils._exact import fixed_point_exponent, on_grids
 
 _BLOCK = 1 << 22  # draws generated at a time
 
@@ -62,7 +67,7 @@ class Bootstrap:
     Notes
     -----
     The constructor is collective when ``weight`` is given (the same on every
-    rank: an allgather of each rank's total weight).
+    rank: an allreduce of the largest weight, an allgather of each rank's total).
     """
 
     def __init__(self, n_bootstrap, layout, weight, comms):
@@ -70,7 +75,11 @@ class Bootstrap:
         self.n_samples, self.offset, self.n_local = layout.n_samples, layout.offset, layout.n_local
         self.cumulative = None
         if weight is not None:
-            local = np.cumsum(weight, dtype=np.float64)
+            # weights on a grid whose sums are exact: the cumulative weights, and so
+            # the draws, do not depend on how the rows are split
+            largest = float(comms.allreduce(np.asarray(np.abs(weight).max(initial=0.0)), op="max"))
+            grid = fixed_point_exponent(largest, self.n_samples, bits=52)
+            local = np.cumsum(on_grids(np.asarray(weight, dtype=np.float64), grid))
             totals = comms.allgather(np.asarray(local[-1] if local.shape[0] else 0.0))
             self.start = float(totals[: layout.rank].sum())
             self.cumulative = self.start + local

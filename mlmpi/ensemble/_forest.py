@@ -17,6 +17,7 @@ from .._sklearn_compat import Interval, RealNotInt, StrOptions
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms
 from ..kernels import kernels_for
+from ..utils._exact import fixed_point_exponent
 from ..utils.validation import agree, check_local
 from ._binning import dense_blocks, global_bins
 from ._bootstrap import Bootstrap, n_samples_bootstrap
@@ -291,6 +292,11 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             if factor is not None:
                 tree_weight = tree_weight * factor
             row_stats = criterion.row_stats(targets, tree_weight)
+            # float sums would change in their last bits with the rank count and
+            # flip tied splits: on these grids every sum is exact, in any order
+            largest = comms.allreduce(row_stats.largest(), op="max")
+            n = layout.n_samples
+            row_stats.round_to_grids([fixed_point_exponent(v, n, bits=52) for v in largest])
             # the global statistics, and whether all their partial sums are integers
             # below 2**24: then the histograms travel as float32, exactly
             summed = comms.allreduce(np.append(row_stats.total(), not row_stats.integral_counts()))

@@ -22,18 +22,10 @@ from .._sklearn_compat import G_H_DTYPE, _BinMapper, _openmp_effective_n_threads
 from .._threads import threads_per_rank
 from ..kernels import kernels_for
 from ..kernels.cpu.hgb import PARALLEL_WORK
+from ..utils._exact import fixed_point_exponent
 from ._hgb_binning import fit_bin_mapper, flat_thresholds
 from ._hgb_grower import GrowingContext, GrowingParams, TreeGrower
 from ._hgb_losses import baseline, leaf_values
-
-
-def fixed_point_exponent(largest, n_rows):
-    """The power of two ``s`` of the grid ``2**-s`` on which values of
-    magnitude at most ``largest`` are rounded, so that the sum of ``n_rows``
-    of them fits an int64 with a bit to spare."""
-    if largest == 0:
-        return 0
-    return 62 - math.frexp(largest)[1] - max(1, int(n_rows).bit_length())
 
 
 @dataclass

@@ -11,6 +11,7 @@ from .._sklearn_compat import StrOptions, _fit_context
 from ..base import DistributedRegressorMixin
 from ..metrics import r2_score
 from ..utils import global_bin_thresholds
+from ..utils._exact import fixed_point_exponent, on_grids
 from ..utils.validation import agree
 from ._criteria import Criterion
 from ._forest import FIT_DOC, BaseHistogramForest
@@ -81,10 +82,15 @@ class ForestRegressor(DistributedRegressorMixin, BaseHistogramForest):
             [np.searchsorted(edges[o], targets[:, o], side="left") for o in range(k)], axis=1
         )
         sizes = [e.shape[0] + 1 for e in edges]
+        # the bins' sums exact in any order (see the moments' grids in _forest.py)
+        largest = comms.allreduce(np.abs(used).max(axis=0, initial=0.0), op="max")
+        n = int(comms.allreduce(np.asarray(used.shape[0])))
+        exponents = np.array([fixed_point_exponent(v, n, bits=52) for v in largest])
+        on_grid = on_grids(used, exponents)
         sums = np.zeros((2, sum(sizes)))
         start = 0
         for o in range(k):
-            np.add.at(sums[0], start + binned[weight > 0, o], used[:, o])
+            np.add.at(sums[0], start + binned[weight > 0, o], on_grid[:, o])
             np.add.at(sums[1], start + binned[weight > 0, o], 1.0)
             start += sizes[o]
         sums = comms.allreduce(sums)

@@ -6,7 +6,15 @@ plain allreduce of per-rank partial sums gives a rank-count-dependent result.
 exponent, ``mlmpi.kernels.cpu.exact``), reduces the buckets over the ranks
 (integer sums: any order gives the same) and rounds the total once: the
 correctly rounded sum of the concatenated values, at any number of ranks.
+
+:func:`fixed_point_exponent` gives the other way, for many sums at once
+(histograms): round every value onto a power-of-two grid fine enough for the
+data and coarse enough that every partial sum is an exact integer multiple
+of the grid, in an int64 or in a float64's significand. The additions are
+then exact in any order.
 """
+
+import math
 
 import numpy as np
 
@@ -14,6 +22,23 @@ from ..kernels import kernels_for
 from ..kernels.cpu.exact import EXPONENT_SHIFT, LOW_BITS, N_BUCKETS, SIGNIFICAND_BITS
 
 _CHUNK = 1 << 30  # values per local accumulation: far below the 2**36 a bucket holds
+
+
+def fixed_point_exponent(largest, n_rows, bits=62):
+    """The power of two ``s`` of the grid ``2**-s`` on which values of
+    magnitude at most ``largest`` are rounded, so that the sum of any
+    ``n_rows`` of them is below ``2**bits`` units: 62 for an int64 with a bit
+    to spare, 52 for a float64 (whose integers are exact up to ``2**53``)."""
+    if largest == 0:
+        return 0
+    return bits - math.frexp(largest)[1] - max(1, int(n_rows).bit_length())
+
+
+def on_grids(values, exponents):
+    """``values`` rounded to multiples of ``2**-exponents`` (one exponent per
+    column of the last axis): exact float64 results."""
+    exponents = np.asarray(exponents, dtype=np.int64)
+    return np.ldexp(np.rint(np.ldexp(values, exponents)), -exponents)
 
 
 def exact_sums(columns, comms):

@@ -37,15 +37,17 @@ _TREE_ARRAYS = ("feature", "threshold", "missing_go_to_left", "impurity", "value
 def _digits_sorted_by_class():
     X, y = load_digits(return_X_y=True)
     order = np.argsort(y[:400], kind="stable")
-    weights = np.random.RandomState(0).randint(1, 4, size=order.shape[0]).astype(np.float64)
+    weights = np.random.RandomState(0).uniform(0.3, 3.0, size=order.shape[0])
     return X[order], y[order], weights
 
 
 def _diabetes():
-    X, y = load_diabetes(return_X_y=True)  # integer targets: the sums are exact
+    X, y = load_diabetes(return_X_y=True)
     order = np.argsort(y[:300], kind="stable")
-    weights = np.random.RandomState(1).randint(1, 4, size=order.shape[0]).astype(np.float64)
-    return X[order], y[order], weights[order]
+    weights = np.random.RandomState(1).uniform(0.3, 3.0, size=order.shape[0])
+    # targets and weights that are not integers: their float sums would depend on
+    # the order of the additions
+    return X[order], y[order] / 7.3, weights[order]
 
 
 def _assert_close(actual, expected, err_msg="", tolerance=1e-12):
@@ -53,17 +55,19 @@ def _assert_close(actual, expected, err_msg="", tolerance=1e-12):
 
 
 def _assert_same_forest(fitted, reference, X_local, offset):
-    """The same trees; values equal up to the rounding of sums of non-integer weights."""
+    """The same trees, bit for bit (the histograms' sums are exact in any order)."""
     for name in _FOREST_ARRAYS:
-        assert_equal = np.testing.assert_array_equal if name != "value" else _assert_close
-        assert_equal(getattr(fitted.forest_, name), getattr(reference.forest_, name), err_msg=name)
+        np.testing.assert_array_equal(
+            getattr(fitted.forest_, name), getattr(reference.forest_, name), err_msg=name
+        )
     assert len(fitted.estimators_) == len(reference.estimators_)
     for mine, theirs in zip(fitted.estimators_, reference.estimators_):
         assert mine.random_state == theirs.random_state
         for name in _TREE_ARRAYS:
-            _assert_close(getattr(mine.tree_, name), getattr(theirs.tree_, name), name, 1e-9)
-    # Poisson's impurities sum y log y: the same up to rounding
-    _assert_close(fitted.feature_importances_, reference.feature_importances_, tolerance=1e-9)
+            np.testing.assert_array_equal(
+                getattr(mine.tree_, name), getattr(theirs.tree_, name), name
+            )
+    np.testing.assert_array_equal(fitted.feature_importances_, reference.feature_importances_)
     if X_local.shape[0]:
         np.testing.assert_array_equal(fitted.predict(X_local), reference.predict(X_local))
         np.testing.assert_array_equal(fitted.apply(X_local), reference.apply(X_local))
