@@ -21,7 +21,7 @@ from numbers import Integral
 
 import numpy as np
 
-from ..utils._exact import fixed_point_exponent, on_grids
+from ..utils._exact import on_exact_grids
 
 _BLOCK = 1 << 22  # draws generated at a time
 
@@ -77,9 +77,7 @@ class Bootstrap:
         if weight is not None:
             # weights on a grid whose sums are exact: the cumulative weights, and so
             # the draws, do not depend on how the rows are split
-            largest = float(comms.allreduce(np.asarray(np.abs(weight).max(initial=0.0)), op="max"))
-            grid = fixed_point_exponent(largest, self.n_samples, bits=52)
-            local = np.cumsum(on_grids(np.asarray(weight, dtype=np.float64), grid))
+            local = np.cumsum(on_exact_grids(weight, self.n_samples, comms))
             totals = comms.allgather(np.asarray(local[-1] if local.shape[0] else 0.0))
             self.start = float(totals[: layout.rank].sum())
             self.cumulative = self.start + local

@@ -75,7 +75,7 @@ class ForestClassifier(DistributedClassifierMixin, BaseHistogramForest):
                 "outputs."
             )
 
-    def _criterion(self, targets, weight, comms):
+    def _criterion(self, targets, weight, n_samples, comms):
         name = "entropy" if self.criterion == "log_loss" else self.criterion
         return Criterion(name, [len(c) for c in self._classes]), targets
 

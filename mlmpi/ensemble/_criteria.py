@@ -21,8 +21,6 @@ up to a constant of the node).
 import numpy as np
 from scipy.special import xlogy
 
-from ..utils._exact import on_grids
-
 CODES = {"gini": 0, "entropy": 1, "squared_error": 2, "poisson": 3, "absolute_error": 4}
 _MOMENTS = ("squared_error", "poisson")
 
@@ -151,19 +149,13 @@ class RowStats:
         self.n_stats = n_stats
         self.dense, self.index, self.weight = dense, index, weight
 
-    def largest(self):
-        """The largest magnitude on this rank of each summed statistic (of each
-        moment, or of the weight that the counts add up)."""
-        summed = self.dense[:, :-1] if self.dense is not None else self.weight[:, None]
-        return np.abs(summed).max(axis=0, initial=0.0)
-
-    def round_to_grids(self, exponents):
-        """Round each summed statistic of every row to a multiple of
-        ``2**-exponents[j]`` (``j`` as in :meth:`largest`), so that its sums are exact."""
+    def round_sums(self, rounding):
+        """Replace the summed statistics by ``rounding`` of them (a 2-D array:
+        the moments, or the counts' weight as one column)."""
         if self.dense is not None:
-            self.dense[:, :-1] = on_grids(self.dense[:, :-1], exponents)
+            self.dense[:, :-1] = rounding(self.dense[:, :-1])
         else:
-            self.weight = on_grids(self.weight[:, None], exponents)[:, 0]
+            self.weight = rounding(self.weight[:, None])[:, 0]
 
     def integral_counts(self):
         """Whether the statistics are counts of integer weights (on this rank)."""

@@ -17,7 +17,7 @@ from .._sklearn_compat import Interval, RealNotInt, StrOptions
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms
 from ..kernels import kernels_for
-from ..utils._exact import fixed_point_exponent
+from ..utils._exact import on_exact_grids
 from ..utils.validation import agree, check_local
 from ._binning import dense_blocks, global_bins
 from ._bootstrap import Bootstrap, n_samples_bootstrap
@@ -274,7 +274,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
 
     def _grow(self, X, targets, weight, layout, seeds, n_sampled, monotonic, comms):
         """Grow one tree per seed in ``seeds``; returns their scikit-learn estimators."""
-        criterion, targets = self._criterion(targets, weight, comms)
+        criterion, targets = self._criterion(targets, weight, layout.n_samples, comms)
         bins = global_bins(X, weight > 0, layout, self.max_bins, self._sketch_seed, comms)
         kernels = kernels_for("forest", np.empty(0))
         binned = bins.bin(X, kernels)
@@ -294,9 +294,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             row_stats = criterion.row_stats(targets, tree_weight)
             # float sums would change in their last bits with the rank count and
             # flip tied splits: on these grids every sum is exact, in any order
-            largest = comms.allreduce(row_stats.largest(), op="max")
-            n = layout.n_samples
-            row_stats.round_to_grids([fixed_point_exponent(v, n, bits=52) for v in largest])
+            row_stats.round_sums(lambda summed: on_exact_grids(summed, layout.n_samples, comms))
             # the global statistics, and whether all their partial sums are integers
             # below 2**24: then the histograms travel as float32, exactly
             summed = comms.allreduce(np.append(row_stats.total(), not row_stats.integral_counts()))

@@ -11,7 +11,7 @@ from .._sklearn_compat import StrOptions, _fit_context
 from ..base import DistributedRegressorMixin
 from ..metrics import r2_score
 from ..utils import global_bin_thresholds
-from ..utils._exact import fixed_point_exponent, on_grids
+from ..utils._exact import on_exact_grids
 from ..utils.validation import agree
 from ._criteria import Criterion
 from ._forest import FIT_DOC, BaseHistogramForest
@@ -70,7 +70,7 @@ class ForestRegressor(DistributedRegressorMixin, BaseHistogramForest):
                 "Sum of y is not strictly positive which is necessary for Poisson regression."
             )
 
-    def _criterion(self, targets, weight, comms):
+    def _criterion(self, targets, weight, n_samples, comms):
         k = targets.shape[1]
         if self.criterion != "absolute_error":
             return Criterion(self.criterion, [1] * k), targets
@@ -83,10 +83,7 @@ class ForestRegressor(DistributedRegressorMixin, BaseHistogramForest):
         )
         sizes = [e.shape[0] + 1 for e in edges]
         # the bins' sums exact in any order (see the moments' grids in _forest.py)
-        largest = comms.allreduce(np.abs(used).max(axis=0, initial=0.0), op="max")
-        n = int(comms.allreduce(np.asarray(used.shape[0])))
-        exponents = np.array([fixed_point_exponent(v, n, bits=52) for v in largest])
-        on_grid = on_grids(used, exponents)
+        on_grid = on_exact_grids(used, n_samples, comms)
         sums = np.zeros((2, sum(sizes)))
         start = 0
         for o in range(k):

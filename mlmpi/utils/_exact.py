@@ -34,10 +34,19 @@ def fixed_point_exponent(largest, n_rows, bits=62):
     return bits - math.frexp(largest)[1] - max(1, int(n_rows).bit_length())
 
 
-def on_grids(values, exponents):
-    """``values`` rounded to multiples of ``2**-exponents`` (one exponent per
-    column of the last axis): exact float64 results."""
-    exponents = np.asarray(exponents, dtype=np.int64)
+def on_exact_grids(values, n_rows, comms):
+    """This rank's ``values`` rounded onto the power-of-two grids on which a
+    float64 sum of any ``n_rows`` values of every rank is exact, in any order.
+
+    Each column of a 2-D ``values`` (a 1-D one is one column) has its own
+    grid, from its largest magnitude on every rank; the rounding moves a
+    value by at most ``n_rows * 2**-53`` of that magnitude.
+
+    This function is collective: one allreduce of each column's largest magnitude.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    largest = comms.allreduce(np.atleast_1d(np.abs(values).max(axis=0, initial=0.0)), op="max")
+    exponents = np.array([fixed_point_exponent(v, n_rows, bits=52) for v in largest])
     return np.ldexp(np.rint(np.ldexp(values, exponents)), -exponents)
 
 
