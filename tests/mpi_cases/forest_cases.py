@@ -21,9 +21,6 @@ import mlmpi.ensemble as ml
 from mlmpi import SelfComms, get_comms
 from mlmpi.datasets import shard
 
-# the one-process fit (SelfComms) is every case's reference: 2-4 ranks compare with it
-RANKS = (2, 3, 4)
-
 _FOREST_ARRAYS = (
     "feature",
     "threshold",
