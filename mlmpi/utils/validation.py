@@ -272,6 +272,7 @@ class _ShardFacts(NamedTuple):
     shard: Shard  # rows, width (None: an empty list), dtype, device
     y_tail: object  # y.shape[1:], None without y
     weight_sum: float
+    weighted: bool  # sample_weight given
     label_kind: object  # see _label_kind
     fingerprint: object  # see rows_fingerprint
     scaling: object  # see scaling_kind
@@ -356,6 +357,10 @@ def validate_fit_data(
     (sparse) path and the result is that of the stacked sparse matrix, as with
     ``scipy.sparse.vstack``. An estimator without ``accept_sparse`` raises
     scikit-learn's "dense data is required" error on every rank.
+
+    ``sample_weight=None`` means weights of one, as in scikit-learn: when some
+    ranks pass weights and others None, the latter get an array of ones, so
+    that every rank takes the same (weighted) path.
     """
     X, unknown_width = _empty_list_as_rows(X)
     own_finite_check = _checks_finite_itself(X, check_params)
@@ -377,6 +382,7 @@ def validate_fit_data(
             ),
             y_tail=None if yv is None else tuple(yv.shape[1:]),
             weight_sum=Xv.shape[0] if swv is None else float(swv.sum()),
+            weighted=swv is not None,
             label_kind=_label_kind(yv),
             fingerprint=rows_fingerprint(Xv, moments),
             scaling=scaling_kind(Xv, moments),
@@ -397,6 +403,8 @@ def validate_fit_data(
         Xv = _empty_rows_like(estimator, Xv, facts)
     if any(f.sparse for f in facts):  # sparse on some rank: CSR on every rank (see Notes)
         Xv = to_csr(Xv)
+    if swv is None and any(f.weighted for f in facts):  # weights on some rank: on every rank
+        swv = _check_weights(1.0, Xv)
     common = next((np.dtype(f.shard.dtype) for f in facts if f.shard.rows > 0), Xv.dtype)
     if Xv.dtype != common:  # an empty shard built with another dtype
         Xv = Xv.astype(common)

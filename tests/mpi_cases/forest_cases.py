@@ -235,3 +235,23 @@ def case_r2_of_scikit_learn_on_synthetic_regression():
     ]
     X, y = make_regression(2000, 10, n_informative=6, noise=20, random_state=0)
     _compare_scores(pairs, X, y, trees=30, tolerance=0.01)
+
+
+def case_weights_on_some_ranks_only_are_ones_on_the_others():
+    """sample_weight=None on some ranks and arrays on others (this used to hang:
+    only the weighted ranks entered the weighted bootstrap's collectives)."""
+    comms = get_comms()
+    if comms.size == 1:
+        return  # None alone is the unweighted fit (another bootstrap, as in scikit-learn)
+    X, y, _ = _diabetes()
+    ones = np.ones(X.shape[0])
+    reference = ml.RandomForestRegressor(
+        n_estimators=2, max_depth=5, random_state=0, comms=SelfComms()
+    )
+    reference.fit(X, y, sample_weight=ones)
+    for name, (Xl, yl, wl) in each_layout(X, y, ones):
+        counts = layouts(X.shape[0], comms.size)[name]
+        weights = None if comms.rank % 2 == 0 else wl  # rank 0 (and every other) passes None
+        fitted = ml.RandomForestRegressor(n_estimators=2, max_depth=5, random_state=0)
+        fitted.fit(Xl, yl, sample_weight=weights)
+        _assert_same_forest(fitted, reference, Xl, int(sum(counts[: comms.rank])))
