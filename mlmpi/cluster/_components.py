@@ -88,13 +88,21 @@ def _incident_edges(left, right, comms, counts):
     without duplicates; each edge known anywhere is sent to the owners of
     both its ends (one alltoallv)."""
     both = np.concatenate([np.stack([left, right], 1), np.stack([right, left], 1)])
-    both = both[both[:, 0] != both[:, 1]]
-    order = np.argsort(owners(both[:, 0], counts), kind="stable")
-    both = both[order]
+    both = _unique_pairs(both[both[:, 0] != both[:, 1]])  # sorted by u: grouped by owner
     send = np.bincount(owners(both[:, 0], counts), minlength=comms.size)
-    mine = np.unique(comms.alltoallv(np.ascontiguousarray(both), send), axis=0)
-    mine = mine.reshape(-1, 2)
+    mine = _unique_pairs(comms.alltoallv(both, send).reshape(-1, 2))
     return mine[:, 0], mine[:, 1]
+
+
+def _unique_pairs(pairs):
+    """The distinct rows of an ``(m, 2)`` integer array, sorted by the first
+    column then the second (``np.unique(pairs, axis=0)``, without its
+    row-by-row comparison of bytes)."""
+    order = np.lexsort((pairs[:, 1], pairs[:, 0]))
+    pairs = pairs[order]
+    new = np.ones(pairs.shape[0], dtype=bool)
+    new[1:] = np.any(pairs[1:] != pairs[:-1], axis=1)
+    return np.ascontiguousarray(pairs[new])
 
 
 def _grandparents(f, active, comms, counts):
