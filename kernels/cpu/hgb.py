@@ -45,17 +45,52 @@ def _threads_for(work):
         numba.set_num_threads(previous)
 
 
+# A feature's value range is cut into this many equal cells; a value's bin is
+# searched only among the thresholds of its cell (often none or one).
+_CELLS = 1024
+
+
+@njit(cache=True, nogil=True)
+def _cell_starts(edges):
+    """``(origin, scale, first)``: the cell of ``x`` is ``(x - origin) * scale``
+    and ``first[c]`` counts the thresholds below cell ``c``'s left end."""
+    m = edges.shape[0]
+    origin = edges[0] if m else 0.0
+    span = edges[m - 1] - origin if m else 0.0
+    scale = _CELLS / span if span > 0 else 0.0
+    first = np.empty(_CELLS + 2, dtype=np.int64)
+    j = 0
+    for c in range(_CELLS + 1):
+        left = origin + c / scale if scale > 0 else origin
+        while j < m and edges[j] < left:
+            j += 1
+        first[c] = j
+    first[_CELLS + 1] = m
+    return origin, scale, first
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def _bin_columns(X, thresholds, starts, is_categorical, missing_bin, out):
     for f in range(X.shape[1]):
         edges = thresholds[starts[f] : starts[f + 1]]
+        m = edges.shape[0]
+        origin, scale, first = _cell_starts(edges)
         categorical = is_categorical[f] != 0
         for i in prange(X.shape[0]):
             x = X[i, f]
             if np.isnan(x) or (categorical and x < 0):
                 out[i, f] = missing_bin
-            else:
-                out[i, f] = np.searchsorted(edges, x, side="left")
+                continue
+            position = (x - origin) * scale
+            cell = 0 if not position >= 0 else min(np.int64(min(position, _CELLS)), _CELLS)
+            lo = first[cell]
+            k = lo + np.searchsorted(edges[lo : first[cell + 1]], x, side="left")
+            # a value on a cell's end may land one cell off after rounding
+            while k < m and edges[k] < x:
+                k += 1
+            while k > 0 and edges[k - 1] >= x:
+                k -= 1
+            out[i, f] = k
 
 
 def bin_columns(X, thresholds, starts, is_categorical, missing_bin, out):
@@ -106,24 +141,47 @@ def _quantize(values, exponent, out):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _gather(values, rows, out):
+def _gather(gradients, hessians, rows, out):
     for i in prange(rows.shape[0]):
-        out[i] = values[rows[i]]
+        r = rows[i]
+        out[0, i] = gradients[r]
+        if hessians is not None:
+            out[1, i] = hessians[r]
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _histogram_features(binned, rows, ordered_g, ordered_h, constant_hessian, every_row, hist):
-    n_rows = rows.shape[0]
-    for f in prange(binned.shape[1]):
-        h = hist[f]
-        h[:] = 0
-        column = binned[:, f]
+def _histogram_pairs(binned, rows, gradients, hessians, hist):
+    # Two features per pass: each row's values are loaded once for both, and
+    # the adds (3 read-modify-writes per feature and row) bound the loop.
+    # ``rows=None``: every row in order; ``hessians=None``: constant hessian
+    # (numba compiles each case without the branch).
+    n_features = binned.shape[1]
+    n_rows = binned.shape[0] if rows is None else rows.shape[0]
+    for p in prange((n_features + 1) // 2):
+        f0 = 2 * p
+        h0 = hist[f0]
+        c0 = binned[:, f0]
+        if f0 + 1 < n_features:
+            h1 = hist[f0 + 1]
+            c1 = binned[:, f0 + 1]
+        else:  # an odd count: the last feature's partner adds into scratch
+            h1 = np.empty_like(h0)
+            c1 = c0
+        h0[:] = 0
+        h1[:] = 0
         for i in range(n_rows):
-            b = column[i] if every_row else column[rows[i]]
-            h[b, 0] += ordered_g[i]
-            if not constant_hessian:
-                h[b, 1] += ordered_h[i]
-            h[b, 2] += 1
+            r = i if rows is None else rows[i]
+            g = gradients[i]
+            b0 = c0[r]
+            b1 = c1[r]
+            h0[b0, 0] += g
+            h1[b1, 0] += g
+            if hessians is not None:
+                h = hessians[i]
+                h0[b0, 1] += h
+                h1[b1, 1] += h
+            h0[b0, 2] += 1
+            h1[b1, 2] += 1
 
 
 def build_histogram(binned, rows, gradients, hessians, constant_hessian, ordered, hist):
@@ -145,14 +203,16 @@ def build_histogram(binned, rows, gradients, hessians, constant_hessian, ordered
     hist : ndarray of shape (n_features, n_bins, 3), int64
         Written: gradient sum, hessian sum and count per (feature, bin).
     """
+    hessians = None if constant_hessian else hessians
     with _threads_for(rows.shape[0] * binned.shape[1]):
         if rows.shape[0] == binned.shape[0]:  # every row, in order (the root)
-            _histogram_features(binned, rows, gradients, hessians, constant_hessian, True, hist)
+            _histogram_pairs(binned, None, gradients, hessians, hist)
             return hist
-        _gather(gradients, rows, ordered[0])
-        if not constant_hessian:
-            _gather(hessians, rows, ordered[1])
-        _histogram_features(binned, rows, ordered[0], ordered[1], constant_hessian, False, hist)
+        m = rows.shape[0]
+        _gather(gradients, hessians, rows, ordered)
+        _histogram_pairs(
+            binned, rows, ordered[0, :m], None if hessians is None else ordered[1, :m], hist
+        )
     return hist
 
 
@@ -191,14 +251,15 @@ def partition_rows(
     n_right = 0
     for p in range(start, stop):
         row = partition[p]
-        if _goes_left(
+        left = _goes_left(
             column[row], threshold_bin, missing_go_to_left, missing_bin, is_categorical, bitset
-        ):
-            partition[start + n_left] = row
-            n_left += 1
-        else:
-            buffer[n_right] = row
-            n_right += 1
+        )
+        # written to both sides, kept on one: no branch to mispredict (the
+        # write to ``partition`` lands at or before ``p``, already read)
+        partition[start + n_left] = row
+        buffer[n_right] = row
+        n_left += left
+        n_right += 1 - left
     partition[start + n_left : stop] = buffer[:n_right]
     return n_left
 
