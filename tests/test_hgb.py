@@ -121,6 +121,38 @@ def test_gpu_kernels_give_the_cpu_kernels_results():
     np.testing.assert_array_equal(raws[0], raws[1])
 
 
+def test_binning_kernel_counts_the_thresholds_below_each_value():
+    """The CPU kernel searches the thresholds of a value's cell of the
+    feature's range; on values at the thresholds, an outlier, a constant
+    feature, a tiny range and infinities it is ``np.searchsorted``."""
+    rng = np.random.default_rng(3)
+    n = 5000
+    columns = [
+        rng.normal(size=n),
+        rng.standard_cauchy(size=n),
+        np.r_[rng.random(n - 1), 1e300],
+        rng.normal(size=n) * 1e-300,
+        np.r_[rng.normal(size=n - 3), np.inf, -np.inf, np.nan],
+    ]
+    edges = [
+        np.unique(np.quantile(c[np.isfinite(c)], np.linspace(0, 1, 256)[1:-1])) for c in columns
+    ]
+    columns.append(np.full(n, 3.0))
+    edges.append(np.empty(0))
+    X = np.column_stack(columns)
+    for f, e in enumerate(edges):
+        X[: e.shape[0], f] = e
+        X[e.shape[0] : 2 * e.shape[0], f] = np.nextafter(e, np.inf)
+    starts = np.r_[0, np.cumsum([e.shape[0] for e in edges])]
+    binned = np.empty(X.shape, np.uint8, order="F")
+    kernels_for("hgb", X).bin_columns(
+        X, np.concatenate(edges), starts, np.zeros(X.shape[1], np.uint8), 255, binned
+    )
+    for f, e in enumerate(edges):
+        expected = np.where(np.isnan(X[:, f]), 255, np.searchsorted(e, X[:, f], side="left"))
+        np.testing.assert_array_equal(binned[:, f], expected)
+
+
 def test_gpu_prediction_kernels_give_the_cpu_kernels_results():
     rng = np.random.default_rng(2)
     X = _tree_data(rng)
