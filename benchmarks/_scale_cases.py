@@ -357,7 +357,6 @@ _BOOSTED = dict(
 _NEAR_ZERO = 1e-8
 _FOREST = dict(n_estimators=5, max_depth=8, random_state=0)
 _BOOSTING = dict(max_iter=20, random_state=0)  # early stopping on ("auto": over 10,000 rows)
-_TREES = 100_000  # rows of the forests' and boosting's runs
 
 CASES = [
     # -- clustering
@@ -513,7 +512,6 @@ CASES = [
             "ensemble",
             data,
             _predicting(_make("mlmpi", name, **params)),
-            n=_TREES,
             rtol=rtol,
             **costs,
         )
