@@ -30,11 +30,8 @@ core, one rank per core. More ranks than cores run oversubscribed, labelled
 so, with MPICH's progress
 loop throttled (``MPIR_CVAR_CH4_PROGRESS_THROTTLE=1``) so that the ranks
 share the cores: their bytes, calls and memory are exact, their times are
-not speed measurements. Before the jobs, the driver measures what 1 core and
-all cores get together (GEMM FLOP/s and streaming bandwidth, while no rank
-is alive); each job measures its transport (small and 4 MiB allreduce and
-ring sendrecv). ``benchmarks/cost_model.py`` fits and projects from this
-file. The tables and plots of docs/performance.rst are drawn from it at
+not speed measurements. ``benchmarks/cost_model.py`` fits and projects from
+this file. The tables and plots of docs/performance.rst are drawn from it at
 every build of the docs.
 """
 
@@ -55,7 +52,6 @@ from _scale_cases import CASES, DATA  # noqa: E402
 
 RANKS = (1, 2, 4, 8, 16)
 MODES = ("strong", "weak")
-SMALL, LARGE = 8, 4 << 20  # bytes of the transport probes
 OVERSUBSCRIBED_ENV = {
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64",
@@ -82,33 +78,6 @@ def _reset_peak():
             f.write("5")
     except OSError:
         pass
-
-
-def _median_seconds(fn, calls):
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
-
-
-def _transport(comms):
-    """Seconds of an allreduce and of a ring sendrecv of SMALL and LARGE bytes
-    (every rank's median, the slowest rank's)."""
-    if comms.size == 1:
-        return {}
-    right, left = (comms.rank + 1) % comms.size, (comms.rank - 1) % comms.size
-    result = {}
-    for nbytes, calls in ((SMALL, 100), (LARGE, 5)):
-        x = np.ones(nbytes // 8)
-        comms.barrier()
-        result[f"allreduce_{nbytes}"] = _median_seconds(lambda: comms.allreduce(x), calls)
-        comms.barrier()
-        result[f"sendrecv_{nbytes}"] = _median_seconds(
-            lambda: comms.isendrecv(x, right, left, recv_rows=x.shape[0]).wait(), calls
-        )
-    return {key: float(comms.allreduce(np.asarray(v), op="max")) for key, v in result.items()}
 
 
 def _rows(case, mode, size, ranks):
@@ -173,7 +142,6 @@ def worker(args):
     from mlmpi import get_comms
 
     comms = get_comms()
-    transport = _transport(comms)
     out = Path(args.outdir)
     records = []
     for case in CASES:
@@ -199,7 +167,7 @@ def worker(args):
         del X, y
     if comms.rank == 0:
         (out / f"{args.mode}-{comms.size}.json").write_text(
-            json.dumps({"transport": transport, "records": records}, default=float)
+            json.dumps({"records": records}, default=float)
         )
 
 
@@ -270,22 +238,15 @@ def _summary(record):
 
 
 def driver(args):
-    from bench_lloyd_kernel import concurrent_peak_and_bandwidth
-
     cores = os.cpu_count() or 1
     load_before = os.getloadavg()[0]
-    rates = {
-        p: concurrent_peak_and_bandwidth(np.float64, p)
-        for p in sorted({1, min(max(args.ranks), cores)})
-    }
-    rows, transport = [], {}
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         outdir = Path(tmp)
         for mode in args.modes:
             for ranks in sorted(args.ranks):
                 print(f"{mode} scaling, {ranks} rank(s)...", flush=True)
                 job = _run_job(args, ranks, mode, outdir, cores)
-                transport[ranks] = job["transport"] or transport.get(ranks, {})
                 for record in job["records"]:
                     record["oversubscribed"] = ranks > cores
                     rows.append(_summary(record))
@@ -309,11 +270,6 @@ def driver(args):
                     "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                     "load_before": load_before,
                     "load_after": load_after,
-                    "rates": {
-                        p: {"gemm_flops": peak, "bandwidth": bandwidth}
-                        for p, (peak, bandwidth) in rates.items()
-                    },
-                    "transport": transport,
                     "cases": {
                         c.name: {
                             "family": c.family,
