@@ -82,7 +82,7 @@ def _bin_columns(X, thresholds, starts, is_categorical, missing_bin, out):
                 out[i, f] = missing_bin
                 continue
             position = (x - origin) * scale
-            cell = 0 if not position >= 0 else min(np.int64(min(position, _CELLS)), _CELLS)
+            cell = np.int64(min(position, _CELLS)) if position >= 0 else 0  # NaN: 0
             lo = first[cell]
             k = lo + np.searchsorted(edges[lo : first[cell + 1]], x, side="left")
             # a value on a cell's end may land one cell off after rounding
