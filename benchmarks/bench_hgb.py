@@ -137,11 +137,16 @@ def _xgboost_params(args, n_classes):
     return params | {"objective": "binary:logistic"}
 
 
+def _class_columns(proba, n_classes):
+    """A peer's predicted probabilities as one column per class (a binary
+    booster predicts the positive class only)."""
+    return proba if n_classes > 2 else np.c_[1 - proba, proba]
+
+
 def _xgb_proba(booster, X_test, n_classes):
     import xgboost
 
-    proba = booster.predict(xgboost.DMatrix(X_test))
-    return proba if n_classes > 2 else np.c_[1 - proba, proba]
+    return _class_columns(booster.predict(xgboost.DMatrix(X_test)), n_classes)
 
 
 def _timed(train, proba_of, y_test):
@@ -180,8 +185,7 @@ def _lightgbm_params(args, n_classes):
 
 
 def _lgb_proba(booster, X_test, n_classes):
-    proba = booster.predict(X_test)
-    return proba if n_classes > 2 else np.c_[1 - proba, proba]
+    return _class_columns(booster.predict(X_test), n_classes)
 
 
 def _lightgbm(args, X, y, X_test, y_test, n_classes):
@@ -238,7 +242,7 @@ def _xgboost_worker(rank, tracker_args, path, block, params, rounds, n_classes, 
         booster = xgboost.train(params | {"nthread": 1}, train, rounds)
         proba = booster.predict(test)
     if rank == 0:
-        queue.put(proba if n_classes > 2 else np.c_[1 - proba, proba])
+        queue.put(_class_columns(proba, n_classes))
 
 
 def _xgboost_distributed(args, path, n_rows, n_classes):
