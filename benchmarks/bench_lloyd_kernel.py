@@ -9,8 +9,9 @@ floor: measures the crossover ``GEMM_MIN_CENTRE_VALUES`` of
         --n-clusters 64 128 256 512
 
 CPU time (``time.process_time``, best of ``--repeats``) of ``lloyd_step``
-with one numba and one BLAS thread, so that other processes on a shared
-machine inflate it less than wall time. The floor printed is
+from no labels (every row assigned and added to its centre's exact sums: a
+fit's first step, the dearest) with one numba and one BLAS thread, so that
+other processes on a shared machine inflate it less than wall time. The floor printed is
 max(compute, memory) for one step on one core:
 ``2·n·k·d / peak_flops`` and ``n·d·itemsize / bandwidth``, with peak and
 bandwidth measured here (a 1024³ GEMM's rate, a NumPy sum over 256 MB).
@@ -26,6 +27,8 @@ import numba
 import numpy as np
 from mlmpi.kernels.cpu import kmeans
 from threadpoolctl import threadpool_limits
+
+from mlmpi.utils._exact import limb_exponents, limb_scales
 
 
 def _best(run, repeats):
@@ -83,6 +86,13 @@ def concurrent_peak_and_bandwidth(dtype, processes, repeats=5):
     return sum(r[0] for r in rates), sum(r[1] for r in rates)
 
 
+def _every_row_moves(X, weight, centers, scales, labels, sums, weights, stats):
+    """One step from no labels: every row is assigned and added to its centre's
+    sums (the first step of a fit; later ones move only the rows that change)."""
+    labels.fill(-1)
+    kmeans.lloyd_step(X, weight, centers, scales, labels, sums, weights, stats)
+
+
 def floor_seconds(n, d, k, itemsize, peak, bandwidth):
     """One Lloyd step's floor: max(2·n·k·d / peak, n·d·itemsize / bandwidth)."""
     return max(2.0 * n * k * d / peak, n * d * itemsize / bandwidth)
@@ -101,6 +111,8 @@ def main():
     n, d = args.n_samples, args.n_features
     X = np.random.default_rng(0).normal(size=(n, d)).astype(dtype)
     weight = np.ones(n, dtype=dtype)
+    largest = np.append(np.abs(X).max(axis=0), 1.0).astype(np.float64)
+    scales = limb_scales(limb_exponents(largest))
     print(f"load average before: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
     with threadpool_limits(limits=1):
         peak, bandwidth = measured_peak_and_bandwidth(dtype)
@@ -110,8 +122,13 @@ def main():
         try:
             for k in args.n_clusters:
                 centers = X[:: n // k][:k].copy()
-                buffers = (np.full(n, -1, np.int32), np.zeros((k, d)), np.zeros(k), np.zeros(1))
-                step = functools.partial(kmeans.lloyd_step, X, weight, centers, *buffers)
+                buffers = (
+                    np.full(n, -1, np.int32),
+                    np.zeros((2, k, d), np.int64),
+                    np.zeros((2, k), np.int64),
+                    np.zeros(1, np.int64),
+                )
+                step = functools.partial(_every_row_moves, X, weight, centers, scales, *buffers)
                 times = []
                 for crossover in (k * d + 1, k * d):  # lanes, then GEMM
                     kmeans.GEMM_MIN_CENTRE_VALUES = crossover

@@ -43,10 +43,11 @@ def declare(family, *, dense, sparse=None):
     _FAMILIES[family] = {"dense": dense, "sparse": sparse or dense}
 
 
+# The two-limb sums (shared.limbs) serve both k-means and the exact column statistics.
 declare(
     "kmeans",
-    dense=_Layout(cpu="cpu.kmeans", gpu="gpu.kmeans"),
-    sparse=_Layout(cpu="cpu.kmeans_sparse", gpu="gpu.kmeans_sparse"),
+    dense=_Layout(cpu="cpu.kmeans", gpu="gpu.kmeans", shared="shared.limbs"),
+    sparse=_Layout(cpu="cpu.kmeans_sparse", gpu="gpu.kmeans_sparse", shared="shared.limbs"),
 )
 declare(
     "knn",
@@ -72,8 +73,9 @@ declare("forest", dense=_Layout(cpu="cpu.forest"))
 # rows' device; the split search on a node's (small) histograms, on the host.
 declare("hgb", dense=_Layout(cpu="cpu.hgb", gpu="gpu.hgb"))
 declare("hgb_split", dense=_Layout(cpu="cpu.hgb_split"))
-# Exact sums of float64 values (integer buckets per exponent), on the host.
-declare("exact", dense=_Layout(cpu="cpu.exact"))
+# Exact sums of float64 values (integer buckets per exponent, host only), and the
+# column extrema and moment limbs of sums on fixed-point grids (either device).
+declare("exact", dense=_Layout(cpu="cpu.exact", gpu="gpu.exact", shared="shared.limbs"))
 
 
 class KernelSet:

@@ -1,14 +1,19 @@
 """The CPU Lloyd kernel (SIMD lanes) against a frozen copy of itself from before
-its faster argmin and sums (``tests/_frozen_lloyd.py``): the same labels, sums,
-weights and count of changed labels, bit for bit, for both dtypes, many shapes,
-unit and non-unit weights, one and two threads, and data full of exact ties."""
+its faster argmin (``tests/_frozen_lloyd.py``): the same labels and count of
+changed labels, bit for bit, for both dtypes, many shapes, unit and non-unit
+weights, one and two threads, and data full of exact ties; and the sums of a
+step from no labels equal to the exact sums on the grids (the frozen copy's
+float sums are not the kernel's any more)."""
 
 import numba
 import numpy as np
 import pytest
 from _frozen_lloyd import reference_step
+from _limbs_reference import exact_limb_sums, grid_scales
 from mlmpi.kernels.cpu import kmeans
 from numpy.testing import assert_array_equal
+
+from mlmpi.utils._exact import carry
 
 
 def _data(dtype, n, d, k, seed, unit_weights):
@@ -32,9 +37,11 @@ def _lanes_step(X, weight, centers, labels, threads, monkeypatch):
     monkeypatch.setattr(kmeans, "GEMM_MIN_CENTRE_VALUES", 10**9)  # always the lanes
     monkeypatch.setattr(numba, "get_num_threads", lambda: threads)
     k, d = centers.shape
-    sums, weights, stats = np.zeros((k, d)), np.zeros(k), np.zeros(1)
-    kmeans.lloyd_step(X, weight, centers, labels, sums, weights, stats)
-    return labels, sums, weights, stats
+    sums, weights = np.zeros((2, k, d), np.int64), np.zeros((2, k), np.int64)
+    stats = np.zeros(1, np.int64)
+    scales = grid_scales(X, weight)
+    kmeans.lloyd_step(X, weight, centers, scales, labels, sums, weights, stats)
+    return labels, carry(sums), carry(weights), stats, scales
 
 
 def _assert_same_as_frozen(X, weight, centers, labels, threads, monkeypatch):
@@ -42,8 +49,13 @@ def _assert_same_as_frozen(X, weight, centers, labels, threads, monkeypatch):
     expected = (labels.copy(), np.zeros((k, d)), np.zeros(k), np.zeros(1))
     reference_step(X, weight, centers, *expected, groups=threads)
     got = _lanes_step(X, weight, centers, labels.copy(), threads, monkeypatch)
-    for name, a, b in zip(("labels", "sums", "weights", "changes"), got, expected):
-        assert_array_equal(a, b, err_msg=name)
+    assert_array_equal(got[0], expected[0], err_msg="labels")
+    assert got[3][0] == expected[3][0], "changes"
+    fresh = np.full(len(X), -1, dtype=np.int32)
+    _, sums, weights, _, scales = _lanes_step(X, weight, centers, fresh, threads, monkeypatch)
+    exact = exact_limb_sums(X, weight, expected[0], k, scales)
+    assert_array_equal(sums, exact[0], err_msg="sums")
+    assert_array_equal(weights, exact[1], err_msg="weights")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

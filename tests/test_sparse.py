@@ -11,6 +11,7 @@ import zipfile
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _limbs_reference import grid_scales
 from mlmpi.kernels.cpu import kmeans as dense_kmeans
 from mlmpi.kernels.cpu import kmeans_sparse
 from mlmpi.kernels.shared import decomposition as decomposition_kernels
@@ -22,6 +23,7 @@ from mlmpi.comms import SelfComms
 from mlmpi.datasets import make_sparse_text
 from mlmpi.io import load_npz
 from mlmpi.io._numpy import _npz_slice
+from mlmpi.utils._exact import carry
 
 
 def _text(n=300, d=50, dtype=np.float64, seed=0):
@@ -95,19 +97,21 @@ def test_kmeans_sparse_kernels_equal_dense(dtype):
     centers = dense[:5].copy()
     w = np.linspace(0.5, 1.5, X.shape[0]).astype(dtype)
     results = []
+    scales = grid_scales(dense, w)
     for kernels, data in ((kmeans_sparse, X), (dense_kmeans, dense)):
         labels = np.full(X.shape[0], -1, dtype=np.int32)
-        sums, weights, stats = np.zeros((5, X.shape[1])), np.zeros(5), np.zeros(1)
-        kernels.lloyd_step(data, w, centers, labels, sums, weights, stats)
+        sums, weights = np.zeros((2, 5, X.shape[1]), np.int64), np.zeros((2, 5), np.int64)
+        stats = np.zeros(1, np.int64)
+        kernels.lloyd_step(data, w, centers, scales, labels, sums, weights, stats)
         distances = np.empty(X.shape[0], dtype=dtype)
         kernels.assigned_sq_distances(data, centers, labels, distances)
-        results.append((labels, sums, weights, stats, distances))
+        results.append((labels, carry(sums), carry(weights), stats, distances))
     (l1, s1, w1, st1, d1), (l2, s2, w2, st2, d2) = results
     assert_array_equal(l1, l2)
     assert st1[0] == st2[0] == X.shape[0]
+    assert_array_equal(s1, s2)  # exact sums: the same bits from either layout
+    assert_array_equal(w1, w2)
     rtol = 1e-5 if dtype == np.float32 else 1e-12
-    assert_allclose(s1, s2, rtol=rtol, atol=rtol)
-    assert_allclose(w1, w2, rtol=rtol)
     assert_allclose(d1, d2, rtol=rtol, atol=rtol)
 
 

@@ -1,4 +1,5 @@
-"""Exact sums of float64 values (numba, host).
+"""Exact sums of float64 values (numba, host), and the column statistics
+behind sums on fixed-point grids.
 
 :func:`accumulate` splits every value into its binary exponent and two
 integer halves of its 53-bit significand and adds the halves into int64
@@ -10,7 +11,10 @@ rounds their total once.
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from numba import njit
+
+from ..shared.limbs import LIMB_BITS, LIMB_MASK
 
 N_BUCKETS = 2100  # binary exponents of float64 (frexp) from -1073 to 1024, shifted by 1074
 EXPONENT_SHIFT = 1074
@@ -48,3 +52,91 @@ def _accumulate(values, out):
             bucket = e + EXPONENT_SHIFT
             out[j, 0, bucket] += significand >> LOW_BITS
             out[j, 1, bucket] += significand & low_mask
+
+
+def column_extrema(X, low, high):
+    """``low = min(low, X.min(axis=0))`` and ``high = max(high, X.max(axis=0))``
+    (float64), in one pass; CSR rows count their implicit zeros, as a bound.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, n_features), or scipy.sparse CSR  (IN)
+    low, high : ndarray of shape (n_features,), float64  (INOUT)
+    """
+    if sp.issparse(X):
+        _sparse_extrema(X.data, X.indices, low, high)
+        low[:] = np.minimum(low, 0.0)
+        high[:] = np.maximum(high, 0.0)
+    elif X.shape[0]:
+        _dense_extrema(X, low, high)
+
+
+@njit(cache=True, nogil=True)
+def _dense_extrema(X, low, high):
+    for i in range(X.shape[0]):
+        for f in range(X.shape[1]):
+            x = np.float64(X[i, f])
+            low[f] = min(low[f], x)
+            high[f] = max(high[f], x)
+
+
+@njit(cache=True, nogil=True)
+def _sparse_extrema(data, indices, low, high):
+    for p in range(data.shape[0]):
+        x = np.float64(data[p])
+        low[indices[p]] = min(low[indices[p]], x)
+        high[indices[p]] = max(high[indices[p]], x)
+
+
+def moment_limbs(X, shift, scales, out):
+    """Two-limb sums (``kernels/shared/limbs.py``) of ``y = x - shift`` and of
+    ``y²`` per column, each value on its grid: ``out[0, m]`` and ``out[1, m]``
+    gain the high and low limbs of ``Σ trunc(v · scales[m])`` for ``v`` the
+    ``m``-th of ``(y, y²)``, in float64. CSR rows add their stored entries
+    only (``shift`` must be zero there). Exact for fewer than ``2**32`` rows.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, n_features), or scipy.sparse CSR  (IN)
+    shift : ndarray of shape (n_features,), float64  (IN)
+    scales : ndarray of shape (2, n_features), float64 powers of two  (IN)
+    out : ndarray of shape (2, 2, n_features), int64  (INOUT)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> out = np.zeros((2, 2, 1), dtype=np.int64)
+    >>> moment_limbs(np.array([[1.0], [4.0]]), np.array([2.0]), np.ones((2, 1)), out)
+    >>> (out[0] << 31) + out[1]  # Σ(x - 2) and Σ(x - 2)² on a grid of 1
+    array([[1],
+           [5]])
+    """
+    if sp.issparse(X):
+        _sparse_moment_limbs(X.data, X.indices, scales, out)
+    elif X.shape[0]:
+        _dense_moment_limbs(X, shift, scales, out)
+
+
+@njit(cache=True, nogil=True)
+def _add_limbs(out, m, f, value, scale):
+    q = np.int64(value * scale)
+    out[0, m, f] += q >> LIMB_BITS
+    out[1, m, f] += q & LIMB_MASK
+
+
+@njit(cache=True, nogil=True)
+def _dense_moment_limbs(X, shift, scales, out):
+    for i in range(X.shape[0]):
+        for f in range(X.shape[1]):
+            y = np.float64(X[i, f]) - shift[f]
+            _add_limbs(out, 0, f, y, scales[0, f])
+            _add_limbs(out, 1, f, y * y, scales[1, f])
+
+
+@njit(cache=True, nogil=True)
+def _sparse_moment_limbs(data, indices, scales, out):
+    for p in range(data.shape[0]):
+        f = indices[p]
+        x = np.float64(data[p])
+        _add_limbs(out, 0, f, x, scales[0, f])
+        _add_limbs(out, 1, f, x * x, scales[1, f])

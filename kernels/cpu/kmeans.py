@@ -80,6 +80,8 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from ..shared.limbs import LIMB_BITS, LIMB_MASK
+
 #: Rows per block: a block's sums add up in X's dtype before they go into the
 #: float64 sums.
 BLOCK_ROWS = 2048
@@ -106,7 +108,7 @@ def _declare(builder, name, result, operands):
 
 def _splat(builder, vector_type, value):
     lane0 = builder.insert_element(ir.Constant(vector_type, ir.Undefined), value, _i32(0))
-    zeros = ir.Constant(ir.VectorType(_i32, LANES), [0] * LANES)
+    zeros = ir.Constant(ir.VectorType(_i32, vector_type.count), [0] * vector_type.count)
     return builder.shuffle_vector(lane0, ir.Constant(vector_type, ir.Undefined), zeros)
 
 
@@ -340,75 +342,135 @@ def _tile_rows(typingctx, X):
     return types.intp(X), codegen
 
 
+#: int64 values per vector of :func:`_add_row_on_grid` (one 512-bit register).
+_GRID_LANES = 8
+
+
+def _masked(builder, vector, operation):
+    """Declaration of ``llvm.masked.load``/``store`` for ``vector`` (typed-pointer mangling)."""
+    element = vector.element
+    kind = "i" if isinstance(element, ir.IntType) else "f"
+    name = f"v{vector.count}{kind}{_bits(element)}"
+    ptr, mask = vector.as_pointer(), ir.VectorType(_i1, vector.count)
+    if operation == "load":
+        return _declare(
+            builder, f"llvm.masked.load.{name}.p0{name}", vector, [ptr, _i32, mask, vector]
+        )
+    return _declare(
+        builder, f"llvm.masked.store.{name}.p0{name}", ir.VoidType(), [vector, ptr, _i32, mask]
+    )
+
+
+def _bits(element):
+    if isinstance(element, ir.IntType):
+        return element.width
+    return 64 if isinstance(element, ir.DoubleType) else 32
+
+
 @intrinsic
-def _add_scaled_row(typingctx, sums, centre, X, row, weight):
-    """``sums[centre] += weight * X[row]`` in X's dtype, ``LANES`` features at a
-    time: a multiply then an add per element (never fused, as the plain loop)."""
-    if sums.layout != "C" or X.layout != "C" or not sums.dtype == X.dtype == weight:
+def _add_row_on_grid(typingctx, block_sums, centre, X, row, weight, scales, ahead):
+    """``block_sums[centre, f] += trunc(weight · X[row, f] · scales[f])`` (float64
+    products, int64 sums), ``_GRID_LANES`` features at a time, and a prefetch of
+    row ``row + ahead`` (the next block's, streamed in while this one is summed)."""
+    if block_sums.layout != "C" or X.layout != "C" or scales.layout != "C":
         return None
 
     def codegen(context, builder, signature, args):
-        sums_a, centre, X_a, row, weight = _arguments(context, builder, signature, args)
-        dtype = signature.args[2].dtype
-        scalar = context.get_value_type(dtype)
-        vector = ir.VectorType(scalar, LANES)
-        mask_type = ir.VectorType(_i1, LANES)
-        ptr = vector.as_pointer()
-        vector_name = f"v{LANES}f{dtype.bitwidth}"
-        suffix = f"{vector_name}.p0{vector_name}"  # typed-pointer mangling, as for prefetch
-        load = _declare(
-            builder, f"llvm.masked.load.{suffix}", vector, [ptr, _i32, mask_type, vector]
+        sums_a, centre, X_a, row, weight, scales_a, ahead = _arguments(
+            context, builder, signature, args
         )
-        store = _declare(
-            builder, f"llvm.masked.store.{suffix}", ir.VoidType(), [vector, ptr, _i32, mask_type]
-        )
+        n = _GRID_LANES
+        x_vector = ir.VectorType(context.get_value_type(signature.args[2].dtype), n)
+        f64, i64 = ir.VectorType(ir.DoubleType(), n), ir.VectorType(_i64, n)
+        loads = {v: _masked(builder, v, "load") for v in (x_vector, f64, i64)}
+        store = _masked(builder, i64, "store")
+        prefetch = _declare(builder, "llvm.prefetch.p0i8", ir.VoidType(), [_i8p, _i32, _i32, _i32])
         d = builder.extract_value(X_a.shape, 1)
         x = builder.gep(X_a.data, [builder.mul(_as_i64(builder, row), d)])
         total = builder.gep(sums_a.data, [builder.mul(_as_i64(builder, centre), d)])
-        scale = _splat(builder, vector, weight)
-        align = _i32(dtype.bitwidth // 8)
-        lanes = ir.Constant(ir.VectorType(_i64, LANES), list(range(LANES)))
-        zero = ir.Constant(vector, None)
-        with cgutils.for_range_slice(builder, _i64(0), d, _i64(LANES)) as (f, _):
-            left = _splat(builder, ir.VectorType(_i64, LANES), builder.sub(d, f))
-            mask = builder.icmp_signed("<", lanes, left)
-            x_f = builder.bitcast(builder.gep(x, [f]), ptr)
-            total_f = builder.bitcast(builder.gep(total, [f]), ptr)
-            product = builder.fmul(scale, builder.call(load, [x_f, align, mask, zero]))
-            summed = builder.fadd(builder.call(load, [total_f, align, mask, zero]), product)
-            builder.call(store, [summed, total_f, align, mask])
+        w = _splat(builder, f64, weight)
+        lanes = ir.Constant(i64, list(range(n)))
+
+        def load(vector, pointer, f, mask):
+            address = builder.bitcast(builder.gep(pointer, [f]), vector.as_pointer())
+            align = _i32(_bits(vector.element) // 8)
+            zero = ir.Constant(vector, None)
+            return address, align, builder.call(loads[vector], [address, align, mask, zero])
+
+        later = builder.gep(x, [builder.mul(_as_i64(builder, ahead), d)])
+        item = _bits(x_vector.element) // 8
+        with cgutils.for_range_slice(builder, _i64(0), d, _i64(_CACHE_LINE // item)) as (f, _):
+            address = builder.bitcast(builder.gep(later, [f]), _i8p)
+            builder.call(prefetch, [address, _i32(0), _i32(3), _i32(1)])
+        with cgutils.for_range_slice(builder, _i64(0), d, _i64(n)) as (f, _):
+            mask = builder.icmp_signed("<", lanes, _splat(builder, i64, builder.sub(d, f)))
+            _, _, values = load(x_vector, x, f, mask)
+            if x_vector != f64:
+                values = builder.fpext(values, f64)
+            _, _, scale = load(f64, scales_a.data, f, mask)
+            q = builder.fptosi(builder.fmul(builder.fmul(w, values), scale), i64)
+            address, align, old = load(i64, total, f, mask)
+            builder.call(store, [builder.add(old, q), address, align, mask])
         return context.get_dummy_value()
 
-    return types.void(sums, centre, X, row, weight), codegen
+    return types.void(block_sums, centre, X, row, weight, scales, ahead), codegen
 
 
 @njit(cache=True, nogil=True)
-def _add_block(X, sample_weight, start, best, labels, sums, weights, stats, update):
-    """Store the block's labels (counting changes) and, with ``update``, add its
-    weighted rows to their centres' sums, in X's dtype, then into the float64 ``sums``."""
-    k, d = sums.shape
-    changed = 0.0
-    block_sums = np.zeros((k, d), dtype=X.dtype)
+def _add_block(X, sample_weight, start, best, scales, labels, sums, weights, stats, update):
+    """Store the block's labels and count the changes; with ``update``, move
+    each changed row's weighted values on the grids of ``scales`` from its old
+    centre's sums to its new one's: the block's int64 sums first (exact: at
+    most ``2 * BLOCK_ROWS`` values of magnitude at most ``2**50``), then the
+    two-limb ``sums`` and ``weights``. A row that keeps its centre costs nothing."""
+    k, d = sums.shape[1], sums.shape[2]
+    changed = 0
+    block_sums = np.empty((0, d), dtype=np.int64)
+    block_weights = np.empty(0, dtype=np.int64)
     for i in range(best.shape[0]):
         row = start + i
         b = best[i]
-        if labels[row] != b:
-            changed += 1.0
-            labels[row] = b
-        if update:
-            w = sample_weight[row]
-            _add_scaled_row(block_sums, b, X, row, w)
-            weights[b] += w
-    if update:
+        old = labels[row]
+        if old == b:
+            continue
+        changed += 1
+        labels[row] = b
+        if not update:
+            continue
+        if block_sums.shape[0] == 0:
+            block_sums = np.zeros((k, d), dtype=np.int64)
+            block_weights = np.zeros(k, dtype=np.int64)
+        w = np.float64(sample_weight[row])
+        _add_row_on_grid(block_sums, b, X, row, w, scales, BLOCK_ROWS)
+        q = np.int64(w * scales[d])
+        block_weights[b] += q
+        if old >= 0:
+            _add_row_on_grid(block_sums, old, X, row, -w, scales, BLOCK_ROWS)
+            block_weights[old] -= q
+    if block_sums.shape[0]:
         for j in range(k):
             for f in range(d):
-                sums[j, f] += block_sums[j, f]
+                sums[0, j, f] += block_sums[j, f] >> LIMB_BITS
+                sums[1, j, f] += block_sums[j, f] & LIMB_MASK
+            weights[0, j] += block_weights[j] >> LIMB_BITS
+            weights[1, j] += block_weights[j] & LIMB_MASK
     stats[0] += changed
 
 
 @njit(cache=True, nogil=True)
 def _assign_lanes(
-    X, sample_weight, centers_t, centers_sq, labels, sums, weights, stats, update, first, last
+    X,
+    sample_weight,
+    centers_t,
+    centers_sq,
+    scales,
+    labels,
+    sums,
+    weights,
+    stats,
+    update,
+    first,
+    last,
 ):
     """Blocks ``first .. last`` by tiles of rows against chunks of ``LANES`` centres."""
     n = X.shape[0]
@@ -428,9 +490,8 @@ def _assign_lanes(
                 else:
                     _row_argmin(X, i, centers_t, centers_sq, chunk, lane_dist, lane_chunk, tile)
             i += rows if full else 1
-        _add_block(
-            X, sample_weight, start, best[: stop - start], labels, sums, weights, stats, update
-        )
+        block = best[: stop - start]
+        _add_block(X, sample_weight, start, block, scales, labels, sums, weights, stats, update)
 
 
 #: From this ``n_clusters · n_features`` on, a block's distances come from a BLAS GEMM.
@@ -488,7 +549,7 @@ def _lanes_operands(centers):
 
 
 def _gemm_columns(
-    X, sample_weight, centers, centers_sq, labels, sums, weights, stats, update, first, last
+    X, sample_weight, centers, centers_sq, scales, labels, sums, weights, stats, update, first, last
 ):
     """Blocks ``first .. last`` with their distances from one GEMM each."""
     n = X.shape[0]
@@ -502,10 +563,14 @@ def _gemm_columns(
         block = dots if rows == BLOCK_ROWS else np.empty((len(centers), rows), dtype=X.dtype)
         np.dot(centers_2, X[start:stop].T, out=block)
         _argmin_columns(block, centers_sq, best[:rows], best_dist[:rows])
-        _add_block(X, sample_weight, start, best[:rows], labels, sums, weights, stats, update)
+        _add_block(
+            X, sample_weight, start, best[:rows], scales, labels, sums, weights, stats, update
+        )
 
 
-def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_centers=True):
+def lloyd_step(
+    X, sample_weight, centers, scales, labels, sums, weights, stats, update_centers=True
+):
     """Assign every row to its closest centre; add up the weighted sums per centre.
 
     Parameters
@@ -513,19 +578,34 @@ def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_c
     X : ndarray of shape (n_local, n_features), float32 or float64, C order  (IN)
     sample_weight : ndarray of shape (n_local,), X's dtype  (IN)
     centers : ndarray of shape (n_clusters, n_features), X's dtype  (IN)
+    scales : ndarray of shape (n_features + 1,), float64  (IN)
+        Powers of two: the grid of each feature's weighted values ``w·x``, then
+        that of the weights (``mlmpi.utils._exact.limb_exponents``).
     labels : ndarray of shape (n_local,), int32  (INOUT)
-        Previous labels in, new labels out (ties go to the smaller centre).
-    sums : ndarray of shape (n_clusters, n_features), float64  (OUT)
-        Σ w·x of the rows assigned to each centre (untouched when not
-        ``update_centers``).
-    weights : ndarray of shape (n_clusters,), float64  (OUT)
-        Σ w of the rows assigned to each centre (untouched when not
-        ``update_centers``).
-    stats : ndarray of shape (1,), float64  (OUT)
+        Previous labels in (-1: none yet), new labels out (ties go to the
+        smaller centre).
+    sums : ndarray of shape (2, n_clusters, n_features), int64  (INOUT)
+        Σ w·x of the rows assigned to each centre by ``labels``, as two-limb
+        sums of ``trunc(w·x·scales[f])`` (``kernels/shared/limbs.py``; high
+        limbs in ``sums[0]``, low limbs in ``sums[1]``): zeros with labels of
+        -1 at the first step, the previous step's sums after. Only the rows
+        whose label changes are added (to the new centre) and subtracted (from
+        the old): the sums are exact integers, so the totals are those of a
+        sum over every row, in any split. Untouched when not ``update_centers``.
+    weights : ndarray of shape (2, n_clusters), int64  (INOUT)
+        Σ w of the rows assigned to each centre, the same way with
+        ``scales[-1]``. Untouched when not ``update_centers``.
+    stats : ndarray of shape (1,), int64  (OUT)
         Number of labels that changed. (The inertia comes from
         :func:`assigned_sq_distances`, exactly rather than from the GEMM.)
     update_centers : bool, default=True
         False: only the labels.
+
+    Notes
+    -----
+    The low limbs are not carried: the caller carries them
+    (``mlmpi.utils._exact.carry``) before they could pass ``2**62``, within
+    ``2**30`` changed rows.
     """
     n, d = X.shape
     k = centers.shape[0]
@@ -535,22 +615,33 @@ def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_c
         run, operands = _gemm_columns, (centers, np.einsum("ij,ij->i", centers, centers))
     else:
         run, operands = _assign_lanes, _lanes_operands(centers)
+    stats[:] = 0
     if groups == 1:
-        stats[:] = 0
-        if update_centers:
-            sums[:] = 0
-            weights[:] = 0
-        run(X, sample_weight, *operands, labels, sums, weights, stats, update_centers, 0, n_blocks)
+        run(
+            X,
+            sample_weight,
+            *operands,
+            scales,
+            labels,
+            sums,
+            weights,
+            stats,
+            update_centers,
+            0,
+            n_blocks,
+        )
         return
-    group_sums = np.zeros((groups, k, d), dtype=np.float64)
-    group_weights = np.zeros((groups, k), dtype=np.float64)
-    group_stats = np.zeros((groups, 1), dtype=np.float64)
+    # Integer sums: each thread's own, added in any order, give the same totals.
+    group_sums = np.zeros((groups, *sums.shape), dtype=np.int64)
+    group_weights = np.zeros((groups, *weights.shape), dtype=np.int64)
+    group_stats = np.zeros((groups, 1), dtype=np.int64)
     bounds = [g * n_blocks // groups for g in range(groups + 1)]
     args = [
         (
             X,
             sample_weight,
             *operands,
+            scales,
             labels,
             group_sums[g],
             group_weights[g],
@@ -564,10 +655,10 @@ def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_c
     with _blas_controller().limit(limits=1, user_api="blas"):
         for future in [_thread_pool(groups).submit(run, *a) for a in args]:
             future.result()
-    np.sum(group_stats, axis=0, out=stats)
+    stats += group_stats.sum(axis=0)
     if update_centers:
-        np.sum(group_sums, axis=0, out=sums)
-        np.sum(group_weights, axis=0, out=weights)
+        sums += group_sums.sum(axis=0)
+        weights += group_weights.sum(axis=0)
 
 
 @njit(cache=True, nogil=True, parallel=True)

@@ -11,35 +11,41 @@ Rows go in chunks of :func:`chunk_rows` rows, so device memory stays bounded
 - distances: one cuBLAS GEMM ``x · (-2 c)ᵀ`` plus ``||c||²`` (the ``||x||²``
   term does not change the argmin), then ``argmin`` (ties to the smaller
   centre, as on the CPU);
-- per-centre sums: one more GEMM, ``Wᵀ x`` with ``W`` the weighted one-hot
-  matrix of the chunk's labels (``W[i, label_i] = w_i``), in X's dtype, added
-  into the float64 ``sums``; weights are the row sums of ``W``. No atomic
-  per (row, feature): the scatter-add this replaces serialised the whole
-  chunk on the ``k × d`` addresses of ``sums``.
+- per-centre sums, updated by the rows whose label changed only: their
+  weighted values on their grids (``trunc(w·x·scale)``,
+  ``kernels/shared/limbs.py``) split into their two limbs, then one float64
+  GEMM, ``M [high | low]`` with ``M`` the matrix of the moves (+1 at the new
+  centre, -1 at the old): every partial sum is an integer below ``2**53``, so
+  the GEMM adds exactly in whatever order cuBLAS takes, and the int64 limbs
+  match the CPU kernel's bit for bit. No atomic per (row, feature): a
+  scatter-add serialises a chunk on the ``k × d`` addresses of ``sums``.
 """
 
 from ..._array import get_namespace
+from ..shared.limbs import on_grid, split
 
 #: Memory for one chunk's temporaries (distances, one-hot matrix, labels), in bytes.
 CHUNK_BYTES = 1 << 27
 MIN_CHUNK_ROWS = 1024
-#: At most this many rows per chunk: a chunk's sums add up in X's dtype inside
-#: the GEMM (float32 rounding grows with the rows summed) before they go into
-#: the float64 ``sums``.
+#: At most this many rows per chunk: the GEMM's sums of low limbs (below
+#: ``2**31`` each) stay exact float64 integers up to ``2**22`` rows.
 MAX_CHUNK_ROWS = 1 << 17
 
 
 def chunk_rows(n_clusters, n_features, itemsize, budget=CHUNK_BYTES):
-    """Rows per chunk so that its ``(rows, k)`` distances and one-hot matrix fit ``budget``."""
-    per_row = itemsize * (2 * n_clusters + n_features) + 16
+    """Rows per chunk so that its ``(rows, k)`` distances, one-hot matrix and
+    ``(rows, 2·d + 2)`` limbs fit ``budget``."""
+    per_row = itemsize * n_clusters + 8 * (n_clusters + 4 * n_features + 4) + 16
     return int(min(MAX_CHUNK_ROWS, max(MIN_CHUNK_ROWS, budget // per_row)))
 
 
-def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_centers=True):
+def lloyd_step(
+    X, sample_weight, centers, scales, labels, sums, weights, stats, update_centers=True
+):
     """Assign every row to its closest centre; add up the weighted sums per centre.
 
     See ``mlmpi.kernels.cpu.kmeans.lloyd_step`` for the parameters (arrays
-    of X's namespace here; ``sums``, ``weights``, ``stats`` are float64).
+    of X's namespace here, ``scales`` included).
     """
     xp = get_namespace(X)
     n, d = X.shape
@@ -48,9 +54,6 @@ def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_c
     centers_t = centers.T * X.dtype.type(-2)
     centers_sq = (centers * centers).sum(axis=1)
     changed = xp.zeros((), dtype=xp.int64)
-    if update_centers:
-        sums.fill(0.0)
-        weights.fill(0.0)
     step = chunk_rows(k, d, X.itemsize)
     for start in range(0, n, step):
         stop = min(start + step, n)
@@ -58,15 +61,45 @@ def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_c
         dist = block @ centers_t
         dist += centers_sq
         best = dist.argmin(axis=1).astype(xp.int32)
-        changed += xp.count_nonzero(labels[start:stop] != best)
+        del dist
+        moved = xp.flatnonzero(labels[start:stop] != best)
+        changed += moved.size
+        if update_centers and moved.size:
+            old = labels[start:stop][moved]
+            _move_rows(
+                block[moved],
+                sample_weight[start:stop][moved],
+                old,
+                best[moved],
+                scales,
+                sums,
+                weights,
+            )
         labels[start:stop] = best
-        if update_centers:
-            del dist
-            onehot = xp.zeros((k, stop - start), dtype=X.dtype)
-            onehot[best, xp.arange(stop - start)] = sample_weight[start:stop]
-            sums += onehot @ block
-            weights += onehot.sum(axis=1, dtype=xp.float64)
     stats[0] = changed
+
+
+def _move_rows(rows, sample_weight, old, new, scales, sums, weights):
+    """Move the weighted ``rows`` (and their weights) from centres ``old`` (none
+    where -1) to centres ``new`` in the two-limb sums: one float64 GEMM of the
+    ±1 matrix of the moves with the values' limbs, exact in any order."""
+    xp = get_namespace(rows)
+    k, d = sums.shape[1], sums.shape[2]
+    m = rows.shape[0]
+    w = sample_weight.astype(xp.float64)
+    values = xp.empty((m, d + 1), dtype=xp.float64)
+    values[:, :d] = rows
+    values[:, :d] *= w[:, None]
+    values[:, d] = w
+    high, low = split(on_grid(values, scales))
+    moves = xp.zeros((k, m), dtype=xp.float64)
+    index = xp.arange(m)
+    moves[new, index] = 1.0
+    had = xp.flatnonzero(old >= 0)
+    moves[old[had], index[had]] = -1.0
+    limbs = (moves @ xp.concatenate([high, low], axis=1).astype(xp.float64)).astype(xp.int64)
+    sums += xp.stack([limbs[:, :d], limbs[:, d + 1 : 2 * d + 1]])
+    weights += xp.stack([limbs[:, d], limbs[:, 2 * d + 1]])
 
 
 def assigned_sq_distances(X, centers, labels, out):

@@ -3,12 +3,17 @@ IN/OUT signatures as ``kernels/cpu/kmeans_sparse.py``. Pure local compute,
 nothing here communicates.
 
 Rows go in blocks: one cuSPARSE product per block for the dots with the
-centres, ``argmin``, and a scatter-add of the weighted stored entries into
-the per-centre sums (the rows are never densified).
+centres, ``argmin``, and, for the rows whose label changed, a scatter-add of
+their weighted stored entries, on their grids and split into two limbs
+(``kernels/shared/limbs.py``), into the new centre's int64 sums and out of
+the old one's (the rows are never densified). Integer atomics add
+exactly in any order, so the sums are those of the CPU kernel bit for bit.
 """
 
 import cupy as cp
 import cupyx
+
+from ..shared.limbs import on_grid, split
 
 BLOCK_ROWS = 1 << 16
 
@@ -25,33 +30,54 @@ def _closest(block, centers, centers_sq):
     return dist.argmin(axis=1).astype(cp.int32)
 
 
-def _add_block_sums(block, best, w, sums, weights):
-    """Scatter-add the weighted stored entries of ``block`` into ``sums[best]``."""
+def _move_block_sums(block, old, new, w, scales, sums, weights):
+    """Move the weighted stored entries of ``block``'s rows (and the rows'
+    weights), on their grids, from the limbs of centres ``old`` (none where -1)
+    to those of centres ``new``, for the rows whose label changed. CuPy's
+    integer atomics are unsigned: int64 limbs are added as their uint64 bits,
+    which wrap to the same sums."""
     rows = _entry_rows(block)
-    cupyx.scatter_add(sums, (best[rows], block.indices), block.data.astype(cp.float64) * w[rows])
-    cupyx.scatter_add(weights, best, w)
+    entries = cp.flatnonzero(old[rows] != new[rows])
+    moved = cp.flatnonzero(old != new)
+    values = block.data[entries].astype(cp.float64) * w[rows[entries]]
+    parts = split(on_grid(values, scales[block.indices[entries]]))
+    row_parts = split(on_grid(w[moved], scales[-1]))
+    for sign, centres in ((1, new), (-1, old)):
+        taken = cp.flatnonzero(centres[rows[entries]] >= 0)
+        kept = cp.flatnonzero(centres[moved] >= 0)
+        for limb in range(2):
+            cupyx.scatter_add(
+                sums[limb].view(cp.uint64),
+                (centres[rows[entries[taken]]], block.indices[entries[taken]]),
+                (sign * parts[limb][taken]).view(cp.uint64),
+            )
+            cupyx.scatter_add(
+                weights[limb].view(cp.uint64),
+                centres[moved[kept]],
+                (sign * row_parts[limb][kept]).view(cp.uint64),
+            )
 
 
-def lloyd_step(X, sample_weight, centers, labels, sums, weights, stats, update_centers=True):
-    """Assign every row to its closest centre; add up the weighted sums per centre.
+def lloyd_step(
+    X, sample_weight, centers, scales, labels, sums, weights, stats, update_centers=True
+):
+    """Assign every row to its closest centre; move the changed rows' weighted
+    sums between centres.
 
-    See ``mlmpi.kernels.cpu.kmeans_sparse.lloyd_step`` (CuPy arrays here;
-    ``sums``, ``weights``, ``stats`` are float64 CuPy arrays).
+    See ``mlmpi.kernels.cpu.kmeans_sparse.lloyd_step`` (CuPy arrays here,
+    ``scales`` included).
     """
     centers_sq = (centers * centers).sum(axis=1)
-    if update_centers:
-        sums.fill(0.0)
-        weights.fill(0.0)
-    stats[0] = 0.0
+    stats[0] = 0
     for start in range(0, X.shape[0], BLOCK_ROWS):
         block = X[start : start + BLOCK_ROWS]
         previous = labels[start : start + block.shape[0]]
         best = _closest(block, centers, centers_sq)
         stats[0] += (previous != best).sum()
-        previous[...] = best
         if update_centers:
             w = sample_weight[start : start + block.shape[0]].astype(cp.float64)
-            _add_block_sums(block, best, w, sums, weights)
+            _move_block_sums(block, previous, best, w, scales, sums, weights)
+        previous[...] = best
 
 
 def assigned_sq_distances(X, centers, labels, out):

@@ -1,8 +1,8 @@
-"""Pieces shared by the k-means solvers: small distance and selection helpers."""
+"""Pieces shared by the k-means solvers: small distance, selection and reduction helpers."""
 
 import numpy as np
 
-from .._array import get_namespace, is_sparse
+from .._array import get_namespace, is_sparse, to_host
 
 
 def row_sq_norms(X):
@@ -55,3 +55,10 @@ def sq_distances(X, Y, X_sq_norms=None):
     dist += X_sq_norms[:, None]
     dist += row_sq_norms(Y)[None, :]
     return xp.maximum(dist, 0, out=dist)
+
+
+def global_max(values, comms):
+    """The largest of every rank's ``values`` (float64). This function is collective."""
+    xp = get_namespace(values)
+    local = values.reshape(-1).max(keepdims=True) if values.size else xp.zeros(1)
+    return float(to_host(comms.allreduce(local.astype(xp.float64), op="max"))[0])

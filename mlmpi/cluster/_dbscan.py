@@ -13,6 +13,7 @@ from ..comms import Comms
 from ..kernels import kernels_for
 from ..neighbors import _ring
 from ..neighbors._base import DEFAULT_BATCH, effective_metric
+from ..utils._exact import onto_exact_grid
 from ..utils._global_rows import Halo, fetch_rows
 from ..utils.ring import ring_blocks
 from ..utils.validation import agree, validate_fit_data
@@ -283,14 +284,16 @@ def _agreed_weights(sample_weight, X, comms):
     """This rank's weights on the host (float64), or None when no rank passed
     any (a rank without weights gets unit weights when others have them);
     the same error on every rank for bad weights. Negative weights are
-    allowed, as in scikit-learn.
+    allowed, as in scikit-learn. Float weights are rounded onto the grid on
+    which their sums are exact (each moves by at most ``n * 2**-53`` of the
+    largest).
 
     This function is collective.
     """
 
     def check():
         if sample_weight is None:
-            return None, (False, X.shape[0])
+            return None, (False, 0, 1.0, X.shape[0])
         weights = np.asarray(to_host(sample_weight), dtype=np.float64)
         if weights.ndim == 0:
             weights = np.full(X.shape[0], float(weights))
@@ -298,16 +301,22 @@ def _agreed_weights(sample_weight, X, comms):
             raise ValueError(f"sample_weight.shape == {weights.shape}, expected {(X.shape[0],)}!")
         if not np.isfinite(weights).all():
             raise ValueError("Input sample_weight contains NaN or infinity.")
-        return weights, (True, np.count_nonzero(weights))
+        largest = float(np.abs(weights).max(initial=0.0))
+        return weights, (True, np.count_nonzero(weights), largest, X.shape[0])
 
     weights, facts = agree(comms, check)
-    if not any(given for given, _ in facts):
+    if not any(f[0] for f in facts):
         return None
-    if sum(nonzero for _, nonzero in facts) == 0:
+    if sum(f[1] for f in facts) == 0:
         raise ValueError(  # scikit-learn's message
             "Sample weights must contain at least one non-zero number (all ranks together)."
         )
-    return np.ones(X.shape[0]) if weights is None else weights
+    if weights is None:
+        return np.ones(X.shape[0])
+    # On the grid where every neighbourhood's sum is exact, whatever order
+    # the ring brings its pairs in: the core test gives the same answer at
+    # any number of ranks.
+    return onto_exact_grid(weights, max(f[2] for f in facts), sum(f[3] for f in facts))
 
 
 def _core_mask(rows, neighbours, weights, n_local, min_samples, comms, halo):

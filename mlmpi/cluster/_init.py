@@ -7,7 +7,10 @@ identically on every rank (which row is the next k-means++ centre), or from
 not depend on how the rows are split (docs/design.rst). Sampling proportional to
 weights searches the global cumulative sum: per-rank totals (gathered) say
 which rank holds the draw, that rank searches its local cumulative sum, and
-the chosen rows reach every rank in one allreduce.
+the chosen rows reach every rank in one allreduce. The weights and
+potentials are summed as integers on a fixed-point grid
+(:func:`_prefix_exponent`), so every cumulative sum, total and candidate's
+potential is exact: which row a draw lands on does not depend on the split.
 """
 
 import numpy as np
@@ -15,9 +18,11 @@ import numpy as np
 from .._array import get_namespace, to_host, to_namespace
 from ..comms import SelfComms
 from ..kernels import kernels_for
+from ..kernels.shared.limbs import on_grid
 from ..random import RowStream
-from ._common import dense_rows, largest_first, row_sq_norms, sq_distances
-from ._lloyd import lloyd
+from ..utils._exact import fixed_point_exponent, limb_scales, limbs_to_float, reduce_limbs
+from ._common import dense_rows, global_max, largest_first, row_sq_norms, sq_distances
+from ._lloyd import lloyd, lloyd_exponents
 
 # RowStream stream ids of the initialisations (any distinct constants).
 _PARALLEL_STREAM = 101
@@ -40,24 +45,39 @@ def _share_rows(X, picks, n_rows, comms):
     return comms.allreduce(rows)
 
 
+def _prefix_exponent(largest, n_samples):
+    """Exponent ``s`` of the grid ``2**-s`` on which values of magnitude at most
+    ``largest`` are int64 whose sum over all ``n_samples`` global rows fits an
+    int64 (``62 - bit_length(n_samples)`` bits below ``largest``)."""
+    return min(fixed_point_exponent(largest, n_samples, bits=62), 1023)
+
+
+def _prefix_grid(values, largest, n_samples):
+    """``values`` (float64 of X's namespace, at most ``largest``) on the grid of
+    :func:`_prefix_exponent` (int64), and that exponent."""
+    exponent = _prefix_exponent(largest, n_samples)
+    return on_grid(values, float(limb_scales(exponent))), exponent
+
+
 def _sample_rows(X, weights, rank_totals, counts, draws, comms, *, side):
     """Rows where the global cumulative sum of ``weights`` crosses each of ``draws``.
 
     Global row ``i`` is picked for draw ``v`` when it is the first with
     ``cumsum[i] >= v`` (``side='left'``) or ``> v`` (``side='right'``), as
-    ``np.searchsorted``; draws past the end take the last row.
+    ``np.searchsorted``; draws past the end take the last row. ``weights``
+    are int64 on a fixed-point grid, so the cumulative sums are exact;
     ``rank_totals`` are the ranks' sums of ``weights`` and ``counts`` their
     row counts, the same on every rank.
 
     This function is collective.
     """
     xp = get_namespace(weights)
-    ends = np.cumsum(rank_totals)
+    ends = np.cumsum(np.asarray(rank_totals, dtype=np.int64))
     holding = np.flatnonzero(np.asarray(counts) > 0)
     picks = []
     local_cumsum = None
     for slot, value in enumerate(draws):
-        owner = int(np.searchsorted(ends, value, side=side))
+        owner = int(np.searchsorted(ends.astype(np.float64), value, side=side))
         later = holding[holding >= owner]
         if later.size:
             owner = int(later[0])  # ranks without rows own no part of the sum
@@ -66,35 +86,34 @@ def _sample_rows(X, weights, rank_totals, counts, draws, comms, *, side):
         if owner != comms.rank:
             continue
         if local_cumsum is None:
-            local_cumsum = xp.cumsum(weights.astype(xp.float64))
-            local_cumsum += ends[owner] - rank_totals[owner]
+            first = int(ends[owner] - rank_totals[owner])
+            local_cumsum = (xp.cumsum(weights) + first).astype(xp.float64)
         # CuPy's searchsorted takes only arrays as values.
         row = min(int(xp.searchsorted(local_cumsum, xp.asarray(value), side=side)), X.shape[0] - 1)
         picks.append((slot, row))
     return _share_rows(X, picks, len(draws), comms)
 
 
-def _first_center(X, sample_weight, rng, comms):
+def _first_center(X, sample_weight, rng, comms, max_weight):
     """``(1, n_features)``: one row drawn proportionally to the weights (as
     ``RandomState.choice``), and every rank's row count. This function is collective."""
-    local = np.asarray([X.shape[0], _local_sum(sample_weight)])
-    facts = np.asarray(comms.allgather(local)).reshape(comms.size, 2)
-    counts, totals = facts[:, 0].astype(np.int64), facts[:, 1]
-    draw = rng.random_sample() * totals.sum()
-    return _sample_rows(X, sample_weight, totals, counts, [draw], comms, side="right"), counts
-
-
-def _local_sum(values):
-    return float(values.astype(get_namespace(values).float64).sum())
+    xp = get_namespace(sample_weight)
+    counts = np.asarray(comms.allgather(np.asarray([X.shape[0]], dtype=np.int64)), dtype=np.int64)
+    weights, _ = _prefix_grid(sample_weight.astype(xp.float64), max_weight, int(counts.sum()))
+    totals = _rank_totals(weights, comms)
+    draw = rng.random_sample() * float(totals.sum())
+    return _sample_rows(X, weights, totals, counts, [draw], comms, side="right"), counts
 
 
 def _rank_totals(values, comms):
-    """Every rank's float64 sum of ``values`` (one allgather); the same on every rank."""
-    local = np.asarray(_local_sum(values))
-    return np.asarray(comms.allgather(local), dtype=np.float64)
+    """Every rank's sum of int64 ``values`` (one allgather); the same on every rank."""
+    local = np.asarray([int(values.sum())], dtype=np.int64)
+    return np.asarray(comms.allgather(local), dtype=np.int64)
 
 
-def kmeans_plusplus(X, n_clusters, x_sq_norms, sample_weight, rng, *, comms, n_local_trials=None):
+def kmeans_plusplus(
+    X, n_clusters, x_sq_norms, sample_weight, rng, *, comms, max_weight, n_local_trials=None
+):
     """Greedy k-means++ (scikit-learn's ``_kmeans_plusplus``) on the global ``X``.
 
     Parameters
@@ -106,6 +125,8 @@ def kmeans_plusplus(X, n_clusters, x_sq_norms, sample_weight, rng, *, comms, n_l
     rng : numpy.random.RandomState
         Seeded identically on every rank.
     comms : Comms
+    max_weight : float
+        The largest weight of every rank.
     n_local_trials : int, default=None
         Candidates per centre; None means ``2 + int(log(n_clusters))``.
 
@@ -116,48 +137,69 @@ def kmeans_plusplus(X, n_clusters, x_sq_norms, sample_weight, rng, *, comms, n_l
 
     Notes
     -----
-    This function is collective: two small collectives per centre.
+    This function is collective: two small collectives per centre. The
+    potentials ``w·d²`` are integers on one fixed-point grid for the whole
+    run (fitted to the largest after the first centre; they only shrink), so
+    the cumulative sums that take the draws and the candidates' potentials
+    that pick the best are exact at any number of ranks.
     """
     xp = get_namespace(X)
     if n_local_trials is None:
         n_local_trials = 2 + int(np.log(n_clusters))
     centers = xp.empty((n_clusters, X.shape[1]), dtype=X.dtype)
-    first, counts = _first_center(X, sample_weight, rng, comms)
+    first, counts = _first_center(X, sample_weight, rng, comms, max_weight)
     centers[0] = first[0]
-    closest = sq_distances(X, centers[:1], x_sq_norms)[:, 0]
-    pot_totals = _rank_totals(closest * sample_weight, comms)
-    current_pot = pot_totals.sum()
     weight = sample_weight.astype(xp.float64)
+    closest = sq_distances(X, centers[:1], x_sq_norms)[:, 0]
+    potentials = closest * weight
+    largest = global_max(potentials, comms)
+    potentials, exponent = _prefix_grid(potentials, largest, int(counts.sum()))
+    scale = float(limb_scales(exponent))
+    pot_totals = _rank_totals(potentials, comms)
+    current_pot = int(pot_totals.sum())
     for c in range(1, n_clusters):
-        draws = rng.uniform(size=n_local_trials) * current_pot
-        candidates = _sample_rows(
-            X, closest * sample_weight, pot_totals, counts, draws, comms, side="left"
-        )
+        draws = rng.uniform(size=n_local_trials) * float(current_pot)
+        candidates = _sample_rows(X, potentials, pot_totals, counts, draws, comms, side="left")
         dist = sq_distances(X, candidates, x_sq_norms)
         xp.minimum(closest[:, None], dist, out=dist)
-        local_pots = to_host(weight @ dist.astype(xp.float64))
-        rank_pots = np.asarray(comms.allgather(local_pots)).reshape(comms.size, n_local_trials)
-        candidate_pots = rank_pots.sum(axis=0)
-        best = int(np.argmin(candidate_pots))
-        current_pot = candidate_pots[best]
+        candidate_potentials = on_grid(dist * weight[:, None], scale)
+        local_pots = to_host(candidate_potentials.sum(axis=0))
+        rank_pots = np.asarray(comms.allgather(local_pots), dtype=np.int64)
+        rank_pots = rank_pots.reshape(comms.size, n_local_trials)
+        best = int(np.argmin(rank_pots.sum(axis=0)))
         pot_totals = rank_pots[:, best]
+        current_pot = int(pot_totals.sum())
         closest = dist[:, best].copy()
+        potentials = candidate_potentials[:, best].copy()
         centers[c] = candidates[best]
     return centers
 
 
 def kmeans_parallel(
-    X, n_clusters, x_sq_norms, sample_weight, rng, *, comms, offset, oversampling_factor, n_rounds
+    X,
+    n_clusters,
+    x_sq_norms,
+    sample_weight,
+    rng,
+    *,
+    comms,
+    offset,
+    oversampling_factor,
+    n_rounds,
+    exponents,
+    max_weight,
 ):
     """k-means|| (Bahmani et al., 2012), then greedy k-means++ on the candidates.
 
     One first centre is drawn proportionally to the weights; then in each of
     ``n_rounds`` rounds every row is kept independently with probability
     ``min(1, ℓ·w·d²/φ)`` (``ℓ = oversampling_factor · n_clusters``, ``φ``
-    the global weighted cost), drawing its uniform number from a stream
-    addressed by its global row index. The candidates are weighted by the
-    (weighted) number of rows closest to them, and every rank runs the same
-    weighted k-means++ and a few weighted Lloyd iterations on that small
+    the global weighted cost, an exact sum on a fixed-point grid), drawing its
+    uniform number from a stream addressed by its global row index. The
+    candidates are weighted by the (weighted) number of rows closest to them,
+    summed exactly on the grid of the weights in ``exponents`` (those of
+    :func:`~mlmpi.cluster._lloyd.lloyd_exponents`), and every rank runs the
+    same weighted k-means++ and a few weighted Lloyd iterations on that small
     set. If fewer than ``n_clusters`` candidates come out (very few distinct
     rows), k-means++ on the full data is used instead.
 
@@ -172,8 +214,11 @@ def kmeans_parallel(
     """
     xp = get_namespace(X)
     ell = oversampling_factor * n_clusters
-    candidates, _ = _first_center(X, sample_weight, rng, comms)
+    candidates, counts = _first_center(X, sample_weight, rng, comms, max_weight)
     closest = sq_distances(X, candidates, x_sq_norms)[:, 0]
+    weight = sample_weight.astype(xp.float64)
+    exponent = _prefix_exponent(global_max(closest * weight, comms), int(counts.sum()))
+    scale = float(limb_scales(exponent))
     uniforms = to_namespace(
         RowStream(rng.randint(np.iinfo(np.int32).max), _PARALLEL_STREAM, n_rounds).uniform(
             offset, X.shape[0]
@@ -181,7 +226,8 @@ def kmeans_parallel(
         xp,
     )
     for r in range(n_rounds):
-        cost = float(comms.allreduce(np.asarray(float(closest.astype(xp.float64) @ sample_weight))))
+        local = np.asarray([int(on_grid(closest * weight, scale).sum())], dtype=np.int64)
+        cost = float(comms.allreduce(local)[0]) / scale
         if cost == 0:
             break
         keep = uniforms[:, r] * cost < ell * sample_weight * closest
@@ -192,16 +238,41 @@ def kmeans_parallel(
         xp.minimum(closest, sq_distances(X, new, x_sq_norms).min(axis=1), out=closest)
     n_candidates = candidates.shape[0]
     if n_candidates < n_clusters:
-        return kmeans_plusplus(X, n_clusters, x_sq_norms, sample_weight, rng, comms=comms)
+        return kmeans_plusplus(
+            X, n_clusters, x_sq_norms, sample_weight, rng, comms=comms, max_weight=max_weight
+        )
+    return _recluster(X, sample_weight, candidates, n_clusters, rng, comms, exponents)
+
+
+def _recluster(X, sample_weight, candidates, n_clusters, rng, comms, exponents):
+    """``n_clusters`` centres from the k-means|| candidates, each weighted by the
+    global weight of the rows closest to it: the same on every rank.
+
+    This function is collective: one allreduce of the candidates' weights.
+    """
+    xp = get_namespace(X)
+    n_candidates, d = candidates.shape
     labels = xp.full(X.shape[0], -1, dtype=xp.int32)
-    sums = xp.empty((n_candidates, X.shape[1]), dtype=xp.float64)
-    weights = xp.zeros(n_candidates, dtype=xp.float64)
-    stats = xp.empty(1, dtype=xp.float64)
-    kernels_for("kmeans", X).lloyd_step(X, sample_weight, candidates, labels, sums, weights, stats)
-    weights = comms.allreduce(weights).astype(X.dtype)
-    centers = kmeans_plusplus(
-        candidates, n_clusters, row_sq_norms(candidates), weights, rng, comms=SelfComms()
+    sums = xp.zeros((2, n_candidates, d), dtype=xp.int64)
+    weights = xp.zeros((2, n_candidates), dtype=xp.int64)
+    stats = xp.zeros(1, dtype=xp.int64)
+    scales = to_namespace(limb_scales(exponents), xp)
+    kernels_for("kmeans", X).lloyd_step(
+        X, sample_weight, candidates, scales, labels, sums, weights, stats
     )
+    weights = limbs_to_float(to_host(reduce_limbs(weights, comms)), exponents[d])
+    weights = to_namespace(weights.astype(X.dtype), xp)
+    max_weight = float(to_host(weights.max()))
+    centers = kmeans_plusplus(
+        candidates,
+        n_clusters,
+        row_sq_norms(candidates),
+        weights,
+        rng,
+        comms=SelfComms(),
+        max_weight=max_weight,
+    )
+    largest = to_host(xp.abs(candidates).max(axis=0))
     _, _, centers, _, _ = lloyd(
         candidates,
         weights,
@@ -210,6 +281,7 @@ def kmeans_parallel(
         offset=0,
         max_iter=_RECLUSTER_ITERATIONS,
         tol=0.0,
+        exponents=lloyd_exponents(largest, max_weight),
     )
     return centers
 

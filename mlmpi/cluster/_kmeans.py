@@ -14,18 +14,18 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
-from .._array import get_namespace, is_device_array, is_sparse, to_host, to_namespace
+from .._array import get_namespace, is_sparse, to_host, to_namespace
 from .._contract import collective_method
 from .._sklearn_compat import Interval, StrOptions, _fit_context, _is_arraylike_not_scalar
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms
 from ..kernels import kernels_for
 from ..random import shared_seed
-from ..utils.stats import global_mean
+from ..utils._exact import exact_moments
 from ..utils.validation import _check_weights, agree, check_local, validate_fit_data
-from ._common import row_sq_norms, sq_distances
+from ._common import global_max, row_sq_norms, sq_distances
 from ._init import kmeans_parallel, kmeans_plusplus, random_rows
-from ._lloyd import final_inertia, lloyd
+from ._lloyd import final_inertia, lloyd, lloyd_exponents
 
 
 def _labels(X, centers):
@@ -33,15 +33,15 @@ def _labels(X, centers):
     xp = get_namespace(X)
     labels = xp.full(X.shape[0], -1, dtype=xp.int32)
     k, d = centers.shape
-    sums, weights = xp.empty((k, d), dtype=xp.float64), xp.empty(k, dtype=xp.float64)
     kernels_for("kmeans", X).lloyd_step(
         X,
         xp.ones(X.shape[0], dtype=X.dtype),
         centers,
+        xp.ones(d + 1, dtype=xp.float64),
         labels,
-        sums,
-        weights,
-        xp.empty(1, dtype=xp.float64),
+        xp.empty((2, k, d), dtype=xp.int64),
+        xp.empty((2, k), dtype=xp.int64),
+        xp.empty(1, dtype=xp.int64),
         update_centers=False,
     )
     return labels
@@ -260,9 +260,19 @@ class KMeans(
         centers, _ = agree(comms, check)
         return to_namespace(comms.bcast(centers, root=root), get_namespace(X))
 
-    def _init_centroids(self, X, x_sq_norms, init, sample_weight, rng, *, comms, layout):
+    def _init_centroids(
+        self, X, x_sq_norms, init, sample_weight, rng, *, comms, layout, exponents, max_weight
+    ):
         if isinstance(init, str) and init == "k-means++":
-            return kmeans_plusplus(X, self.n_clusters, x_sq_norms, sample_weight, rng, comms=comms)
+            return kmeans_plusplus(
+                X,
+                self.n_clusters,
+                x_sq_norms,
+                sample_weight,
+                rng,
+                comms=comms,
+                max_weight=max_weight,
+            )
         if isinstance(init, str) and init == "k-means||":
             return kmeans_parallel(
                 X,
@@ -274,6 +284,8 @@ class KMeans(
                 offset=layout.offset,
                 oversampling_factor=self.oversampling_factor,
                 n_rounds=self.init_max_iter,
+                exponents=exponents,
+                max_weight=max_weight,
             )
         if isinstance(init, str) and init == "random":
             return random_rows(
@@ -330,26 +342,39 @@ class KMeans(
             init = self._check_init_array(X, comms)
 
         # Centre dense data on the global mean for accurate distances, as
-        # scikit-learn does (sparse rows stay uncentred, as there).
+        # scikit-learn does (sparse rows stay uncentred, as there). The mean,
+        # the variances behind tol and the grids of Lloyd's sums all come from
+        # exact sums, so none of them depends on the number of ranks.
         sparse = is_sparse(X)
-        if not sparse:
-            sums = None if is_device_array(X) else layout.local_sums
-            X_mean = to_namespace(
-                global_mean(X, layout.n_samples, comms, local_sums=sums).astype(X.dtype), xp
-            )
+        moments = exact_moments(X, layout.n_samples, comms)
+        if sparse:
+            largest = np.maximum(np.abs(moments.low), np.abs(moments.high))
+        else:
+            X_mean = to_namespace(moments.mean.astype(X.dtype), xp)
             centred = xp.empty_like(X) if self.copy_x else X
             kernels_for("kmeans", X).center_rows(X, X_mean, centred)
             X = centred
             if _is_arraylike_not_scalar(init):
                 init -= X_mean
-        tol = self._tolerance(X, comms, layout)
+            largest = moments.high - moments.low  # bounds |x - mean|
+        max_weight = global_max(sample_weight.astype(xp.float64), comms)
+        exponents = lloyd_exponents(largest, max_weight)
+        tol = float(np.mean(moments.variance) * self.tol)
         x_sq_norms = row_sq_norms(X) if isinstance(init, str) and init != "random" else None
         rng = np.random.RandomState(shared_seed(self.random_state, comms))
 
         best_inertia = best_labels = None
         for _ in range(n_init):
             centers_init = self._init_centroids(
-                X, x_sq_norms, init, sample_weight, rng, comms=comms, layout=layout
+                X,
+                x_sq_norms,
+                init,
+                sample_weight,
+                rng,
+                comms=comms,
+                layout=layout,
+                exponents=exponents,
+                max_weight=max_weight,
             )
             if self.verbose and comms.rank == 0:
                 print("Initialization complete")
@@ -361,6 +386,7 @@ class KMeans(
                 offset=layout.offset,
                 max_iter=self.max_iter,
                 tol=tol,
+                exponents=exponents,
                 verbose=self.verbose,
             )
             if best_inertia is None or (
@@ -387,31 +413,6 @@ class KMeans(
         self.inertia_ = best_inertia
         self.n_iter_ = best_n_iter
         return self
-
-    def _tolerance(self, X, comms, layout):
-        """``tol`` times the mean of the global per-feature variances (dense X is centred)."""
-        if self.tol == 0:
-            return 0.0
-        xp = get_namespace(X)
-        d = X.shape[1]
-        if is_sparse(X):
-            data = X.data.astype(xp.float64)
-            moments = xp.concatenate(
-                [
-                    xp.bincount(X.indices, weights=data * data, minlength=d),
-                    xp.bincount(X.indices, weights=data, minlength=d),
-                ]
-            )
-        else:
-            moments = xp.zeros(2 * d, dtype=xp.float64)
-            # float64 blocks: no float64 copy of the whole of X (float32 stays float32).
-            for start in range(0, X.shape[0], 1 << 16):
-                block = X[start : start + (1 << 16)].astype(xp.float64)
-                moments[:d] += (block * block).sum(axis=0)
-                moments[d:] += block.sum(axis=0)
-        moments = to_host(comms.allreduce(moments)) / layout.n_samples
-        variances = moments[:d] - moments[d:] ** 2
-        return float(np.mean(variances) * self.tol)
 
     @collective_method
     def fit_predict(self, X, y=None, sample_weight=None):

@@ -6,13 +6,24 @@ clusters relocated to the points farthest from their centres, strict
 convergence when no label changes, else a centre-shift test against
 ``tol``; after a non-strict stop one more E-step so that the labels match
 the returned centres. Each iteration makes ONE allreduce of the packed
-``[k×d weighted sums, k weights, changed labels]`` (float64), in place.
+``[k×d weighted sums, k weights, changed labels]``.
+
+The sums are exact: every weighted value is put on its feature's fixed-point
+grid and added as two int64 limbs (``mlmpi.utils._exact``), so the global
+sums, hence the centres, the labels, ``inertia_`` and ``n_iter_``, are the
+same bit for bit however the rows are split over ranks, threads and blocks.
+Being exact, a rank's sums can be kept from one step to the next, with only
+the rows that change centre moved between them: after the first steps,
+few rows move, and the sums cost little.
+A float sum's last bits would change with the split, move a float32 centre
+to a neighbouring value and flip a row on the border between two clusters.
 """
 
 import numpy as np
 
 from .._array import get_namespace, to_host, to_namespace
 from ..kernels import kernels_for
+from ..utils._exact import carry, exact_column_sums, limb_exponents, limb_scales, limbs_to_float
 from ._common import dense_rows, largest_first
 
 
@@ -74,8 +85,18 @@ def _average_centers(sums, weights, dtype):
     return centers.astype(dtype)
 
 
+def lloyd_exponents(largest, max_weight):
+    """Grid exponents of :func:`lloyd`'s sums: each feature's weighted values
+    ``w·x`` (``largest`` bounds ``|x|`` per feature over every rank), then the
+    weights (at most ``max_weight``)."""
+    return limb_exponents(np.append(np.asarray(largest) * max_weight, max_weight))
+
+
 def final_inertia(X, sample_weight, centers, labels, *, comms):
     """Global inertia and number of non-empty clusters for fixed labels.
+
+    The inertia is an exact sum (two-limb grid on its largest term), so it
+    compares runs the same way at any number of ranks.
 
     This function is collective.
     """
@@ -83,14 +104,12 @@ def final_inertia(X, sample_weight, centers, labels, *, comms):
     k = centers.shape[0]
     dist = xp.empty(X.shape[0], dtype=X.dtype)
     kernels_for("kmeans", X).assigned_sq_distances(X, centers, labels, dist)
-    packed = xp.empty(k + 1, dtype=xp.float64)
-    packed[0] = dist.astype(xp.float64) @ sample_weight.astype(xp.float64)
-    packed[1:] = xp.bincount(labels, minlength=k)[:k]
-    total = to_host(comms.allreduce(packed))
-    return float(total[0]), int(np.count_nonzero(total[1:]))
+    inertia = exact_column_sums(dist.astype(xp.float64) * sample_weight, comms)
+    counts = to_host(comms.allreduce(xp.bincount(labels, minlength=k)[:k].astype(xp.int64)))
+    return inertia, int(np.count_nonzero(counts))
 
 
-def lloyd(X, sample_weight, centers_init, *, comms, offset, max_iter, tol, verbose=0):
+def lloyd(X, sample_weight, centers_init, *, comms, offset, max_iter, tol, exponents, verbose=0):
     """A single run of k-means (Lloyd) on the global row-sharded ``X``.
 
     Parameters
@@ -105,6 +124,8 @@ def lloyd(X, sample_weight, centers_init, *, comms, offset, max_iter, tol, verbo
     max_iter : int
     tol : float
         Absolute tolerance on the squared centre shift (already scaled).
+    exponents : ndarray of shape (n_features + 1,), int64
+        The grids of the sums (:func:`lloyd_exponents`), the same on every rank.
     verbose : int
 
     Returns
@@ -126,18 +147,24 @@ def lloyd(X, sample_weight, centers_init, *, comms, offset, max_iter, tol, verbo
     k, d = centers_init.shape
     centers = centers_init
     labels = xp.full(X.shape[0], -1, dtype=xp.int32)
-    packed = xp.zeros(k * d + k + 1, dtype=xp.float64)
-    sums = packed[: k * d].reshape(k, d)
-    weights = packed[k * d : k * d + k]
-    stats = packed[k * d + k :]
+    scales = to_namespace(limb_scales(exponents), xp)
+    # This rank's sums, kept from step to step (a step moves only the rows that
+    # change centre), and the buffer their global sums arrive in.
+    packed = xp.zeros(2 * k * d + 2 * k + 1, dtype=xp.int64)
+    reduced = xp.empty_like(packed)
+    sums = packed[: 2 * k * d].reshape(2, k, d)
+    weights = packed[2 * k * d : 2 * k * d + 2 * k].reshape(2, k)
+    stats = packed[2 * k * d + 2 * k :]
     talk = verbose and comms.rank == 0
     strict_convergence = False
     for i in range(max_iter):
-        kernels.lloyd_step(X, sample_weight, centers, labels, sums, weights, stats)
-        total = to_host(comms.allreduce(packed, out=packed))
-        global_sums = total[: k * d].reshape(k, d)
-        global_weights = total[k * d : k * d + k]
-        n_changed = total[k * d + k]
+        kernels.lloyd_step(X, sample_weight, centers, scales, labels, sums, weights, stats)
+        carry(sums)  # low limbs below 2**31: no overflow in the sum over ranks
+        carry(weights)
+        total = to_host(comms.allreduce(packed, out=reduced))
+        global_sums = limbs_to_float(carry(total[: 2 * k * d].reshape(2, k, d)), exponents[:d])
+        global_weights = limbs_to_float(carry(total[2 * k * d : -1].reshape(2, k)), exponents[d])
+        n_changed = int(total[-1])
         if verbose:
             inertia, _ = final_inertia(X, sample_weight, centers, labels, comms=comms)
             if talk:
@@ -170,7 +197,7 @@ def lloyd(X, sample_weight, centers_init, *, comms, offset, max_iter, tol, verbo
     if not strict_convergence:
         # One more E-step so that the labels match the returned centres.
         kernels.lloyd_step(
-            X, sample_weight, centers, labels, sums, weights, stats, update_centers=False
+            X, sample_weight, centers, scales, labels, sums, weights, stats, update_centers=False
         )
     inertia, n_distinct = final_inertia(X, sample_weight, centers, labels, comms=comms)
     return labels, inertia, centers, i + 1, n_distinct

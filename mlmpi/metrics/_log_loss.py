@@ -1,4 +1,5 @@
-"""Log loss from allreduced sums, with scikit-learn's labels and clipping rules."""
+"""Log loss from exact global sums (the same at any rank count), with
+scikit-learn's labels and clipping rules."""
 
 import warnings
 
@@ -10,6 +11,7 @@ from sklearn.utils.validation import check_consistent_length
 from .._array import to_host
 from .._contract import collective_function
 from ..comms import resolve_comms
+from ..utils._exact_totals import exact_totals
 from ..utils.stats import distinct, host_labels, host_weights, union
 from ..utils.validation import agree
 
@@ -166,6 +168,8 @@ def log_loss(
         eps = np.finfo(proba.dtype).eps
         clipped = np.clip(proba, eps, 1 - eps)
         loss = -(onehot * np.log(clipped)).sum(axis=1, where=onehot > 0)
-    w = np.ones(loss.shape[0]) if weight is None else weight
-    total, weight_sum = comms.allreduce(np.array([w @ loss, w.sum()], dtype=np.float64))
+    if weight is None:
+        total, weight_sum = exact_totals([loss, np.array([float(loss.shape[0])])], comms)
+    else:
+        total, weight_sum = exact_totals([weight * loss, weight], comms)
     return float(total / weight_sum if normalize else total)

@@ -8,7 +8,11 @@ score; the sorted blocks travel round the ring of ranks
 of its positives, the weight of the visiting negatives below and equal to
 its score (two binary searches). Memory per rank: its rows plus two blocks;
 no rank gathers the scores. Multiclass (one-vs-rest, one-vs-one) and
-multilabel scores average binary problems as scikit-learn does.
+multilabel scores average binary problems as scikit-learn does. Float
+weights are first rounded onto a grid on which their sums are exact, so
+that the partial AUC crosses ``max_fpr`` at the same score at any rank
+count, and the areas are exact sums of per-row terms: the AUC is the same
+at any rank count.
 """
 
 import warnings
@@ -24,6 +28,8 @@ from .._array import to_host
 from .._contract import collective_function
 from ..comms import resolve_comms
 from ..kernels import kernels_for
+from ..utils._exact import onto_exact_grid
+from ..utils._exact_totals import exact_totals
 from ..utils.ring import ring_blocks
 from ..utils.stats import distinct, host_labels, host_weights, union
 from ..utils.validation import agree
@@ -83,7 +89,7 @@ def _binary_auc(comms, positive, score, weight, max_fpr=None):
             raise ValueError(f"Expected max_fpr in range (0, 1], got: {max_fpr!r}")
         return _partial_auc(comms, stats, sorted_negatives, pos_score, pos_weight, max_fpr)
     below = _global_weight_below(comms, sorted_negatives, negative_counts, pos_score, 0.5)
-    area = comms.allreduce(np.array([below @ pos_weight]))[0]
+    (area,) = exact_totals([below * pos_weight], comms)
     return float(area / (w_pos * w_neg))
 
 
@@ -114,16 +120,15 @@ def _partial_auc(comms, stats, sorted_negatives, pos_score, pos_weight, max_fpr)
         comms, sorted_positives, positive_counts, neg_score[above], 0.5
     )
     at_t = neg_score == t
-    area, fps, tps, fps_t, tps_t = comms.allreduce(
-        np.array(
-            [
-                neg_weight[above] @ positive_above,
-                neg_weight[above].sum(),
-                pos_weight[pos_score > t].sum(),
-                neg_weight[above | at_t].sum(),
-                pos_weight[pos_score >= t].sum(),
-            ]
-        )
+    area, fps, tps, fps_t, tps_t = exact_totals(
+        [
+            neg_weight[above] * positive_above,
+            neg_weight[above],
+            pos_weight[pos_score > t],
+            neg_weight[above | at_t],
+            pos_weight[pos_score >= t],
+        ],
+        comms,
     )
     fpr = [fps / w_neg, fps_t / w_neg]
     tpr = [tps / w_pos, tps_t / w_pos]
@@ -131,6 +136,19 @@ def _partial_auc(comms, stats, sorted_negatives, pos_score, pos_weight, max_fpr)
     partial = area / (w_pos * w_neg) + (max_fpr - fpr[0]) * (tpr[0] + tpr_at_max) / 2
     min_area, max_area = 0.5 * max_fpr**2, max_fpr
     return float(0.5 * (1 + (partial - min_area) / (max_area - min_area)))
+
+
+def _exact_weights(weight, facts):
+    """Float weights rounded onto the grid on which every sum of them is exact
+    (:func:`~mlmpi.utils._exact.onto_exact_grid`), so that the partial AUC's
+    crossing of ``max_fpr`` is found at the same score at any rank count;
+    ``facts`` are every rank's ``(n_rows, ..., n_columns, ..., largest float
+    weight or None)``. Other weights are returned as they are."""
+    largest = [f[5] for f in facts if f[5] is not None]
+    if weight is None or not largest:
+        return weight
+    columns = max([f[2][0] for f in facts if f[2]], default=1)  # micro repeats the weights
+    return onto_exact_grid(weight, max(largest), sum(f[0] for f in facts) * columns)
 
 
 def _indicator_auc(comms, Y, S, weight, average, max_fpr=None):
@@ -186,7 +204,7 @@ def _average_of_rows(comms, Y, S, weight):
     w = np.ones(Y.shape[0]) if weight is None else np.asarray(weight, dtype=np.float64)
     if weight is not None:
         scores[w == 0] = 0
-    total, weight_sum = comms.allreduce(np.array([w @ scores, w.sum()]))
+    total, weight_sum = exact_totals([w * scores, w], comms)
     return float(total / weight_sum)
 
 
@@ -319,10 +337,13 @@ def roc_auc_score(
         score = check_array(to_host(y_score), ensure_2d=False, ensure_min_samples=0)
         weight = None if weight_error else host_weights(sample_weight)
         sums_to_one = score.ndim == 2 and bool(np.allclose(1, score.sum(axis=1)))
+        floats = weight is not None and weight.dtype.kind not in "iub"
+        largest = float(np.abs(weight).max(initial=0)) if floats else None
         facts = (true.shape[0], distinct(true)[0], score.shape[1:], sums_to_one, weight_error)
-        return (true, score, weight), facts
+        return (true, score, weight), facts + (largest,)
 
     (true, score, weight), facts = agree(comms, check)
+    weight = _exact_weights(weight, facts)
     weight_errors = [f[4] for f in facts if f[4] is not None]
     with_rows = [f for f in facts if f[0]] or facts[:1]
     values = union([f[1] for f in facts])

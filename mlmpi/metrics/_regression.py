@@ -1,9 +1,10 @@
-"""Regression metrics from allreduced sums of errors.
+"""Regression metrics from exact global sums of errors.
 
-Each metric is a few weighted sums per output, computed locally and summed
-in one allreduce (R² takes two: the global weighted mean first, then the
-centred sum of squares, so no variance is formed by cancellation). The
-final formula is scikit-learn's (``multioutput``, ``force_finite``).
+Each metric is a few weighted sums per output, added exactly over the
+ranks in one collective (R² takes two: the global weighted mean first, then
+the centred sum of squares, so no variance is formed by cancellation), so
+that a metric is the same at any rank count. The final formula is
+scikit-learn's (``multioutput``, ``force_finite``).
 """
 
 import warnings
@@ -17,6 +18,7 @@ from sklearn.utils.validation import check_consistent_length
 from .._array import get_namespace, to_host
 from .._contract import collective_function
 from ..comms import resolve_comms
+from ..utils._exact_totals import exact_totals
 from ..utils.stats import global_median, global_table, host_weights
 from ..utils.validation import agree
 
@@ -90,20 +92,22 @@ def _targets(comms, y_true, y_pred, sample_weight, multioutput, allowed):
     return true, pred, weights, n_samples, multioutput
 
 
-def _weighted_sums(comms, xp, weights, *columns):
-    """``[Σw, Σw·column for each column]`` over all ranks, one allreduce (float64 host).
+def _weighted_sums(comms, weights, *columns):
+    """``[Σw, Σw·column for each column]`` over all ranks (float64 host).
 
-    The local sums add the rows as ``np.average`` does (NumPy's pairwise sum of the
-    weighted rows), so that one rank gives scikit-learn's value to the last bit."""
-    n_rows = columns[0].shape[0]
+    Every weighted value is formed on its own rank, as ``np.average`` forms
+    it, and the values are added exactly
+    (:func:`~mlmpi.utils._exact_totals.exact_totals`): the sums, and what
+    they decide (R²'s zero-denominator branch, a search's best candidate),
+    are the same at any rank count.
+
+    This function is collective."""
     if weights is None:
-        local = [xp.asarray([float(n_rows)])] + [xp.sum(c, axis=0) for c in columns]
+        terms = [np.array([float(columns[0].shape[0])])]
+        terms += [c[:, j] for c in columns for j in range(c.shape[1])]
     else:
-        local = [xp.sum(weights).reshape(1)] + [
-            xp.sum(c * weights.reshape((-1,) + (1,) * (c.ndim - 1)), axis=0) for c in columns
-        ]
-    packed = to_host(xp.concatenate(local))
-    return comms.allreduce(packed)
+        terms = [weights] + [c[:, j] * weights for c in columns for j in range(c.shape[1])]
+    return exact_totals(terms, comms)
 
 
 def _average_outputs(errors, multioutput):
@@ -128,7 +132,7 @@ def _mean_errors(comms, y_true, y_pred, sample_weight, multioutput, error):
     )
     xp = get_namespace(true)
     n_outputs = true.shape[1]
-    sums = _weighted_sums(comms, xp, weights, error(xp, true, pred))
+    sums = _weighted_sums(comms, weights, error(xp, true, pred))
     return sums[1 : 1 + n_outputs] / sums[0], multioutput
 
 
@@ -286,7 +290,7 @@ def r2_score(
 
     Notes
     -----
-    This function is collective (two allreduces: the weighted mean, then
+    This function is collective (two exact sums: the weighted mean, then
     the residual and centred sums of squares).
 
     Examples
@@ -308,10 +312,10 @@ def r2_score(
         return float("nan")
     xp = get_namespace(true)
     n_outputs = true.shape[1]
-    sums = _weighted_sums(comms, xp, weights, true)
+    sums = _weighted_sums(comms, weights, true)
     mean = xp.asarray(sums[1:] / sums[0])
     residual, centred = true - pred, true - mean
-    sums = _weighted_sums(comms, xp, weights, residual * residual, centred * centred)
+    sums = _weighted_sums(comms, weights, residual * residual, centred * centred)
     numerator, denominator = sums[1 : 1 + n_outputs], sums[1 + n_outputs :]
     return _fraction_explained(numerator, denominator, multioutput, force_finite)
 
@@ -420,7 +424,7 @@ def explained_variance_score(
 
     Notes
     -----
-    This function is collective (two allreduces: the weighted means, then
+    This function is collective (two exact sums: the weighted means, then
     the centred sums of squares).
 
     Examples
@@ -436,11 +440,11 @@ def explained_variance_score(
     xp = get_namespace(true)
     n_outputs = true.shape[1]
     residual = true - pred
-    sums = _weighted_sums(comms, xp, weights, residual, true)
+    sums = _weighted_sums(comms, weights, residual, true)
     means = sums[1:] / sums[0]
     residual = residual - xp.asarray(means[:n_outputs])
     centred = true - xp.asarray(means[n_outputs:])
-    sums = _weighted_sums(comms, xp, weights, residual * residual, centred * centred)
+    sums = _weighted_sums(comms, weights, residual * residual, centred * centred)
     numerator, denominator = sums[1 : 1 + n_outputs], sums[1 + n_outputs :]
     return _fraction_explained(numerator, denominator, multioutput, force_finite)
 

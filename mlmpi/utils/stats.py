@@ -36,7 +36,7 @@ from sklearn.utils.validation import check_consistent_length
 from .._array import get_namespace, is_device_array, is_sparse, to_host
 from .._sklearn_compat import _unique
 from ..kernels import kernels_for
-from ._exact import exact_sums
+from ._exact import exact_sums, onto_exact_grid
 from ._quantiles import (
     SortedColumns,
     global_bin_thresholds,
@@ -244,6 +244,13 @@ def global_table(comms, columns, sample_weight, *, names=None):
     distinct combinations (at most n_classes² for a confusion matrix).
     With ``names``, each column must be 1-d (scikit-learn's clustering message).
 
+    Float weights are first rounded onto the grid on which every sum of
+    them is exact (:func:`~mlmpi.utils._exact.onto_exact_grid`, moving each
+    by at most ``n * 2**-53`` of the largest), so that the table, and what
+    scikit-learn decides from its cumulative sums (the points a curve keeps,
+    a weighted median), are the same at any rank count; a second collective
+    then gathers the tables.
+
     This function is collective.
     """
 
@@ -254,10 +261,18 @@ def global_table(comms, columns, sample_weight, *, names=None):
         for name, array in zip(names or (), arrays):
             if array.ndim != 1:
                 raise ValueError(f"{name} must be 1D: shape is {array.shape}")
-        return None, local_table(arrays, weights)
+        exact = weights is None or weights.dtype.kind in "iub"
+        largest = 1.0 if weights is None else float(np.abs(weights).max(initial=0))
+        table = local_table(arrays, weights) if exact else None
+        return (arrays, weights), (table, len(arrays[0]), largest)
 
-    _, tables = agree(comms, check)
-    return merge_tables(tables)
+    (arrays, weights), facts = agree(comms, check)
+    if all(table is not None for table, _, _ in facts):
+        return merge_tables([table for table, _, _ in facts])
+    n_rows, largest = sum(f[1] for f in facts), max(f[2] for f in facts)
+    weights = np.ones(len(arrays[0])) if weights is None else weights.astype(np.float64)
+    table = local_table(arrays, onto_exact_grid(weights, largest, n_rows))
+    return merge_tables(comms.allgather_object(table))
 
 
 # -- moments ---------------------------------------------------------------------------

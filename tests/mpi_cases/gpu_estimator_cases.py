@@ -95,6 +95,18 @@ def case_kmeans():
             )
 
 
+def case_kmeans_is_the_same_fit_at_any_rank_count():
+    """Overlapping clusters on the device: every layout gives the one-process
+    fit bit for bit (the sums are exact there too)."""
+    from kmeans_invariance_cases import K, check_every_layout, overlapping_clusters
+
+    for dtype in DTYPES:
+        X, weights = overlapping_clusters(dtype, n=1500)
+        for init in ("k-means++", "k-means||"):
+            params = dict(n_clusters=K, init=init, n_init=1, max_iter=20, tol=1e-4, random_state=0)
+            check_every_layout(X, weights, params, device=cupy.asarray)
+
+
 def case_linear_regression_and_ridge():
     X, y = make_regression(900, 12, n_targets=2, noise=5.0, random_state=0)
     for dtype in DTYPES:
