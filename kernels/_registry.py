@@ -138,9 +138,9 @@ def kernels_for(family, X, device=None):
     >>> import numpy as np
     >>> from mlmpi.kernels import kernels_for
     >>> kernels_for("kmeans", np.ones((4, 2)))
-    KernelSet('kmeans': mlmpi.kernels.cpu.kmeans)
+    KernelSet('kmeans': mlmpi.kernels.cpu.kmeans, mlmpi.kernels.shared.limbs)
     >>> kernels_for("kmeans", np.ones((4, 2)), device="gpu")  # device code, on the host
-    KernelSet('kmeans': mlmpi.kernels.gpu.kmeans)
+    KernelSet('kmeans': mlmpi.kernels.gpu.kmeans, mlmpi.kernels.shared.limbs)
     """
     if device is None:
         device = "gpu" if is_device_array(X) else "cpu"

@@ -124,13 +124,30 @@ def _add_limbs(out, m, f, value, scale):
     out[1, m, f] += q & LIMB_MASK
 
 
+#: Rows whose values on a grid (at most ``2**50`` each) add up in one int64.
+_EXACT_ROWS = 2048
+
+
 @njit(cache=True, nogil=True)
 def _dense_moment_limbs(X, shift, scales, out):
-    for i in range(X.shape[0]):
-        for f in range(X.shape[1]):
-            y = np.float64(X[i, f]) - shift[f]
-            _add_limbs(out, 0, f, y, scales[0, f])
-            _add_limbs(out, 1, f, y * y, scales[1, f])
+    """By blocks of rows: each column's int64 sums of the block (exact), then
+    split into the limbs; the loop over a row's features vectorises."""
+    n, d = X.shape
+    first = np.zeros(d, dtype=np.int64)
+    second = np.zeros(d, dtype=np.int64)
+    for start in range(0, n, _EXACT_ROWS):
+        for i in range(start, min(start + _EXACT_ROWS, n)):
+            for f in range(d):
+                y = np.float64(X[i, f]) - shift[f]
+                first[f] += np.int64(y * scales[0, f])
+                second[f] += np.int64(y * y * scales[1, f])
+        for f in range(d):
+            out[0, 0, f] += first[f] >> LIMB_BITS
+            out[1, 0, f] += first[f] & LIMB_MASK
+            out[0, 1, f] += second[f] >> LIMB_BITS
+            out[1, 1, f] += second[f] & LIMB_MASK
+            first[f] = 0
+            second[f] = 0
 
 
 @njit(cache=True, nogil=True)

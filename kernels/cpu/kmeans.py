@@ -417,16 +417,31 @@ def _add_row_on_grid(typingctx, block_sums, centre, X, row, weight, scales, ahea
 
 
 @njit(cache=True, nogil=True)
-def _add_block(X, sample_weight, start, best, scales, labels, sums, weights, stats, update):
+def _pending(k, d):
+    """A thread's buffers for :func:`_add_block`: a block's int64 sums and
+    weights per centre (zeros), and which centres the block touched."""
+    return (
+        np.zeros((k, d), dtype=np.int64),
+        np.zeros(k, dtype=np.int64),
+        np.zeros(k, dtype=np.bool_),
+        np.empty(k, dtype=np.int64),
+    )
+
+
+@njit(cache=True, nogil=True)
+def _add_block(
+    X, sample_weight, start, best, scales, labels, sums, weights, stats, update, pending
+):
     """Store the block's labels and count the changes; with ``update``, move
     each changed row's weighted values on the grids of ``scales`` from its old
     centre's sums to its new one's: the block's int64 sums first (exact: at
-    most ``2 * BLOCK_ROWS`` values of magnitude at most ``2**50``), then the
-    two-limb ``sums`` and ``weights``. A row that keeps its centre costs nothing."""
-    k, d = sums.shape[1], sums.shape[2]
+    most ``2 * BLOCK_ROWS`` values of magnitude at most ``2**50``), then, for
+    the centres the block touched, the two-limb ``sums`` and ``weights``. A row
+    that keeps its centre costs nothing."""
+    d = sums.shape[2]
+    block_sums, block_weights, marked, touched = pending
+    n_touched = 0
     changed = 0
-    block_sums = np.empty((0, d), dtype=np.int64)
-    block_weights = np.empty(0, dtype=np.int64)
     for i in range(best.shape[0]):
         row = start + i
         b = best[i]
@@ -437,23 +452,27 @@ def _add_block(X, sample_weight, start, best, scales, labels, sums, weights, sta
         labels[row] = b
         if not update:
             continue
-        if block_sums.shape[0] == 0:
-            block_sums = np.zeros((k, d), dtype=np.int64)
-            block_weights = np.zeros(k, dtype=np.int64)
         w = np.float64(sample_weight[row])
-        _add_row_on_grid(block_sums, b, X, row, w, scales, BLOCK_ROWS)
         q = np.int64(w * scales[d])
-        block_weights[b] += q
-        if old >= 0:
-            _add_row_on_grid(block_sums, old, X, row, -w, scales, BLOCK_ROWS)
-            block_weights[old] -= q
-    if block_sums.shape[0]:
-        for j in range(k):
-            for f in range(d):
-                sums[0, j, f] += block_sums[j, f] >> LIMB_BITS
-                sums[1, j, f] += block_sums[j, f] & LIMB_MASK
-            weights[0, j] += block_weights[j] >> LIMB_BITS
-            weights[1, j] += block_weights[j] & LIMB_MASK
+        for centre, sign in ((b, 1.0), (old, -1.0)):
+            if centre < 0:
+                continue
+            if not marked[centre]:
+                marked[centre] = True
+                touched[n_touched] = centre
+                n_touched += 1
+            _add_row_on_grid(block_sums, centre, X, row, sign * w, scales, BLOCK_ROWS)
+            block_weights[centre] += q if sign > 0 else -q
+    for t in range(n_touched):
+        j = touched[t]
+        for f in range(d):
+            sums[0, j, f] += block_sums[j, f] >> LIMB_BITS
+            sums[1, j, f] += block_sums[j, f] & LIMB_MASK
+            block_sums[j, f] = 0
+        weights[0, j] += block_weights[j] >> LIMB_BITS
+        weights[1, j] += block_weights[j] & LIMB_MASK
+        block_weights[j] = 0
+        marked[j] = False
     stats[0] += changed
 
 
@@ -478,6 +497,7 @@ def _assign_lanes(
     lane_dist = np.empty((rows, LANES), dtype=X.dtype)
     lane_chunk = np.empty((rows, LANES), dtype=np.int32)
     best = np.empty(BLOCK_ROWS, dtype=np.int32)
+    pending = _pending(sums.shape[1], sums.shape[2])
     for start in range(first * BLOCK_ROWS, min(last * BLOCK_ROWS, n), BLOCK_ROWS):
         stop = min(start + BLOCK_ROWS, n)
         i = start
@@ -491,7 +511,9 @@ def _assign_lanes(
                     _row_argmin(X, i, centers_t, centers_sq, chunk, lane_dist, lane_chunk, tile)
             i += rows if full else 1
         block = best[: stop - start]
-        _add_block(X, sample_weight, start, block, scales, labels, sums, weights, stats, update)
+        _add_block(
+            X, sample_weight, start, block, scales, labels, sums, weights, stats, update, pending
+        )
 
 
 #: From this ``n_clusters · n_features`` on, a block's distances come from a BLAS GEMM.
@@ -557,14 +579,26 @@ def _gemm_columns(
     dots = np.empty((centers.shape[0], BLOCK_ROWS), dtype=X.dtype)
     best = np.empty(BLOCK_ROWS, dtype=np.int32)
     best_dist = np.empty(BLOCK_ROWS, dtype=X.dtype)
+    pending = _pending(sums.shape[1], sums.shape[2])
     for start in range(first * BLOCK_ROWS, min(last * BLOCK_ROWS, n), BLOCK_ROWS):
         stop = min(start + BLOCK_ROWS, n)
         rows = stop - start
         block = dots if rows == BLOCK_ROWS else np.empty((len(centers), rows), dtype=X.dtype)
         np.dot(centers_2, X[start:stop].T, out=block)
         _argmin_columns(block, centers_sq, best[:rows], best_dist[:rows])
+        block_best = best[:rows]
         _add_block(
-            X, sample_weight, start, best[:rows], scales, labels, sums, weights, stats, update
+            X,
+            sample_weight,
+            start,
+            block_best,
+            scales,
+            labels,
+            sums,
+            weights,
+            stats,
+            update,
+            pending,
         )
 
 
