@@ -9,7 +9,7 @@ weights searches the global cumulative sum: per-rank totals (gathered) say
 which rank holds the draw, that rank searches its local cumulative sum, and
 the chosen rows reach every rank in one allreduce. The weights and
 potentials are summed as integers on a fixed-point grid
-(:func:`_prefix_exponent`), so every cumulative sum, total and candidate's
+(:func:`_prefix_scale`), so every cumulative sum, total and candidate's
 potential is exact: which row a draw lands on does not depend on the split.
 """
 
@@ -45,18 +45,12 @@ def _share_rows(X, picks, n_rows, comms):
     return comms.allreduce(rows)
 
 
-def _prefix_exponent(largest, n_samples):
-    """Exponent ``s`` of the grid ``2**-s`` on which values of magnitude at most
-    ``largest`` are int64 whose sum over all ``n_samples`` global rows fits an
-    int64 (``62 - bit_length(n_samples)`` bits below ``largest``)."""
-    return min(fixed_point_exponent(largest, n_samples, bits=62), 1023)
-
-
-def _prefix_grid(values, largest, n_samples):
-    """``values`` (float64 of X's namespace, at most ``largest``) on the grid of
-    :func:`_prefix_exponent` (int64), and that exponent."""
-    exponent = _prefix_exponent(largest, n_samples)
-    return on_grid(values, float(limb_scales(exponent))), exponent
+def _prefix_scale(largest, n_samples):
+    """The power of two that puts values of magnitude at most ``largest`` on
+    the grid where each is an int64 (:func:`~mlmpi.kernels.shared.limbs.on_grid`)
+    and their sum over all ``n_samples`` global rows fits an int64
+    (``62 - bit_length(n_samples)`` bits below ``largest``)."""
+    return float(limb_scales(min(fixed_point_exponent(largest, n_samples, bits=62), 1023)))
 
 
 def _sample_rows(X, weights, rank_totals, counts, draws, comms, *, side):
@@ -99,7 +93,8 @@ def _first_center(X, sample_weight, rng, comms, max_weight):
     ``RandomState.choice``), and every rank's row count. This function is collective."""
     xp = get_namespace(sample_weight)
     counts = np.asarray(comms.allgather(np.asarray([X.shape[0]], dtype=np.int64)), dtype=np.int64)
-    weights, _ = _prefix_grid(sample_weight.astype(xp.float64), max_weight, int(counts.sum()))
+    scale = _prefix_scale(max_weight, int(counts.sum()))
+    weights = on_grid(sample_weight.astype(xp.float64), scale)
     totals = _rank_totals(weights, comms)
     draw = rng.random_sample() * float(totals.sum())
     return _sample_rows(X, weights, totals, counts, [draw], comms, side="right"), counts
@@ -151,10 +146,8 @@ def kmeans_plusplus(
     centers[0] = first[0]
     weight = sample_weight.astype(xp.float64)
     closest = sq_distances(X, centers[:1], x_sq_norms)[:, 0]
-    potentials = closest * weight
-    largest = global_max(potentials, comms)
-    potentials, exponent = _prefix_grid(potentials, largest, int(counts.sum()))
-    scale = float(limb_scales(exponent))
+    scale = _prefix_scale(global_max(closest * weight, comms), int(counts.sum()))
+    potentials = on_grid(closest * weight, scale)
     pot_totals = _rank_totals(potentials, comms)
     current_pot = int(pot_totals.sum())
     for c in range(1, n_clusters):
@@ -217,8 +210,7 @@ def kmeans_parallel(
     candidates, counts = _first_center(X, sample_weight, rng, comms, max_weight)
     closest = sq_distances(X, candidates, x_sq_norms)[:, 0]
     weight = sample_weight.astype(xp.float64)
-    exponent = _prefix_exponent(global_max(closest * weight, comms), int(counts.sum()))
-    scale = float(limb_scales(exponent))
+    scale = _prefix_scale(global_max(closest * weight, comms), int(counts.sum()))
     uniforms = to_namespace(
         RowStream(rng.randint(np.iinfo(np.int32).max), _PARALLEL_STREAM, n_rounds).uniform(
             offset, X.shape[0]
