@@ -21,7 +21,7 @@ from ..base import DistributedEstimatorMixin
 from ..comms import Comms
 from ..kernels import kernels_for
 from ..random import shared_seed
-from ..utils._exact import exact_moments
+from ..utils.stats import exact_moments
 from ..utils.validation import _check_weights, agree, check_local, validate_fit_data
 from ._common import global_max, row_sq_norms, sq_distances
 from ._init import kmeans_parallel, kmeans_plusplus, random_rows

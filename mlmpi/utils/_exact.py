@@ -178,7 +178,7 @@ def limbs_to_float(limbs, exponents):
     return np.ldexp(high + limbs[1].astype(np.float64), -np.asarray(exponents))
 
 
-def exact_column_sums(values, comms, largest=None):
+def exact_column_sums(values, comms):
     """Global sums of the columns of ``values`` on two-limb fixed-point grids:
     the same on every rank and at any number of ranks.
 
@@ -187,9 +187,6 @@ def exact_column_sums(values, comms, largest=None):
     values : array of shape (n_local, n_columns) or (n_local,)
         This rank's finite values (NumPy or CuPy); a rank may hold none.
     comms : Comms
-    largest : array-like of shape (n_columns,), default=None
-        A bound on every rank's magnitudes per column, the same on every rank;
-        None: the global maxima, from one more allreduce.
 
     Returns
     -------
@@ -199,14 +196,13 @@ def exact_column_sums(values, comms, largest=None):
 
     Notes
     -----
-    This function is collective: one allreduce of ``2 * n_columns`` int64,
-    after one of ``n_columns`` float64 when ``largest`` is None.
+    This function is collective: one allreduce of the columns' largest
+    magnitudes (``n_columns`` float64), then one of ``2 * n_columns`` int64.
     """
     xp = get_namespace(values)
     columns = values[:, None] if values.ndim == 1 else values
-    if largest is None:
-        local = xp.abs(columns).max(axis=0) if columns.shape[0] else xp.zeros(columns.shape[1])
-        largest = to_host(comms.allreduce(local.astype(xp.float64), op="max"))
+    local = xp.abs(columns).max(axis=0) if columns.shape[0] else xp.zeros(columns.shape[1])
+    largest = to_host(comms.allreduce(local.astype(xp.float64), op="max"))
     exponents = limb_exponents(largest)
     high, low = split(on_grid(columns, to_namespace(limb_scales(exponents), xp)))
     limbs = xp.stack([high.sum(axis=0), low.sum(axis=0)])

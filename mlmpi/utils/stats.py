@@ -12,7 +12,9 @@ on every rank, and never an average of per-rank statistics:
 - **moments**: :class:`Moments` (count, mean, centred sum of squares, merged
   with Chan, Golub and LeVeque's formula), :func:`global_moments` and
   :func:`global_mean`, :func:`weighted_means`; :func:`exact_sums`, correctly
-  rounded sums that do not depend on the rank count (:mod:`mlmpi.utils._exact`);
+  rounded sums that do not depend on the rank count, and :func:`exact_moments`,
+  column extrema, means and variances from sums on fixed-point grids, the same
+  at any rank count (:mod:`mlmpi.utils._exact`);
 - **quantiles**: :func:`global_quantiles`, :func:`global_percentiles`,
   :func:`global_median`, :func:`global_bin_thresholds`,
   :func:`global_order_statistics`, by a distributed selection over each rank's
@@ -36,7 +38,7 @@ from sklearn.utils.validation import check_consistent_length
 from .._array import get_namespace, is_device_array, is_sparse, to_host
 from .._sklearn_compat import _unique
 from ..kernels import kernels_for
-from ._exact import exact_sums, onto_exact_grid
+from ._exact import exact_moments, exact_sums, onto_exact_grid
 from ._quantiles import (
     SortedColumns,
     global_bin_thresholds,
@@ -54,6 +56,7 @@ __all__ = [
     "Moments",
     "SortedColumns",
     "distinct",
+    "exact_moments",
     "exact_sums",
     "global_bin_thresholds",
     "global_classes",
