@@ -6,7 +6,7 @@ all ranks *agree* in one collective: if any rank failed, every rank raises
 the error of the lowest failing rank (same type, same message).
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -61,14 +61,10 @@ class RowLayout:
         Rows held by each rank.
     rank : int
         This rank.
-    local_sums : ndarray of shape (n_features,) or None
-        float64 column sums of this rank's validated rows (NumPy, in row order),
-        from the pass that also checked them; None where not computed.
     """
 
     counts: tuple
     rank: int
-    local_sums: object = field(default=None, compare=False, repr=False)
 
     @property
     def n_samples(self):
@@ -410,9 +406,8 @@ def validate_fit_data(
         Xv = Xv.astype(common)
         if swv is not None:
             swv = swv.astype(common)
-    local_sums = None if moments is None or is_sparse(Xv) else moments[0]
     counts = tuple(f.shard.rows for f in facts)
-    return FitData(Xv, yv, swv, RowLayout(counts, comms.rank, local_sums))
+    return FitData(Xv, yv, swv, RowLayout(counts, comms.rank))
 
 
 def _in_call(message):
