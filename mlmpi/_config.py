@@ -91,6 +91,7 @@ def timeline_path():
 # slowest rank's legitimate work between two collectives in ordinary jobs
 # (raise it for very imbalanced work, e.g. one rank loading a huge shard).
 DEFAULT_TIMEOUT = 300.0
+DEFAULT_STALL_WARNING = 30.0  # seconds a collective waits before the ranks are asked where they are
 
 
 def collective_timeout():
@@ -101,6 +102,17 @@ def collective_timeout():
     if value in ("0", "0.0"):
         return None
     return _env_positive("MLMPI_TIMEOUT", float)
+
+
+def stall_warning():
+    """``MLMPI_STALL_WARNING`` in seconds; :data:`DEFAULT_STALL_WARNING` when unset;
+    None for ``0``."""
+    value = os.environ.get("MLMPI_STALL_WARNING", "").strip()
+    if value == "":
+        return DEFAULT_STALL_WARNING
+    if value in ("0", "0.0"):
+        return None
+    return _env_positive("MLMPI_STALL_WARNING", float)
 
 
 def abort_on_error():

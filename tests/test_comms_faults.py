@@ -45,6 +45,16 @@ def test_timeout_names_the_collective_and_the_rank():
     assert "MLMPI_TIMEOUT=2 s" in output
 
 
+def test_a_stall_names_where_every_rank_is_before_the_timeout():
+    env = {"MLMPI_STALL_WARNING": "1", "MLMPI_TIMEOUT": "6"}
+    output = _run([sys.executable, SCRIPT, "stall"], env=env)
+    report = output.index("mlmpi: rank 0 of 2 (mpi) has waited 1 s in collective #")
+    assert "(MLMPI_STALL_WARNING=1 s). Where each rank is:" in output
+    assert "  rank 0: in Comms.allreduce, waiting in its collective #" in output
+    assert "  rank 1: outside mlmpi (no collective call yet)\n" in output
+    assert report < output.index("did not complete within MLMPI_TIMEOUT=6 s")
+
+
 def test_abort_hook_can_be_switched_off():
     # Without the hook, the dying rank still meets the others when it exits: the
     # end agreement ends the job, with no timeout.

@@ -52,7 +52,10 @@ def collective(function=None, *, data=(), same=()):
     only by kind) and the schema of ``X``; any difference raises the same
     ``ValueError`` on every rank. Collective calls made inside it do not
     agree again (``fit_predict`` calling ``fit``), except inside
-    :func:`mlmpi.comms._method.nested_calls_agree`. Inside it, a collective
+    :func:`mlmpi.comms._method.nested_calls_agree`. An exception that leaves
+    the call on one rank after the agreement is announced to the others
+    (:meth:`mlmpi.comms.Comms.announce_failure`): those waiting in one of its
+    collectives raise :class:`~mlmpi.comms.RankFailedError`. Inside it, a collective
     that times out, and the timeline and ``profile()`` entries of its
     collectives, name the call (``<class name>.<method name>``, the class of
     the instance, so a subclass's name appears for an inherited method).
@@ -127,7 +130,11 @@ def collective(function=None, *, data=(), same=()):
                     except (ValueError, TypeError):
                         _count(owner, function.__name__, -1)  # a refused call was not made
                         raise
-                return function(*args, **kwargs)
+                try:
+                    return function(*args, **kwargs)
+                except Exception as exc:
+                    comms.announce_failure(exc, name)  # the ranks waiting for this one leave
+                    raise
         except (ValueError, TypeError) as exc:
             if outermost and getattr(exc, "mlmpi_usage_error", False):
                 # The same error on every rank, about the user's call: shown at the user's

@@ -7,6 +7,7 @@ meaning :func:`get_comms`.
 from .. import _config
 from ._agreement import meet_at_exit
 from ._base import Comms
+from ._failures import RankFailedError
 from ._launch import launched_by_mpi
 from ._method import current_method
 from ._types import ReduceOp, Request
@@ -25,6 +26,7 @@ __all__ = [
     "launched_by_mpi",
     "profile",
     "current_method",
+    "RankFailedError",
 ]
 
 

@@ -7,6 +7,7 @@ on a raw call (:meth:`Comms._checked`), and the record of each collective
 (:mod:`._record`: profile, timeline, collective timeout).
 """
 
+import time
 from abc import ABC, abstractmethod
 
 from . import profile as _profile
@@ -14,6 +15,7 @@ from ._agreement import agree_on_call, meet_ended_ranks
 from ._arrays import ArrayCollectives
 from ._calls import Arguments, Call
 from ._exchanges import Exchanges
+from ._failures import FailureNotice, announced, mark_announced
 from ._method import current_method
 from ._objects import ObjectCollectives
 from ._record import Collective
@@ -72,6 +74,10 @@ class Comms(ArrayCollectives, Exchanges, ObjectCollectives, ABC):
     _started = 0  # collectives started: numbers them alike on every rank
     _agreeing = None  # the call this rank is agreeing on
     _agreed = None  # the last call the ranks agreed on
+    _generation = 0  # failures announced on this comms so far (:mod:`._failures`)
+    _last_failure = None  # (text, monotonic time) of this rank's last announced failure
+    _notice = None  # another rank's failure notice, read while this rank finished a collective
+    _stall_warning = None  # seconds before a waiting collective reports (:mod:`._stalls`)
 
     # -- helpers for subclasses -------------------------------------------
     def _start_observers(self, timeout, mpi_comm=None):
@@ -88,6 +94,8 @@ class Comms(ArrayCollectives, Exchanges, ObjectCollectives, ABC):
         path = _config.timeline_path()
         if path:
             _profile.start_timeline(path)
+        if self.size > 1:
+            self._stall_warning = _config.stall_warning()
         if timeout is None:
             timeout = _config.collective_timeout()
         if timeout and self.size > 1:  # 0 or None: no watchdog
@@ -132,6 +140,37 @@ class Comms(ArrayCollectives, Exchanges, ObjectCollectives, ABC):
         if error is not None:
             raise error
         return checked
+
+    def announce_failure(self, error, method=None):
+        """Tell the other ranks that this rank's collective call failed with ``error``.
+
+        The ranks waiting in a collective of the call leave it and raise
+        :class:`~mlmpi.comms.RankFailedError`; the next collective call of
+        every rank starts afresh. Nothing happens for one rank, for an error
+        the ranks already know of (announced before, raised by every rank
+        alike, or another rank's :class:`~mlmpi.comms.RankFailedError`), or
+        on a backend whose collectives cannot be left (NCCL: the collective
+        timeout ends the job).
+
+        This method is collective over the ranks that are still in the call:
+        it returns once every rank has left it.
+
+        Parameters
+        ----------
+        error : BaseException
+            The exception leaving this rank's call.
+        method : str, default=None
+            The call that failed; None names the collective call this rank is in.
+        """
+        if self.size == 1 or announced(error):
+            return
+        mark_announced(error)
+        self._last_failure = (f"{type(error).__name__}: {error}"[:500], time.monotonic())
+        self._announce(FailureNotice.of(error, self, method or current_method()))
+
+    def _announce(self, notice):
+        """Send ``notice`` and move on to the next generation; a backend whose
+        collectives can be left behind overrides this."""
 
     # -- primitives ---------------------------------------------------------
     @abstractmethod

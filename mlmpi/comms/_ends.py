@@ -27,7 +27,12 @@ import weakref
 
 import numpy as np
 
-_TAG = 0x6D6C  # the notices' tag ("ml"); the channel carries nothing else point-to-point
+from ._stalls import report_stall, stalled, whereabouts
+
+_TAG = 0x6D6C  # the end notices' tag ("ml")
+_FAILURE_TAG = 0x6D66  # failure notices' tag ("mf", :mod:`mlmpi.comms._failures`)
+_WHERE_TAG = 0x6D77  # a stall report's question ("mw", :mod:`mlmpi.comms._stalls`)
+_HERE_TAG = 0x6D68  # and its answers ("mh")
 _POLL = 0.05  # seconds between the watcher's looks
 _SETTLE = 0.2  # a collective younger than this is not looked at: it is likely finishing
 
@@ -48,6 +53,8 @@ class EndChannel:
         self._claimed = False
         self._sends = []
         self._notice = None
+        self._small_sends = []  # notices, questions, answers: small (eager), not waited for
+        self.reported = None  # the last collective a stall report was made for
 
     def claim(self):
         """True for the first caller only: the main thread ending the program
@@ -79,6 +86,64 @@ class EndChannel:
         notice = np.empty(1, dtype=np.int64)
         self.comm.Recv(notice, source=rank, tag=_TAG)
         self.ended[rank] = int(notice[0])
+
+    def send_failure(self, notice):
+        """Tell every other rank of this rank's failure (a
+        :class:`~mlmpi.comms._failures.FailureNotice`)."""
+        self._small_sends += [
+            self.comm.isend(notice, dest=rank, tag=_FAILURE_TAG)
+            for rank in range(self.size)
+            if rank != self.rank
+        ]
+
+    def failure_notice(self, generation):
+        """The first notice of a failure in ``generation`` received so far, or
+        None; notices of earlier generations (the ranks moved on since) are dropped."""
+        from mpi4py import MPI
+
+        status = MPI.Status()
+        with self._lock:
+            while self.comm.Iprobe(source=MPI.ANY_SOURCE, tag=_FAILURE_TAG, status=status):
+                notice = self.comm.recv(source=status.Get_source(), tag=_FAILURE_TAG)
+                if notice.generation == generation:
+                    return notice
+        return None
+
+    def ask_where(self, question):
+        """Ask every other rank where it is (``question``: a number naming the ask)."""
+        self._small_sends += [
+            self.comm.isend(question, dest=rank, tag=_WHERE_TAG)
+            for rank in range(self.size)
+            if rank != self.rank
+        ]
+
+    def answer_where(self, whereabouts):
+        """Answer every question received so far with ``whereabouts()`` (text)."""
+        from mpi4py import MPI
+
+        status = MPI.Status()
+        with self._lock:
+            while self.comm.Iprobe(source=MPI.ANY_SOURCE, tag=_WHERE_TAG, status=status):
+                rank = status.Get_source()
+                question = self.comm.recv(source=rank, tag=_WHERE_TAG)
+                self._small_sends.append(
+                    self.comm.isend((question, whereabouts()), dest=rank, tag=_HERE_TAG)
+                )
+
+    def answers(self, question):
+        """``{rank: whereabouts}`` of the answers to ``question`` received so far
+        (answers to earlier questions are dropped)."""
+        from mpi4py import MPI
+
+        status = MPI.Status()
+        found = {}
+        with self._lock:
+            while self.comm.Iprobe(source=MPI.ANY_SOURCE, tag=_HERE_TAG, status=status):
+                rank = status.Get_source()
+                asked, text = self.comm.recv(source=rank, tag=_HERE_TAG)
+                if asked == question:
+                    found[rank] = text
+        return found
 
     def allgather_object(self, obj):
         """Every rank's ``obj`` (the end agreement). Collective over the channel."""
@@ -122,12 +187,15 @@ class _Watcher:
             with self._lock:
                 watched = list(self._comms)
             for comms in watched:
+                comms._ends.answer_where(lambda comms=comms: whereabouts(comms))
                 current = comms._current
                 if current is None or time.perf_counter() - current.start < _SETTLE:
                     continue
                 ended = comms._ends.receive()
                 if any(started < current.sequence for started in ended.values()):
                     self.meet(comms, current)
+                elif stalled(comms, current):
+                    report_stall(comms, current)
 
 
 _watcher = _Watcher()

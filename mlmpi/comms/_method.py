@@ -10,9 +10,11 @@ only (``fit_predict`` calling ``fit`` does not agree again), except inside
 and score of the estimators it runs agree too.
 """
 
+import time
 from contextlib import contextmanager
 
 _current = []  # [name, whether the calls nested right inside it agree] per level
+_times = {"entered": None, "left": None, "last": None}  # of the outermost call (monotonic)
 
 
 def current_method():
@@ -46,11 +48,30 @@ def in_collective_method(name):
     Nested blocks keep the outer name: ``fit_predict`` calling ``fit`` is
     reported as ``fit_predict``, the method the user called.
     """
+    if not _current:
+        _times["entered"] = time.monotonic()
     _current.append([name, False])
     try:
         yield
     finally:
         _current.pop()
+        if not _current:
+            _times["left"], _times["last"] = time.monotonic(), name
+
+
+def whereabouts():
+    """Where this rank is, in words, for another rank's stall report:
+    ``"in KMeans.fit for 12 s"`` or ``"outside mlmpi for 40 s (its last
+    collective call: KMeans.fit)"``."""
+    now = time.monotonic()
+    if _current:
+        return f"in {_current[0][0]} for {now - _times['entered']:.0f} s"
+    if _times["left"] is None:
+        return "outside mlmpi (no collective call yet)"
+    return (
+        f"outside mlmpi for {now - _times['left']:.0f} s "
+        f"(its last collective call: {_times['last']})"
+    )
 
 
 @contextmanager

@@ -9,6 +9,7 @@ the process to the GPU of its node-local rank.
 
 import atexit
 import math
+import pickle
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from .. import _config, _threads
 from .._array import bind_local_device, is_device_array, synchronize
 from ._abort import install_abort_hook
 from ._base import Comms
+from ._failures import wait_for
 from ._staging import HostStaging
 from ._types import ReduceOp
 
@@ -73,7 +75,8 @@ class MPIComms(Comms):
     Attributes
     ----------
     comm : mpi4py.MPI.Intracomm
-        mlmpi's own duplicate of ``comm``.
+        mlmpi's own duplicate of ``comm`` (a new one after a rank's failure:
+        see Notes).
     local_rank, local_size : int
         This process's rank among, and the number of, the ranks of this
         comms on the same node.
@@ -85,6 +88,12 @@ class MPIComms(Comms):
     divided by the ranks on it (``MLMPI_NUM_THREADS`` overrides) and, in a
     multi-process job, installs an exception hook that aborts the whole job
     on an uncaught exception (``MLMPI_ABORT_ON_ERROR=0`` turns it off).
+
+    Every collective waits in small steps, looking for another rank's
+    failure: when a collective call fails on one rank (the exception leaves
+    the call), the ranks waiting in a collective of it leave that collective
+    and raise :class:`~mlmpi.comms.RankFailedError` instead of waiting for
+    ``timeout`` (:mod:`mlmpi.comms._failures`).
 
     Examples
     --------
@@ -120,7 +129,9 @@ class MPIComms(Comms):
     def _adopt(self, comm, cuda_aware, timeout):
         from mpi4py import MPI
 
-        self.comm = comm
+        self._parent = comm  # makes a fresh ``comm`` for each generation
+        self.comm = comm.Dup()
+        self._left_behind = []  # communicators, buffers and requests of failed generations
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self.cuda_aware = _config.cuda_aware_mpi() if cuda_aware is None else bool(cuda_aware)
@@ -135,6 +146,41 @@ class MPIComms(Comms):
         if MPI.COMM_WORLD.Get_size() > 1 and _config.abort_on_error():
             install_abort_hook()
         self._start_observers(timeout, comm)
+
+    def _announce(self, notice):
+        self._ends.send_failure(notice)
+        self._move_on()
+
+    def _move_on(self):
+        """Leave this generation's communicator (and its staging buffers, which a
+        collective left behind may still use) for a fresh duplicate of the
+        parent, and agree again on the counts of collectives. Collective over
+        the parent: every rank moves on once per failure."""
+        from mpi4py import MPI
+
+        self._notice = None  # of the generation left
+        with self._collective("move_on"):
+            self._left_behind.append((self.comm, self._staging))
+            self.comm = self._parent.Dup()
+            self._staging = HostStaging()
+            self._generation += 1
+            started = np.array([self._started], dtype=np.int64)
+            self.comm.Allreduce(MPI.IN_PLACE, started, op=MPI.MAX)
+            raw_calls = self.comm.allgather(self._raw_calls)
+        self._started = int(started[0])
+        self._raw_calls = {
+            op: max(calls.get(op, 0) for calls in raw_calls) for op in set().union(*raw_calls)
+        }
+
+    def _wait(self, request, *keep):
+        """Complete ``request`` (a request or a list of them); ``keep``: the
+        buffers it uses, kept alive should it be left behind."""
+        from mpi4py import MPI
+
+        if isinstance(request, list):
+            wait_for(self, lambda: MPI.Request.Testall(request), keep)
+        else:
+            wait_for(self, request.Test, keep)
 
     def _abort(self):
         from mpi4py import MPI
@@ -177,39 +223,43 @@ class MPIComms(Comms):
     def _allreduce(self, x, op):
         send, xp = self._stage(x)
         recv = self._empty(send.size, send.dtype, xp)
-        self.comm.Allreduce(send, recv, op=_mpi_op(op))
+        self._wait(self.comm.Iallreduce(send, recv, op=_mpi_op(op)), send, recv)
         return self._unstage(recv, xp, x.shape)
 
     def _reduce(self, x, op, root):
         send, xp = self._stage(x)
         recv = self._empty(send.size, send.dtype, xp) if self.rank == root else None
-        self.comm.Reduce(send, recv, op=_mpi_op(op), root=root)
+        self._wait(self.comm.Ireduce(send, recv, op=_mpi_op(op), root=root), send, recv)
         return self._unstage(recv, xp, x.shape) if self.rank == root else None
 
     def _reduce_scatter(self, x, counts, op):
         send, xp = self._stage(x)
         row = math.prod(x.shape[1:])
         recv = self._empty(counts[self.rank] * row, send.dtype, xp)
-        self.comm.Reduce_scatter(send, recv, [n * row for n in counts], op=_mpi_op(op))
+        request = self.comm.Ireduce_scatter(send, recv, [n * row for n in counts], op=_mpi_op(op))
+        self._wait(request, send, recv)
         return self._unstage(recv, xp, (counts[self.rank],) + x.shape[1:])
 
     def _bcast_into(self, buf, root):
         if not is_device_array(buf):
-            self.comm.Bcast(buf, root=root)
+            self._bcast_buffer(buf, root)
         elif self.cuda_aware:
             synchronize(buf)
-            self.comm.Bcast(buf, root=root)
+            self._bcast_buffer(buf, root)
         elif self.rank == root:
-            self.comm.Bcast(self._staging.download("send", buf), root=root)
+            self._bcast_buffer(self._staging.download("send", buf), root)
         else:
             host = self._staging.buffer("recv", buf.size, buf.dtype)
-            self.comm.Bcast(host, root=root)
+            self._bcast_buffer(host, root)
             buf[...] = HostStaging.upload(host, buf.shape)
+
+    def _bcast_buffer(self, buf, root):
+        self._wait(self.comm.Ibcast(buf, root=root), buf)
 
     def _allgather(self, x):
         send, xp = self._stage(x)
         recv = self._empty(send.size * self.size, send.dtype, xp)
-        self.comm.Allgather(send, recv)
+        self._wait(self.comm.Iallgather(send, recv), send, recv)
         shape = (self.size,) if x.ndim == 0 else (self.size * x.shape[0],) + x.shape[1:]
         return self._unstage(recv, xp, shape)
 
@@ -218,7 +268,7 @@ class MPIComms(Comms):
         row = math.prod(x.shape[1:])
         counts = [n * row for n in rows]
         recv = self._empty(sum(counts), send.dtype, xp)
-        self.comm.Allgatherv(send, [recv, counts])
+        self._wait(self.comm.Iallgatherv(send, [recv, counts]), send, recv)
         return self._unstage(recv, xp, (sum(rows),) + x.shape[1:])
 
     def _iallreduce(self, x, op):
@@ -226,8 +276,8 @@ class MPIComms(Comms):
         recv = self._empty(send.size, send.dtype, xp, slot=None)
         request = self.comm.Iallreduce(send, recv, op=_mpi_op(op))
 
-        def wait(send=send):  # the default argument keeps the send buffer alive
-            request.Wait()
+        def wait():
+            self._wait(request, send, recv)
             return self._unstage(recv, xp, x.shape)
 
         return wait, request.Test
@@ -249,7 +299,7 @@ class MPIComms(Comms):
 
     def _allreduce_into(self, x, out, op):
         send, recv, finish = self._into_buffers(x, out)
-        self.comm.Allreduce(send, recv, op=_mpi_op(op))
+        self._wait(self.comm.Iallreduce(send, recv, op=_mpi_op(op)), send, recv)
         if finish is not None:
             finish()
 
@@ -257,8 +307,8 @@ class MPIComms(Comms):
         send, recv, finish = self._into_buffers(x, out)
         request = self.comm.Iallreduce(send, recv, op=_mpi_op(op))
 
-        def wait(send=send, recv=recv):  # the defaults keep the buffers alive
-            request.Wait()
+        def wait():
+            self._wait(request, send, recv)
             if finish is not None:
                 finish()
             return out
@@ -273,8 +323,8 @@ class MPIComms(Comms):
         recv = self._empty(math.prod(shape), send.dtype, xp, slot=None)
         requests = [self.comm.Irecv(recv, source=source), self.comm.Isend(send, dest=dest)]
 
-        def wait(send=send):  # the default argument keeps the send buffer alive
-            MPI.Request.Waitall(requests)
+        def wait():
+            self._wait(requests, send, recv)
             return self._unstage(recv, xp, shape)
 
         return wait, lambda: MPI.Request.Testall(requests)
@@ -285,17 +335,32 @@ class MPIComms(Comms):
         send_counts = [n * row for n in send_rows]
         recv_counts = [n * row for n in recv_rows]
         recv = self._empty(sum(recv_counts), send.dtype, xp)
-        self.comm.Alltoallv([send, send_counts], [recv, recv_counts])
+        request = self.comm.Ialltoallv([send, send_counts], [recv, recv_counts])
+        self._wait(request, send, recv)
         return self._unstage(recv, xp, (sum(recv_rows),) + x.shape[1:])
 
+    # Objects go as pickled bytes through the buffer collectives (which can be
+    # left behind), in two steps as mpi4py's own: sizes first, then the bytes.
     def _bcast_object(self, obj, root):
-        return self.comm.bcast(obj, root=root)
+        size = np.empty(1, dtype=np.int64)
+        if self.rank == root:
+            data = np.frombuffer(pickle.dumps(obj, pickle.HIGHEST_PROTOCOL), dtype=np.uint8)
+            size[0] = data.size
+        self._bcast_buffer(size, root)
+        if self.rank != root:
+            data = np.empty(int(size[0]), dtype=np.uint8)
+        self._bcast_buffer(data, root)
+        return pickle.loads(data)
 
     def _allgather_object(self, obj):
-        return self.comm.allgather(obj)
+        data = np.frombuffer(pickle.dumps(obj, pickle.HIGHEST_PROTOCOL), dtype=np.uint8)
+        sizes = self._allgather(np.array([data.size], dtype=np.int64))
+        everything = self._allgatherv(data, [int(n) for n in sizes])
+        ends = np.cumsum(sizes)
+        return [pickle.loads(everything[end - n : end]) for n, end in zip(sizes, ends)]
 
     def _barrier(self):
-        self.comm.Barrier()
+        self._wait(self.comm.Ibarrier())
 
     def _split(self, color, key):
         from mpi4py import MPI
