@@ -12,6 +12,8 @@ them on the lowest. Where two supported releases differ, the difference is
 bridged here.
 """
 
+from contextlib import contextmanager
+
 from sklearn._loss.loss import BaseLoss, HalfMultinomialLoss
 from sklearn.base import _fit_context
 from sklearn.decomposition._pca import _infer_dimension
@@ -29,12 +31,15 @@ from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
 from sklearn.impute._base import _safe_min
 from sklearn.linear_model._logistic import _check_solver
 from sklearn.metrics._scorer import _SCORERS, _MultimetricScorer, _Scorer
+from sklearn.model_selection import _search as _search_module
+from sklearn.model_selection import _validation as _validation_module
 from sklearn.model_selection._split import _UnsupportedGroupCVMixin, _validate_shuffle_split
 from sklearn.model_selection._validation import (
     _aggregate_score_dicts,
     _check_groups_routing_disabled,
     _enforce_prediction_order,
     _fit_and_score,
+    _score,
     _translate_train_sizes,
     _warn_or_raise_about_fit_failures,
 )
@@ -107,9 +112,33 @@ __all__ = [
     "_raise_for_params",
     "_safe_indexing",
     "_safe_min",
+    "_score",
     "_translate_train_sizes",
     "_unique",
     "_validate_shuffle_split",
     "_warn_or_raise_about_fit_failures",
     "is_scalar_nan",
+    "raising_scorer",
+    "replaced_fit_and_score",
 ]
+
+
+@contextmanager
+def replaced_fit_and_score(function):
+    """scikit-learn's search and cross-validation loops (``BaseSearchCV.fit``,
+    ``cross_validate``, ``validation_curve``) call ``function`` in place of
+    ``_fit_and_score`` inside the block (the name they look up in their modules)."""
+    saved = _validation_module._fit_and_score, _search_module._fit_and_score
+    _validation_module._fit_and_score = _search_module._fit_and_score = function
+    try:
+        yield
+    finally:
+        _validation_module._fit_and_score, _search_module._fit_and_score = saved
+
+
+def raising_scorer(scorer):
+    """``scorer``, made to raise its scorers' exceptions where a
+    ``_MultimetricScorer`` would return them as text."""
+    if isinstance(scorer, _MultimetricScorer) and not scorer._raise_exc:
+        return _MultimetricScorer(scorers=scorer._scorers, raise_exc=True)
+    return scorer

@@ -13,6 +13,7 @@ from ..comms import Comms
 from ..utils.shard_local import warn_shard_local_learners
 from ._agreement import agreed_random_state, check_n_jobs
 from ._batched import batched_search
+from ._failures import agreed_folds
 from ._scoring import collective_scoring, rank0_times
 from ._split import check_cv
 
@@ -74,7 +75,8 @@ class _CollectiveSearch(DistributedEstimatorMixin):
         with _replaced(self, self._agreed_parameters(y, comms)), nested_calls_agree():
             # every fit and score agrees too
             if not batched_search(self, X, y, params, comms):
-                super().fit(X, y, **params)
+                with agreed_folds(comms):  # a fold failing on one rank fails on all
+                    super().fit(X, y, **params)
         rank0_times(self.cv_results_, _TIMES, comms)
         if hasattr(self, "refit_time_"):
             self.refit_time_ = comms.bcast_object(self.refit_time_, root=0)

@@ -9,6 +9,7 @@ from ..comms import resolve_comms
 from ..utils.shard_local import warn_shard_local_learners
 from ._agreement import check_n_jobs
 from ._batched import batched_cross_validate
+from ._failures import agreed_folds
 from ._scoring import collective_scoring, rank0_times
 from ._split import check_cv
 
@@ -100,22 +101,23 @@ error_score
             comms=comms,
         )
         if results is None:
-            results = sk.cross_validate(
-                estimator,
-                X,
-                y,
-                groups=groups,
-                scoring=scoring,
-                cv=cv if splits is None else splits,
-                n_jobs=n_jobs,
-                verbose=verbose,
-                params=params,
-                pre_dispatch=pre_dispatch,
-                return_train_score=return_train_score,
-                return_estimator=return_estimator,
-                return_indices=return_indices,
-                error_score=error_score,
-            )
+            with agreed_folds(comms):  # a fold failing on one rank fails on all
+                results = sk.cross_validate(
+                    estimator,
+                    X,
+                    y,
+                    groups=groups,
+                    scoring=scoring,
+                    cv=cv if splits is None else splits,
+                    n_jobs=n_jobs,
+                    verbose=verbose,
+                    params=params,
+                    pre_dispatch=pre_dispatch,
+                    return_train_score=return_train_score,
+                    return_estimator=return_estimator,
+                    return_indices=return_indices,
+                    error_score=error_score,
+                )
     return rank0_times(results, ("fit_time", "score_time"), comms)
 
 
