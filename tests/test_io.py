@@ -3,6 +3,7 @@ names the ``io`` extra, and argument checks (the readers at 1-4 ranks are in
 tests/mpi_cases/io_cases.py)."""
 
 import os
+import re
 import sys
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from mlmpi.comms import SelfComms
 from mlmpi.io import iter_batches, read_csv, read_hdf5, read_parquet, read_zarr
+from mlmpi.io._files import Identity, _difference
 from mlmpi.io._plan import pieces_of, rank_ranges
 
 
@@ -86,3 +88,24 @@ def test_argument_errors(tmp_path):
         read_csv(str(tmp_path / "none.csv"), comms=SelfComms())
     with pytest.raises(FileNotFoundError, match="no file matches"):
         read_parquet(os.path.join(str(tmp_path), "*.parquet"))
+
+
+def test_the_message_names_the_ranks_that_see_a_file_differently():
+    big, small = Identity("4 row group(s) / 16,384 bytes", (1,)), Identity("1 row group(s)", (2,))
+    views = [[("a.parquet", big)], [("a.parquet", small)], [("a.parquet", big)]]
+    assert _difference(views, "read_parquet") == (
+        "read_parquet: a.parquet differs between ranks: rank 1 sees 1 row group(s), ranks 0, 2 "
+        "see 4 row group(s) / 16,384 bytes; every rank must see the same file (node-local "
+        "copies differ?)."
+    )
+    # Alike in words, other keys (the footers differ): the keys' fingerprints tell them apart.
+    other = Identity(big.summary, (3,))
+    message = _difference([[("a.parquet", big)], [("a.parquet", other)]], "read_parquet")
+    assert re.search(r"rank 1 sees .* bytes \(#\w{16}\), rank 0 sees .* \(#\w{16}\);", message)
+    names = [["p0.csv", "p1.csv"], ["p0.csv", "p1.csv"], ["p0.csv", "p1.csv", "p2.csv"]]
+    views = [[(name, big) for name in listed] for listed in names]
+    assert _difference(views, "read_csv") == (
+        "read_csv: the ranks see different files: rank 2 sees 3 file(s) (p2.csv at position 3), "
+        "ranks 0, 1 see 2 file(s) (none at position 3); every rank must see the same files "
+        "(node-local copies differ?)."
+    )

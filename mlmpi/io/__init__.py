@@ -3,10 +3,11 @@
 Readers decide every rank's rows from metadata only (Parquet footers, an
 HDF5 or Zarr array's shape, CSV byte offsets moved to line ends); each rank
 then reads only its own rows, in file order, so that the ranks' rows
-concatenated in rank order are the file. Columns and dtypes are agreed by
-every rank. Writers put each rank's rows back in global row order, and
-:func:`iter_batches` gives every rank the same number of batches for a
-``partial_fit`` loop over data larger than memory.
+concatenated in rank order are the file. Before any rank reads a row, the
+ranks check that they see the same files (node-local copies can differ);
+columns and dtypes are agreed by every rank. Writers put each rank's rows
+back in global row order, and :func:`iter_batches` gives every rank the same
+number of batches for a ``partial_fit`` loop over data larger than memory.
 
 The Parquet, HDF5 and Zarr readers need the ``io`` extra
 (``python -m pip install 'mlmpi[io]'``: pyarrow, h5py, zarr).

@@ -5,10 +5,13 @@ rank compares what it sees, then reads only its own rows, cut at chunk
 boundaries where that keeps the ranks balanced (:mod:`mlmpi.io._plan`).
 """
 
+import os
+
 import numpy as np
 
 from .._contract import collective_function
 from ..comms import resolve_comms
+from ._files import Identity, agree_on_files
 from ._optional import require
 from ._plan import rank_ranges
 from ._rows import agreed, global_index, read_agreed
@@ -32,44 +35,43 @@ def _frame(values, name):
 class ArrayRows:
     """This rank's rows of an array opened by ``open_array()`` (h5py or zarr).
 
-    Opening is collective: every rank compares the shape, dtype and chunks
-    it sees; reading (:meth:`read`) is local.
+    Opening is collective: the ranks check that they see the same shape,
+    dtype and chunks (:func:`mlmpi.io._files.agree_on_files`); reading
+    (:meth:`read`) is local.
     """
 
     REPARSES = False
     SORTED_CATEGORIES = False
 
-    def __init__(self, open_array, name, counts, comms, what):
+    def __init__(self, open_array, name, source, counts, comms, what):
         self.what = what
         self.name = name
         self._handle, self._array = agreed(comms, open_array)
         try:
-            self._plan(counts, comms)
+            self._plan(source, counts, comms)
         except ValueError:
             self.close()
             raise
 
-    def _plan(self, counts, comms):
-        """Compare what every rank sees, then this rank's rows. Collective."""
-        shape = tuple(self._array.shape)
-        facts = (shape, str(self._array.dtype), self._chunk_rows())
-        seen = comms.allgather_object(facts)
-        if len(set(seen)) > 1:
-            described = "; ".join(
-                f"rank {r}: shape {s}, dtype {d}" for r, (s, d, _) in enumerate(seen)
-            )
-            raise ValueError(
-                f"{self.what}: the ranks see different arrays ({described}); every rank must "
-                "read the same file."
-            )
+    def _plan(self, source, counts, comms):
+        """Check that every rank sees the same array, then this rank's rows. Collective."""
+        ((shape, chunk),) = agree_on_files([source], lambda _: self._identity(), comms, self.what)
         if not shape:
             raise ValueError(f"{self.what}: {self.name!r} is a scalar; a reader needs rows.")
-        n_rows, chunk = shape[0], facts[2]
+        n_rows = shape[0]
         pieces = [chunk] * (n_rows // chunk) + ([n_rows % chunk] if n_rows % chunk else [])
         ranges = rank_ranges(pieces, comms.size, counts)
         self.counts = [stop - start for start, stop in ranges]
         self.offset, stop = ranges[comms.rank]
         self.n_rows = stop - self.offset
+
+    def _identity(self):
+        """``(identity, (shape, rows of a chunk))`` of the array, from its metadata."""
+        shape, dtype, chunk = tuple(self._array.shape), str(self._array.dtype), self._chunk_rows()
+        identity = Identity(
+            f"shape {shape} / dtype {dtype} / {chunk} row(s) per chunk", (shape, dtype, chunk)
+        )
+        return identity, (shape, chunk)
 
     def _chunk_rows(self):
         """Rows of a chunk (all the rows of a contiguous dataset)."""
@@ -91,6 +93,12 @@ class ArrayRows:
     def close(self):
         if self._handle is not None:
             self._handle.close()
+
+
+def array_source(path, member):
+    """The dataset or array ``member`` of ``path`` (None: ``path`` itself), in words."""
+    store = os.fspath(path) if isinstance(path, (str, os.PathLike)) else type(path).__name__
+    return store if member is None else f"{member!r} in {store}"
 
 
 def _open_hdf5(path, dataset, what):
@@ -158,7 +166,8 @@ def read_hdf5(path, dataset, *, counts=None, as_numpy=False, comms=None):
     Raises
     ------
     ValueError
-        On every rank, when the ranks see different shapes or dtypes.
+        On every rank, when the ranks see different shapes, dtypes or
+        chunks (node-local copies that differ), naming the ranks.
     ImportError
         Without h5py (``python -m pip install 'mlmpi[io]'``).
 
@@ -182,7 +191,12 @@ def read_hdf5(path, dataset, *, counts=None, as_numpy=False, comms=None):
     """
     comms = resolve_comms(comms)
     rows = ArrayRows(
-        lambda: _open_hdf5(path, dataset, "read_hdf5"), dataset, counts, comms, "read_hdf5"
+        lambda: _open_hdf5(path, dataset, "read_hdf5"),
+        dataset,
+        array_source(path, dataset),
+        counts,
+        comms,
+        "read_hdf5",
     )
     return _read(rows, comms, as_numpy)
 
@@ -218,7 +232,8 @@ def read_zarr(path, array=None, *, counts=None, as_numpy=False, comms=None):
     Raises
     ------
     ValueError
-        On every rank, when the ranks see different shapes or dtypes.
+        On every rank, when the ranks see different shapes, dtypes or
+        chunks (node-local copies that differ), naming the ranks.
     ImportError
         Without zarr (``python -m pip install 'mlmpi[io]'``).
 
@@ -240,5 +255,12 @@ def read_zarr(path, array=None, *, counts=None, as_numpy=False, comms=None):
     """
     comms = resolve_comms(comms)
     name = array if array is not None else "values"
-    rows = ArrayRows(lambda: _open_zarr(path, array, "read_zarr"), name, counts, comms, "read_zarr")
+    rows = ArrayRows(
+        lambda: _open_zarr(path, array, "read_zarr"),
+        name,
+        array_source(path, array),
+        counts,
+        comms,
+        "read_zarr",
+    )
     return _read(rows, comms, as_numpy)

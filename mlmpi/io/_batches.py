@@ -5,7 +5,7 @@ from numbers import Integral
 
 from .._contract import collective_function
 from ..comms import resolve_comms
-from ._arrays import ArrayRows, _open_hdf5, _open_zarr
+from ._arrays import ArrayRows, _open_hdf5, _open_zarr, array_source
 from ._csv import CsvRows
 from ._parquet import ParquetRows
 from ._rows import agreed, read_agreed
@@ -80,6 +80,7 @@ def _open_file(source, format, comms, options):
         return ArrayRows(
             lambda: _open_hdf5(source, dataset, what),
             dataset,
+            array_source(source, dataset),
             options.pop("counts", None),
             comms,
             what,
@@ -89,6 +90,7 @@ def _open_file(source, format, comms, options):
         return ArrayRows(
             lambda: _open_zarr(source, array, what),
             array or "values",
+            array_source(source, array),
             options.pop("counts", None),
             comms,
             what,

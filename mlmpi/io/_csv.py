@@ -17,7 +17,7 @@ import numpy as np
 from .._contract import collective_function
 from ..comms import resolve_comms
 from ..datasets import even_counts
-from ._files import check_same_files, expand, facts_per_file
+from ._files import Identity, agree_on_files, expand, fingerprint
 from ._optional import require
 from ._rows import agreed, global_index, read_agreed
 
@@ -50,6 +50,12 @@ def _line_ends(block, quote, inside):
     return np.flatnonzero(newlines & outside), bool(after[-1])
 
 
+def _shortened(line, keep=40):
+    """The text of a line, cut after ``keep`` characters."""
+    text = line.decode(errors="replace").rstrip("\r\n")
+    return text if len(text) <= keep else text[:keep] + "..."
+
+
 class CsvRows:
     """This rank's lines of one or more CSV files (see the module docstring).
 
@@ -73,10 +79,9 @@ class CsvRows:
         if quotechar is None:
             self._options["quoting"] = 3  # csv.QUOTE_NONE
         self.files = agreed(comms, lambda: expand(path, what, directory=".csv"))
-        check_same_files(self.files, comms, what)
         skip_header = header == 0 or (header == "infer" and names is None)
-        heads = facts_per_file(
-            len(self.files), lambda i: self._head(self.files[i], skip_header), comms
+        heads = agree_on_files(
+            self.files, lambda i: self._head(self.files[i], skip_header), comms, what
         )
         self.names = list(names) if names is not None else self._agreed_names(heads)
         self._sizes = [size for size, _, _ in heads]
@@ -87,7 +92,8 @@ class CsvRows:
         self.offset = sum(self.counts[: comms.rank])
 
     def _head(self, path, skip_header):
-        """``(size, first data byte, header names)`` of one file."""
+        """``(identity, (size, first data byte, header names))`` of one file;
+        the identity: its size and first line."""
         with open(path, "rb") as handle:
             handle.seek(0, 2)
             size = handle.tell()
@@ -103,7 +109,10 @@ class CsvRows:
             io.BytesIO(first), header=0 if skip_header else None, nrows=0, **self._options
         )
         names = tuple(frame.columns) if skip_header else tuple(range(frame.shape[1]))
-        return size, end if skip_header else 0, names
+        identity = Identity(
+            f"{size:,} bytes / first line {_shortened(first)!r}", (size, fingerprint(first))
+        )
+        return identity, (size, end if skip_header else 0, names)
 
     def _agreed_names(self, heads):
         for path, (_, _, names) in zip(self.files, heads):
@@ -281,8 +290,10 @@ def read_csv(
     Raises
     ------
     ValueError
-        On every rank, when the files' headers differ, or a line cannot be
-        parsed (pandas' message).
+        On every rank, when the files' headers differ, a line cannot be
+        parsed (pandas' message), or the ranks see different files or a
+        file differently (node-local copies that differ: every rank reads
+        each file's size and first line, and one collective compares them).
     ImportError
         Without pandas.
 

@@ -1,5 +1,6 @@
 """Reading rank-local row ranges of files."""
 
+import os
 import zipfile
 
 import numpy as np
@@ -8,6 +9,7 @@ import scipy.sparse
 from .._contract import collective_function
 from ..comms import resolve_comms
 from ..datasets import _row_range
+from ._files import Identity, agree_on_files
 
 
 def _check_device(device):
@@ -36,10 +38,18 @@ def load_npy(path, comms=None, *, counts=None, device="cpu"):
     -------
     X_local : ndarray (NumPy or CuPy)
 
+    Raises
+    ------
+    ValueError
+        On every rank, when the file is not a ``.npy`` array with rows, or
+        the ranks see its header or size differently (node-local copies
+        that differ), naming the ranks.
+
     Notes
     -----
     This function is collective: every rank passes the same ``path``,
-    ``counts`` and ``device`` (the ranks compare them; reading sends nothing).
+    ``counts`` and ``device``, and the ranks compare them and the file's
+    header and size (one small collective); reading sends nothing.
 
     Examples
     --------
@@ -56,6 +66,19 @@ def load_npy(path, comms=None, *, counts=None, device="cpu"):
     """
     _check_device(device)
     comms = resolve_comms(comms)
+    (mapped,) = agree_on_files([os.fspath(path)], lambda _: _mapped(path), comms, "load_npy")
+    start, stop = _row_range(mapped.shape[0], comms, counts)
+    local = np.array(mapped[start:stop])
+    if device == "gpu":
+        import cupy
+
+        return cupy.asarray(local)
+    return local
+
+
+def _mapped(path):
+    """``(identity, memory map)`` of a ``.npy`` file; the identity: the shape,
+    dtype and order in its header, and its size."""
     mapped = np.load(path, mmap_mode="r")
     if not isinstance(mapped, np.ndarray) or mapped.ndim == 0:
         if isinstance(mapped, np.lib.npyio.NpzFile):
@@ -68,13 +91,12 @@ def load_npy(path, comms=None, *, counts=None, device="cpu"):
                 "mlmpi.datasets.shard."
             )
         raise ValueError(f"load_npy needs an array with rows; {str(path)!r} holds a scalar.")
-    start, stop = _row_range(mapped.shape[0], comms, counts)
-    local = np.array(mapped[start:stop])
-    if device == "gpu":
-        import cupy
-
-        return cupy.asarray(local)
-    return local
+    size = os.path.getsize(path)
+    identity = Identity(
+        f"shape {mapped.shape} / dtype {mapped.dtype} / {size:,} bytes",
+        (mapped.shape, mapped.dtype.str, np.isfortran(mapped), size),
+    )
+    return identity, mapped
 
 
 def _npz_slice(archive, name, start, stop):
@@ -94,6 +116,21 @@ def _npz_slice(archive, name, start, stop):
         count = stop - start
         out = np.frombuffer(f.read(count * dtype.itemsize), dtype=dtype, count=count)
         return out.copy()
+
+
+def _sparse_header(path):
+    """``(identity, (format, shape, sparse array or not))`` of a file that
+    ``scipy.sparse.save_npz`` wrote; the identity: those and its size."""
+    with np.load(path) as loaded:
+        fmt = loaded["format"].item()
+        fmt = fmt.decode() if isinstance(fmt, bytes) else str(fmt)
+        shape = tuple(int(n) for n in loaded["shape"])
+        as_array = "_is_array" in loaded.files and bool(loaded["_is_array"])
+    size = os.path.getsize(path)
+    identity = Identity(
+        f"a {fmt} matrix of shape {shape} / {size:,} bytes", (fmt, shape, as_array, size)
+    )
+    return identity, (fmt, shape, as_array)
 
 
 @collective_function
@@ -122,10 +159,19 @@ def load_npz(path, comms=None, *, counts=None, device="cpu"):
     X_local : CSR matrix of shape (counts[rank], n_features)
         ``csr_array`` if a sparse array was saved, else ``csr_matrix``.
 
+    Raises
+    ------
+    ValueError
+        On every rank, when the ranks see the matrix's format or shape or
+        the file's size differently (node-local copies that differ), naming
+        the ranks.
+
     Notes
     -----
     This function is collective: every rank passes the same ``path``,
-    ``counts`` and ``device`` (the ranks compare them; reading sends nothing).
+    ``counts`` and ``device``, and the ranks compare them and the matrix's
+    format and shape and the file's size (one small collective); reading
+    sends nothing.
 
     Examples
     --------
@@ -140,23 +186,21 @@ def load_npz(path, comms=None, *, counts=None, device="cpu"):
     """
     _check_device(device)
     comms = resolve_comms(comms)
-    with np.load(path) as loaded:
-        fmt = loaded["format"].item()
-        fmt = fmt.decode() if isinstance(fmt, bytes) else str(fmt)
-        shape = tuple(int(n) for n in loaded["shape"])
-        as_array = "_is_array" in loaded.files and bool(loaded["_is_array"])
-        start, stop = _row_range(shape[0], comms, counts)
-        if fmt == "csr":
-            with zipfile.ZipFile(path) as archive:
-                indptr = _npz_slice(archive, "indptr", start, stop + 1)
-                lo, hi = int(indptr[0]), int(indptr[-1])
-                indices = _npz_slice(archive, "indices", lo, hi)
-                data = _npz_slice(archive, "data", lo, hi)
-            local = scipy.sparse.csr_matrix(
-                (data, indices, indptr - lo), shape=(stop - start, shape[1])
-            )
-        else:
-            local = scipy.sparse.load_npz(path).tocsr()[start:stop]
+    ((fmt, shape, as_array),) = agree_on_files(
+        [os.fspath(path)], lambda _: _sparse_header(path), comms, "load_npz"
+    )
+    start, stop = _row_range(shape[0], comms, counts)
+    if fmt == "csr":
+        with zipfile.ZipFile(path) as archive:
+            indptr = _npz_slice(archive, "indptr", start, stop + 1)
+            lo, hi = int(indptr[0]), int(indptr[-1])
+            indices = _npz_slice(archive, "indices", lo, hi)
+            data = _npz_slice(archive, "data", lo, hi)
+        local = scipy.sparse.csr_matrix(
+            (data, indices, indptr - lo), shape=(stop - start, shape[1])
+        )
+    else:
+        local = scipy.sparse.load_npz(path).tocsr()[start:stop]
     if device == "gpu":
         import cupyx.scipy.sparse
 

@@ -4,7 +4,7 @@ import os
 
 from .._contract import collective_function
 from ..comms import resolve_comms
-from ._files import check_same_files, expand, facts_per_file
+from ._files import Identity, agree_on_files, expand, fingerprint
 from ._optional import require
 from ._plan import pieces_of, rank_ranges
 from ._rows import agreed, global_index, read_agreed
@@ -27,6 +27,20 @@ def _schema_text(schema):
     return str(schema.remove_metadata())
 
 
+def _footer(fragment):
+    """``(identity, (rows of each row group, schema text))`` of a Parquet file,
+    from its footer: the identity hashes the footer's bytes (the schema, the
+    row groups and their statistics, never the rows)."""
+    metadata = fragment.metadata
+    rows = [metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)]
+    with fragment.filesystem.open_input_file(fragment.path) as handle:
+        size = handle.size()
+        length = int.from_bytes(handle.read_at(4, size - 8), "little")
+        footer = handle.read_at(length, size - 8 - length)
+    identity = Identity(f"{len(rows)} row group(s) / {size:,} bytes", (size, fingerprint(footer)))
+    return identity, (rows, _schema_text(fragment.physical_schema))
+
+
 def _difference(schema, reference):
     """What differs between two arrow schemas, in words."""
     fields = {f.name: str(f.type) for f in schema}
@@ -46,9 +60,10 @@ def _difference(schema, reference):
 class ParquetRows:
     """This rank's rows of a Parquet file, list of files or partitioned directory.
 
-    Opening is collective: every rank checks that it sees the same files,
-    reads the footers of ``1/P`` of them, and the gathered row-group counts
-    decide every rank's rows (:func:`mlmpi.io._plan.rank_ranges`). Reading
+    Opening is collective: every rank reads the footer of every file, the
+    ranks check that they see the same files and footers
+    (:func:`mlmpi.io._files.agree_on_files`), and the row-group counts decide
+    every rank's rows (:func:`mlmpi.io._plan.rank_ranges`). Reading
     is local: only the row groups that hold the rows asked for, the last
     ones kept for the next call (a batch loop reads each row group once).
     """
@@ -61,15 +76,12 @@ class ParquetRows:
         self._pa = agreed(comms, lambda: require("pyarrow", what))
         dataset = agreed(comms, lambda: _dataset(path, what))
         self._fragments = list(dataset.get_fragments())
-        check_same_files([f.path for f in self._fragments], comms, what)
-
-        def footer(i):
-            fragment = self._fragments[i]
-            metadata = fragment.metadata
-            rows = [metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)]
-            return rows, _schema_text(fragment.physical_schema)
-
-        facts = facts_per_file(len(self._fragments), footer, comms)
+        facts = agree_on_files(
+            [f.path for f in self._fragments],
+            lambda i: _footer(self._fragments[i]),
+            comms,
+            what,
+        )
         self._check_schemas(facts)
         self._schema = dataset.schema
         self._columns = self._with_index_columns(columns)
@@ -177,10 +189,12 @@ class ParquetRows:
 def read_parquet(path, columns=None, *, counts=None, as_numpy=False, comms=None):
     """This rank's rows of a Parquet file, list of files or partitioned directory.
 
-    Every rank reads the footers of a share of the files; the row-group
-    counts decide each rank's contiguous, balanced block of the global rows,
-    cut at row-group boundaries where that keeps the ranks within a tenth
-    of an even share, so each rank reads only its own row groups (and at
+    Every rank reads the footer of every file, and the ranks check that
+    they see the same files and footers (a hash of each footer's bytes,
+    compared in one collective). The row-group counts decide each rank's
+    contiguous, balanced block of the global rows, cut at row-group
+    boundaries where that keeps the ranks within a tenth of an even
+    share, so each rank reads only its own row groups (and at
     most one row group that it shares with a neighbour). Concatenated in
     rank order, the ranks' rows are the rows ``pandas.read_parquet(path)``
     returns, with the same columns, dtypes and index.
@@ -212,7 +226,9 @@ def read_parquet(path, columns=None, *, counts=None, as_numpy=False, comms=None)
     ------
     ValueError
         On every rank, when the files do not share one schema (naming the
-        first file that differs and how) or the ranks see different files.
+        first file that differs and how), or when the ranks see different
+        files or a file differently (node-local copies that differ: naming
+        the file, the ranks and the row groups and bytes each sees).
     ImportError
         Without pyarrow (``python -m pip install 'mlmpi[io]'``).
 

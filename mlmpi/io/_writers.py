@@ -16,6 +16,7 @@ import numpy as np
 from .._contract import collective_function
 from ..comms import resolve_comms
 from ..utils.validation import agree
+from ._files import Identity, agree_on_files
 from ._optional import require
 from ._rows import agreed
 from ._schema import IO_ERRORS
@@ -51,15 +52,30 @@ def _part(path, rank, suffix):
     return os.path.join(path, f"part-{rank:05d}{suffix}")
 
 
+def _old_parts(path, suffix):
+    return sorted(glob.glob(os.path.join(path, f"part-*{suffix}")))
+
+
+def _directory(path, suffix):
+    """``(identity, None)`` of a target directory: the part files it holds."""
+    if not os.path.isdir(path):
+        kind = "a file" if os.path.exists(path) else "nothing"
+        return Identity(kind, (kind,)), None
+    parts = tuple(os.path.basename(name) for name in _old_parts(path, suffix))
+    return Identity(f"a directory of {len(parts)} part file(s)", parts), None
+
+
 def _prepare_directory(path, suffix, overwrite, comms, what):
-    """Rank 0 makes the directory (removing old parts with ``overwrite``), then
-    every rank may write. This function is collective."""
+    """Check that every rank sees the same directory (the same old parts),
+    then rank 0 makes it (removing old parts with ``overwrite``), then every
+    rank may write. This function is collective."""
+    agree_on_files([path], lambda _: _directory(path, suffix), comms, what)
 
     def make():
         if comms.rank != 0:
             return
         os.makedirs(path, exist_ok=True)
-        old = sorted(glob.glob(os.path.join(path, f"part-*{suffix}")))
+        old = _old_parts(path, suffix)
         if old and not overwrite:
             raise FileExistsError(
                 f"{what}: {path!r} already holds {len(old)} part files (e.g. "
@@ -69,6 +85,14 @@ def _prepare_directory(path, suffix, overwrite, comms, what):
             os.remove(name)
 
     agreed(comms, make)
+
+
+def _size(path):
+    """``(identity, None)`` of a file: its size (opening it, so that a network
+    filesystem shows the size another node has just written)."""
+    with open(path, "rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+    return Identity(f"{size:,} bytes", (size,)), None
 
 
 def _arrow_table(frame, index, comms, what):
@@ -139,7 +163,9 @@ def write_parquet(
     Raises
     ------
     ValueError
-        On every rank, when the ranks' columns or types differ.
+        On every rank, when the ranks' columns or types differ, or the
+        ranks see the target directory differently (other old part files:
+        node-local directories).
 
     Notes
     -----
@@ -229,7 +255,10 @@ def write_csv(
     Raises
     ------
     ValueError
-        On every rank, when the ranks' columns differ.
+        On every rank, when the ranks' columns differ, or the ranks see the
+        target differently (a directory with other old part files, or a
+        single file of another size once rank 0 has made it: node-local
+        copies).
 
     Notes
     -----
@@ -271,6 +300,7 @@ def write_csv(
                 handle.truncate(len(header) + sum(sizes))
 
     agreed(comms, create)
+    agree_on_files([path], lambda _: _size(path), comms, what)
 
     def write():
         with open(path, "r+b") as handle:

@@ -1,8 +1,9 @@
 """mlmpi.io under mpiexec: every reader's rows, concatenated over the ranks in
 rank order, equal what pandas, h5py or zarr read from the whole file in one
 process (values, dtypes, column names, index, NaNs, strings, categoricals);
-the writers' files read back to every rank's rows in global row order; and
-iter_batches gives every rank the same number of batches."""
+the writers' files read back to every rank's rows in global row order;
+iter_batches gives every rank the same number of batches; and node-local
+copies that differ give the same error on every rank."""
 
 import contextlib
 import os
@@ -21,6 +22,7 @@ from shards import layouts, same_error_everywhere
 from mlmpi import get_comms
 from mlmpi.io import (
     iter_batches,
+    load_npy,
     read_csv,
     read_hdf5,
     read_parquet,
@@ -398,3 +400,74 @@ def case_iter_batches():
             else:
                 pd.testing.assert_frame_equal(pd.concat(batches), local, check_categorical=False)
         same_error_everywhere(ValueError, "batch_rows", lambda: iter_batches(X, 0))
+
+
+@contextlib.contextmanager
+def _node_local_dir():
+    """A temporary directory of this rank's own as the working directory: the
+    same relative path names another file on every rank, as node-local copies."""
+    previous = os.getcwd()
+    path = tempfile.mkdtemp(prefix=f"mlmpi-io-rank{COMMS.rank}-")
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _write_copies(differs):
+    """This rank's copy of every file of :func:`case_node_local_copies`;
+    ``differs``: another version of each."""
+    pd.DataFrame({"x": np.arange(64.0)}).to_parquet("same.parquet")
+    pd.DataFrame({"x": np.arange(64.0) + differs}).to_parquet("values.parquet")
+    pd.DataFrame({"x": np.arange(64.0)}).to_parquet(
+        "layout.parquet", row_group_size=64 if differs else 16
+    )
+    pd.DataFrame({"x": np.arange(600 - 4 * differs), "y": 1}).to_csv("size.csv", index=False)
+    pd.DataFrame({"z" if differs else "x": np.arange(600), "y": 1}).to_csv(
+        "header.csv", index=False
+    )
+    for i in range(2 + differs):
+        pd.DataFrame({"x": [1.0]}).to_csv(f"part{i}.csv", index=False)
+    with h5py.File("shape.h5", "w") as f:
+        f.create_dataset("X", data=np.zeros((10 + differs, 2)))
+    np.save("shape.npy", np.zeros((10 + differs, 2)))
+    os.mkdir("out")
+    for i in range(1 + differs):
+        pd.DataFrame({"x": [1.0]}).to_parquet(f"out/part-{i:05d}.parquet")
+
+
+def case_node_local_copies():
+    """Every rank reads (or writes) the same relative path, its own copy: where
+    the last rank's copy differs, every rank raises the same ValueError, naming
+    the file and the last rank. At 2 ranks only (the messages at more ranks:
+    tests/test_io.py)."""
+    if COMMS.size != 2:
+        return
+    last = COMMS.size - 1
+    with _node_local_dir():
+        _write_copies(COMMS.rank == last)
+        pd.testing.assert_frame_equal(  # equal copies, made at other times: read as before
+            _gathered(read_parquet("same.parquet")), pd.read_parquet("same.parquet")
+        )
+        calls = [
+            ("values.parquet", lambda: read_parquet("values.parquet")),
+            (
+                r"layout.parquet.* 1 row group\(s\).* 4 row group\(s\)",
+                lambda: read_parquet("layout.parquet"),
+            ),
+            ("layout.parquet", lambda: list(iter_batches("layout.parquet", 8))),
+            ("size.csv", lambda: read_csv("size.csv")),
+            ("header.csv.* first line 'z,y'.* first line 'x,y'", lambda: read_csv("header.csv")),
+            (r"'X' in shape.h5.* shape \(11, 2\)", lambda: read_hdf5("shape.h5", "X")),
+            (r"shape.npy.* shape \(11, 2\)", lambda: load_npy("shape.npy")),
+            (r"different files.* 3 file\(s\) \(part2.csv", lambda: read_csv("part*.csv")),
+            (
+                "out differs between ranks: .* a directory of 2 part file",
+                lambda: write_parquet(pd.DataFrame({"x": [1.0]}), "out", overwrite=True),
+            ),
+        ]
+        for match, call in calls:
+            message = same_error_everywhere(ValueError, match, call)
+            assert f"rank {last} sees" in message and "node-local copies" in message, message
