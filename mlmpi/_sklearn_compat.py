@@ -12,8 +12,10 @@ them on the lowest. Where two supported releases differ, the difference is
 bridged here.
 """
 
-from contextlib import contextmanager
+import contextlib
 
+import sklearn.model_selection._search
+import sklearn.model_selection._validation
 from sklearn._loss.loss import BaseLoss, HalfMultinomialLoss
 from sklearn.base import _fit_context
 from sklearn.decomposition._pca import _infer_dimension
@@ -31,8 +33,6 @@ from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
 from sklearn.impute._base import _safe_min
 from sklearn.linear_model._logistic import _check_solver
 from sklearn.metrics._scorer import _SCORERS, _MultimetricScorer, _Scorer
-from sklearn.model_selection import _search as _search_module
-from sklearn.model_selection import _validation as _validation_module
 from sklearn.model_selection._split import _UnsupportedGroupCVMixin, _validate_shuffle_split
 from sklearn.model_selection._validation import (
     _aggregate_score_dicts,
@@ -123,17 +123,20 @@ __all__ = [
 ]
 
 
-@contextmanager
+@contextlib.contextmanager
 def replaced_fit_and_score(function):
     """scikit-learn's search and cross-validation loops (``BaseSearchCV.fit``,
     ``cross_validate``, ``validation_curve``) call ``function`` in place of
     ``_fit_and_score`` inside the block (the name they look up in their modules)."""
-    saved = _validation_module._fit_and_score, _search_module._fit_and_score
-    _validation_module._fit_and_score = _search_module._fit_and_score = function
+    modules = sklearn.model_selection._validation, sklearn.model_selection._search
+    saved = [module._fit_and_score for module in modules]
+    for module in modules:
+        module._fit_and_score = function
     try:
         yield
     finally:
-        _validation_module._fit_and_score, _search_module._fit_and_score = saved
+        for module, original in zip(modules, saved):
+            module._fit_and_score = original
 
 
 def raising_scorer(scorer):
