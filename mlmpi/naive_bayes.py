@@ -27,7 +27,7 @@ from ._sklearn_compat import Interval, _check_partial_fit_first_call, _fit_conte
 from .base import DistributedClassifierMixin, DistributedEstimatorMixin
 from .comms import Comms
 from .kernels import kernels_for
-from .utils.stats import Moments, global_classes
+from .utils.stats import Moments, global_classes, local_moments
 from .utils.validation import agree, check_local, validate_fit_data
 
 __all__ = ["BernoulliNB", "GaussianNB", "MultinomialNB"]
@@ -339,6 +339,42 @@ class GaussianNB(_BaseNB):
         self._set_state(xp, X.dtype, theta, var + epsilon, count)
         return self
 
+    @staticmethod
+    def _update_mean_variance(n_past, mu, var, X, sample_weight=None):
+        """scikit-learn's online update of per-feature means and variances with
+        the rows ``X`` (Chan, Golub and LeVeque's merge).
+
+        Local: only the rows passed take part, no communication (``fit`` and
+        ``partial_fit`` merge the global statistics of each batch instead).
+
+        Parameters
+        ----------
+        n_past : float
+            Number (or total weight) of the samples behind ``mu`` and ``var``.
+        mu, var : array-like of shape (n_features,)
+            Their means and variances.
+        X : array-like of shape (n_samples, n_features)
+            The new rows.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the new rows.
+
+        Returns
+        -------
+        total_mu, total_var : ndarray of shape (n_features,)
+            Means and variances of the past and new samples together
+            (``mu`` and ``var`` unchanged without new rows or weight).
+        """
+        if X.shape[0] == 0 or (
+            sample_weight is not None and np.isclose(float(np.sum(sample_weight)), 0.0)
+        ):
+            return mu, var
+        batch = local_moments(X, sample_weight)
+        if n_past == 0:
+            return batch.mean, batch.var
+        past = Moments(np.float64(n_past), np.asarray(mu), np.asarray(var) * n_past)
+        merged = past.merge(batch)
+        return merged.mean, merged.var
+
     def _check_priors(self, n_classes):
         if self.priors is None:
             return
@@ -462,7 +498,7 @@ class _BaseDiscreteNB(_BaseNB):
             self.feature_count_ = np.zeros((n_classes, X.shape[1]))
         self.class_count_ = self.class_count_ + packed[:n_classes]
         self.feature_count_ = self.feature_count_ + packed[n_classes:].reshape(n_classes, -1)
-        self._update_feature_log_prob(self._alpha())
+        self._update_feature_log_prob(self._check_alpha())
         self._update_class_log_prior()
         return self
 
@@ -472,7 +508,9 @@ class _BaseDiscreteNB(_BaseNB):
     def _binarized(self, X):
         return X
 
-    def _alpha(self):
+    def _check_alpha(self):
+        """The smoothing ``alpha`` to use (scikit-learn's checks and warning):
+        values below 1e-10 are raised to it unless ``force_alpha``. Local."""
         alpha = self.alpha if isinstance(self.alpha, Real) else np.asarray(self.alpha)
         if isinstance(alpha, np.ndarray):
             if alpha.shape[0] != self.n_features_in_:

@@ -6,6 +6,7 @@ import pickle
 import numpy as np
 from mlmpi.kernels.cpu import dbscan as kernels
 from numpy.testing import assert_array_equal
+from scipy import sparse
 from sklearn.cluster import DBSCAN as SkDBSCAN
 from sklearn.datasets import make_moons
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -35,6 +36,24 @@ def test_eps_pairs_include_the_boundary_and_self():
     assert sorted(zip(rows.tolist(), cols.tolist())) == expected
     rows, cols = kernels.eps_pairs_within(tree, 1.0, 2.0)
     assert sorted(zip(rows.tolist(), cols.tolist())) == expected
+
+
+def test_pairwise_eps_pairs_of_a_callable_and_of_csr_rows():
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [2.5, 0.0]])
+    near = [(0, 0), (0, 1), (1, 0), (1, 1), (2, 2)]
+    cases = [
+        (X, "euclidean", {}, near),
+        (sparse.csr_matrix(X), "manhattan", {}, near),
+        (
+            X,
+            lambda a, b, scale: scale * np.abs(a - b).sum(),
+            {"scale": 0.5},
+            near + [(1, 2), (2, 1)],
+        ),
+    ]
+    for rows, metric, params, expected in cases:
+        found = kernels.pairwise_eps_pairs(rows, rows, 1.0, metric, params)
+        assert sorted(zip(*(a.tolist() for a in found))) == sorted(expected)
 
 
 def test_fitted_model_pickles_and_equals_sklearn_on_moons():

@@ -5,6 +5,8 @@ Pure local compute; nothing here communicates.
 - :func:`eps_pairs`: every (local row, block row) pair within ``eps`` in a
   Minkowski metric, by one dual-tree traversal of the two k-d trees;
   :func:`eps_pairs_within`: the same for the rows of one tree (a self-join).
+- :func:`pairwise_eps_pairs`: the same by scikit-learn's ``pairwise_distances``
+  of two blocks of rows, for a callable metric or CSR rows (brute force).
 - :func:`component_minima`: the connected components of an undirected
   graph given as edge lists, each node mapped to the smallest node of its
   component.
@@ -13,6 +15,7 @@ Pure local compute; nothing here communicates.
 import numpy as np
 from numba import njit
 from scipy.spatial import cKDTree
+from sklearn.metrics import pairwise_distances
 
 
 def build_tree(X, leaf_size):
@@ -41,6 +44,20 @@ def eps_pairs(tree, block_tree, eps, p):
     """
     pairs = tree.sparse_distance_matrix(block_tree, eps, p=p, output_type="ndarray")
     return pairs["i"].astype(np.int64), pairs["j"].astype(np.int64)
+
+
+def pairwise_eps_pairs(Q, block, eps, metric, params):
+    """``(rows, cols)``: every pair of a row of ``Q`` and a row of ``block``
+    whose distance ``pairwise_distances(Q, block, metric, **params)`` is at
+    most ``eps`` (int64 arrays).
+
+    ``metric`` is a callable (called as ``metric(q, x, **params)`` on every
+    pair) or a metric scikit-learn computes for CSR rows ('euclidean',
+    'manhattan', 'cosine'); ``Q`` and ``block`` are dense or CSR.
+    """
+    distances = pairwise_distances(Q, block, metric=metric, **params)
+    rows, cols = np.nonzero(distances <= eps)
+    return rows.astype(np.int64), cols.astype(np.int64)
 
 
 @njit(cache=True, nogil=True)

@@ -1,11 +1,12 @@
 """Exact distributed DBSCAN with scikit-learn's API."""
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._array import get_namespace, is_device_array, to_host, to_namespace
+from .._array import get_namespace, is_device_array, is_sparse, to_host, to_namespace
 from .._contract import collective_method
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from ..base import DistributedEstimatorMixin
@@ -14,14 +15,23 @@ from ..kernels import kernels_for
 from ..neighbors import _ring
 from ..neighbors._base import DEFAULT_BATCH, effective_metric
 from ..utils._exact import onto_exact_grid
-from ..utils._global_rows import Halo, fetch_rows
+from ..utils._global_rows import Halo, fetch_rows, scatter_min
 from ..utils.ring import ring_blocks
 from ..utils.validation import agree, validate_fit_data
 from ._components import component_minima
+from ._dbscan_general import (
+    _NONE,
+    is_symmetric,
+    pairwise_pairs,
+    precomputed_pairs,
+    reaching_minima,
+)
 
 #: Effective metrics and the Minkowski power a k-d tree searches them with.
 TREE_POWERS = {"euclidean": 2.0, "manhattan": 1.0, "chebyshev": np.inf}
 METRICS = ("euclidean", "manhattan", "chebyshev", "minkowski", "sqeuclidean", "cosine")
+#: Effective metrics scikit-learn computes for CSR rows (among ``METRICS``).
+SPARSE_METRICS = ("euclidean", "manhattan", "cosine")
 _TREE_BLOCK = 1 << 16  # rows of each travelling block on the k-d tree path
 _MAX_TREE_FEATURES = 15  # scikit-learn's 'auto' uses brute force above this
 
@@ -43,7 +53,11 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
        traversal, for the Minkowski metrics up to 15 features, as
        scikit-learn's ``algorithm='auto'`` picks a tree), or with the
        brute-force ring of :class:`mlmpi.NearestNeighbors` (one GEMM per
-       block pair). Weighted neighbour counts decide the core samples.
+       block pair). With ``metric='precomputed'`` each row's neighbours are
+       read from the row itself (nothing travels); a callable metric and CSR
+       rows take a brute-force ring of scikit-learn's
+       ``pairwise_distances`` (a callable is called on every pair of rows).
+       Weighted neighbour counts decide the core samples.
     2. **Components.** Each rank joins the core-core pairs among its own
        rows (a local union-find), then merges the pieces linked by pairs
        that reach other ranks' rows with a distributed connected-components
@@ -55,6 +69,15 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
        reaches it, the one with the smallest number among its core
        neighbours' clusters. Both rules are applied to global indices, so
        the labels equal scikit-learn's.
+
+    A precomputed matrix or a callable metric may give a neighbour relation
+    that is not symmetric (``j`` within ``eps`` of ``i``, not ``i`` of
+    ``j``), as a k-nearest-neighbours graph does. scikit-learn's search then
+    follows each core sample's own neighbourhood only: a sample joins the
+    cluster of the smallest core sample that reaches it. The ranks detect
+    such a relation (one exchange of the pairs) and, for it alone, replace
+    step 2 by minima pushed along the directed links, a round per link of
+    the longest path needed.
 
     Nothing is gathered and no array has one entry per global row: what a
     rank needs about another rank's rows (whether they are core, their
@@ -75,15 +98,25 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
         The number (or total weight) of samples in a neighbourhood for a
         point, itself included, to be a core point.
     metric : {'euclidean', 'manhattan', 'chebyshev', 'minkowski', \
-'sqeuclidean', 'cosine'}, default='euclidean'
-        The distance metric.
+'sqeuclidean', 'cosine', 'precomputed'} or callable, default='euclidean'
+        The distance metric. 'precomputed': each rank passes its rows of the
+        global ``(n_samples, n_samples)`` distance matrix, every column
+        (column ``j`` is global row ``j``, rank 0's rows first), dense or
+        sparse; a sparse row's neighbours are its explicit entries within
+        ``eps`` and the diagonal. A callable is called as ``metric(a, b,
+        **metric_params)`` on two rows (brute force, on the host). CSR rows
+        take 'euclidean', 'manhattan', 'cosine' or a callable.
     metric_params : dict, default=None
-        Only ``{'p': value}`` is supported.
+        For a callable, keyword arguments passed to it; otherwise only
+        ``{'p': value}`` is supported.
     algorithm : {'auto', 'ball_tree', 'kd_tree', 'brute'}, default='auto'
         'auto': a k-d tree for a Minkowski metric with ``p >= 1`` and at most
         15 features on the host, brute force otherwise; 'kd_tree' and
-        'ball_tree' both run the k-d tree (Minkowski metrics, ``p >= 1``);
-        'brute': the GEMM ring.
+        'ball_tree' both run the k-d tree (Minkowski metrics, ``p >= 1``;
+        'ball_tree' also takes a callable, searched by brute force);
+        'brute': the GEMM ring. Precomputed distances, callables and CSR
+        rows always take their own brute-force path (CSR with a tree
+        algorithm warns, as scikit-learn does).
     leaf_size : int, default=30
         Leaf size of the k-d trees.
     p : float, default=None
@@ -97,8 +130,10 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
     ----------
     core_sample_indices_ : ndarray of shape (n_local_core_samples,)
         Indices of this rank's core samples among this rank's rows. Local.
-    components_ : ndarray of shape (n_local_core_samples, n_features)
-        Copy of this rank's core samples. Local.
+    components_ : ndarray or CSR matrix of shape (n_local_core_samples, n_features)
+        Copy of this rank's core samples (CSR for CSR rows; an empty dense
+        array when this rank has none, as scikit-learn's without core
+        samples). Local.
     labels_ : ndarray of shape (n_local,)
         Cluster labels of this rank's rows; noisy samples are -1. Local, in
         the numbering shared by all ranks (the same as scikit-learn's).
@@ -114,12 +149,12 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
     Notes
     -----
     :meth:`fit` and :meth:`fit_predict` are collective: every rank of
-    ``comms`` must call them. A rank may hold zero rows. Sparse input and
-    ``metric='precomputed'`` are not supported. A distance that equals
-    ``eps`` only to the last bit may be decided differently from
+    ``comms`` must call them. A rank may hold zero rows. A distance that
+    equals ``eps`` only to the last bit may be decided differently from
     scikit-learn's when the two compute it in a different order (the
-    brute-force path, or more than 3 features on the tree path); exact
-    ties, as on integer grids, are decided alike.
+    brute-force paths, or more than 3 features on the tree path); exact
+    ties, as on integer grids, are decided alike. Precomputed rows hold the
+    distances themselves, so they are decided exactly as scikit-learn's.
 
     Examples
     --------
@@ -136,7 +171,7 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "eps": [Interval(Real, 0.0, None, closed="neither")],
         "min_samples": [Interval(Integral, 1, None, closed="left")],
-        "metric": [StrOptions(set(METRICS))],
+        "metric": [StrOptions(set(METRICS) | {"precomputed"}), callable],
         "metric_params": [dict, None],
         "algorithm": [StrOptions({"auto", "ball_tree", "kd_tree", "brute"})],
         "leaf_size": [Interval(Integral, 1, None, closed="left")],
@@ -177,8 +212,10 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_local, n_features)
-            This rank's rows (NumPy or CuPy; may have zero rows).
+        X : {array-like, sparse matrix} of shape (n_local, n_features) or \
+(n_local, n_samples)
+            This rank's rows (NumPy, CuPy or CSR; may have zero rows), or with
+            ``metric='precomputed'`` this rank's rows of the distance matrix.
         y : Ignored
             Not used, present here for API consistency by convention.
         sample_weight : array-like of shape (n_local,), default=None
@@ -192,40 +229,98 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
             Fitted estimator.
         """
         comms = self._get_comms()
-        X, _, _, layout = validate_fit_data(self, X, comms=comms, order="C")
-        metric, params = effective_metric(self.metric, self.p, self.metric_params)
-        p = params.get("p", TREE_POWERS.get(metric, 2.0))
+        X, _, _, layout = validate_fit_data(self, X, comms=comms, order="C", accept_sparse="csr")
+        (metric, params), _ = agree(comms, lambda: (self._effective_metric(X), None))
         weights = _agreed_weights(sample_weight, X, comms)
 
-        rows, neighbours = self._eps_pairs(X, metric, p, comms, layout)
+        rows, neighbours = self._eps_pairs(X, metric, params, comms, layout)
+        # Named metrics give a symmetric relation; distances given or computed by
+        # the caller's function may not.
+        symmetric = not (metric == "precomputed" or callable(metric)) or is_symmetric(
+            rows, neighbours, comms, layout
+        )
         halo = Halo(neighbours, layout.counts, comms.rank)
         core = _core_mask(rows, neighbours, weights, X.shape[0], self.min_samples, comms, halo)
-        labels = _labels(rows, neighbours, core, comms, layout, halo)
+        labels = _labels(rows, neighbours, core, comms, layout, halo, symmetric)
 
         xp = get_namespace(X)
-        self.core_sample_indices_ = to_namespace(np.flatnonzero(core), xp)
+        core_indices = np.flatnonzero(core)
+        self.core_sample_indices_ = to_namespace(core_indices, xp)
         self.labels_ = to_namespace(labels, xp)
-        self.components_ = X[self.core_sample_indices_].copy()
+        # scikit-learn's components_ without core samples: an empty dense array
+        self.components_ = (
+            X[self.core_sample_indices_].copy()
+            if core_indices.size or not is_sparse(X)
+            else np.empty((0, X.shape[1]), dtype=X.dtype)
+        )
         return self
 
-    def _eps_pairs(self, X, metric, p, comms, layout):
+    def _effective_metric(self, X):
+        """``(metric, params)`` of the search, with scikit-learn's checks of the
+        metric against ``algorithm`` and the input, and its warnings. Local;
+        the same outcome on every rank, whose parameters and kinds of input
+        (dense or CSR, host or device, n_features) agree."""
+        if callable(self.metric):
+            return self._callable_metric()
+        metric, params = effective_metric(self.metric, self.p, self.metric_params)
+        tree_algorithm = self.algorithm in ("kd_tree", "ball_tree")
+        if is_sparse(X):
+            if metric not in SPARSE_METRICS + ("precomputed",):
+                raise ValueError(
+                    f"Metric '{metric}' not valid for sparse input. Use "
+                    f"{sorted(SPARSE_METRICS)}, 'precomputed' or a callable function."
+                )
+            if tree_algorithm:
+                warnings.warn("cannot use tree with sparse input: using brute force", stacklevel=3)
+        elif tree_algorithm and not self._on_tree(X, metric, params):
+            raise ValueError(
+                f"algorithm={self.algorithm!r} needs a Minkowski metric with p >= 1 on "
+                f"host arrays; got metric={metric!r}. Use algorithm='brute' or 'auto'."
+            )
+        return metric, params
+
+    def _callable_metric(self):
+        """``(metric, params)`` for a callable ``metric``: ``metric_params`` are
+        its keyword arguments (``p`` is not passed), as in scikit-learn."""
+        if self.algorithm == "kd_tree":
+            name = getattr(self.metric, "__qualname__", type(self.metric).__name__)
+            raise ValueError(
+                f"kd_tree does not support callable metric '{name}'. Use "
+                "algorithm='ball_tree', 'brute' or 'auto' (all run brute force)."
+            )
+        params = dict(self.metric_params or {})
+        if "p" in params and self.p is not None:
+            warnings.warn(
+                "Parameter p is found in metric_params. The corresponding parameter from "
+                "__init__ is ignored.",
+                SyntaxWarning,
+                stacklevel=3,
+            )
+        return self.metric, params
+
+    def _on_tree(self, X, metric, params):
+        """Whether the k-d tree path searches the dense rows ``X`` (else the GEMM ring)."""
+        p = params.get("p", 2.0)
+        return (
+            self.algorithm != "brute"
+            and not is_device_array(X)
+            and (metric in TREE_POWERS or (metric == "minkowski" and p >= 1))
+            and not (self.algorithm == "auto" and X.shape[1] > _MAX_TREE_FEATURES)
+        )
+
+    def _eps_pairs(self, X, metric, params, comms, layout):
         """``(rows, neighbours)``: every pair of a local row and a global row
-        within ``eps``, the row itself included (host int64 arrays).
+        within ``eps``, the row itself included unless a precomputed or
+        callable distance to itself exceeds ``eps`` (host int64 arrays).
 
         This method is collective.
         """
-        on_tree = metric in TREE_POWERS or (metric == "minkowski" and p >= 1)
-        if (
-            self.algorithm == "brute"
-            or is_device_array(X)
-            or not on_tree
-            or (self.algorithm == "auto" and X.shape[1] > _MAX_TREE_FEATURES)
-        ):
-            if self.algorithm in ("kd_tree", "ball_tree"):
-                raise ValueError(
-                    f"algorithm={self.algorithm!r} needs a Minkowski metric with p >= 1 on "
-                    f"host arrays; got metric={metric!r}. Use algorithm='brute' or 'auto'."
-                )
+        if callable(metric) or (is_sparse(X) and metric != "precomputed"):
+            return pairwise_pairs(X, self.eps, metric, params, comms, layout)
+        if metric == "precomputed":
+            return precomputed_pairs(X, self.eps, comms, layout)
+        p = params.get("p", TREE_POWERS.get(metric, 2.0))
+        if not self._on_tree(X, metric, params):
             rows, neighbours, _ = _ring.radius_neighbors(
                 _ring.prepare_rows(X, metric),
                 X,
@@ -276,7 +371,8 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.pairwise = self.metric == "precomputed"
+        tags.input_tags.sparse = True
         return tags
 
 
@@ -333,29 +429,55 @@ def _core_mask(rows, neighbours, weights, n_local, min_samples, comms, halo):
     return counts >= min_samples
 
 
-def _labels(rows, neighbours, core, comms, layout, halo):
+def _labels(rows, neighbours, core, comms, layout, halo, symmetric):
     """scikit-learn's DBSCAN labels of the local rows (int64, -1 for noise).
 
     Nothing here is sized by the global number of rows: each rank asks the
     owners of the rows its pairs reach (the halo) for what it needs.
+    ``symmetric``: whether ``j`` is a neighbour of ``i`` exactly when ``i``
+    is one of ``j`` (clusters are then components of the core-core links).
 
     This function is collective.
     """
-    offset, n_local = layout.offset, core.shape[0]
     neighbour_core = halo.values_of(core.astype(np.uint8), comms).astype(bool)
     links = core[rows] & neighbour_core
+    if symmetric:
+        minima = _component_minima(rows, neighbours, links, comms, layout, halo)
+    else:
+        minima = reaching_minima(rows, neighbours, links, core, comms, layout)
+    labels = _core_labels(minima, core, comms, layout)
+    # A sample that is not core joins the first cluster that reaches it: the
+    # smallest number among those of the core samples that have it as neighbour.
+    reach = core[rows] & ~neighbour_core
+    best = np.full(core.shape[0], _NONE)
+    scatter_min(best, neighbours[reach], labels[rows[reach]], comms, layout.counts)
+    return np.where(best < _NONE, best, labels)
 
-    # Components of the core-core graph: first this rank's own links (a local
-    # union-find), then the links to other ranks' rows, between the smallest
-    # rows of the local pieces, merged by the distributed FastSV.
+
+def _component_minima(rows, neighbours, links, comms, layout, halo):
+    """The smallest global index of each local row's component of the
+    core-core ``links``: first this rank's own links (a local union-find),
+    then the links to other ranks' rows, between the smallest rows of the
+    local pieces, merged by the distributed FastSV.
+
+    This function is collective.
+    """
+    offset, n_local = layout.offset, layout.n_local
     kernels = kernels_for("dbscan", rows)
     inside = links & (neighbours >= offset) & (neighbours < offset + n_local)
     piece = offset + kernels.component_minima(rows[inside], neighbours[inside] - offset, n_local)
     cross = links & ~inside
     piece_of_neighbour = halo.values_of(piece, comms)[cross]
-    minima = component_minima(piece, piece[rows[cross]], piece_of_neighbour, comms, layout.counts)
+    return component_minima(piece, piece[rows[cross]], piece_of_neighbour, comms, layout.counts)
 
-    # Clusters are numbered in the order of their smallest core sample.
+
+def _core_labels(minima, core, comms, layout):
+    """Labels of the local core samples (-1 elsewhere): clusters numbered in
+    the order of their smallest core sample, ``minima`` of each core sample.
+
+    This function is collective.
+    """
+    offset, n_local = layout.offset, core.shape[0]
     is_root = core & (minima == offset + np.arange(n_local))
     roots_before = comms.exclusive_scan_rows(int(is_root.sum()))[0]
     cluster = np.full(n_local, -1, dtype=np.int64)
@@ -363,11 +485,4 @@ def _labels(rows, neighbours, core, comms, layout, halo):
     labels = np.full(n_local, -1, dtype=np.int64)
     distinct, where = np.unique(minima[core], return_inverse=True)
     labels[core] = fetch_rows(cluster, distinct, comms, layout.counts)[where.reshape(-1)]
-    # A border sample joins the first cluster that reaches it: the smallest number
-    border = ~core[rows] & neighbour_core
-    neighbour_labels = halo.values_of(labels, comms)
-    if border.any():
-        best = np.full(n_local, np.iinfo(np.int64).max)
-        np.minimum.at(best, rows[border], neighbour_labels[border])
-        labels = np.where(best < np.iinfo(np.int64).max, best, labels)
     return labels

@@ -1,15 +1,23 @@
 """DBSCAN at 1-4 ranks: the same labels (numbers included) and core samples as
 scikit-learn on the concatenated data, for every layout (even, uneven, an
-empty rank); bad input raises the same error on every rank."""
+empty rank), with every metric path (k-d trees, the GEMM ring, precomputed
+rows dense and sparse, callables, CSR rows); bad input raises the same error
+on every rank."""
+
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
-from shards import each_layout, gather_rows
+from scipy import sparse
+from shards import each_layout, gather_rows, same_error_everywhere
 from sklearn.cluster import DBSCAN as SkDBSCAN
 from sklearn.datasets import make_blobs
+from sklearn.metrics import pairwise_distances
+from sklearn.neighbors import NearestNeighbors, kneighbors_graph
 
 from mlmpi import DBSCAN, get_comms
+from mlmpi.cluster import _dbscan_general
 
 COMMS = get_comms()
 LAST = COMMS.rank == COMMS.size - 1
@@ -22,7 +30,13 @@ def _blobs_with_noise(n=500, seed=0):
     return np.random.RandomState(seed + 1).permutation(np.vstack([X, noise]))
 
 
+def _dense(rows):
+    return rows.toarray() if sparse.issparse(rows) else rows
+
+
 def _check_like_sklearn(X, sample_weight=None, **params):
+    """``X``'s rows (dense or CSR; with ``metric='precomputed'`` the rows of the
+    distance matrix) split every way give scikit-learn's labels and core samples."""
     expected = SkDBSCAN(**params).fit(X, sample_weight=sample_weight)
     for name, (X_local, w_local) in each_layout(X, sample_weight):
         model = DBSCAN(**params).fit(X_local, sample_weight=w_local)
@@ -31,7 +45,8 @@ def _check_like_sklearn(X, sample_weight=None, **params):
         core = gather_rows(model.core_sample_indices_ + offset)
         assert_array_equal(labels, expected.labels_, err_msg=f"{params} {name}")
         assert_array_equal(core, expected.core_sample_indices_, err_msg=f"{params} {name}")
-        assert_array_equal(model.components_, X_local[model.core_sample_indices_])
+        own_core = X_local[model.core_sample_indices_]
+        assert_array_equal(_dense(model.components_), _dense(own_core))
         assert model.labels_.dtype == expected.labels_.dtype
         assert model.n_features_in_ == X.shape[1]
 
@@ -74,6 +89,102 @@ def case_integer_grid_ties_and_shared_border_points():
     for min_samples in (3, 4, 5, 9):
         _check_like_sklearn(X, eps=1.0, min_samples=min_samples)
         _check_like_sklearn(X, eps=1.0, min_samples=min_samples, metric="manhattan")
+
+
+def _with_duplicates(n, seed):
+    """Blobs with noise and five repeated rows (distances of exactly 0 off the diagonal)."""
+    X = _blobs_with_noise(n, seed=seed)
+    return np.vstack([X, X[:5]])
+
+
+def case_precomputed_distances_dense_and_sparse_equal_sklearn():
+    X = _with_duplicates(200, seed=21)
+    D = pairwise_distances(X)
+    _check_like_sklearn(D, eps=0.6, min_samples=5, metric="precomputed")
+    weights = np.random.RandomState(22).uniform(0.0, 2.0, X.shape[0])
+    _check_like_sklearn(D, sample_weight=weights, eps=0.6, min_samples=4, metric="precomputed")
+    # A neighbours graph of a larger radius: the explicit entries within eps are
+    # the neighbours; the diagonal, not stored, counts as a 0.
+    graph = NearestNeighbors(radius=0.8).fit(X).radius_neighbors_graph(mode="distance")
+    assert graph.diagonal().max() == 0 and (graph.data == 0).any()
+    _check_like_sklearn(graph, eps=0.6, min_samples=5, metric="precomputed")
+
+
+def case_asymmetric_precomputed_graph_follows_sklearns_search():
+    # A k-nearest-neighbours graph: j may be a neighbour of i and not i of j.
+    # scikit-learn's clusters are then not the components of the links.
+    X = _with_duplicates(200, seed=21)
+    graph = kneighbors_graph(X, 4, mode="distance").tocoo()
+    _check_like_sklearn(graph.tocsr(), eps=0.4, min_samples=3, metric="precomputed")
+    dense = np.full(graph.shape, 9.0)  # the same relation from dense rows
+    dense[graph.row, graph.col] = graph.data
+    np.fill_diagonal(dense, 0.0)
+    _check_like_sklearn(dense, eps=0.4, min_samples=3, metric="precomputed")
+
+
+def _scaled_taxicab(a, b, scale=1.0):
+    return scale * np.abs(a - b).sum()
+
+
+@contextmanager
+def _blocks_of(rows):
+    """The brute-force ring of callables and CSR rows in blocks of ``rows``
+    rows: several rounds, and several batches of each rank's rows."""
+    default, _dbscan_general._BLOCK = _dbscan_general._BLOCK, rows
+    try:
+        yield
+    finally:
+        _dbscan_general._BLOCK = default
+
+
+def case_callable_metric_equals_sklearn():
+    # scikit-learn searches a ball tree with the function; mlmpi calls it on every pair.
+    X = _with_duplicates(120, seed=23)
+    with _blocks_of(32):
+        _check_like_sklearn(
+            X, eps=1.4, min_samples=4, metric=_scaled_taxicab, metric_params={"scale": 2.0}
+        )
+
+
+def _sparse_blobs():
+    X, _ = make_blobs(200, n_features=6, centers=4, center_box=(-5, 5), random_state=2)
+    X[np.abs(X) < 1.5] = 0
+    X[::40] = 0  # rows without stored values
+    return sparse.csr_matrix(X)
+
+
+def case_csr_rows_equal_sklearn():
+    X = _sparse_blobs()
+    _check_like_sklearn(X, eps=1.5, min_samples=4)
+    with _blocks_of(48):
+        _check_like_sklearn(X, eps=3.0, min_samples=4, metric="manhattan")
+        _check_like_sklearn(X, eps=0.05, min_samples=4, metric="cosine")
+
+
+def case_bad_precomputed_and_sparse_input_raise_everywhere():
+    D = pairwise_distances(_blobs_with_noise(60, seed=25))
+    D_local = D[COMMS.rank :: COMMS.size]
+    model = DBSCAN(metric="precomputed")
+    same_error_everywhere(
+        ValueError, "Precomputed matrix must be square", lambda: model.fit(D_local[:, 1:])
+    )
+    negative = D_local.copy()
+    if LAST:
+        negative[0, -1] = -1.0
+    same_error_everywhere(
+        ValueError, "Negative values in data passed to X", lambda: model.fit(negative)
+    )
+    rows = sparse.csr_matrix(_blobs_with_noise(60, seed=25)[COMMS.rank :: COMMS.size])
+    same_error_everywhere(
+        ValueError,
+        "Metric 'chebyshev' not valid for sparse input",
+        lambda: DBSCAN(metric="chebyshev").fit(rows),
+    )
+    same_error_everywhere(
+        ValueError,
+        "kd_tree does not support callable metric",
+        lambda: DBSCAN(metric=_scaled_taxicab, algorithm="kd_tree").fit(D_local),
+    )
 
 
 def case_sample_weights_including_negative_ones():
