@@ -94,25 +94,25 @@ DEFAULT_TIMEOUT = 300.0
 DEFAULT_STALL_WARNING = 30.0  # seconds a collective waits before the ranks are asked where they are
 
 
-def collective_timeout():
-    """``MLMPI_TIMEOUT`` in seconds; :data:`DEFAULT_TIMEOUT` when unset; None for ``0``."""
-    value = os.environ.get("MLMPI_TIMEOUT", "").strip()
+def _env_seconds(name, default):
+    """The environment variable ``name`` in seconds; ``default`` when unset; None for ``0``."""
+    value = os.environ.get(name, "").strip()
     if value == "":
-        return DEFAULT_TIMEOUT
+        return default
     if value in ("0", "0.0"):
         return None
-    return _env_positive("MLMPI_TIMEOUT", float)
+    return _env_positive(name, float)
+
+
+def collective_timeout():
+    """``MLMPI_TIMEOUT`` in seconds; :data:`DEFAULT_TIMEOUT` when unset; None for ``0``."""
+    return _env_seconds("MLMPI_TIMEOUT", DEFAULT_TIMEOUT)
 
 
 def stall_warning():
     """``MLMPI_STALL_WARNING`` in seconds; :data:`DEFAULT_STALL_WARNING` when unset;
     None for ``0``."""
-    value = os.environ.get("MLMPI_STALL_WARNING", "").strip()
-    if value == "":
-        return DEFAULT_STALL_WARNING
-    if value in ("0", "0.0"):
-        return None
-    return _env_positive("MLMPI_STALL_WARNING", float)
+    return _env_seconds("MLMPI_STALL_WARNING", DEFAULT_STALL_WARNING)
 
 
 def abort_on_error():

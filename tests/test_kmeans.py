@@ -82,3 +82,10 @@ def test_largest_first_is_the_stable_descending_sort(m):
     values[rng.rand(200) < 0.1] = -np.inf
     expected = np.lexsort((np.arange(200), -values))[:m]
     np.testing.assert_array_equal(largest_first(values, m), expected)
+
+
+def test_rows_whose_squared_distances_overflow_are_refused():
+    # squares of 1e160 overflow float64: a clear error, not an index error or a crash
+    X = np.random.default_rng(0).standard_normal((50, 3)) * 1e160
+    with pytest.raises(ValueError, match="overflow float64.*StandardScaler"):
+        KMeans(n_clusters=3, n_init=1, random_state=0).fit(X)

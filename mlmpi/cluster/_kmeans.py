@@ -357,6 +357,14 @@ class KMeans(
             if _is_arraylike_not_scalar(init):
                 init -= X_mean
             largest = moments.high - moments.low  # bounds |x - mean|
+        with np.errstate(over="ignore"):
+            widest = float(np.sum(np.square(largest, dtype=np.float64)))
+        if not np.isfinite(widest):  # every rank decides alike, from the global extrema
+            raise ValueError(
+                "KMeans: squared distances between these rows overflow float64 (the widest "
+                f"column spans {float(np.max(largest)):.3g}); scale the data first, e.g. "
+                "with mlmpi.preprocessing.StandardScaler."
+            )
         max_weight = global_max(sample_weight.astype(xp.float64), comms)
         exponents = lloyd_exponents(largest, max_weight)
         tol = float(np.mean(moments.variance) * self.tol)

@@ -45,16 +45,23 @@ class RankFailedError(RuntimeError):
     raises its own exception. The job can go on: every rank has left the
     call, and the next collective call starts afresh.
 
-    Attributes
+    Parameters
     ----------
     rank : int
         The rank that failed.
+    size : int
+        The number of ranks of the comms.
     method : str
         The collective call it failed in (``"GridSearchCV.fit"``).
     error_type : str
         The name of its exception's class.
     error_message : str
         Its exception's text.
+
+    Attributes
+    ----------
+    rank, size, method, error_type, error_message
+        The parameters.
     """
 
     def __init__(self, rank, size, method, error_type, error_message):
