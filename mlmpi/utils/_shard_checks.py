@@ -1,14 +1,12 @@
 """Mistakes a collective ``fit`` recognises in how the rows were spread over the ranks.
 
-- **The same rows on every rank** (forgetting to shard): the model would fit
-  every row once per rank. Each rank's shard is summarised by its row count
-  and every column's sum and sum of squares (:func:`rows_fingerprint`, from
-  the pass over ``X`` that also checks it for NaN/inf); only when every
-  rank's summary is the same does each rank compute an exact, order-free
-  checksum of its rows (:func:`rows_checksum`), since shards that only share
-  their moments are common (a scaler fitted on each rank makes every shard's
-  sums 0 and n). The same checksum everywhere raises the same ``ValueError``
-  on every rank, or warns with ``MLMPI_IDENTICAL_SHARDS=warn``.
+- **The same rows on every rank** (forgetting to shard, each copy in any
+  order): the model would fit every row once per rank. Each rank sends its
+  row count and an exact, order-free checksum of its rows
+  (:mod:`mlmpi.utils._row_hash`, from the pass over ``X`` that also checks it
+  for NaN/inf) with the facts every rank exchanges at ``fit``; the same count
+  (of more than one row) and checksum on every rank raises the same
+  ``ValueError`` on every rank, or warns with ``MLMPI_IDENTICAL_SHARDS=warn``.
 - **A scaler fitted on each rank** (scikit-learn's ``StandardScaler`` or
   ``MinMaxScaler`` in a scikit-learn ``Pipeline``): every rank's shard has
   mean 0 and variance 1 in every column, or minimum 0 and maximum 1
@@ -21,13 +19,8 @@ import warnings
 
 import numpy as np
 
-from .._array import get_namespace, is_sparse, to_host
+from .._array import is_sparse, to_host
 from ..comms._agreement import usage_error
-
-_FINGERPRINT_RTOL = 1e-9  # sums of the same rows in another order agree to rounding
-_CHUNK_ROWS = 1 << 13  # rows hashed at a time
-_MIX = np.uint64(0x9E3779B97F4A7C15)
-_FOLD = np.uint64(0xBF58476D1CE4E5B9)
 
 
 class IdenticalShardsWarning(UserWarning):
@@ -43,12 +36,12 @@ class PerRankScalingWarning(UserWarning):
 
 def user_stacklevel():
     """The ``stacklevel`` of a warning issued by the caller of this function that
-    shows the first line outside mlmpi and scikit-learn (the user's line)."""
+    shows the first line outside mlmpi, scikit-learn and joblib (which runs
+    scikit-learn's folds): the user's line."""
     import sklearn
 
-    libraries = tuple(
-        os.path.dirname(module.__file__) for module in (sys.modules["mlmpi"], sklearn)
-    )
+    modules = (sys.modules["mlmpi"], sklearn, sys.modules.get("joblib"))
+    libraries = tuple(os.path.dirname(module.__file__) for module in modules if module)
     frame, level = sys._getframe(1), 1
     while frame is not None and frame.f_code.co_filename.startswith(libraries):
         frame, level = frame.f_back, level + 1
@@ -58,63 +51,17 @@ def user_stacklevel():
 # -- the same rows on every rank -----------------------------------------------------------
 
 
-def rows_fingerprint(X, moments):
-    """An order-invariant summary of this shard's rows, or None without
-    ``moments`` (column sums and sums of squares): the row count, then the moments."""
-    return None if moments is None else (X.shape[0], moments.ravel())
+def same_rows(fingerprints):
+    """Whether every rank's ``(rows, checksum)`` (checksum None where not
+    computed) shows the same rows, more than one.
 
-
-def same_fingerprints(fingerprints):
-    """Whether every rank's :func:`rows_fingerprint` shows more than one row and
-    agrees with rank 0's to rounding."""
+    Examples
+    --------
+    >>> same_rows([(3, 7), (3, 7)]), same_rows([(3, 7), (3, 8)]), same_rows([(1, 7), (1, 7)])
+    (True, False, False)
+    """
     first = fingerprints[0]
-    if first is None or first[0] < 2 or not np.isfinite(first[1]).all():
-        return False  # NaN (a missing value) compares with nothing
-    scale = np.abs(first[1]).max()
-    return all(
-        fp is not None
-        and fp[0] == first[0]
-        and np.allclose(fp[1], first[1], rtol=_FINGERPRINT_RTOL, atol=_FINGERPRINT_RTOL * scale)
-        for fp in fingerprints
-    )
-
-
-def _mix(h, xp):
-    """A bijective scramble of uint64 words (splitmix64's finaliser)."""
-    h = h ^ (h >> xp.uint64(30))
-    h = h * _FOLD
-    h = h ^ (h >> xp.uint64(27))
-    h = h * _MIX
-    return h ^ (h >> xp.uint64(31))
-
-
-def _words(values, xp):
-    """The bit patterns of ``values`` as uint64."""
-    width = {1: xp.uint8, 2: xp.uint16, 4: xp.uint32, 8: xp.uint64}[values.dtype.itemsize]
-    return xp.ascontiguousarray(values).view(width).astype(xp.uint64)
-
-
-def rows_checksum(X):
-    """A checksum of the multiset of this shard's rows: the wrapping sum of a
-    hash of every row, so the same rows in any order give the same value and
-    other rows almost surely another. Each entry is hashed with its column
-    (sparse: its stored entries), so rows that share moments do not collide."""
-    xp = get_namespace(X)
-    with np.errstate(over="ignore"):
-        if is_sparse(X):
-            X = X.tocsr()
-            X.sum_duplicates()
-            entries = _mix(_words(X.data, xp) ^ _mix(X.indices.astype(xp.uint64) + 1, xp), xp)
-            running = xp.concatenate([xp.zeros(1, xp.uint64), xp.cumsum(entries, dtype=xp.uint64)])
-            per_row = running[X.indptr[1:]] - running[X.indptr[:-1]]  # wrapping, as the sums
-            return int(to_host(_mix(per_row, xp).sum(dtype=xp.uint64)))
-        columns = _mix(xp.arange(1, X.shape[1] + 1, dtype=xp.uint64), xp)
-        total = 0
-        for start in range(0, X.shape[0], _CHUNK_ROWS):
-            block = _words(X[start : start + _CHUNK_ROWS], xp)
-            per_row = _mix(block ^ columns, xp).sum(axis=1, dtype=xp.uint64)
-            total += int(to_host(_mix(per_row, xp).sum(dtype=xp.uint64)))
-        return total % 2**64
+    return first[0] > 1 and first[1] is not None and all(fp == first for fp in fingerprints)
 
 
 def identical_shards(estimator, rows, comms, policy):

@@ -5,12 +5,21 @@ Inside a pipeline or a search under several ranks, a scikit-learn scaler
 result then depends on how the rows are spread. mlmpi's own estimators learn
 from every rank's rows; stateless steps (``FunctionTransformer``,
 ``Normalizer``) learn nothing and are fine.
+
+The same holds the other way round: scikit-learn's own cross-validation and
+searches (``sklearn.model_selection.cross_val_score``, ``GridSearchCV`` ...)
+around an mlmpi estimator cut their folds from each rank's rows, so the ranks
+fit and score different folds together (:func:`warn_sklearn_model_selection`).
 """
 
 import importlib
+import os
+import sys
 import warnings
 
 from sklearn.utils import get_tags
+
+from ._shard_checks import user_stacklevel
 
 _CONTAINERS = {  # meta-estimators whose own fit only fits the estimators they hold
     "Pipeline": "steps",
@@ -21,7 +30,8 @@ _warned = set()
 
 
 class ShardLocalFitWarning(UserWarning):
-    """An estimator fitted under several ranks learns from this rank's rows only."""
+    """An estimator fitted under several ranks learns from this rank's rows only
+    (or scikit-learn's model selection cuts folds from this rank's rows only)."""
 
 
 def _held_estimators(estimator):
@@ -47,17 +57,17 @@ def shard_local_learners(estimator):
         yield estimator
 
 
-def _replacement(cls):
-    """``mlmpi.<subpackage>.<name>`` when mlmpi has a class of the same name
-    in the subpackage of the same name as scikit-learn's, else None."""
-    parts = cls.__module__.split(".")
+def _replacement(module, name):
+    """``mlmpi.<subpackage>.<name>`` when mlmpi has ``name`` in the subpackage
+    of the same name as scikit-learn's ``module``, else None."""
+    parts = module.split(".")
     if parts[0] != "sklearn" or len(parts) < 2:
         return None
     try:
-        module = importlib.import_module(f"mlmpi.{parts[1]}")
+        counterpart = importlib.import_module(f"mlmpi.{parts[1]}")
     except ImportError:
         return None
-    return f"mlmpi.{parts[1]}.{cls.__name__}" if hasattr(module, cls.__name__) else None
+    return f"mlmpi.{parts[1]}.{name}" if hasattr(counterpart, name) else None
 
 
 def warn_shard_local_learners(estimator, comms):
@@ -76,7 +86,7 @@ def warn_shard_local_learners(estimator, comms):
         if comms.rank != 0:
             continue
         origin = "scikit-learn" if cls.__module__.startswith("sklearn.") else cls.__module__
-        replacement = _replacement(cls)
+        replacement = _replacement(cls.__module__, cls.__name__)
         advice = (
             f"use {replacement}"
             if replacement
@@ -88,3 +98,60 @@ def warn_shard_local_learners(estimator, comms):
             ShardLocalFitWarning,
             stacklevel=3,
         )
+
+
+def _sklearn_model_selection_caller():
+    """The outermost frame of ``sklearn.model_selection`` on the call stack,
+    or None, also when mlmpi's code runs further out: mlmpi's own
+    cross-validation and searches drive scikit-learn's loop with folds cut by
+    global row."""
+    module = sys.modules.get("sklearn.model_selection")
+    if module is None:  # never imported: not on the stack
+        return None
+    sklearn_loops = os.path.dirname(module.__file__) + os.sep
+    mlmpi_code = os.path.dirname(sys.modules["mlmpi"].__file__) + os.sep
+    found, frame = None, sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename.startswith(sklearn_loops):
+            found = frame
+        elif found is not None and filename.startswith(mlmpi_code):
+            return None
+        frame = frame.f_back
+    return found
+
+
+def warn_sklearn_model_selection(estimator, comms):
+    """Warn on every rank, once per scikit-learn function (or search) and class,
+    when scikit-learn's model selection (not mlmpi's) fits ``estimator``
+    under several ranks, naming mlmpi's replacement.
+
+    scikit-learn's ``cross_val_score``, ``cross_validate``, ``GridSearchCV``
+    and the like cut their folds from each rank's rows: every rank fits and
+    scores its own folds inside collective fits, so the scores are not those
+    of the whole data and, with scikit-learn's scorers, differ from rank to
+    rank. Does nothing at one rank. No communication: every rank runs the
+    same loop, so every rank warns.
+    """
+    frame = None if comms.size == 1 else _sklearn_model_selection_caller()
+    if frame is None:
+        return
+    owner = frame.f_locals.get("self") if frame.f_code.co_varnames[:1] == ("self",) else None
+    entry = frame.f_code.co_name if owner is None else type(owner).__name__
+    if (entry, type(estimator)) in _warned:
+        return
+    _warned.add((entry, type(estimator)))
+    replacement = _replacement("sklearn.model_selection", entry)
+    advice = (
+        f"use {replacement}, which cuts the folds by global row"
+        if replacement
+        else "mlmpi.model_selection has no replacement for it yet"
+    )
+    warnings.warn(
+        f"scikit-learn's {entry} is fitting {type(estimator).__name__} under {comms.size} "
+        "ranks: it cuts its folds from each rank's rows only, so the ranks fit and score "
+        "different folds together and the scores are neither scikit-learn's on the whole "
+        f"data nor the same on every rank; {advice}.",
+        ShardLocalFitWarning,
+        stacklevel=user_stacklevel(),
+    )

@@ -26,16 +26,16 @@ from ..comms._agreement import usage_error
 from ..comms._calls import by_rank
 from ..comms._method import current_method
 from ..kernels import kernels_for
+from ._row_hash import moments_and_checksum, rows_checksum
 from ._shard_checks import (
     IdenticalShardsWarning,
     PerRankScalingWarning,
     identical_shards,
-    rows_checksum,
-    rows_fingerprint,
-    same_fingerprints,
+    same_rows,
     scaling_kind,
     warn_per_rank_scaling,
 )
+from .shard_local import warn_sklearn_model_selection
 
 __all__ = [
     "FitData",
@@ -270,7 +270,7 @@ class _ShardFacts(NamedTuple):
     weight_sum: float
     weighted: bool  # sample_weight given
     label_kind: object  # see _label_kind
-    fingerprint: object  # see rows_fingerprint
+    fingerprint: tuple  # (rows, their checksum or None), see same_rows
     scaling: object  # see scaling_kind
     sparse: bool
     identical_shards: str  # this rank's MLMPI_IDENTICAL_SHARDS
@@ -365,7 +365,7 @@ def validate_fit_data(
 
     def check():
         Xv, yv = _validate_shard(estimator, X, y, dtype, check_params)
-        moments = _column_moments(Xv)
+        moments, checksum = _moments_and_checksum(Xv, comms.size > 1)
         if own_finite_check and moments is not None and not np.isfinite(moments).all():
             assert_all_finite(Xv, input_name="X", estimator_name=type(estimator).__name__)
         swv = _check_weights(sample_weight, Xv)
@@ -380,20 +380,19 @@ def validate_fit_data(
             weight_sum=Xv.shape[0] if swv is None else float(swv.sum()),
             weighted=swv is not None,
             label_kind=_label_kind(yv),
-            fingerprint=rows_fingerprint(Xv, moments),
+            fingerprint=(Xv.shape[0], checksum),
             scaling=scaling_kind(Xv, moments),
             sparse=is_sparse(Xv),
             identical_shards=_config.identical_shards(),
         )
-        return ((Xv, yv, swv), moments), facts
+        return (Xv, yv, swv), facts
 
-    ((Xv, yv, swv), moments), facts = agree(comms, check)
+    (Xv, yv, swv), facts = agree(comms, check)
     _check_global_facts(estimator, facts, ensure_min_samples)
     if comms.size > 1:
-        if same_fingerprints([f.fingerprint for f in facts]):
-            checksums = comms.allgather(np.array([rows_checksum(Xv)], dtype=np.uint64))
-            if len(set(checksums.tolist())) == 1:
-                identical_shards(estimator, Xv.shape[0], comms, facts[0].identical_shards)
+        warn_sklearn_model_selection(estimator, comms)
+        if same_rows([f.fingerprint for f in facts]):
+            identical_shards(estimator, Xv.shape[0], comms, facts[0].identical_shards)
         warn_per_rank_scaling(estimator, [(f.scaling, f.shard.rows) for f in facts], comms)
     if unknown_width:
         Xv = _empty_rows_like(estimator, Xv, facts)
@@ -463,16 +462,20 @@ def _checks_finite_itself(X, check_params):
     )
 
 
-def _column_moments(X):
-    """``[Σ x, Σ x²]`` per column of this shard's rows (float64, on the host), one
-    pass; None for an empty shard or rows that are not real numbers (strings or
-    complex values, which encoders check themselves)."""
+def _moments_and_checksum(X, checksum):
+    """``([Σ x, Σ x²] per column, float64 on the host; the rows' checksum)`` of
+    this shard, the checksum only with ``checksum`` (several ranks): host dense
+    rows in one pass (:func:`mlmpi.utils._row_hash.moments_and_checksum`).
+    ``(None, None)`` for an empty shard or rows that are not real numbers
+    (strings or complex values, which encoders check themselves)."""
     if X.shape[0] == 0 or X.dtype.kind not in "biuf":
-        return None
+        return None, None
+    if checksum and not (is_device_array(X) or is_sparse(X)):
+        return moments_and_checksum(X)
     xp = get_namespace(X)
     moments = xp.zeros((2, X.shape[1]), dtype=xp.float64)
     kernels_for("decomposition", X).column_moments(X, moments[0], moments[1])
-    return to_host(moments)
+    return to_host(moments), rows_checksum(X) if checksum else None
 
 
 def _label_kind(y):

@@ -10,13 +10,14 @@ ends the program while the others wait) are in ``tests/test_mistakes.py``.
 import warnings
 
 import numpy as np
-from shards import same_error_everywhere
+from shards import layouts, same_error_everywhere
 from sklearn.utils._param_validation import InvalidParameterError
 
 import mlmpi
 from mlmpi import (
     PCA,
     ElasticNet,
+    HistGradientBoostingClassifier,
     KMeans,
     KNeighborsClassifier,
     KNeighborsRegressor,
@@ -29,6 +30,7 @@ from mlmpi import (
     get_comms,
 )
 from mlmpi.datasets import shard
+from mlmpi.utils.shard_local import ShardLocalFitWarning
 from mlmpi.utils.validation import IdenticalShardsWarning
 
 RANKS = (2, 3)
@@ -232,18 +234,62 @@ def case_a_failure_inside_a_collective_method_is_raised_everywhere():
 def case_full_data_shuffled_differently_on_every_rank_is_an_error():
     X, y = _data()
     order = np.random.default_rng(COMMS.rank).permutation(len(X))
+    missing = X.copy()
+    missing[::5, 1] = np.nan  # accepted by HistGradientBoosting: a value like any other
     for fit in (
         lambda: KMeans(2, n_init=1, random_state=0).fit(X[order]),
         lambda: PCA(n_components=2).fit(X[order]),
         lambda: LogisticRegression().fit(X[order], y[order]),
+        lambda: HistGradientBoostingClassifier().fit(missing[order], y[order]),
     ):
         same_error_everywhere(
             ValueError, f"Every rank passed the same {len(X)} rows to .* \\(in some order\\)", fit
         )
-    with warnings.catch_warnings():  # genuine shards of the same size: no warning
+
+
+def case_genuine_shards_are_not_copies():
+    X, _ = _data()
+    order = np.random.default_rng(COMMS.rank).permutation(len(X))
+    local = shard(X, COMMS)
+    empty_first = shard(X, COMMS, counts=layouts(len(X), COMMS.size)["empty"])
+    one_changed = X.copy()
+    one_changed[COMMS.rank + 1] = X[COMMS.rank]  # every rank's own row twice, one row fewer
+    with warnings.catch_warnings():
         warnings.simplefilter("error", IdenticalShardsWarning)
-        KMeans(2, n_init=1, random_state=0).fit(_data(seed=COMMS.rank + 1)[0])
-        KMeans(2, n_init=1, random_state=0).fit(X[order][: len(X) - 1 - COMMS.rank])
+        for rows in (
+            _data(seed=COMMS.rank + 1)[0],  # the same size, other rows
+            X[order][: len(X) - 1 - COMMS.rank],  # copies, but of different sizes
+            empty_first,  # rank 0 without rows
+            np.repeat(local, 2, axis=0),  # every row of the shard twice
+            one_changed[order],
+        ):
+            KMeans(2, n_init=1, random_state=0).fit(rows)
+
+
+def case_scikit_learns_model_selection_warns_on_every_rank():
+    import sklearn.model_selection as sk
+
+    X, y = _data()
+    local, local_y = shard(X, COMMS), shard(y.astype(float), COMMS)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mlmpi.model_selection.cross_val_score(Ridge(), local, local_y, cv=2)
+        mlmpi.model_selection.GridSearchCV(Ridge(), {"alpha": [0.1, 1.0]}, cv=2).fit(local, local_y)
+        sk.cross_val_score(Ridge(), local, local_y, cv=2)  # the user's line
+        sk.GridSearchCV(Ridge(), {"alpha": [0.1, 1.0]}, cv=2).fit(local, local_y)
+    caught = [w for w in caught if w.category is ShardLocalFitWarning]
+    messages = [str(w.message) for w in caught]
+    assert [w.filename for w in caught] == [__file__] * 2  # once per call, at the user's line
+    assert messages[0].startswith(
+        f"scikit-learn's cross_val_score is fitting Ridge under {COMMS.size} ranks: it cuts its "
+        "folds from each rank's rows only"
+    )
+    assert messages[0].endswith(
+        "use mlmpi.model_selection.cross_val_score, which cuts the folds by global row."
+    )
+    assert "scikit-learn's GridSearchCV" in messages[1]
+    assert "use mlmpi.model_selection.GridSearchCV" in messages[1]
+    assert COMMS.allgather_object(messages) == [messages] * COMMS.size  # on every rank
 
 
 def case_the_contract_keeps_results_rank_invariant():

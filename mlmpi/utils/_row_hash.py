@@ -1,0 +1,153 @@
+"""An order-free checksum of the multiset of a shard's rows.
+
+An entry's bit pattern, as a 64-bit word ``w`` (zero-extended from narrower
+dtypes), counts in column ``j`` as ``(lo(w) + a_j) * (hi(w) + b_j) - a_j * b_j``
+(the sums modulo 2**32, the rest modulo 2**64): the NH hash of UMAC (Black et
+al., 1999) with 32-bit column keys, ``b_j`` odd, less the count of a zero, so
+that zeros count as nothing and a sparse shard's checksum is that of the same
+rows dense. A row's hash is the wrapping sum of its entries' counts; two
+different rows share it with probability at most 2**-31 over the keys,
+whatever their values. The checksum is the wrapping sum (modulo 2**64) of
+the rows' hashes scrambled by splitmix64's finaliser (a bijection of 64-bit
+words): the same rows in any order give the same checksum, another multiset
+of rows (one row changed, duplicated or missing) another, but for such a
+collision.
+
+On host dense rows, :func:`moments_and_checksum` computes it in the pass that
+adds the column sums and sums of squares (numba, one read of every row, four
+rows at a time); :func:`rows_checksum` computes it with array operations
+(CuPy, sparse rows).
+"""
+
+import numpy as np
+from numba import njit
+
+from .._array import get_namespace, is_sparse, to_host
+
+_BLOCK_ROWS = 1 << 13  # rows per kernel call (a non-C-ordered shard is copied by blocks)
+_S27, _S30, _S31, _S32 = np.uint64(27), np.uint64(30), np.uint64(31), np.uint64(32)
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x9E3779B97F4A7C15)
+_LOW = np.uint64(0xFFFFFFFF)
+
+
+def _mix(h):
+    """splitmix64's finaliser of uint64 words (NumPy, CuPy or numba scalars)."""
+    h = h ^ (h >> _S30)
+    h = h * _M1
+    h = h ^ (h >> _S27)
+    h = h * _M2
+    return h ^ (h >> _S31)
+
+
+def _count(w, a, b, zero):
+    """The count of entry words ``w`` in columns keyed ``(a, b, zero = a * b)``."""
+    return (((w & _LOW) + a) & _LOW) * (((w >> _S32) + b) & _LOW) - zero
+
+
+_mix_word = njit(cache=True, inline="always")(_mix)
+_count_word = njit(cache=True, inline="always")(_count)
+
+
+def _column_keys(n_features, xp=np):
+    """``(a, b, a * b)`` per column: 32-bit keys (``b`` odd) and the count of a zero."""
+    keys = _mix(xp.arange(1, n_features + 1, dtype=xp.uint64))
+    a, b = keys & _LOW, (keys >> _S32) | np.uint64(1)
+    return a, b, a * b
+
+
+@njit(cache=True, nogil=True)
+def _add_rows(X, words, a, b, zero, sums, squares):
+    """``sums += Σ x`` and ``squares += Σ x²`` per column (float64, in row
+    order, as ``mlmpi.kernels.cpu.decomposition``), and the wrapping sum of
+    the rows' scrambled hashes (``words``: ``X``'s bit patterns as unsigned
+    integers of the same width). Four rows at a time: each column's sums and
+    keys stay in registers."""
+    n, d = X.shape
+    total = np.uint64(0)
+    whole = n - n % 4
+    for i in range(0, whole, 4):
+        h0, h1, h2, h3 = np.uint64(0), np.uint64(0), np.uint64(0), np.uint64(0)
+        for f in range(d):
+            v0, v1 = np.float64(X[i, f]), np.float64(X[i + 1, f])
+            v2, v3 = np.float64(X[i + 2, f]), np.float64(X[i + 3, f])
+            sums[f] = sums[f] + v0 + v1 + v2 + v3
+            squares[f] = squares[f] + v0 * v0 + v1 * v1 + v2 * v2 + v3 * v3
+            h0 += _count_word(np.uint64(words[i, f]), a[f], b[f], zero[f])
+            h1 += _count_word(np.uint64(words[i + 1, f]), a[f], b[f], zero[f])
+            h2 += _count_word(np.uint64(words[i + 2, f]), a[f], b[f], zero[f])
+            h3 += _count_word(np.uint64(words[i + 3, f]), a[f], b[f], zero[f])
+        total += _mix_word(h0) + _mix_word(h1) + _mix_word(h2) + _mix_word(h3)
+    for i in range(whole, n):
+        h = np.uint64(0)
+        for f in range(d):
+            value = np.float64(X[i, f])
+            sums[f] += value
+            squares[f] += value * value
+            h += _count_word(np.uint64(words[i, f]), a[f], b[f], zero[f])
+        total += _mix_word(h)
+    return total
+
+
+def _words(values, xp):
+    """The bit patterns of ``values`` as unsigned integers of the same width."""
+    width = {1: xp.uint8, 2: xp.uint16, 4: xp.uint32, 8: xp.uint64}[values.dtype.itemsize]
+    return xp.ascontiguousarray(values).view(width)
+
+
+def moments_and_checksum(X):
+    """Column moments and :func:`rows_checksum` of host dense rows, in one pass.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_local, n_features)
+        Real numbers (bool, integer or float).
+
+    Returns
+    -------
+    moments : ndarray of shape (2, n_features)
+        ``[Σ x, Σ x²]`` per column, float64, added in row order.
+    checksum : int
+        :func:`rows_checksum` of ``X``.
+    """
+    moments = np.zeros((2, X.shape[1]), dtype=np.float64)
+    keys = _column_keys(X.shape[1])
+    total = 0
+    for start in range(0, X.shape[0], _BLOCK_ROWS):
+        block = np.ascontiguousarray(X[start : start + _BLOCK_ROWS])
+        total += int(_add_rows(block, _words(block, np), *keys, moments[0], moments[1]))
+    return moments, total % 2**64
+
+
+def _entry_counts(values, columns, n_features, xp):
+    """The counts of entries ``values`` in ``columns``, as uint64."""
+    a, b, zero = (key[columns] for key in _column_keys(n_features, xp))
+    return _count(_words(values, xp).astype(xp.uint64), a, b, zero)
+
+
+def rows_checksum(X):
+    """The checksum of the multiset of this shard's rows (see the module's notes).
+
+    Parameters
+    ----------
+    X : array of shape (n_local, n_features)
+        Dense or sparse, NumPy/SciPy or CuPy; real numbers.
+
+    Returns
+    -------
+    checksum : int
+        In ``[0, 2**64)``; a sparse shard's equals that of the same rows dense.
+    """
+    xp = get_namespace(X)
+    if is_sparse(X):
+        X = X.tocsr()
+        X.sum_duplicates()
+        counts = _entry_counts(X.data, X.indices, X.shape[1], xp)
+        running = xp.concatenate([xp.zeros(1, xp.uint64), xp.cumsum(counts, dtype=xp.uint64)])
+        rows = running[X.indptr[1:]] - running[X.indptr[:-1]]  # wrapping, as the sums
+        return int(to_host(_mix(rows).sum(dtype=xp.uint64)))
+    columns = xp.arange(X.shape[1])
+    total = xp.zeros((), dtype=xp.uint64)
+    for start in range(0, X.shape[0], _BLOCK_ROWS):
+        counts = _entry_counts(X[start : start + _BLOCK_ROWS], columns, X.shape[1], xp)
+        total += _mix(counts.sum(axis=1, dtype=xp.uint64)).sum(dtype=xp.uint64)
+    return int(to_host(total))
