@@ -48,6 +48,7 @@ from sklearn.tree._tree import NODE_DTYPE, Tree, _build_pruned_tree_ccp
 from sklearn.utils import _safe_indexing
 from sklearn.utils._encode import _unique
 from sklearn.utils._mask import _get_mask
+from sklearn.utils._metadata_requests import _routing_enabled
 from sklearn.utils._missing import is_scalar_nan
 from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
 from sklearn.utils._param_validation import Hidden, Interval, RealNotInt, StrOptions
@@ -110,6 +111,7 @@ __all__ = [
     "_num_samples",
     "_openmp_effective_n_threads",
     "_raise_for_params",
+    "_routing_enabled",
     "_safe_indexing",
     "_safe_min",
     "_score",

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn import linear_model as sk
+from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 
 from .._array import is_sparse, to_host
 from .._contract import collective_method
-from .._sklearn_compat import _check_solver, _fit_context, _raise_for_params
+from .._sklearn_compat import _check_solver, _fit_context, _raise_for_params, _routing_enabled
 from ..comms import Comms
 from ..metrics import get_scorer, make_scorer
 from ..utils.stats import global_classes
@@ -316,11 +317,16 @@ n_iter_
                 f"contains only one class: {classes[0]}."
             )
         splitter = check_cv(self.cv, y, classifier=True, comms=comms)
-        groups = params.pop("groups", None)
+        if _routing_enabled():  # the scorer gets sample_weight only if it asks for it
+            routed = process_routing(self, "fit", sample_weight=sample_weight, **params)
+            groups = routed.splitter.split.get("groups")
+            params = dict(routed.scorer.score)
+        else:
+            groups = params.pop("groups", None)
+            if sample_weight is not None:
+                params["sample_weight"] = sample_weight
         Cs = np.logspace(-4, 4, self.Cs) if isinstance(self.Cs, numbers.Integral) else self.Cs
         self.Cs_ = np.asarray(Cs)
-        if sample_weight is not None:
-            params["sample_weight"] = sample_weight
         problem = _Problem(
             X=X,
             y=y,
@@ -559,7 +565,37 @@ n_iter_
         _raise_for_params(score_params, self, "score")
         if sample_weight is not None:
             score_params["sample_weight"] = sample_weight
+        if _routing_enabled():  # as scikit-learn's: only what the scorer asks for
+            routed = process_routing(self, "score", **score_params).scorer.score
+            unrouted = set(score_params) - set(routed)
+            if unrouted:
+                raise TypeError(
+                    f"{type(self).__name__}.score got unexpected argument(s) {unrouted}, "
+                    "which are not routed to any object."
+                )
+            score_params = routed
         return self._get_scorer()(self, X, y, **score_params)
+
+    def get_metadata_routing(self):
+        """The metadata routing of this object, as scikit-learn's: ``fit``'s
+        ``groups`` to the splitter, ``sample_weight`` (and the scorer's other
+        requests) to the scorer in ``fit`` and ``score``.
+
+        Returns
+        -------
+        routing : sklearn.utils.metadata_routing.MetadataRouter
+        """
+        return (
+            MetadataRouter(owner=self)
+            .add_self_request(self)
+            .add(splitter=self.cv, method_mapping=MethodMapping().add(caller="fit", callee="split"))
+            .add(
+                scorer=self._get_scorer(),
+                method_mapping=MethodMapping()
+                .add(caller="score", callee="score")
+                .add(caller="fit", callee="score"),
+            )
+        )
 
     def _get_scorer(self):
         """The scorer of ``scoring`` (accuracy by default), as scikit-learn's."""
