@@ -3,14 +3,15 @@
 Each suite copies an installed scikit-learn test module into a temporary
 directory, rebinds the exported estimators to mlmpi's after its imports, and
 runs pytest on it in a subprocess (one process, ``SelfComms``), keeping only
-the tests that use a replaced estimator or function. ``DESELECT`` names every
-test left out and why: each is a deliberate difference listed in
-docs/differences.rst, or (``TORCH``, ``PROCESS_POOL``) a test left out for
-time alone.
+the tests that reach a replaced estimator, splitter or function (see
+``CONFTEST``). ``DESELECT`` names every test left out and why: each is a
+deliberate difference listed in docs/differences.rst, or (``TORCH``,
+``PROCESS_POOL``) a test left out for time alone.
 """
 
 import ast
 import importlib
+import importlib.util
 import os
 import re
 import subprocess
@@ -26,6 +27,7 @@ SKLEARN = Path(sklearn.__file__).resolve().parent
 # test file (relative to sklearn/) -> the estimators replaced by mlmpi's
 SUITES = {
     "cluster/tests/test_k_means.py": ["KMeans"],
+    "cluster/tests/test_dbscan.py": ["DBSCAN"],
     "linear_model/tests/test_base.py": ["LinearRegression"],
     "linear_model/tests/test_ridge.py": ["Ridge"],
     "linear_model/tests/test_coordinate_descent.py": ["Lasso", "ElasticNet"],
@@ -86,6 +88,7 @@ SUITES = {
         "ExtraTreesClassifier",
         "ExtraTreesRegressor",
     ],
+    "tests/test_naive_bayes.py": ["GaussianNB", "MultinomialNB", "BernoulliNB"],
 }
 
 # Reasons for the deliberate differences (docs/differences.rst).
@@ -99,6 +102,11 @@ SPARSE_GRAPH = (
     "metric='precomputed' takes dense rows of the distance matrix, not a sparse neighbours graph"
 )
 BRUTE = "exact brute force whatever `algorithm` says (_fit_method is 'brute', no trees)"
+BRUTE_BACKENDS = (
+    "compares scikit-learn's two brute-force backends (enable_cython_pairwise_dist), which "
+    "mlmpi does not have (one search, whatever the setting), on every SciPy metric: the "
+    "supported ones compare mlmpi with itself, the others are refused (metrics)"
+)
 NOT_SKLEARN_SUBCLASS = (
     "the test picks n_neighbors or radius by issubclass(cls, scikit-learn's "
     "private KNeighborsMixin), which mlmpi's estimators do not subclass"
@@ -125,6 +133,10 @@ EXACT_SUMS = (
     "mlmpi's metric sums are exact (correctly rounded, the same at any rank count), where "
     "scikit-learn's pairwise sums may differ in the last bit: mean_absolute_error equals "
     "twice scikit-learn's mean_pinball_loss only to rounding (docs/differences.rst)"
+)
+SPLIT_TIME = (
+    "test-time budget: scikit-learn's StratifiedGroupKFold takes 0.3-0.5 s a split count "
+    "here; the same check runs at 4, 5 and 6 splits"
 )
 COMMS_PARAMETER = (
     "mlmpi's splitters take `comms` (the ranks the rows are spread over), which their repr "
@@ -157,6 +169,7 @@ DESELECT = {
             "itself may be ~1e-8, not 0"
         ),
     },
+    "cluster/tests/test_dbscan.py": {},
     "linear_model/tests/test_base.py": {
         "test_raises_value_error_if_positive_and_sparse": (
             "LinearRegression(positive=True) accepts sparse X (NNLS on the global Gram matrix)"
@@ -243,6 +256,8 @@ DESELECT = {
         "test_radius_neighbors_returns_array_of_objects": SPARSE_GRAPH,
         "test_kneighbors_regressor_sparse": SPARSE_GRAPH,
         "test_auto_algorithm": BRUTE,
+        "test_kneighbors_brute_backend": BRUTE_BACKENDS,
+        "test_radius_neighbors_brute_backend": BRUTE_BACKENDS,
         "test_predict_sparse_ball_kd_tree": (
             "queries are dense when the index is: fitted on dense rows, predict takes dense rows"
         ),
@@ -275,6 +290,10 @@ DESELECT = {
     "metrics/tests/test_ranking.py": {"torch": TORCH},
     "model_selection/tests/test_split.py": {
         "test_cross_validator_with_default_params": COMMS_PARAMETER,
+        "test_stratified_kfold_ratios[StratifiedGroupKFold-7": SPLIT_TIME,
+        "test_stratified_kfold_ratios[StratifiedGroupKFold-8": SPLIT_TIME,
+        "test_stratified_kfold_ratios[StratifiedGroupKFold-9": SPLIT_TIME,
+        "test_stratified_kfold_ratios[StratifiedGroupKFold-10": SPLIT_TIME,
         "torch": TORCH,
     },
     "model_selection/tests/test_search.py": {
@@ -285,6 +304,7 @@ DESELECT = {
         "test_cross_validate_many_jobs": PROCESS_POOL,
         "torch": TORCH,
     },
+    "tests/test_naive_bayes.py": {"torch": TORCH},
     "ensemble/tests/test_forest.py": {
         "test_estimators_samples": (
             "refits a scikit-learn tree on a tree's bootstrap sample and expects the same tree: "
@@ -364,7 +384,8 @@ CV_SUITES = {
 }
 NO_ROUTING = (
     "metadata routing (enable_metadata_routing=True) is not implemented by mlmpi's "
-    "cross_val_predict and learning_curve: their params go to the estimator's fit"
+    "cross_val_predict and learning_curve: their params go to the estimator's fit "
+    "(partial_fit with exploit_incremental_learning)"
 )
 NO_BRIER = "no distributed Brier score: mlmpi has no 'neg_brier_score' scorer"
 WIDE_LOO = (
@@ -397,6 +418,7 @@ CV_DESELECT = {
     "model_selection/tests/test_validation.py": {
         "test_passed_unrequested_metadata": NO_ROUTING,
         "test_validation_functions_routing": NO_ROUTING,
+        "test_learning_curve_exploit_incremental_learning_routing": NO_ROUTING,
     },
     "metrics/tests/test_ranking.py": {},
     "metrics/tests/test_regression.py": {},
@@ -407,9 +429,12 @@ for _path, _names in CV_SUITES.items():
     SUITES[_path] = SUITES.get(_path, []) + _names
     DESELECT.setdefault(_path, {}).update(CV_DESELECT[_path])
 
-# Keeps a collected test if one of its parameters is an mlmpi estimator (class or
-# instance) or function, or if it has no such parameter and its code names a
-# replaced one.
+# Keeps a collected test if one of its parameters is, holds or names (a key of a
+# module-level dict) an mlmpi object (estimator, splitter or function), or if no
+# parameter is or names a scikit-learn estimator or splitter and its code reaches
+# a replaced name: directly, through the test module's helper functions or
+# through its module-level values (lists of splitters), decorators such as
+# config_context unwrapped.
 CONFTEST = '''
 import inspect
 
@@ -421,33 +446,74 @@ REPLACED = {replaced!r}
 DESELECT = {deselect!r}
 
 
-def _names(code):
+def _flat(value):
+    """The items of ``value``, of its lists, tuples, sets and dict values, nested or not."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [v for item in value for v in _flat(item)]
+    return [value]
+
+
+def _library(value):
+    """The top-level package that defines ``value`` (a class, an instance of one or a function)."""
+    owner = value if isinstance(value, type) or inspect.isfunction(value) else type(value)
+    return (getattr(owner, "__module__", None) or "").partition(".")[0]
+
+
+def _is_model(value):
+    """An estimator or a splitter (class or instance)."""
+    cls = value if isinstance(value, type) else type(value)
+    return issubclass(cls, BaseEstimator) or hasattr(cls, "get_n_splits")
+
+
+def _code_names(code):
     names = set(code.co_names) | set(code.co_varnames)
     for const in code.co_consts:
         if inspect.iscode(const):
-            names |= _names(const)
+            names |= _code_names(const)
     return names
 
 
-def _estimators(value):
-    if isinstance(value, (list, tuple)):
-        return [e for v in value for e in _estimators(v)]
-    if inspect.isfunction(value) and value.__module__.startswith("mlmpi"):
-        return [value]  # a replaced function (a metric, cross_val_predict, ...)
-    cls = value if isinstance(value, type) else type(value)
-    return [cls] if isinstance(cls, type) and issubclass(cls, BaseEstimator) else []
+def _reaches(function, seen):
+    """Whether ``function``'s code reaches a replaced name or an mlmpi object."""
+    function = inspect.unwrap(function)
+    if function in seen:
+        return False
+    seen.add(function)
+    names = _code_names(function.__code__)
+    if REPLACED & names:
+        return True
+    values = [function.__globals__[n] for n in names if n in function.__globals__]
+    for value in values:
+        if any(_library(v) == "mlmpi" for v in _flat(value)):
+            return True
+        helper = inspect.isfunction(value) and value.__module__ == function.__module__
+        if helper and _reaches(value, seen):
+            return True
+    return False
+
+
+def _looked_up(item, values):
+    """What the test module's dicts hold under the string parameters (an
+    estimator looked up by name)."""
+    module = vars(item.module).items()
+    tables = [t for k, t in module if isinstance(t, dict) and not k.startswith("__")]
+    return [table[v] for v in values if isinstance(v, str) for table in tables if v in table]
 
 
 def _uses_ours(item):
     params = getattr(getattr(item, "callspec", None), "params", {{}})
-    found = [cls for value in params.values() for cls in _estimators(value)]
-    if found:
-        return any(cls.__module__.startswith("mlmpi") for cls in found)
-    named = [value for value in params.values() if isinstance(value, str)]
-    if any(value in REPLACED for value in named):  # an estimator looked up by name
+    values = [v for value in params.values() for v in _flat(value)]
+    values += [v for found in _looked_up(item, values) for v in _flat(found)]
+    if any(_library(v) == "mlmpi" for v in values):
         return True
+    if any(isinstance(v, str) and v in REPLACED for v in values):  # looked up by name
+        return True
+    if any(_library(v) == "sklearn" and _is_model(v) for v in values):
+        return False  # the test is about scikit-learn's estimator or splitter
     function = getattr(item, "function", None)
-    return function is not None and bool(REPLACED & _names(function.__code__))
+    return function is not None and _reaches(function, set())
 
 
 def _matches(item, name, entry):
@@ -484,6 +550,8 @@ def _home(name, package):
     the top level, metrics, model selection or inspection."""
     modules = (f"mlmpi.{package}", "mlmpi", "mlmpi.metrics", "mlmpi.model_selection")
     for module in modules + ("mlmpi.inspection",):
+        if importlib.util.find_spec(module) is None:  # sklearn/tests/...: no mlmpi.tests
+            continue
         if name in getattr(importlib.import_module(module), "__all__", ()):
             return module
     raise LookupError(f"mlmpi exports no {name!r}")

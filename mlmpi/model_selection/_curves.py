@@ -11,7 +11,7 @@ from .._contract import collective_function, nested_calls_agree
 from .._sklearn_compat import (
     _aggregate_score_dicts,
     _check_groups_routing_disabled,
-    _fit_and_score,
+    _check_method_params,
     _num_samples,
     _safe_indexing,
     _translate_train_sizes,
@@ -22,6 +22,7 @@ from ..metrics import check_scoring
 from ..utils.shard_local import warn_shard_local_learners
 from ..utils.validation import agree
 from ._agreement import agreed_random_state, check_n_jobs
+from ._failures import agreed_fit_and_score, agreed_folds
 from ._scoring import collective_scoring
 from ._split import _GlobalRowSplitter, check_cv
 
@@ -49,9 +50,10 @@ def _local(rows, offset, n_local):
     return (mine - offset).astype(np.intp)
 
 
-def _incremental_scores(estimator, X, y, classes, train, test, sizes, scorer, local, times):
+def _incremental_scores(estimator, X, y, classes, train, test, sizes, scorer, local, times, params):
     """scikit-learn's ``_incremental_fit_estimator`` on global rows: ``partial_fit``
-    on each chunk of the (global) training rows, scored after each. Collective."""
+    on each chunk of the (global) training rows, with ``params`` (row-aligned ones
+    cut to the chunk's rows), scored after each. Collective."""
     found = []
     start = 0
 
@@ -62,11 +64,12 @@ def _incremental_scores(estimator, X, y, classes, train, test, sizes, scorer, lo
     for size in sizes:
         chunk = local(train[start:size])
         start = size
+        fit_params = _check_method_params(X, params=params, indices=chunk)
         began = time.time()
         if classes is None:
-            estimator.partial_fit(*rows(chunk))
+            estimator.partial_fit(*rows(chunk), **fit_params)
         else:
-            estimator.partial_fit(*rows(chunk), classes=classes)
+            estimator.partial_fit(*rows(chunk), classes=classes, **fit_params)
         fit_time = time.time() - began
         began = time.time()
         test_score = scorer(estimator, *rows(local(test)))
@@ -136,7 +139,8 @@ def learning_curve(
     error_score : 'raise' or numeric, default=np.nan
     return_times : bool, default=False
     params : dict, default=None
-        Parameters of the estimator's ``fit`` (row-aligned for this rank's rows).
+        Parameters of the estimator's ``fit``, or of its ``partial_fit`` with
+        ``exploit_incremental_learning`` (row-aligned ones for this rank's rows).
     comms : Comms, default=None
         None for :func:`mlmpi.get_comms`.
 
@@ -191,14 +195,25 @@ def learning_curve(
                 classes = np.unique(np.concatenate(found))
             out = [
                 _incremental_scores(
-                    clone(estimator), X, y, classes, train, test, sizes, scorer, local, return_times
+                    clone(estimator),
+                    X,
+                    y,
+                    classes,
+                    train,
+                    test,
+                    sizes,
+                    scorer,
+                    local,
+                    return_times,
+                    params or {},
                 )
                 for train, test in splits
             ]
             out = np.asarray(out).transpose((2, 1, 0))
         else:
             results = [
-                _fit_and_score(
+                agreed_fit_and_score(
+                    comms,
                     clone(estimator),
                     X,
                     y,
@@ -300,7 +315,7 @@ def validation_curve(
     comms = resolve_comms(comms)
     check_n_jobs(n_jobs, comms)
     warn_shard_local_learners(estimator, comms)
-    with nested_calls_agree():  # every fit and score agrees too
+    with nested_calls_agree(), agreed_folds(comms):  # every fit and score agrees too
         return sk.validation_curve(
             estimator,
             X,

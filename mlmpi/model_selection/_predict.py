@@ -11,13 +11,12 @@ from .._sklearn_compat import (
     _check_method_params,
     _enforce_prediction_order,
     _num_samples,
-    _safe_indexing,
 )
 from ..comms import resolve_comms
 from ..utils.shard_local import warn_shard_local_learners
 from ..utils.validation import agree
 from ._agreement import check_n_jobs
-from ._split import check_cv
+from ._split import _pairwise_offset, _safe_split, _training_columns, check_cv
 
 _ENCODED = ("decision_function", "predict_proba", "predict_log_proba")
 
@@ -45,18 +44,19 @@ def _global_codes(y, comms):
     return (codes[:, 0] if y.ndim == 1 else codes), counts
 
 
-def _fold_predictions(estimator, X, y, train, test, params, method, n_classes):
-    """Fit a clone on ``train``, predict ``test`` (local), classes in global order."""
+def _fold_predictions(estimator, X, y, train, test, columns, params, method, n_classes):
+    """Fit a clone on ``train``, predict ``test`` (local), classes in global order;
+    a pairwise ``X`` is cut to ``columns`` (:func:`_training_columns`) too."""
     estimator = clone(estimator)
     fit_params = _check_method_params(X, params=params, indices=train)
-    X_train = _safe_indexing(X, train)
+    X_train, y_train = _safe_split(X, y, train, columns)
     if y is None:
         estimator.fit(X_train, **fit_params)
     else:
-        estimator.fit(X_train, _safe_indexing(y, train), **fit_params)
+        estimator.fit(X_train, y_train, **fit_params)
     comms = estimator._get_comms() if hasattr(estimator, "_get_comms") else resolve_comms(None)
     predictions, _ = agree(
-        comms, lambda: (getattr(estimator, method)(_safe_indexing(X, test)), None)
+        comms, lambda: (getattr(estimator, method)(_safe_split(X, None, test, columns)[0]), None)
     )
     if n_classes is None:
         return predictions
@@ -150,12 +150,23 @@ def cross_val_predict(
         return test, None
 
     test_rows, _ = agree(comms, check)
+    offset = _pairwise_offset(estimator, X, comms)
     n_classes = None
     if method in _ENCODED and y is not None:
         y, n_classes = _global_codes(np.asarray(y), comms)
     with nested_calls_agree():  # every fit agrees too (the estimator's parameters)
         predictions = [
-            _fold_predictions(estimator, X, y, train, test, params, method, n_classes)
+            _fold_predictions(
+                estimator,
+                X,
+                y,
+                train,
+                test,
+                None if offset is None else _training_columns(train, offset, comms),
+                params,
+                method,
+                n_classes,
+            )
             for train, test in splits
         ]
     order = np.empty(n_rows, dtype=np.intp)

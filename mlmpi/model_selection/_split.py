@@ -20,22 +20,17 @@ import warnings
 
 import numpy as np
 import sklearn.model_selection as sk
-from sklearn.utils import check_array, indexable
+from sklearn.utils import check_array, get_tags, indexable
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_consistent_length
 
 from .._array import get_namespace, is_device_array, is_sparse, to_host
 from .._contract import collective_function, collective_method
-from .._sklearn_compat import (
-    _num_samples,
-    _safe_indexing,
-    _UnsupportedGroupCVMixin,
-    _validate_shuffle_split,
-)
+from .._sklearn_compat import _num_samples, _safe_indexing, _validate_shuffle_split
 from ..base import DistributedEstimatorMixin
 from ..comms import resolve_comms
 from ..comms._method import in_collective_method
-from ..utils.validation import RowLayout, agree
+from ..utils.validation import RowLayout, agree, agree_on_errors
 from ._agreement import agreed_random_state
 
 _CLASSIFICATION_TARGETS = ("binary", "multiclass")
@@ -64,6 +59,8 @@ class _GlobalRowSplitter(DistributedEstimatorMixin):
     """
 
     _reference = None  # the scikit-learn splitter class reproduced
+    _uses_groups = False  # True for the group splitters; the others warn when given groups
+    _split_depth = 3  # frames from split's body to its caller (the contract's wrapper between)
 
     def _reference_splitter(self, comms):
         names = inspect.signature(self._reference.__init__).parameters
@@ -101,7 +98,7 @@ class _GlobalRowSplitter(DistributedEstimatorMixin):
         The folds are those scikit-learn's splitter gives on the
         concatenation of every rank's rows (in rank order); each rank gets the
         indices of its own rows in them. The splitters that ignore ``groups``
-        warn when given some, as scikit-learn's ``KFold`` and ``ShuffleSplit`` do.
+        warn when given some, as scikit-learn's do.
 
         This method is collective: every rank calls it with its own rows (a
         rank without rows passes empty arrays) and takes the first fold; as
@@ -125,11 +122,11 @@ class _GlobalRowSplitter(DistributedEstimatorMixin):
             For each fold, the local (this rank's) row indices of the training
             set and of the test set, sorted.
         """
-        if groups is not None and issubclass(self._reference, _UnsupportedGroupCVMixin):
-            warnings.warn(  # stacklevel 3: past the contract's wrapper, at the caller
+        if groups is not None and not self._uses_groups:
+            warnings.warn(
                 f"The groups parameter is ignored by {type(self).__name__}",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=self._split_depth,
             )
         return self._local_folds(X, y, groups)
 
@@ -267,13 +264,14 @@ class _ByGlobalClass(_GlobalRowSplitter):
     class of each row and on the order of the rows within each class, so its
     folds of the placeholder are its folds of the real data, renumbered."""
 
+    _split_depth = 4  # the subclasses' split, which requires y, calls the collective one
+
     def _check(self, X, y, groups):
         n_rows = _n_rows(X, y, groups)
-        if y is None:
-            raise ValueError(f"{type(self).__name__}.split needs y: the labels to stratify on.")
-        y = np.asarray(to_host(y))
-        if n_rows == 0:
+        if n_rows == 0 and y is not None:  # a rank without rows: no labels to check
             return y, (n_rows, [], [], [])
+        # scikit-learn's check of y (its TypeError for y=None)
+        y = check_array(to_host(y), input_name="y", ensure_2d=False, dtype=None)
         y = self._classes_of(y)
         labels, first, counts = np.unique(y, return_index=True, return_counts=True)
         return y, (n_rows, labels.tolist(), first.tolist(), counts.tolist())
@@ -307,6 +305,36 @@ class _ByGlobalClass(_GlobalRowSplitter):
             mine = np.flatnonzero(y_local == label)
             rows[mine] = starts[label] + before[label] + np.arange(mine.size)
         return np.empty((layout.n_samples, 0)), y_global, rows
+
+
+def _split_requiring_y_doc(what, name):
+    """The docstring of a stratified splitter's ``split``, which requires ``y``."""
+    return f"""Generate indices to split this rank's rows into training and test sets.
+
+        The {what} of :class:`sklearn.model_selection.{name}` on the
+        concatenation of every rank's rows; each rank gets the indices of its
+        own rows in them. As scikit-learn's, ``y`` is required: ``split(X)``
+        raises its ``TypeError`` at the call.
+
+        This method is collective: every rank calls it, and the returned
+        generator checks the arguments and computes every split at the first
+        ``next()`` (see :meth:`KFold.split`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            This rank's rows.
+        y : array-like of shape (n_samples,) or (n_samples, n_labels)
+            This rank's labels, stratified on.
+        groups : array-like of shape (n_samples,), default=None
+            Ignored: a warning says so, as scikit-learn's.
+
+        Returns
+        -------
+        splits : generator of (train, test)
+            For each split, the local (this rank's) row indices of the
+            training set and of the test set, sorted.
+        """
 
 
 class StratifiedKFold(_ByGlobalClass, sk.StratifiedKFold):
@@ -349,6 +377,11 @@ class StratifiedKFold(_ByGlobalClass, sk.StratifiedKFold):
         super().__init__(n_splits=n_splits, shuffle=shuffle, random_state=random_state)
         self.comms = comms
 
+    def split(self, X, y, groups=None):
+        return super().split(X, y, groups)
+
+    split.__doc__ = _split_requiring_y_doc("folds", "StratifiedKFold")
+
 
 class StratifiedShuffleSplit(_ByGlobalClass, sk.StratifiedShuffleSplit):
     """Stratified ShuffleSplit cross-validator over the global rows.
@@ -390,7 +423,6 @@ class StratifiedShuffleSplit(_ByGlobalClass, sk.StratifiedShuffleSplit):
     def _classes_of(self, y):
         # scikit-learn's StratifiedShuffleSplit: any labels; a 2-d y (multilabel)
         # stratifies on its distinct rows, each written as one string
-        y = check_array(y, ensure_2d=False, dtype=None)
         if y.ndim == 2:
             y = np.array([" ".join(row.astype("str")) for row in y])
         return y
@@ -402,6 +434,11 @@ class StratifiedShuffleSplit(_ByGlobalClass, sk.StratifiedShuffleSplit):
             n_splits=n_splits, test_size=test_size, train_size=train_size, random_state=random_state
         )
         self.comms = comms
+
+    def split(self, X, y, groups=None):
+        return super().split(X, y, groups)
+
+    split.__doc__ = _split_requiring_y_doc("splits", "StratifiedShuffleSplit")
 
 
 class TimeSeriesSplit(_GlobalRowSplitter, sk.TimeSeriesSplit):
@@ -451,6 +488,7 @@ class _ByGlobalGroup(_GlobalRowSplitter):
     folds of the placeholder are their folds of the real data, renumbered."""
 
     _by_class = False  # whether a cell is (group, class) rather than a group
+    _uses_groups = True
 
     def _check(self, X, y, groups):
         n_rows = _n_rows(X, y, groups)
@@ -458,10 +496,10 @@ class _ByGlobalGroup(_GlobalRowSplitter):
             raise ValueError("The 'groups' parameter should not be None.")
         columns = [np.asarray(to_host(groups), dtype=None).ravel()]
         if self._by_class:
-            if y is None:
-                raise ValueError(f"{type(self).__name__}.split needs y: the labels to stratify on.")
+            # scikit-learn's check of the labels (y=None: array(None), an 'unknown'
+            # target); a rank without rows has none to check
             y = np.asarray(to_host(y))
-            kind = type_of_target(y) if n_rows else "binary"
+            kind = type_of_target(y) if n_rows or y.ndim == 0 else "binary"
             if kind not in _CLASSIFICATION_TARGETS:
                 raise ValueError(
                     f"Supported target types are: {_CLASSIFICATION_TARGETS}. Got {kind!r} instead."
@@ -797,6 +835,47 @@ def _concatenate(parts):
     if nw.dependencies.is_into_dataframe(first):
         return nw.to_native(nw.concat([nw.from_native(part) for part in parts]))
     return type(first)(np.concatenate([np.asarray(part) for part in parts]))
+
+
+def _square_kernel_rows(X, n_samples):
+    """scikit-learn's checks of a pairwise estimator's X (``_safe_split``): this
+    rank's rows of a square matrix, with a column per global row."""
+    if not hasattr(X, "shape"):
+        raise ValueError(
+            "Precomputed kernels or affinity matrices have to be passed as arrays or "
+            "sparse matrices."
+        )
+    if len(X.shape) != 2 or X.shape[1] != n_samples:
+        raise ValueError("X should be a square kernel matrix")
+
+
+def _pairwise_offset(estimator, X, comms):
+    """This rank's first global row when ``estimator`` is pairwise (its ``X`` a
+    precomputed kernel or distances: this rank's rows, every rank's columns in
+    global row order), after scikit-learn's checks of ``X``; None for other
+    estimators. This function is collective."""
+    if not get_tags(estimator).input_tags.pairwise:
+        return None
+    offset, n_samples = comms.exclusive_scan_rows(_num_samples(X))
+    agree_on_errors(comms, lambda: _square_kernel_rows(X, n_samples))
+    return offset
+
+
+def _training_columns(train, offset, comms):
+    """The columns of a pairwise ``X`` that a fold keeps: every rank's training
+    rows (``train``: this rank's, local) as global rows, in rank order, the order
+    the estimator is fitted on them. This function is collective."""
+    return comms.allgatherv(np.asarray(train, dtype=np.int64) + offset)
+
+
+def _safe_split(X, y, indices, columns=None):
+    """scikit-learn's ``_safe_split`` of this rank's rows: rows ``indices`` of
+    ``X`` and ``y`` (None stays None), and of a pairwise ``X`` the ``columns``
+    of :func:`_training_columns` too."""
+    y_part = None if y is None else _safe_indexing(y, indices)
+    if columns is None:
+        return _safe_indexing(X, indices), y_part
+    return X[np.ix_(indices, columns)], y_part
 
 
 _DISTRIBUTED = {

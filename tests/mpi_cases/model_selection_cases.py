@@ -8,13 +8,16 @@ import numpy as np
 import pytest
 import sklearn.linear_model as skl
 import sklearn.model_selection as sk
+import sklearn.naive_bayes as skn
+import sklearn.neighbors as skne
 from scipy.stats import loguniform
-from shards import each_layout, gather_rows
-from sklearn.datasets import load_breast_cancer, load_diabetes
+from shards import each_layout, gather_rows, same_error_everywhere
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
+from sklearn.metrics import pairwise_distances
 from sklearn.preprocessing import FunctionTransformer, Normalizer, StandardScaler
 
 import mlmpi.model_selection as ms
-from mlmpi import LogisticRegression, Ridge, get_comms
+from mlmpi import GaussianNB, KNeighborsClassifier, LogisticRegression, Ridge, get_comms
 from mlmpi.pipeline import make_pipeline
 from mlmpi.utils import shard_local
 
@@ -278,3 +281,53 @@ def case_scikit_learn_learners_warn_once_per_class():
     stateless = make_pipeline(FunctionTransformer(np.tanh), Normalizer(), Ridge())
     assert _shard_local_warnings(lambda: stateless.fit(Xl, yl)) == []
     assert _shard_local_warnings(lambda: ms.cross_val_score(stateless, Xl, yl, cv=cv)) == []
+
+
+def _unequal_layouts(*arrays):
+    """This rank's arrays in the uneven layout and in the one with rank 0 empty
+    (at one rank, its one layout)."""
+    size = get_comms().size
+    for name, local in each_layout(*arrays):
+        if size == 1 or name != "even":
+            yield local
+
+
+def case_learning_curve_incremental_passes_params():
+    X, y = load_iris(return_X_y=True)
+    weights = np.random.RandomState(1).rand(y.shape[0]) ** 3
+    kwargs = {
+        "cv": 3,
+        "train_sizes": [0.4, 1.0],
+        "exploit_incremental_learning": True,
+        "shuffle": True,
+        "random_state": 0,
+    }
+    reference = sk.learning_curve(
+        skn.GaussianNB(), X, y, params={"sample_weight": weights}, **kwargs
+    )
+    unweighted = sk.learning_curve(skn.GaussianNB(), X, y, **kwargs)
+    assert not np.array_equal(reference[2], unweighted[2])  # the weights change the scores
+    for Xl, yl, wl in _unequal_layouts(X, y, weights):
+        found = ms.learning_curve(GaussianNB(), Xl, yl, params={"sample_weight": wl}, **kwargs)
+        for part, expected in zip(found, reference):
+            np.testing.assert_allclose(part, expected, rtol=1e-12)
+
+
+def case_cross_val_predict_cuts_both_axes_of_a_precomputed_matrix():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(90, 3))
+    y = (X[:, 0] + rng.normal(size=90) > 0).astype(int) + (X[:, 1] > 0.5)
+    D = pairwise_distances(X)  # rows on their rank, a column per global row
+    reference = sk.cross_val_predict(
+        skne.KNeighborsClassifier(5, metric="precomputed"), D, y, cv=4, method="predict_proba"
+    )
+    for Dl, yl in _unequal_layouts(D, y):
+        found = ms.cross_val_predict(
+            KNeighborsClassifier(5, metric="precomputed"), Dl, yl, cv=4, method="predict_proba"
+        )
+        np.testing.assert_array_equal(gather_rows(found), reference)
+        same_error_everywhere(
+            ValueError,
+            "X should be a square kernel matrix",
+            lambda: ms.cross_val_predict(KNeighborsClassifier(metric="precomputed"), Dl[:, 1:], yl),
+        )
