@@ -62,6 +62,14 @@ class RankFailedError(RuntimeError):
     ----------
     rank, size, method, error_type, error_message
         The parameters.
+
+    Examples
+    --------
+    >>> from mlmpi.comms import RankFailedError
+    >>> error = RankFailedError(1, 2, "KMeans.fit", "ValueError", "Input X contains NaN.")
+    >>> print(error)  # doctest: +NORMALIZE_WHITESPACE
+    rank 1 of 2 failed in KMeans.fit: ValueError: Input X contains NaN. (this rank left the
+    collective it was waiting in; the other ranks did too)
     """
 
     def __init__(self, rank, size, method, error_type, error_message):
