@@ -34,6 +34,7 @@ from .._sklearn_compat import (
 )
 from ..comms import RankFailedError
 from ..comms._failures import mark_announced
+from ..utils.validation import _rebuild
 
 
 @dataclass(frozen=True)
@@ -58,13 +59,7 @@ class FoldFailure:
 
     def error(self, size):
         """The exception every rank but the origin raises (type, text, rank)."""
-        message = self.message
-        if self.origin is not None:
-            message += f" [raised on rank {self.origin} of {size}]"
-        try:
-            error = self.error_type(message)
-        except Exception:  # an exception class with an unusual constructor
-            error = RuntimeError(f"{self.error_type.__name__}: {message}")
+        error = _rebuild((self.error_type, self.message), self.origin, size)
         error.__cause__ = _OriginTraceback(self.traceback)
         mark_announced(error)
         return error

@@ -82,8 +82,9 @@ class RowLayout:
 
 
 def _rebuild(error, rank, size):
+    """``error`` (class, message) raised again, naming ``rank`` (None: no rank)."""
     cls, message = error
-    if size > 1:
+    if rank is not None and size > 1:
         message = f"{message} [raised on rank {rank} of {size}]"
     try:
         return cls(message)
