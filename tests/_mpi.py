@@ -18,6 +18,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 WORKER = HERE / "mpi_worker.py"
 RANK_COUNTS = (1, 2, 3, 4)
+#: Modules that share one mpiexec job at a rank count: each job starts Python,
+#: MPI and the libraries once for all of them (seconds per rank on two cores).
+MODULES_PER_JOB = 8
 #: MPICH settings for more ranks than cores: the ranks' progress loops sleep now
 #: and then instead of spinning, so that ranks sharing a core all advance.
 OVERSUBSCRIBED_ENV = {
@@ -68,23 +71,55 @@ def _tail(text, lines=60):
 
 
 class CaseRunner:
-    """Runs every ``case_*`` function of a module in ``tests/mpi_cases`` in one
-    ``mpiexec`` job per rank count, and remembers the outcome of each case."""
+    """Runs the ``case_*`` functions of ``tests/mpi_cases`` modules in ``mpiexec``
+    jobs, and remembers the outcome of each case.
+
+    After :meth:`plan`, the modules a session checks at the same rank count
+    share jobs, :data:`MODULES_PER_JOB` at a time, one after the other in the
+    same processes; a module that says ``ALONE = True`` (it measures its
+    process, or leaves it changed) and a check with its own ``env`` get a job
+    of their own.
+    """
 
     def __init__(self):
         self._results = {}
+        self._jobs = {}
+
+    def plan(self, pairs):
+        """Group the ``(module, nranks)`` pairs the session will check into jobs."""
+        by_ranks = {}
+        for module, nranks in sorted(set(pairs)):
+            if not module_alone(module):
+                by_ranks.setdefault(nranks, []).append(module)
+        for nranks, modules in by_ranks.items():
+            for start in range(0, len(modules), MODULES_PER_JOB):
+                job = tuple(modules[start : start + MODULES_PER_JOB])
+                self._jobs.update({(module, nranks): job for module in job})
 
     def outcome(self, module, nranks, *, timeout=300, env=None):
-        key = (module, nranks, tuple(sorted((env or {}).items())))
-        if key not in self._results:
+        """``(returncode, output, timed_out, cases)`` of the job that ran ``module``:
+        ``cases`` maps each case that ran to its failures per rank (None: the
+        job reported nothing of the module). ``timeout`` is per module."""
+        variant = tuple(sorted((env or {}).items()))
+        if (module, nranks, variant) not in self._results:
+            modules = (module,) if env else self._jobs.get((module, nranks), (module,))
             with tempfile.TemporaryDirectory() as tmp:
                 report = Path(tmp) / "report.json"
                 returncode, output, timed_out = run_mpi(
-                    nranks, [sys.executable, WORKER, module, report], timeout=timeout, env=env
+                    nranks,
+                    [sys.executable, WORKER, report, *modules],
+                    timeout=timeout + 60 * (len(modules) - 1),
+                    env=env,
                 )
-                cases = json.loads(report.read_text()) if report.exists() else None
-            self._results[key] = (returncode, output, timed_out, cases)
-        return self._results[key]
+                reported = json.loads(report.read_text()) if report.exists() else {}
+            for name in modules:
+                self._results[(name, nranks, variant)] = (
+                    returncode,
+                    output,
+                    timed_out,
+                    reported.get(name),
+                )
+        return self._results[(module, nranks, variant)]
 
     def check(self, module, case, nranks, **kwargs):
         """Fail unless ``case`` passed on every rank of the ``nranks`` job."""
@@ -93,6 +128,8 @@ class CaseRunner:
         returncode, output, timed_out, cases = self.outcome(module, nranks, **kwargs)
         if timed_out:
             pytest.fail(f"mpiexec -n {nranks} {module} timed out (hang?)\n{_tail(output)}")
+        if cases is not None and "import" in cases:
+            case = "import"  # the module failed to import: its tracebacks
         if cases is None or case not in cases:
             pytest.fail(
                 f"mpiexec -n {nranks} {module} exited {returncode} without reporting "
@@ -123,6 +160,12 @@ def _literal(tree, name, default):
         ):
             return ast.literal_eval(node.value)
     return default
+
+
+def module_alone(module):
+    """Whether ``tests/mpi_cases/<module>.py`` says ``ALONE = True``: it runs in
+    an mpiexec job of its own."""
+    return _literal(ast.parse((HERE / "mpi_cases" / f"{module}.py").read_text()), "ALONE", False)
 
 
 def case_modules():

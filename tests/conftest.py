@@ -1,12 +1,17 @@
 import pytest
 from _mpi import CaseRunner
 
+#: ``(module, nranks)`` of every ``test_mpi_case`` the session runs.
+_MPI_CASE_JOBS = []
+
 
 @pytest.fixture(scope="session")
 def mpi_cases():
-    """Session-wide runner of ``tests/mpi_cases`` modules (one mpiexec job per
-    module and rank count)."""
-    return CaseRunner()
+    """Session-wide runner of ``tests/mpi_cases`` modules: the modules selected at
+    the same rank count share mpiexec jobs (:class:`CaseRunner`)."""
+    runner = CaseRunner()
+    runner.plan(_MPI_CASE_JOBS)
+    return runner
 
 
 @pytest.fixture(scope="session")
@@ -22,8 +27,15 @@ def cupy():
     return cp
 
 
+@pytest.hookimpl(trylast=True)  # after -k and -m have deselected
 def pytest_collection_modifyitems(config, items):
-    """Tests that use the ``cupy`` fixture are GPU tests: ``-m gpu`` selects them."""
+    """Tests that use the ``cupy`` fixture are GPU tests: ``-m gpu`` selects them.
+    The mpiexec cases that will run are noted for :meth:`CaseRunner.plan`."""
     for item in items:
         if "cupy" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.gpu)
+        if getattr(item, "originalname", None) == "test_mpi_case" and not any(
+            item.iter_markers("skip")
+        ):
+            params = item.callspec.params
+            _MPI_CASE_JOBS.append((params["module"], params["nranks"]))

@@ -1,12 +1,15 @@
-"""Runs the ``case_*`` functions of one ``tests/mpi_cases`` module under mpiexec.
+"""Runs the ``case_*`` functions of ``tests/mpi_cases`` modules under mpiexec.
 
-Usage: ``mpiexec -n N python tests/mpi_worker.py MODULE REPORT.json``
+Usage: ``mpiexec -n N python tests/mpi_worker.py REPORT.json MODULE [MODULE ...]``
 
 Each case is a function without arguments that runs on every rank and raises
 (usually AssertionError) on failure. After each case the ranks exchange
 their outcome on a communicator of the harness's own, so a failed case
-cannot derail the collectives of the next. Rank 0 writes
-``{case: {rank: traceback}}`` (empty dict: passed on every rank).
+cannot derail the collectives of the next. The modules run one after the
+other in the same processes (one start of Python, MPI and the libraries for
+all of them). Rank 0 writes ``{module: {case: {rank: traceback}}}`` (an
+empty dict: passed on every rank); a module that fails to import reports
+its traceback under the case name ``import``.
 """
 
 import importlib
@@ -19,25 +22,42 @@ os.environ.setdefault("MLMPI_ABORT_ON_ERROR", "0")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "mpi_cases"))
 
 
+def _run(call, harness):
+    """Run ``call`` on every rank; rank 0 gets ``{rank: traceback}`` of the
+    ranks where it raised, the others None."""
+    try:
+        call()
+        error = None
+    except Exception:
+        error = traceback.format_exc()
+    gathered = harness.gather(error, root=0)
+    if harness.rank == 0:
+        return {str(r): tb for r, tb in enumerate(gathered) if tb is not None}
+    return None
+
+
 def main():
-    module_name, report = sys.argv[1], sys.argv[2]
+    report, module_names = sys.argv[1], sys.argv[2:]
     from mpi4py import MPI
 
     harness = MPI.COMM_WORLD.Dup()
-    module = importlib.import_module(module_name)
-    cases = [name for name in vars(module) if name.startswith("case_")]
     results = {}
-    for name in cases:
-        try:
-            getattr(module, name)()
-            error = None
-        except Exception:
-            error = traceback.format_exc()
-        gathered = harness.gather(error, root=0)
-        if harness.rank == 0:
-            results[name] = {str(r): tb for r, tb in enumerate(gathered) if tb is not None}
-            with open(report, "w") as f:  # rewritten after every case: a later hang keeps these
+
+    def record(module_name, case, errors):
+        if harness.rank == 0:  # rewritten after every case: a later hang keeps these
+            results.setdefault(module_name, {})[case] = errors
+            with open(report, "w") as f:
                 json.dump(results, f, indent=1)
+
+    for module_name in module_names:
+        loaded = {}
+        errors = _run(lambda: loaded.update(module=importlib.import_module(module_name)), harness)
+        if harness.bcast(bool(errors), root=0):
+            record(module_name, "import", errors)
+            continue
+        module = loaded["module"]
+        for case in [name for name in vars(module) if name.startswith("case_")]:
+            record(module_name, case, _run(getattr(module, case), harness))
 
 
 if __name__ == "__main__":

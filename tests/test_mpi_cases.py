@@ -1,9 +1,12 @@
-"""Every ``tests/mpi_cases/*_cases.py`` module under ``mpiexec``, one job per module and rank count.
+"""Every ``tests/mpi_cases/*_cases.py`` module under ``mpiexec``, at each of its rank counts.
 
 A module says at which rank counts it runs with a literal ``RANKS = (...)``
-(default: 1, 2, 3 and 4) and which optional packages it needs with
-``REQUIRES = (...)`` (skipped without them). Both are read from the source,
-so collecting does not import the cases. Runs of the same modules with a GPU
+(default: 1, 2, 3 and 4), which optional packages it needs with
+``REQUIRES = (...)`` (skipped without them), and ``ALONE = True`` if it
+needs processes of its own. All are read from the source, so collecting
+does not import the cases. The other modules selected at a rank count share
+mpiexec jobs (``_mpi.CaseRunner``), which saves starting Python, MPI and the
+libraries once per module. Runs of the same modules with a GPU
 or another backend live in their own test files.
 """
 

@@ -1,25 +1,21 @@
 """Forests under mpiexec: the same global data split every way (even, uneven,
 rank 0 empty; rows sorted by target so that ranks miss classes) gives the
 forest of one process, for every criterion, sparse and missing values,
-several outputs, max_leaf_nodes and a warm start; the accuracy is
-scikit-learn's at equal depth and tree count."""
+several outputs, max_leaf_nodes and a warm start. The accuracy against
+scikit-learn's is in forest_quality_cases.py."""
 
 import numpy as np
 import scipy.sparse as sp
-import sklearn.ensemble as sk
 from shards import each_layout, layouts
 from sklearn.datasets import (
     load_diabetes,
     load_digits,
     make_classification,
-    make_regression,
 )
 from sklearn.metrics import f1_score
-from sklearn.model_selection import train_test_split
 
 import mlmpi.ensemble as ml
 from mlmpi import SelfComms, get_comms
-from mlmpi.datasets import shard
 
 _FOREST_ARRAYS = (
     "feature",
@@ -194,47 +190,6 @@ def case_sparse_missing_values_outputs_leaf_limit_and_warm_start_identical():
         y,
         fit=warm,
     )
-
-
-def _compare_scores(pairs, X, y, *, trees, tolerance, seeds=(0, 1)):
-    """Mean test score over ``seeds`` within ``tolerance`` of scikit-learn's."""
-    comms = get_comms()
-    X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
-    for ours, theirs in pairs:
-        mine, peer = [], []
-        for seed in seeds:
-            model = ours(n_estimators=trees, random_state=seed).fit(
-                shard(X_train, comms), shard(y_train, comms)
-            )
-            mine.append(model.score(shard(X_test, comms), shard(y_test, comms)))
-            score = None
-            if comms.rank == 0:  # one scikit-learn fit, not one per rank
-                score = (
-                    theirs(n_estimators=trees, random_state=seed)
-                    .fit(X_train, y_train)
-                    .score(X_test, y_test)
-                )
-            peer.append(comms.bcast_object(score, root=0))
-        assert np.mean(mine) >= np.mean(peer) - tolerance, (ours.__name__, mine, peer)
-
-
-def case_accuracy_of_scikit_learn_on_digits_and_synthetic_classes():
-    pairs = [
-        (ml.RandomForestClassifier, sk.RandomForestClassifier),
-        (ml.ExtraTreesClassifier, sk.ExtraTreesClassifier),
-    ]
-    _compare_scores(pairs, *load_digits(return_X_y=True), trees=30, tolerance=0.01)
-    X, y = make_classification(3000, 20, n_informative=8, n_classes=3, random_state=0)
-    _compare_scores(pairs, X, y, trees=30, tolerance=0.01)
-
-
-def case_r2_of_scikit_learn_on_synthetic_regression():
-    pairs = [
-        (ml.RandomForestRegressor, sk.RandomForestRegressor),
-        (ml.ExtraTreesRegressor, sk.ExtraTreesRegressor),
-    ]
-    X, y = make_regression(2000, 10, n_informative=6, noise=20, random_state=0)
-    _compare_scores(pairs, X, y, trees=30, tolerance=0.01)
 
 
 def case_weights_on_some_ranks_only_are_ones_on_the_others():

@@ -23,6 +23,7 @@ from mlmpi.io import iter_batches
 from mlmpi.preprocessing import StandardScaler
 
 RANKS = (2,)
+ALONE = True  # measures the address space of its own processes
 REQUIRES = ("h5py",)
 
 COMMS = get_comms()
