@@ -37,12 +37,15 @@ TRAFFIC = {
     "ring": lambda n, d, P: n * (P - 1) / P,  # every other rank's rows pass through once
     "cross": lambda n, d, P: n / P * (P - 1) / P,  # a local row's pairs with other ranks' rows
     "global_rows": lambda n, d, P: float(n) * (P > 1),  # O(n) per rank: must be explained
+    # a record from every rank for each global row (one allgather per step of a loop over rows)
+    "global_rows_ranks": lambda n, d, P: float(n) * P * (P > 1),
 }
 CALLS = {
     "fixed": lambda n, d, P: 1.0 * (P > 1),
     "log_ranks": lambda n, d, P: np.log2(P) if P > 1 else 0.0,  # rounds of a tree / FastSV
     "ranks": lambda n, d, P: float(P - 1),  # one hop per other rank (a ring)
     "ring_blocks": lambda n, d, P: (P - 1) * np.ceil(n / P / 4096) if P > 1 else 0.0,
+    "global_rows": lambda n, d, P: float(n) * (P > 1),  # one collective per global row
 }
 
 
@@ -200,6 +203,13 @@ def _dbscan(X, y, comms):
 
     model = DBSCAN(eps=0.03, min_samples=10).fit(X)
     return {}, {"labels_": model.labels_}
+
+
+def _hdbscan(X, y, comms):
+    from mlmpi import HDBSCAN
+
+    model = HDBSCAN(min_cluster_size=25, min_samples=10, copy=True).fit(X)
+    return {}, {"labels_": model.labels_, "probabilities_": model.probabilities_}
 
 
 def _every_eighth(X, comms):
@@ -383,6 +393,34 @@ CASES = [
         "(core flags, components, labels of the other ranks' rows its pairs reach) and the "
         "edges between local pieces sent to their owners are at most the pairs that cross "
         "ranks, (P-1)/P of a local row's neighbours at a fixed density",
+    ),
+    Case(
+        "HDBSCAN",
+        "cluster",
+        "points",
+        _hdbscan,
+        n=50_000,
+        d=2,
+        rtol=0,
+        compute=("fixed", "pairs", "global_rows"),
+        traffic=("fixed", "ring", "global_rows_ranks"),
+        calls=("fixed", "ring_blocks", "global_rows"),
+        note="scikit-learn's Prim loop, step by step: every step updates the local rows against "
+        "the node just added (n^2/P in all) and one allgather of a small record per rank picks "
+        "the next node (n collectives of P records: latency-bound); every rank then runs "
+        "scikit-learn's tree code on the n - 1 edges (O(n) per rank); the core distances take "
+        "one pass of every row round the ring",
+    ),
+    Case(
+        "GaussianMixture",
+        "cluster",
+        "blobs",
+        _fitted(("weights_", "means_", "covariances_", "lower_bound_"))(
+            _make("mlmpi", "GaussianMixture", n_components=4, max_iter=10, random_state=0)
+        ),
+        rtol=1e-6,
+        atol=_NEAR_ZERO,
+        calls=("fixed", "log_ranks"),
     ),
     # -- linear models
     Case(

@@ -64,7 +64,11 @@ declare("linear", dense=_Layout(shared="shared.linear"))
 declare("coordinate_descent", dense=_Layout(cpu="cpu.coordinate_descent"))
 # k-d trees and the union-find run on the host (the brute-force path uses "knn").
 declare("dbscan", dense=_Layout(cpu="cpu.dbscan"))
+# Prim's steps and the medoid sums of HDBSCAN run on the host.
+declare("hdbscan", dense=_Layout(cpu="cpu.hdbscan"))
 declare("metrics", dense=_Layout(shared="shared.metrics"))
+# Gaussian mixtures: log-densities and responsibility-weighted sums, BLAS on either device.
+declare("mixture", dense=_Layout(shared="shared.mixture"))
 # Exact quantiles bucket the host copy of the data (CuPy input is moved there).
 declare("quantiles", dense=_Layout(cpu="cpu.quantiles"))
 # Binned histograms and tree traversal run on the host (CuPy input is binned there).
@@ -120,8 +124,8 @@ def kernels_for(family, X, device=None):
     ----------
     family : str
         A declared family: ``"kmeans"``, ``"knn"``, ``"decomposition"``,
-        ``"linear"``, ``"coordinate_descent"``, ``"dbscan"``, ``"metrics"``, ``"forest"``,
-        ``"hgb"``, ``"hgb_split"``, ``"exact"``.
+        ``"linear"``, ``"coordinate_descent"``, ``"dbscan"``, ``"hdbscan"``, ``"metrics"``,
+        ``"forest"``, ``"hgb"``, ``"hgb_split"``, ``"exact"``, ``"mixture"``.
     X : array or sparse matrix
         The data the kernels will run on.
     device : {"cpu", "gpu"}, default=None

@@ -18,6 +18,13 @@ import sklearn.model_selection._search
 import sklearn.model_selection._validation
 from sklearn._loss.loss import BaseLoss, HalfMultinomialLoss
 from sklearn.base import _fit_context
+from sklearn.cluster._hdbscan._linkage import MST_edge_dtype
+from sklearn.cluster._hdbscan._tree import _condense_tree, labelling_at_cut, tree_to_labels
+from sklearn.cluster._hdbscan.hdbscan import (
+    _OUTLIER_ENCODING,
+    _process_mst,
+    remap_single_linkage_tree,
+)
 from sklearn.decomposition._pca import _infer_dimension
 from sklearn.ensemble._bagging import _generate_indices
 from sklearn.ensemble._hist_gradient_boosting.binning import _BinMapper
@@ -33,6 +40,18 @@ from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
 from sklearn.impute._base import _safe_min
 from sklearn.linear_model._logistic import _check_solver
 from sklearn.metrics._scorer import _SCORERS, _MultimetricScorer, _Scorer
+from sklearn.mixture._base import _check_shape
+from sklearn.mixture._bayesian_mixture import _log_dirichlet_norm, _log_wishart_norm
+from sklearn.mixture._gaussian_mixture import (
+    _check_means,
+    _check_precision_matrix,
+    _check_precision_positivity,
+    _check_precisions,
+    _compute_log_det_cholesky,
+    _compute_precision_cholesky,
+    _compute_precision_cholesky_from_precisions,
+)
+from sklearn.mixture._gaussian_mixture import _check_weights as _check_mixture_weights
 from sklearn.model_selection._split import _UnsupportedGroupCVMixin, _validate_shuffle_split
 from sklearn.model_selection._validation import (
     _aggregate_score_dicts,
@@ -73,11 +92,13 @@ __all__ = [
     "PREDICTOR_RECORD_DTYPE",
     "X_BITSET_INNER_DTYPE",
     "X_DTYPE",
+    "_OUTLIER_ENCODING",
     "_SCORERS",
     "BaseLoss",
     "HalfMultinomialLoss",
     "Hidden",
     "Interval",
+    "MST_edge_dtype",
     "RealNotInt",
     "StrOptions",
     "Tree",
@@ -92,11 +113,21 @@ __all__ = [
     "_build_pruned_tree_ccp",
     "_check_categorical_features",
     "_check_groups_routing_disabled",
+    "_check_means",
     "_check_method_params",
+    "_check_mixture_weights",
     "_check_monotonic_cst",
     "_check_partial_fit_first_call",
+    "_check_precision_matrix",
+    "_check_precision_positivity",
+    "_check_precisions",
+    "_check_shape",
     "_check_solver",
     "_check_y",
+    "_condense_tree",
+    "_compute_log_det_cholesky",
+    "_compute_precision_cholesky",
+    "_compute_precision_cholesky_from_precisions",
     "_enforce_prediction_order",
     "_fill_predictor_arrays",
     "_fit_and_score",
@@ -107,9 +138,12 @@ __all__ = [
     "_infer_dimension",
     "_is_arraylike_not_scalar",
     "_is_constant_feature",
+    "_log_dirichlet_norm",
+    "_log_wishart_norm",
     "_newton_cg",
     "_num_samples",
     "_openmp_effective_n_threads",
+    "_process_mst",
     "_raise_for_params",
     "_routing_enabled",
     "_safe_indexing",
@@ -120,8 +154,11 @@ __all__ = [
     "_validate_shuffle_split",
     "_warn_or_raise_about_fit_failures",
     "is_scalar_nan",
+    "labelling_at_cut",
     "raising_scorer",
+    "remap_single_linkage_tree",
     "replaced_fit_and_score",
+    "tree_to_labels",
 ]
 
 

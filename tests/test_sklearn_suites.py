@@ -28,6 +28,7 @@ SKLEARN = Path(sklearn.__file__).resolve().parent
 SUITES = {
     "cluster/tests/test_k_means.py": ["KMeans"],
     "cluster/tests/test_dbscan.py": ["DBSCAN"],
+    "cluster/tests/test_hdbscan.py": ["HDBSCAN"],
     "linear_model/tests/test_base.py": ["LinearRegression"],
     "linear_model/tests/test_ridge.py": ["Ridge"],
     "linear_model/tests/test_coordinate_descent.py": ["Lasso", "ElasticNet"],
@@ -89,6 +90,8 @@ SUITES = {
         "ExtraTreesRegressor",
     ],
     "tests/test_naive_bayes.py": ["GaussianNB", "MultinomialNB", "BernoulliNB"],
+    "mixture/tests/test_gaussian_mixture.py": ["GaussianMixture"],
+    "mixture/tests/test_bayesian_mixture.py": ["BayesianGaussianMixture"],
 }
 
 # Reasons for the deliberate differences (docs/differences.rst).
@@ -142,6 +145,15 @@ COMMS_PARAMETER = (
     "mlmpi's splitters take `comms` (the ranks the rows are spread over), which their repr "
     "shows as scikit-learn's repr shows every parameter"
 )
+HDBSCAN_METRICS = (
+    "HDBSCAN's metrics are those of the exact neighbour search (the euclidean family, "
+    "cosine, manhattan, chebyshev, minkowski with p >= 1) and 'precomputed'; other "
+    "SciPy metrics and callables are refused"
+)
+HDBSCAN_SPARSE = (
+    "HDBSCAN refuses sparse input (CSR rows and sparse precomputed neighbour graphs) "
+    "with scikit-learn's 'dense data is required' error"
+)
 # Left out for time only (the suites must fit CI's budget), not for a difference:
 TORCH = (
     "time: scikit-learn's array API tests with torch tensors import torch in the suite's "
@@ -150,6 +162,11 @@ TORCH = (
 PROCESS_POOL = (
     "time: n_jobs=2 starts a joblib process pool whose workers import scikit-learn and "
     "mlmpi afresh (30-40 s on the 2-core CI machine); under mpiexec n_jobs is refused"
+)
+MIXTURE_TIME = (
+    "time: 3-6 s each on the 2-core CI machine (hundreds of k-means initialisations); "
+    "tests/mpi_cases/mixture_cases.py compares every init and covariance type with "
+    "scikit-learn's"
 )
 # test_forest.py: 300 tests of forests of 100 trees; the variants left out for
 # the test-time budget repeat a check that a kept variant makes
@@ -170,6 +187,29 @@ DESELECT = {
         ),
     },
     "cluster/tests/test_dbscan.py": {},
+    "cluster/tests/test_hdbscan.py": {
+        "test_hdbscan_algorithms[braycurtis-ball_tree]": HDBSCAN_METRICS,
+        "test_hdbscan_algorithms[canberra-ball_tree]": HDBSCAN_METRICS,
+        "test_hdbscan_algorithms[dice-ball_tree]": HDBSCAN_METRICS,
+        "test_hdbscan_algorithms[hamming-ball_tree]": HDBSCAN_METRICS,
+        "test_hdbscan_algorithms[haversine-ball_tree]": HDBSCAN_METRICS,
+        "test_hdbscan_algorithms[jaccard-ball_tree]": HDBSCAN_METRICS,
+        "test_hdbscan_algorithms[mahalanobis-ball_tree]": HDBSCAN_METRICS,
+        "test_hdbscan_algorithms[rogerstanimoto-ball_tree]": HDBSCAN_METRICS,
+        "test_hdbscan_algorithms[russellrao-ball_tree]": HDBSCAN_METRICS,
+        "test_hdbscan_algorithms[seuclidean-ball_tree]": HDBSCAN_METRICS,
+        "test_hdbscan_algorithms[sokalsneath-ball_tree]": HDBSCAN_METRICS,
+        "test_hdbscan_best_balltree_metric": HDBSCAN_METRICS,
+        "test_hdbscan_callable_metric": HDBSCAN_METRICS,
+        "test_hdbscan_min_cluster_size": (
+            "time: 198 fits of 200 rows (5 s here); tests/mpi_cases/hdbscan_cases.py "
+            "compares min_cluster_size and min_samples with scikit-learn's labels"
+        ),
+        "test_hdbscan_sparse": HDBSCAN_SPARSE,
+        "test_hdbscan_sparse_distance_matrix": HDBSCAN_SPARSE,
+        "test_hdbscan_sparse_distances_too_few_nonzero": HDBSCAN_SPARSE,
+        "test_hdbscan_sparse_distances_disconnected_graph": HDBSCAN_SPARSE,
+    },
     "linear_model/tests/test_base.py": {
         "test_raises_value_error_if_positive_and_sparse": (
             "LinearRegression(positive=True) accepts sparse X (NNLS on the global Gram matrix)"
@@ -305,6 +345,17 @@ DESELECT = {
         "torch": TORCH,
     },
     "tests/test_naive_bayes.py": {"torch": TORCH},
+    "mixture/tests/test_gaussian_mixture.py": {
+        "test_gaussian_mixture_all_init_does_not_estimate_gaussian_parameters": (
+            "monkeypatches scikit-learn's private _estimate_gaussian_parameters and counts its "
+            "calls: mlmpi's M-step reduces its own statistics over the ranks"
+        ),
+        "test_init[]": MIXTURE_TIME,
+        "test_gaussian_mixture_fit_best_params": MIXTURE_TIME,
+        "test_gaussian_mixture_fit[": MIXTURE_TIME,
+        "torch": TORCH,
+    },
+    "mixture/tests/test_bayesian_mixture.py": {},
     "ensemble/tests/test_forest.py": {
         "test_estimators_samples": (
             "refits a scikit-learn tree on a tree's bootstrap sample and expects the same tree: "
@@ -347,6 +398,10 @@ DESELECT = {
         "test_sparse_input[-ExtraTrees": FOREST_TIME,
         "test_pickle[ExtraTrees": FOREST_TIME,
         "test_1d_input[ExtraTrees": FOREST_TIME,
+        "test_missing_values_is_resilient[RandomForestRegressor-absolute_error": FOREST_TIME,
+        "test_missing_values_is_resilient[RandomForestRegressor-squared_error": FOREST_TIME,
+        "test_missing_value_is_predictive[42-RandomForestRegressor-squared_error": FOREST_TIME,
+        "test_importances[RandomForestRegressor-absolute_error": FOREST_TIME,
         "test_max_samples_geq_one[ExtraTrees": FOREST_TIME,
         "test_max_samples_boundary_regressors": FOREST_TIME,
         "test_max_samples_boundary_classifiers[ExtraTrees": FOREST_TIME,

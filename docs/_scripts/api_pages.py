@@ -18,6 +18,7 @@ MODULES = [
     ("mlmpi.decomposition", "PCA and TruncatedSVD."),
     ("mlmpi.neighbors", "Nearest neighbours with a distributed index."),
     ("mlmpi.naive_bayes", "Gaussian, multinomial and Bernoulli naive Bayes."),
+    ("mlmpi.mixture", "Gaussian mixtures: EM and variational Bayes."),
     (
         "mlmpi.ensemble",
         "Forests and gradient boosting grown on global histograms.",

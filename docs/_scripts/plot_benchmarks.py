@@ -8,6 +8,8 @@ import matplotlib.pyplot as plt
 # matplotlib's plot directive runs this without __file__, from this script's directory.
 HERE = Path(globals().get("__file__", "plot_benchmarks.py")).resolve().parent
 RESULTS = HERE.parents[1] / "benchmarks" / "results"
+#: Second peers some benchmarks time in the same run: the row's key -> the peer's name.
+SECOND_PEERS = {"faiss_ratio": "faiss-cpu", "hdbscan_ratio": "the hdbscan package"}
 
 
 def cases():
@@ -19,10 +21,9 @@ def cases():
             if row.get("ratio"):
                 label = f"{result['benchmark']}: {row['case']} (vs {result['peer']})"
                 found.append((label, row["ratio"]))
-            if row.get("faiss_ratio"):
-                found.append(
-                    (f"{result['benchmark']}: {row['case']} (vs faiss-cpu)", row["faiss_ratio"])
-                )
+            for key, peer in SECOND_PEERS.items():
+                if row.get(key):
+                    found.append((f"{result['benchmark']}: {row['case']} (vs {peer})", row[key]))
     return found
 
 

@@ -97,6 +97,8 @@ def scaling_kind(X, moments):
     n = X.shape[0]
     if moments is None or n < 2 or is_sparse(X) or X.dtype.kind != "f":
         return None
+    if not np.isfinite(moments).all():  # inf or NaN kept (HDBSCAN's outlier rows): not scaled
+        return None
     tol = _tolerance(X.dtype)
     sums, squares = moments
     mean = sums / n

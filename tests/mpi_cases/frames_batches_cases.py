@@ -19,6 +19,7 @@ import mlmpi.decomposition
 import mlmpi.ensemble
 import mlmpi.impute
 import mlmpi.linear_model
+import mlmpi.mixture
 import mlmpi.naive_bayes
 import mlmpi.neighbors
 import mlmpi.preprocessing
@@ -35,6 +36,7 @@ _MODULES = (
     mlmpi.ensemble,
     mlmpi.impute,
     mlmpi.linear_model,
+    mlmpi.mixture,
     mlmpi.naive_bayes,
     mlmpi.neighbors,
     mlmpi.preprocessing,
