@@ -15,8 +15,11 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 import mlmpi
 from mlmpi import (
+    HDBSCAN,
     PCA,
+    BayesianGaussianMixture,
     ElasticNet,
+    GaussianMixture,
     HistGradientBoostingClassifier,
     KMeans,
     KNeighborsClassifier,
@@ -59,6 +62,9 @@ INVALID = [
     (NearestNeighbors, "n_neighbors", 0),
     (KNeighborsClassifier, "weights", "bad"),
     (KNeighborsRegressor, "n_neighbors", -1),
+    (HDBSCAN, "min_cluster_size", 1),
+    (GaussianMixture, "n_components", 0),
+    (BayesianGaussianMixture, "covariance_type", "bad"),
 ]
 
 
