@@ -22,12 +22,20 @@ floor. In the same run: scikit-learn on all the host's cores (``speedup``) and
 a PyTorch implementation a user would write by hand (``vs_peer`` = mlmpi ÷
 peer, lower is better).
 
+The data are drawn on the host (NumPy, fixed seeds) and copied to the device,
+so that ``--cpu`` times mlmpi's CPU path on the same data: run under
+``mpiexec -n 2``, each rank fits its half of the rows as NumPy arrays (the
+KMeans and kNN cases; ``benchmarks/gpu_check.sh`` runs it on the GPU
+machine's host, and its summary gives the GPU's speed-up over it).
+
 Without a GPU it exits with a message. ``--dry-run`` runs every step with tiny
 sizes on NumPy and CPU PyTorch, to check the script itself (numbers meaningless).
-Results print as a table; ``--out PATH`` also writes them as JSON.
+Results print as a table; ``--out PATH`` also writes them as JSON, after each
+case, so a run stopped at its time limit keeps the cases it finished.
 """
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -90,16 +98,25 @@ def summarize(seconds, flops, nbytes, peaks):
 
 
 class Device:
-    """Array namespace, synchronization and torch device of the run."""
+    """Array namespace, synchronization and torch device of the run.
 
-    def __init__(self, dry_run):
-        self.dry_run = dry_run
-        if dry_run:
-            self.xp, self.name, self.torch_device = (
-                np,
-                f"CPU ({platform.processor() or 'host'}), dry run",
-                "cpu",
-            )
+    ``mode``: ``"gpu"`` (CuPy), ``"dry-run"`` (NumPy, one process) or ``"cpu"``
+    (NumPy under the comms of ``mpiexec``: each rank holds its part of the rows).
+    """
+
+    def __init__(self, mode):
+        self.mode = mode
+        self.comms = None
+        if mode != "gpu":
+            self.xp, self.torch_device = np, "cpu"
+            self.name = f"CPU ({platform.processor() or 'host'})"
+            if mode == "dry-run":
+                self.name += ", dry run"
+            else:
+                from mlmpi import get_comms
+
+                self.comms = get_comms()
+                self.name += f", mlmpi on NumPy at {self.comms.size} ranks"
             return
         reason = gpu_unavailable_reason()
         if reason is not None:
@@ -114,22 +131,35 @@ class Device:
         self.torch_device = "cuda"
 
     def sync(self):
-        if not self.dry_run:
+        if self.comms is not None:
+            self.comms.barrier()
+        if self.mode == "gpu":
             self.xp.cuda.Device().synchronize()
             import torch
 
             if torch.cuda.is_available():
                 torch.cuda.synchronize()
 
+    def rows(self, host):
+        """The run's copy of host rows: on the device, or this rank's part of them."""
+        if self.comms is not None:
+            from mlmpi.datasets import shard
+
+            return shard(host, self.comms)
+        return self.xp.asarray(host)
+
     def host(self, x):
         return x if self.xp is np else self.xp.asnumpy(x)
 
-    def time(self, fn, repeats):
-        """Median seconds of ``repeats`` runs after one untimed warm-up; the last result."""
-        result = fn()
-        self.sync()
-        runs = []
+    def time(self, fn, repeats, warm_up=True):
+        """Median seconds of ``repeats`` runs (after one untimed run if ``warm_up``);
+        the last result."""
+        if warm_up:
+            fn()
+            self.sync()
+        runs, result = [], None
         for _ in range(repeats):
+            self.sync()
             start = time.perf_counter()
             result = fn()
             self.sync()
@@ -172,9 +202,14 @@ def measure_peaks(device, gemm_n, copy_bytes, repeats):
 # -- the cases ----------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=2)
+def _host_data(n, d, seed):
+    return np.random.default_rng(seed).standard_normal((n, d), dtype=np.float32)
+
+
 def _data(device, n, d, seed=0):
-    """float32 standard normal ``(n, d)`` made where the benchmark runs."""
-    return device.xp.random.default_rng(seed).standard_normal((n, d), dtype=np.float32)
+    """float32 standard normal ``(n, d)`` drawn on the host, where the benchmark runs."""
+    return device.rows(_host_data(n, d, seed))
 
 
 def _torch(device, x):
@@ -183,24 +218,33 @@ def _torch(device, x):
     return torch.as_tensor(x, device=device.torch_device)
 
 
+def _cpu_row(seconds, unit, **extra):
+    """A ``--cpu`` result: mlmpi's CPU path alone, timed once."""
+    return {"seconds": seconds, "unit": unit, **extra}
+
+
 def case_kmeans(device, args, n, d, k, max_iter):
+    import mlmpi
+
+    host = _host_data(n, d, 0)
+    X, centers = device.rows(host), device.xp.asarray(host[:k])
+    estimator = lambda: mlmpi.KMeans(k, init=centers, n_init=1, max_iter=max_iter, tol=0.0)  # noqa: E731
+    if device.mode == "cpu":
+        estimator().fit(X[: 4 * k])  # compiles the kernels, untimed
+    seconds, fitted = device.time(
+        lambda: estimator().fit(X), args.repeats, warm_up=device.mode != "cpu"
+    )
+    per_iter = seconds / fitted.n_iter_
+    if device.mode == "cpu":
+        return _cpu_row(per_iter, "s/iteration", n_iter=int(fitted.n_iter_))
+
     import torch
     from sklearn.cluster import KMeans as SKKMeans
 
-    import mlmpi
-
-    X = _data(device, n, d)
-    centers = X[:k].copy()
-    estimator = lambda: mlmpi.KMeans(k, init=centers, n_init=1, max_iter=max_iter, tol=0.0)  # noqa: E731
-    seconds, fitted = device.time(lambda: estimator().fit(X), args.repeats)
-    per_iter = seconds / fitted.n_iter_
-
-    X_host, centers_host = device.host(X), device.host(centers)
     sk_s, sk = _time_host(
-        lambda: SKKMeans(k, init=centers_host, n_init=1, max_iter=max_iter, tol=0.0).fit(X_host),
-        args.repeats,
+        lambda: SKKMeans(k, init=host[:k], n_init=1, max_iter=max_iter, tol=0.0).fit(host),
+        args.host_repeats,
     )
-
     Xt, Ct = _torch(device, X), _torch(device, centers)
 
     def torch_lloyd():
@@ -227,25 +271,29 @@ def case_kmeans(device, args, n, d, k, max_iter):
 
 
 def case_knn(device, args, n_index, n_queries, d, k):
-    try:
-        from mlmpi.neighbors import NearestNeighbors
-    except ImportError as exc:
-        return {"skipped": f"mlmpi.neighbors is not importable ({exc})"}
+    from mlmpi.neighbors import NearestNeighbors
+
+    index_host, queries_host = _host_data(n_index, d, 0), _host_data(n_queries, d, 1)
+    index, queries = device.rows(index_host), device.rows(queries_host)
+    search = lambda i, q: NearestNeighbors(n_neighbors=k).fit(i).kneighbors(q)  # noqa: E731
+    if device.mode == "cpu":
+        search(index[:1000], queries[:100])  # compiles the kernels, untimed
+    seconds, _ = device.time(
+        lambda: search(index, queries), args.repeats, warm_up=device.mode != "cpu"
+    )
+    if device.mode == "cpu":
+        return _cpu_row(seconds, "s (fit + kneighbors)")
+
     import torch
     from sklearn.neighbors import NearestNeighbors as SKNearestNeighbors
 
-    index, queries = _data(device, n_index, d, 0), _data(device, n_queries, d, 1)
-    seconds, _ = device.time(
-        lambda: NearestNeighbors(n_neighbors=k).fit(index).kneighbors(queries), args.repeats
-    )
-    index_host, queries_host = device.host(index), device.host(queries)
     sk_s, _ = _time_host(
         lambda: (
             SKNearestNeighbors(n_neighbors=k, algorithm="brute", n_jobs=-1)
             .fit(index_host)
             .kneighbors(queries_host)
         ),
-        args.repeats,
+        args.host_repeats,
     )
     It, Qt = _torch(device, index), _torch(device, queries)
 
@@ -271,11 +319,11 @@ def case_pca(device, args, n, d, n_components, solver):
 
     import mlmpi.decomposition as dec
 
-    X = _data(device, n, d)
+    X_host = _host_data(n, d, 0)
+    X = device.rows(X_host)
     params = dict(n_components=n_components, svd_solver=solver, random_state=0)
     seconds, fitted = device.time(lambda: dec.PCA(**params).fit(X), args.repeats)
-    X_host = device.host(X)
-    sk_s, _ = _time_host(lambda: SKPCA(**params).fit(X_host), args.repeats)
+    sk_s, _ = _time_host(lambda: SKPCA(**params).fit(X_host), args.host_repeats)
     Xt = _torch(device, X)
     if solver == "covariance_eigh":
         flops, nbytes = gram_cost(n, d, 4)
@@ -321,7 +369,7 @@ def case_linear_regression(device, args, n, d):
     y = X @ device.xp.arange(1, d + 1, dtype=device.xp.float32) / d + _data(device, n, 1, 2)[:, 0]
     seconds, _ = device.time(lambda: lin.LinearRegression().fit(X, y), args.repeats)
     X_host, y_host = device.host(X), device.host(y)
-    sk_s, _ = _time_host(lambda: SKLinearRegression().fit(X_host, y_host), args.repeats)
+    sk_s, _ = _time_host(lambda: SKLinearRegression().fit(X_host, y_host), args.host_repeats)
     Xt, yt = _torch(device, X), _torch(device, y)
 
     def peer():
@@ -353,7 +401,9 @@ def case_logistic_regression(device, args, n, d, n_classes):
     seconds, fitted = device.time(lambda: lin.LogisticRegression(**params).fit(X, y), args.repeats)
     n_iter = int(fitted.n_iter_[0])
     X_host, y_host = device.host(X), device.host(y)
-    sk_s, _ = _time_host(lambda: SKLogisticRegression(**params).fit(X_host, y_host), args.repeats)
+    sk_s, _ = _time_host(
+        lambda: SKLogisticRegression(**params).fit(X_host, y_host), args.host_repeats
+    )
     Xt, yt = _torch(device, X), _torch(device, y).long()
 
     def peer():
@@ -429,6 +479,9 @@ def finish(row):
     return row
 
 
+CPU_CASES = (case_kmeans, case_knn)  # the cases ``--cpu`` times
+
+
 def table(rows):
     head = (
         "| case | mlmpi s | unit | GFLOP/s | GB/s | × floor | scikit-learn s | speed-up "
@@ -438,6 +491,9 @@ def table(rows):
     for name, row in rows:
         if "skipped" in row:
             lines.append(f"| {name} | skipped: {row['skipped']} |" + " |" * 9)
+            continue
+        if "x_floor" not in row:  # --cpu: mlmpi's CPU path alone
+            lines.append(f"| {name} | {row['seconds']:.4g} | {row['unit']} |" + " |" * 8)
             continue
         lines.append(
             f"| {name} | {row['seconds']:.4g} | {row['unit']} | {row['gflops']:.1f} "
@@ -449,14 +505,40 @@ def table(rows):
     return "\n".join(lines)
 
 
+def write(path, args, device, rows):
+    """The results so far as JSON (rewritten after each case)."""
+    result = {
+        "device": device.name,
+        "mode": device.mode,
+        "ranks": 1 if device.comms is None else device.comms.size,
+        "dry_run": args.dry_run,
+        "peaks": args.peaks,
+        "host_cores": os.cpu_count(),
+        "scale": args.scale,
+        "repeats": args.repeats,
+        "host_repeats": args.host_repeats,
+        "kmeans_iter": args.kmeans_iter,
+        "rows": [{"case": name, **row} for name, row in rows],
+    }
+    path.write_text(json.dumps(result, indent=1))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--repeats", type=int, default=3, help="timed runs per measurement (median)"
     )
+    parser.add_argument(
+        "--host-repeats", type=int, default=1, help="timed runs of each scikit-learn fit"
+    )
     parser.add_argument("--scale", type=int, default=1, help="divide every row count by this")
     parser.add_argument("--kmeans-iter", type=int, default=10, help="Lloyd iterations timed")
     parser.add_argument("--only", default=None, help="run only the cases whose name contains this")
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="time mlmpi's CPU path on NumPy rows (KMeans and kNN; run under mpiexec)",
+    )
     parser.add_argument(
         "--dry-run",
         action="store_true",
@@ -468,32 +550,31 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.dry_run:
         args.scale, args.repeats, args.kmeans_iter = max(args.scale, 5000), 1, 2
-    device = Device(args.dry_run)
-    gemm_n, copy_bytes = (256, 1 << 20) if args.dry_run else (8192, 1 << 30)
-    args.peaks = measure_peaks(device, gemm_n, copy_bytes, args.repeats)
-    print(
-        f"device: {device.name}; measured FP32 GEMM "
-        f"{args.peaks['flops_per_s'] / 1e12:.2f} TFLOP/s, "
-        f"D2D copy {args.peaks['bytes_per_s'] / 1e9:.0f} GB/s; host cores: {os.cpu_count()}"
-    )
+    device = Device("cpu" if args.cpu else "dry-run" if args.dry_run else "gpu")
+    lead = device.comms is None or device.comms.rank == 0
+    args.peaks = None
+    if device.mode != "cpu":
+        gemm_n, copy_bytes = (256, 1 << 20) if args.dry_run else (8192, 1 << 30)
+        args.peaks = measure_peaks(device, gemm_n, copy_bytes, args.repeats)
+        print(
+            f"device: {device.name}; measured FP32 GEMM "
+            f"{args.peaks['flops_per_s'] / 1e12:.2f} TFLOP/s, "
+            f"D2D copy {args.peaks['bytes_per_s'] / 1e9:.0f} GB/s; host cores: {os.cpu_count()}"
+        )
     rows = []
     for name, run, case_args in cases(args):
         if args.only and args.only.lower() not in name.lower():
             continue
-        rows.append((name, finish(run(device, args, *case_args))))
-        print(f"{name}: done", flush=True)
-    print(table(rows))
-    if args.out is not None:
-        result = {
-            "device": device.name,
-            "dry_run": args.dry_run,
-            "peaks": args.peaks,
-            "host_cores": os.cpu_count(),
-            "scale": args.scale,
-            "repeats": args.repeats,
-            "rows": [{"case": name, **row} for name, row in rows],
-        }
-        args.out.write_text(json.dumps(result, indent=1))
+        if device.mode == "cpu" and run not in CPU_CASES:
+            continue
+        row = run(device, args, *case_args)
+        rows.append((name, row if device.mode == "cpu" else finish(row)))
+        if lead:
+            print(f"{name}: done", flush=True)
+            if args.out is not None:
+                write(args.out, args, device, rows)
+    if lead:
+        print(f"{device.name}\n{table(rows)}")
     return rows
 
 

@@ -35,10 +35,15 @@ def _cupy(dry_run):
 
 
 def _fits(n_samples, n_features):
+    from sklearn.datasets import make_blobs
+
     from mlmpi import PCA, KMeans, LinearRegression
 
+    # Clusters, not noise: on data without them many rows lie within float32
+    # rounding of two centres, and the GPU's GEMM rounds otherwise than the CPU's.
+    X, _ = make_blobs(n_samples, n_features, centers=8, cluster_std=2.0, random_state=0)
+    X = X.astype(np.float32)
     rng = np.random.default_rng(0)
-    X = rng.standard_normal((n_samples, n_features)).astype(np.float32)
     y = (X @ rng.standard_normal(n_features) + 0.1).astype(np.float32)
     init = X[:8].copy()
     fits = [

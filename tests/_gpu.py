@@ -11,9 +11,14 @@ import sys
 
 from _mpi import RANK_COUNTS, run_mpi
 
-BACKENDS = [("self", 1)] + [
-    (backend, n) for backend in ("mpi", "mpi-cuda-aware", "nccl") for n in RANK_COUNTS
-]
+#: MPI's ranks share the GPUs there are: at 2 and 3 ranks (uneven shards), as
+#: the single-process ``self`` covers 1 and every job pays CuPy's start again.
+SHARED_GPU_RANKS = (2, 3)
+BACKENDS = (
+    [("self", 1)]
+    + [(backend, n) for backend in ("mpi", "mpi-cuda-aware") for n in SHARED_GPU_RANKS]
+    + [("nccl", n) for n in RANK_COUNTS]
+)
 
 _ENV = {
     "self": {"MLMPI_COMMS": "self"},

@@ -66,8 +66,9 @@ def test_refuses_to_run_without_a_gpu(monkeypatch):
 
 def test_gpu_check_dry_run_end_to_end(tmp_path):
     """benchmarks/gpu_check.sh --dry-run takes every step of the GPU run on the CPU:
-    the GPU tests (skipped here), bench_gpu.py --dry-run and two ranks on the
-    CuPy stand-in over host-staged MPI, each checked against the CPU fit."""
+    the profiles, bench_gpu.py --dry-run (and --cpu at 2 ranks), two ranks on
+    the CuPy stand-in over host-staged MPI, each checked against the CPU fit,
+    and the GPU tests (skipped here)."""
     import subprocess
     import sys
 
@@ -85,12 +86,15 @@ def test_gpu_check_dry_run_end_to_end(tmp_path):
     assert [s["step"] for s in summary["steps"]] == [
         "install",
         "nvidia-smi",
-        "gpu-tests",
+        "profile",
         "bench-gpu",
+        "cpu-two-ranks",
         "two-ranks-mpi",
+        "gpu-tests",
     ]
     assert all(s["exit"] == 0 for s in summary["steps"])
     assert (tmp_path / "gpu-tests.xml").exists()
+    assert "PCA" in (tmp_path / "profile.txt").read_text()
     fits = {row["fit"]: row for row in summary["two_ranks"]}
     assert set(fits) == {"KMeans", "LinearRegression", "PCA"}
     assert all(row["ranks"] == 2 and row["within_tolerance"] for row in fits.values())
@@ -98,7 +102,10 @@ def test_gpu_check_dry_run_end_to_end(tmp_path):
     assert written["dry_run"] and written["peaks"]["flops_per_s"] > 0
     assert len(written["rows"]) == 7
     for row in written["rows"]:
-        if "skipped" in row:
-            assert row["case"].startswith("kNN")
-            continue
         assert np.isfinite([row["seconds"], row["x_floor"], row["speedup"], row["vs_peer"]]).all()
+    on_cpu = json.loads((tmp_path / "bench_cpu_two_ranks.json").read_text())
+    assert on_cpu["mode"] == "cpu" and on_cpu["ranks"] == 2
+    assert [row["case"] for row in on_cpu["rows"]] == [
+        row["case"] for row in written["rows"] if row["case"].startswith(("KMeans", "kNN"))
+    ]
+    assert set(summary["gpu_over_cpu_two_ranks"]) == {row["case"] for row in on_cpu["rows"]}

@@ -1,8 +1,10 @@
-"""``out=`` for allreduce and iallreduce: SelfComms in process, CuPy on a GPU
-(the MPI runs at 1-4 ranks are in test_mpi_cases.py)."""
+"""``out=`` for allreduce and iallreduce: SelfComms in process, CuPy with each
+comms backend of ``tests/_gpu.py`` on a GPU (the MPI runs at 1-4 ranks are in
+test_mpi_cases.py)."""
 
 import numpy as np
 import pytest
+from _gpu import BACKENDS, backend_env, skip_reason
 from _mpi import case_names
 
 from mlmpi.comms import SelfComms
@@ -22,15 +24,11 @@ def test_self_comms_out():
         comms.allreduce(x, out=np.empty(6))
 
 
-@pytest.mark.parametrize("backend, nranks", [("self", 1), ("mpi", 2), ("nccl", 1), ("nccl", 2)])
+@pytest.mark.gpu
+@pytest.mark.parametrize("backend, nranks", BACKENDS)
 @pytest.mark.parametrize("case", case_names(MODULE))
-def test_comms_out_on_cupy(mpi_cases, case, backend, nranks):
-    cupy = pytest.importorskip("cupy")
-    from mlmpi.comms.nccl import unavailable_reason
-
-    reason = unavailable_reason()  # also: no CUDA device
+def test_comms_out_on_cupy(cupy, mpi_cases, case, backend, nranks):
+    reason = skip_reason(backend, nranks, cupy.cuda.runtime.getDeviceCount())
     if reason is not None:
         pytest.skip(reason)
-    if backend == "nccl" and nranks > cupy.cuda.runtime.getDeviceCount():
-        pytest.skip("NCCL needs one GPU per rank")
-    mpi_cases.check(MODULE, case, nranks, env={"MLMPI_TEST_XP": "cupy", "MLMPI_COMMS": backend})
+    mpi_cases.check(MODULE, case, nranks, env={"MLMPI_TEST_XP": "cupy", **backend_env(backend)})

@@ -2,7 +2,7 @@
 
 ``tests/mpi_cases/gpu_estimator_cases.py`` runs under mpiexec with each comms
 backend of ``tests/_gpu.py``: ``self`` (one process), ``mpi`` with host
-staging at 1-4 ranks (ranks share the GPUs there are), ``mpi-cuda-aware``
+staging at 2 and 3 ranks (ranks share the GPUs there are), ``mpi-cuda-aware``
 where the MPI library is CUDA-aware, and ``nccl`` at as many ranks as there
 are GPUs. Skipped without CuPy and a CUDA device.
 """

@@ -25,6 +25,8 @@ from sklearn.datasets import make_blobs, make_classification, make_regression
 import mlmpi.decomposition as dec
 import mlmpi.ensemble as ens
 import mlmpi.linear_model as lin
+import mlmpi.mixture as mix
+import mlmpi.neighbors as nbr
 from mlmpi import KMeans, get_comms
 from mlmpi.datasets import shard
 
@@ -208,3 +210,50 @@ def case_hist_gradient_boosting():
                 out = getattr(on_device, method)(Xd)
                 assert isinstance(out, cupy.ndarray), (layout, method)
                 assert_allclose(cupy.asnumpy(out), getattr(on_host, method)(Xl), rtol=1e-12)
+
+
+def case_neighbors():
+    """Each rank queries its own rows against the global index: distances and
+    indices of device queries come back on the device, equal to the host's."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(700, 5))
+    y = (X[:, 0] > 0).astype(np.int64) + (X[:, 1] > 0.5)
+    for dtype in DTYPES:
+        for layout, (Xl, yl, tl) in each_layout(X.astype(dtype), y, X[:, 2].astype(dtype)):
+            Xd = cupy.asarray(Xl)
+            host = nbr.NearestNeighbors(n_neighbors=6).fit(Xl).kneighbors(Xl)
+            device = nbr.NearestNeighbors(n_neighbors=6).fit(Xd).kneighbors(Xd)
+            _same(device[0], host[0], dtype, f"{layout}: kneighbors distances")
+            _same(device[1], host[1], dtype, f"{layout}: kneighbors indices")
+            host = nbr.KNeighborsClassifier(5).fit(Xl, yl)
+            device = nbr.KNeighborsClassifier(5).fit(Xd, cupy.asarray(yl))
+            _same(device.predict(Xd), host.predict(Xl), dtype, f"{layout}: predict")
+            # float64 probabilities and distance-weighted means for any X, as scikit-learn's
+            _same(device.predict_proba(Xd), host.predict_proba(Xl), np.float64, "predict_proba")
+            host = nbr.KNeighborsRegressor(5, weights="distance").fit(Xl, tl)
+            device = nbr.KNeighborsRegressor(5, weights="distance").fit(Xd, cupy.asarray(tl))
+            _same(device.predict(Xd), host.predict(Xl), np.float64, f"{layout}: regressor")
+
+
+def case_gaussian_mixture():
+    X, _ = make_blobs(900, n_features=4, centers=3, cluster_std=[1.0, 1.5, 0.7], random_state=2)
+    attributes = ["weights_", "means_", "covariances_", "precisions_cholesky_"]
+    methods = ["predict", "predict_proba", "score_samples"]
+    for dtype in DTYPES:
+        for covariance_type in ("full", "tied", "diag", "spherical"):
+            _compare(
+                lambda: mix.GaussianMixture(3, covariance_type=covariance_type, random_state=0),
+                X,
+                None,
+                dtype,
+                attributes + ["n_iter_", "lower_bound_"],
+                methods,
+            )
+        _compare(
+            lambda: mix.BayesianGaussianMixture(n_components=3, random_state=0, max_iter=200),
+            X,
+            None,
+            dtype,
+            attributes,
+            methods,
+        )
