@@ -3,7 +3,8 @@
 Device arrays go through ``cupy.cuda.nccl``; NumPy arrays, objects,
 barriers and splits go through the :class:`~mlmpi.comms.MPIComms` it wraps
 (which also broadcasts NCCL's unique id at creation). Each rank binds to the
-GPU of its node-local rank (``local_rank % device count``), as Horovod does.
+GPU of its node-local rank (``local_rank % device count``), as Horovod does;
+NCCL takes one rank per GPU, which every rank checks before NCCL starts.
 """
 
 import math
@@ -30,6 +31,49 @@ def unavailable_reason():
         return f"CUDA reports no usable device ({exc})"
     if devices == 0:
         return "no CUDA device is visible"
+    return None
+
+
+def _gpu_place(device_id):
+    """``(host name, PCI bus id)`` of CUDA device ``device_id``: the GPU as NCCL
+    tells GPUs apart, whatever ``CUDA_VISIBLE_DEVICES`` each rank sees."""
+    import socket
+
+    import cupy
+
+    return socket.gethostname(), cupy.cuda.Device(device_id).pci_bus_id
+
+
+def _listed(ranks):
+    return ", ".join(map(str, ranks[:-1])) + f" and {ranks[-1]}"
+
+
+def shared_gpu_reason(places):
+    """Why NCCL cannot run on the GPUs at ``places``, or None when no two ranks share one.
+
+    NCCL refuses two ranks of one communicator on one GPU (``invalid usage``).
+
+    Parameters
+    ----------
+    places : sequence of tuple
+        Every rank's ``(host name, PCI bus id)`` of its GPU, in rank order.
+
+    Returns
+    -------
+    reason : str or None
+        Names the ranks of the first GPU shared (the same text on every rank).
+    """
+    ranks = {}
+    for rank, place in enumerate(places):
+        ranks.setdefault(place, []).append(rank)
+    for (host, bus_id), on in ranks.items():
+        if len(on) > 1:
+            return (
+                f"ranks {_listed(on)} share the GPU {bus_id} of host {host}, but NCCL needs "
+                "one GPU per rank: launch at most one rank per GPU on each node (a rank "
+                "takes GPU local_rank % device count), or set MLMPI_COMMS=mpi to let ranks "
+                "share a GPU"
+            )
     return None
 
 
@@ -102,8 +146,9 @@ class NCCLComms(Comms):
     -----
     Creating an NCCLComms is collective. Device collectives run on the
     current CuPy stream and return when their result is ready;
-    ``iallreduce`` runs on a side stream. Raises RuntimeError, saying why,
-    where NCCL is unavailable (see :meth:`available`).
+    ``iallreduce`` runs on a side stream. Raises RuntimeError on every rank,
+    saying why, where NCCL is unavailable on some rank (see :meth:`available`)
+    or two ranks would share a GPU.
 
     Examples
     --------
@@ -148,6 +193,10 @@ class NCCLComms(Comms):
             device = comms.local_rank % cupy.cuda.runtime.getDeviceCount()
         self.device_id = int(device)
         cupy.cuda.Device(self.device_id).use()
+        # NCCL fails on two ranks of one GPU: every rank raises before creating it.
+        shared = shared_gpu_reason(comms.allgather_object(_gpu_place(self.device_id)))
+        if shared is not None:
+            raise RuntimeError(f"NCCLComms is unavailable: {shared}.")
         unique_id = comms.bcast_object(nccl.get_unique_id() if comms.rank == 0 else None)
         self._nccl = communicator(nccl, self.size, unique_id, self.rank)
         self._side = cupy.cuda.Stream(non_blocking=True)
@@ -183,9 +232,10 @@ class NCCLComms(Comms):
 
     @staticmethod
     def _contiguous(x):
+        """C-contiguous ``x`` of ``x``'s shape (CuPy's ``ascontiguousarray`` makes 0-d 1-d)."""
         import cupy
 
-        return cupy.ascontiguousarray(x)
+        return cupy.ascontiguousarray(x).reshape(x.shape)
 
     @staticmethod
     def _empty(shape, dtype):
