@@ -107,6 +107,20 @@ def synchronize(x):
         cupy.cuda.get_current_stream().synchronize()
 
 
+def scratch_bytes(xp, host_bytes, device_cap):
+    """Bytes a kernel may take for one block's temporaries in namespace ``xp``.
+
+    NumPy: ``host_bytes`` (blocks that stay near the caches). CuPy: a quarter
+    of the device memory free now (the pool's cached blocks included), at
+    most ``device_cap``: a device runs a launch-bound loop per block, so its
+    blocks must be as large as its memory allows.
+    """
+    if xp is np:
+        return host_bytes
+    free, _ = xp.cuda.Device().mem_info
+    return int(min(device_cap, (free + xp.get_default_memory_pool().free_bytes()) // 4))
+
+
 def is_sparse(x):
     """True for SciPy sparse matrices/arrays and ``cupyx.scipy.sparse`` matrices
     (found by type, without importing CuPy)."""

@@ -33,6 +33,10 @@ _IMPLICIT = (
 )
 
 
+#: Free memory the stand-in's device reports (``Device().mem_info``), in bytes.
+FREE = 1 << 28
+
+
 def _is_host_array(x):
     return isinstance(x, np.ndarray)
 
@@ -280,11 +284,13 @@ def modules():
         get_current_stream=lambda: stream,
         Stream=lambda non_blocking=False: _Stream(),
         Device=lambda device=0: types.SimpleNamespace(
-            use=lambda: None, synchronize=lambda: None, id=device
+            use=lambda: None, synchronize=lambda: None, id=device, mem_info=(FREE, 4 * FREE)
         ),
         runtime=types.SimpleNamespace(getDeviceCount=lambda: 1, CUDARuntimeError=RuntimeError),
     )
-    cupy.get_default_memory_pool = lambda: types.SimpleNamespace(total_bytes=lambda: 0)
+    cupy.get_default_memory_pool = lambda: types.SimpleNamespace(
+        total_bytes=lambda: 0, free_bytes=lambda: 0
+    )
     cupyx = types.ModuleType("cupyx")
     cupyx.empty_pinned = lambda shape, dtype=np.float64: np.empty(shape, dtype=dtype)
     _MODULES.update(cupy=cupy, cupyx=cupyx)
