@@ -8,8 +8,9 @@ A declaration names up to three modules per layout (dense rows, CSR rows):
 - ``gpu``: CuPy (``kernels/gpu``);
 - ``shared``: one implementation written against the API NumPy and CuPy
   (SciPy and ``cupyx.scipy.sparse``) share, serving both devices
-  (``kernels/shared``); a device module, where declared, takes precedence
-  name by name, so a family can share part of its kernels.
+  (``kernels/shared``), or a tuple of such modules; a device module, where
+  declared, takes precedence name by name, so a family can share part of
+  its kernels.
 
 A family that declares no sparse layout takes CSR rows in its dense
 modules. Modules are imported at the first lookup (the GPU ones import CuPy).
@@ -26,10 +27,13 @@ from .._array import is_device_array, is_sparse
 class _Layout:
     cpu: str | None = None
     gpu: str | None = None
-    shared: str | None = None
+    shared: str | tuple | None = None
 
-    def modules(self, device):
-        return tuple(m for m in (getattr(self, device), self.shared) if m is not None)
+    def modules(self, device=None):
+        """The modules for ``device`` (device-specific first); None: every module."""
+        shared = (self.shared,) if isinstance(self.shared, str) else self.shared or ()
+        own = (self.cpu, self.gpu) if device is None else (getattr(self, device),)
+        return tuple(m for m in own if m is not None) + shared
 
 
 _FAMILIES = {}
@@ -54,10 +58,12 @@ declare(
     dense=_Layout(cpu="cpu.knn", gpu="gpu.knn", shared="shared.knn"),
     sparse=_Layout(cpu="cpu.knn_sparse"),
 )
+# Column sums, minima and maxima in stages that fill a GPU (shared.columns) serve the
+# families that reduce tall arrays' columns.
 declare(
     "decomposition",
-    dense=_Layout(cpu="cpu.decomposition", shared="shared.decomposition"),
-    sparse=_Layout(shared="shared.decomposition"),
+    dense=_Layout(cpu="cpu.decomposition", shared=("shared.decomposition", "shared.columns")),
+    sparse=_Layout(shared=("shared.decomposition", "shared.columns")),
 )
 declare("linear", dense=_Layout(shared="shared.linear"))
 # The Gram matrix it works on is small and replicated, always on the host.
@@ -68,7 +74,7 @@ declare("dbscan", dense=_Layout(cpu="cpu.dbscan"))
 declare("hdbscan", dense=_Layout(cpu="cpu.hdbscan"))
 declare("metrics", dense=_Layout(shared="shared.metrics"))
 # Gaussian mixtures: log-densities and responsibility-weighted sums, BLAS on either device.
-declare("mixture", dense=_Layout(shared="shared.mixture"))
+declare("mixture", dense=_Layout(shared=("shared.mixture", "shared.columns")))
 # Exact quantiles bucket the host copy of the data (CuPy input is moved there).
 declare("quantiles", dense=_Layout(cpu="cpu.quantiles"))
 # Binned histograms and tree traversal run on the host (CuPy input is binned there).
@@ -79,7 +85,10 @@ declare("hgb", dense=_Layout(cpu="cpu.hgb", gpu="gpu.hgb"))
 declare("hgb_split", dense=_Layout(cpu="cpu.hgb_split"))
 # Exact sums of float64 values (integer buckets per exponent, host only), and the
 # column extrema and moment limbs of sums on fixed-point grids (either device).
-declare("exact", dense=_Layout(cpu="cpu.exact", gpu="gpu.exact", shared="shared.limbs"))
+declare(
+    "exact",
+    dense=_Layout(cpu="cpu.exact", gpu="gpu.exact", shared=("shared.limbs", "shared.columns")),
+)
 
 
 class KernelSet:

@@ -82,7 +82,7 @@ def test_exact_moments(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_device_moment_kernels_match_cpu(dtype, monkeypatch):
-    monkeypatch.setattr(device_exact, "BLOCK_ROWS", 100)
+    monkeypatch.setattr(device_exact, "block_rows", lambda xp, n_features: 100)
     rng = np.random.default_rng(3)
     X = rng.normal(size=(1001, 4)).astype(dtype) * 3
     shift = rng.normal(size=4)

@@ -55,7 +55,7 @@ def test_every_kernel_module_is_declared_and_is_no_shim():
     declared = set()
     for layouts in _registry._FAMILIES.values():
         for layout in layouts.values():
-            family = {m for m in (layout.cpu, layout.gpu, layout.shared) if m}
+            family = set(layout.modules())
             declared |= family
             names = {f"mlmpi.kernels.{m}" for m in family}
             for name in names:

@@ -14,6 +14,7 @@ Sparse rows are never densified: centring by ``center`` is implicit
 """
 
 from ..._array import get_namespace, is_device_array, is_sparse
+from .columns import column_reduce
 
 # Host blocks stay in cache; device blocks are large enough to fill the GPU.
 # Sparse host blocks are larger: each block's Xᵀ-product is a dense
@@ -61,7 +62,7 @@ def column_sums(X, out):
     if is_sparse(X):
         out += xp.bincount(X.indices, weights=X.data.astype(xp.float64), minlength=X.shape[1])
     else:
-        out += X.sum(axis=0, dtype=xp.float64)
+        out += column_reduce(X, "sum", xp.float64)
     return out
 
 
@@ -74,10 +75,15 @@ def column_moments(X, sums, squares):
     sums, squares : float64 arrays of shape (n_features,), same namespace; updated in place.
     """
     xp = get_namespace(X)
-    rows = X.astype(xp.float64)
-    squared = rows.multiply(rows) if is_sparse(rows) else rows * rows
-    sums += xp.asarray(rows.sum(axis=0)).ravel()
-    squares += xp.asarray(squared.sum(axis=0)).ravel()
+    if is_sparse(X):
+        rows = X.astype(xp.float64)
+        sums += xp.asarray(rows.sum(axis=0)).ravel()
+        squares += xp.asarray(rows.multiply(rows).sum(axis=0)).ravel()
+        return
+    for block in _blocks(X, None):  # no float64 copy of the whole shard
+        rows = block.astype(xp.float64)
+        sums += column_reduce(rows, "sum")
+        squares += column_reduce(rows * rows, "sum")
 
 
 def add_moments(X, out):
@@ -115,7 +121,7 @@ def add_normal_product(X, center, Q, out):
         product = _centered_product(block, center, Q)
         out += _dense(block.T @ product)
         if center is not None and is_sparse(block):
-            out -= center[:, None] * product.sum(axis=0)[None, :]
+            out -= center[:, None] * column_reduce(product, "sum")[None, :]
     return out
 
 
@@ -146,7 +152,7 @@ def add_squared_norms(X, center, V, out):
     k = V.shape[1]
     for block in _blocks(X, center):
         projected = _centered_product(block, center, V)
-        out[:k] += (projected * projected).sum(axis=0)
+        out[:k] += column_reduce(projected * projected, "sum")
         if is_sparse(block):
             out[k] += _sparse_centered_squares(block, center)
         else:

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ..._array import get_namespace, is_device_array
+from .columns import column_reduce
 
 # Host blocks stay in cache; device blocks are large enough to fill the GPU.
 _BLOCK = 2048
@@ -108,7 +109,7 @@ def resp_sums(X, resp, nk, sums, square_sums=None):
     given, ``Σ_i r_ik x_i²`` to ``square_sums`` (k, d); float64 buffers."""
     for rows in _blocks(X):
         block, weights = X[rows], resp[rows]
-        nk += weights.sum(axis=0)
+        nk += column_reduce(weights, "sum")
         # (Xᵀ R)ᵀ: NumPy's Rᵀ X with a tall R misses the fast BLAS path
         sums += (block.T @ weights).T
         if square_sums is not None:
