@@ -49,6 +49,11 @@ class Comms(ArrayCollectives, Exchanges, ObjectCollectives, ABC):
     or passes other arguments, gets the same ``ValueError`` as every other
     rank, never an MPI error.
 
+    A comms is a handle: copies (``sklearn.base.clone``) share it, and a
+    pickle holds none: unpickling gives the loading process's default comms
+    (:func:`mlmpi.get_comms`; :class:`~mlmpi.comms.SelfComms` in a plain
+    process), so that models, searches and pipelines that hold one pickle.
+
     Concrete comms: :class:`mlmpi.comms.SelfComms` (one process),
     :class:`mlmpi.comms.MPIComms` and :class:`mlmpi.comms.NCCLComms`;
     :func:`mlmpi.get_comms` picks one.
@@ -237,6 +242,12 @@ class Comms(ArrayCollectives, Exchanges, ObjectCollectives, ABC):
 
     def __copy__(self):
         return self
+
+    # -- a pickle holds no communicator: loading binds the loader's default comms
+    def __reduce__(self):
+        from . import get_comms
+
+        return get_comms, ()
 
     def __repr__(self):
         return f"{type(self).__name__}(rank={self.rank}, size={self.size})"

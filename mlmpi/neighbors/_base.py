@@ -63,7 +63,8 @@ DISTRIBUTED_DOC = """
 
     Pickling a fitted model keeps this rank's shard (``_fit_X``) and the
     global layout (``shard_counts_``); it must be searched on the same number
-    of ranks. To gather the whole index on every rank:
+    of ranks, each rank with the pickle it wrote (anything else raises a
+    ValueError saying so on every rank). To gather the whole index on every rank:
     ``comms.allgatherv(model._fit_X)`` (row ``g`` of the result is global
     index ``g``).
 """
@@ -239,6 +240,7 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
             )
         self._fit_method = "brute"
         self._fit_X = X
+        self._fit_rank = comms.rank  # whose part of the index a pickle of this rank holds
         self.n_samples_fit_ = layout.n_samples
         self.shard_counts_ = tuple(int(c) for c in layout.counts)
         return y, layout
@@ -254,6 +256,18 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
             )
         return comms
 
+    def _check_own_part(self, comms):
+        """Raise unless this rank holds the part of the index it fitted (a rank
+        that loaded another rank's pickle holds another part). No communication."""
+        fit_rank = getattr(self, "_fit_rank", comms.rank)
+        if fit_rank != comms.rank or self._fit_X.shape[0] != self.shard_counts_[comms.rank]:
+            raise ValueError(
+                f"Rank {comms.rank} holds the part of the index that rank {fit_rank} fitted "
+                f"({self._fit_X.shape[0]} of {self.n_samples_fit_} rows): a search needs every "
+                "rank's own part. Load on each rank the pickle that rank wrote, in a job of "
+                f"{len(self.shard_counts_)} ranks, or fit again."
+            )
+
     def _queries(self, X, comms, check_setting):
         """This rank's validated queries in the index dtype (the fitted rows
         for ``X=None``) and the global number of query rows; the same error on
@@ -266,6 +280,7 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
 
         def check():
             check_setting()
+            self._check_own_part(comms)
             if X is None:
                 return self._fit_X, self._fit_X.shape[0]
             Xq = check_local(self, X, order="C", accept_sparse=is_sparse(self._fit_X))
