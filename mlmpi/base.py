@@ -10,19 +10,22 @@ before anything can raise locally. The estimator resolves its comms through
 from sklearn.base import ClassifierMixin, RegressorMixin
 
 from ._contract import collective_method
+from ._export import SklearnExport
 from .comms import resolve_comms
 from .utils.validation import agree
 
 __all__ = ["DistributedClassifierMixin", "DistributedEstimatorMixin", "DistributedRegressorMixin"]
 
 
-class DistributedEstimatorMixin:
+class DistributedEstimatorMixin(SklearnExport):
     """Mixin of every mlmpi estimator (put it first among the bases).
 
     Estimators take ``comms=None`` (meaning :func:`mlmpi.get_comms`) and
     resolve it here; their public collective methods are decorated with
     ``mlmpi._contract.collective_method``, which agrees on the call with the
     other ranks through these comms before the method validates anything.
+    ``as_sklearn()`` gives the fitted scikit-learn estimator
+    (:mod:`mlmpi._export`).
 
     Examples
     --------

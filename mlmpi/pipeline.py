@@ -12,6 +12,7 @@ import sklearn.pipeline as sk
 from sklearn.utils.metaestimators import available_if
 
 from ._contract import collective_method
+from ._export import SklearnExport
 from .base import DistributedEstimatorMixin
 from .comms import get_comms
 from .utils.shard_local import warn_shard_local_learners
@@ -43,7 +44,7 @@ def _pipeline_comms(pipeline):
     return get_comms()
 
 
-class Pipeline(sk.Pipeline):
+class Pipeline(SklearnExport, sk.Pipeline):
     """A sequence of data transformers with an optional final predictor.
 
     scikit-learn's ``Pipeline`` (same parameters and behaviour). Its

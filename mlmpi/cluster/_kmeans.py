@@ -295,6 +295,11 @@ class KMeans(
             return self._call_init(X, rng.randint(np.iinfo(np.int32).max), comms, layout)
         return init
 
+    def _sklearn_state(self):
+        from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
+
+        return {**super()._sklearn_state(), "_n_threads": _openmp_effective_n_threads()}
+
     @collective_method
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):

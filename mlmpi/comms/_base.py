@@ -7,6 +7,7 @@ on a raw call (:meth:`Comms._checked`), and the record of each collective
 (:mod:`._record`: profile, timeline, collective timeout).
 """
 
+import sys
 import time
 from abc import ABC, abstractmethod
 
@@ -245,9 +246,8 @@ class Comms(ArrayCollectives, Exchanges, ObjectCollectives, ABC):
 
     # -- a pickle holds no communicator: loading binds the loader's default comms
     def __reduce__(self):
-        from . import get_comms
-
-        return get_comms, ()
+        # mlmpi.comms.get_comms, found loaded (this module is imported by mlmpi.comms)
+        return sys.modules[__package__].get_comms, ()
 
     def __repr__(self):
         return f"{type(self).__name__}(rank={self.rank}, size={self.size})"

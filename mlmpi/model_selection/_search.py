@@ -37,6 +37,10 @@ class _CollectiveSearch(DistributedEstimatorMixin):
     """scikit-learn's search loop, run in the same order on every rank, with
     the cross-validation, the scorers and the random state agreed first."""
 
+    def _sklearn_finish(self, out):
+        if hasattr(out, "scorer_") and not callable(self.scoring):
+            out.scorer_ = out._get_scorers()[0]  # scikit-learn's, on its estimator
+
     def _agreed_parameters(self, y, comms):
         agreed = {
             "cv": check_cv(self.cv, y, classifier=is_classifier(self.estimator), comms=comms),

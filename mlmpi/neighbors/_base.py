@@ -245,6 +245,35 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
         self.shard_counts_ = tuple(int(c) for c in layout.counts)
         return y, layout
 
+    # -- scikit-learn's estimator ------------------------------------------------
+    _not_exported = frozenset({"shard_counts_", "_fit_rank"})
+
+    @collective_method
+    def as_sklearn(self):
+        """The scikit-learn estimator of this class, with the whole index.
+
+        Every rank's rows (and targets) are gathered into it, in global row
+        order: ``n_samples_fit_`` rows on every rank, the memory of the index
+        on one machine. Otherwise as :meth:`mlmpi.base.DistributedEstimatorMixin.as_sklearn`.
+
+        This method is collective.
+
+        Returns
+        -------
+        estimator : scikit-learn estimator
+            Searches its index as this model does, in any process.
+        """
+        return super().as_sklearn()
+
+    def _sklearn_state(self):
+        comms = self._fitted_comms()
+        agree_on_errors(comms, lambda: self._check_own_part(comms))
+        state = super()._sklearn_state()
+        state["_fit_X"] = _gathered(self._fit_X, comms)
+        if "_y" in state:
+            state["_y"] = _gathered(self._y, comms)
+        return state
+
     # -- helpers ----------------------------------------------------------------
     def _fitted_comms(self):
         check_is_fitted(self, "_fit_X")
@@ -509,6 +538,19 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
         return _sparse_module(xp).csr_matrix(
             (data, columns, indptr), shape=(len(lengths), self.n_samples_fit_)
         )
+
+
+def _gathered(rows, comms):
+    """Every rank's ``rows`` (dense or CSR), stacked in rank order.
+
+    This function is collective.
+    """
+    if is_sparse(rows):
+        import scipy.sparse as sp
+
+        host = rows.get() if is_device_array(rows) else rows
+        return sp.vstack(comms.allgather_object(host)).tocsr()
+    return comms.allgatherv(get_namespace(rows).ascontiguousarray(rows))
 
 
 def _check_mode(mode):

@@ -1,10 +1,11 @@
-"""Every fitted public object pickles under mpiexec and works where it is loaded.
+"""Every fitted public object leaves the job: as a pickle, and as scikit-learn's estimator.
 
 A pickle holds no communicator (``Comms.__reduce__``): loading binds the
 loader's default comms. Models replicated on every rank (all but the
 neighbours' index) predict in a plain process as they did in the job; a
 neighbours model holds its rank's part of the index and says so wherever
-that part is not enough.
+that part is not enough. ``as_sklearn()`` gives scikit-learn's estimator,
+the neighbours' with the whole index gathered.
 """
 
 import os
@@ -213,10 +214,31 @@ def _in_a_plain_process(models):
     return COMMS.bcast_object(found)
 
 
+def _check_as_sklearn(name, model, kind, methods):
+    """``model.as_sklearn()`` is scikit-learn's estimator (its pickle names no
+    mlmpi module) and its outputs on the global rows are the job's, gathered.
+    Collective where ``as_sklearn`` is (the neighbours)."""
+    converted = model.as_sklearn()
+    assert type(converted).__module__.split(".")[0] == "sklearn", (name, type(converted))
+    assert type(converted).__name__ == type(model).__name__
+    assert b"mlmpi" not in pickle.dumps(converted), name
+    local = _local(kind)[0]
+    for method in methods:
+        job, whole = getattr(model, method)(local), getattr(converted, method)(DATA[kind][0])
+        if method == "kneighbors":  # the indices: global row numbers
+            job, whole = job[1], whole[1]
+        job = gather_rows(np.asarray(job))
+        if job.dtype.kind in "fc":
+            assert_allclose(whole, job, rtol=1e-12, atol=1e-12, err_msg=f"{name}.{method}")
+        else:
+            assert_array_equal(whole, job, err_msg=f"{name}.{method}")
+
+
 def case_replicated_models_predict_in_a_plain_process_as_in_the_job():
     """Estimators, transformers, searches and pipelines, fitted at 1-3 ranks,
     pickled on every rank (rank 0's pickle loaded in a plain process): the
-    plain process's outputs on the global rows are the job's, gathered."""
+    plain process's outputs on the global rows are the job's, gathered; so
+    are those of ``as_sklearn()``'s estimator."""
     models, expected = {}, {}
     for name, make, kind, methods in REPLICATED:
         model = _fit(make, kind)
@@ -227,6 +249,7 @@ def case_replicated_models_predict_in_a_plain_process_as_in_the_job():
         expected[name]["params"] = sorted(model.get_params(deep=False))
         again = pickle.loads(blob)  # loaded in the job: the job's default comms again
         assert again.get_params(deep=False).get("comms", None) in (None, COMMS), name
+        _check_as_sklearn(name, model, kind, methods)
     found = _in_a_plain_process(models)
     for name, outputs in expected.items():
         for method, value in outputs.items():
@@ -274,7 +297,8 @@ def case_clusterings_keep_their_ranks_labels():
 
 def case_neighbours_need_each_ranks_own_part_of_the_index():
     """Each rank loading its own pickle searches as before; another rank's
-    pickle, or another number of ranks, is the same ValueError on every rank."""
+    pickle, or another number of ranks, is the same ValueError on every rank.
+    ``as_sklearn()`` gathers the whole index."""
     X, y = _local("class")
     models = {}
     for name, make, targets in (
@@ -295,6 +319,7 @@ def case_neighbours_need_each_ranks_own_part_of_the_index():
                 lambda: getattr(pickle.loads(first), method)(X),
             )
         models[name] = (blob, "class", (method,))
+        _check_as_sklearn(name, model, "class", (method,))
     found = _in_a_plain_process(models)
     for name, (_, _, (method,)) in models.items():
         got = found[name][method]
