@@ -91,6 +91,24 @@ def to_namespace(x, xp):
     return xp.asarray(x)
 
 
+def on_host(x):
+    """``x`` on the host: NumPy rows, or SciPy sparse rows for sparse ``x``."""
+    if is_sparse(x):
+        return x.get() if is_device_array(x) else x
+    return to_host(x)
+
+
+def back_like(out, x):
+    """``out``, computed on the host from ``x``, where ``x`` lives: a CuPy array
+    (``cupyx.scipy.sparse`` CSR for sparse ``out``) when ``x`` is on the device
+    and ``out`` numeric; otherwise ``out`` itself (strings stay on the host)."""
+    if not is_device_array(x) or getattr(out, "dtype", np.dtype(object)).kind not in "biuf":
+        return out
+    if is_sparse(out):
+        return sparse_namespace(x).csr_matrix(out)
+    return to_namespace(out, get_namespace(x))
+
+
 def log_softmax(scores):
     """Row-wise ``log(softmax(scores))`` of a 2-D array, shifted by each row's
     maximum so that no ``exp`` overflows."""

@@ -134,11 +134,12 @@ class _BaseNB(DistributedEstimatorMixin, DistributedClassifierMixin, BaseEstimat
 
         Returns
         -------
-        labels : ndarray of shape (n_local,)
-            Local.
+        labels : array of shape (n_local,)
+            Local; in ``X``'s namespace for numeric classes.
         """
         jll = self.predict_joint_log_proba(X)
-        return self.classes_[to_host(jll.argmax(axis=1))]
+        labels = self.classes_[to_host(jll.argmax(axis=1))]
+        return to_namespace(labels, get_namespace(jll)) if labels.dtype.kind in "biuf" else labels
 
     def predict_log_proba(self, X):
         """Log class probabilities of this rank's rows (no communication).

@@ -8,6 +8,7 @@ from sklearn.cluster import HDBSCAN as _SkHDBSCAN
 from sklearn.neighbors import BallTree, KDTree
 from sklearn.utils.validation import check_is_fitted
 
+from .._array import get_namespace, to_host, to_namespace
 from .._contract import collective_method
 from .._sklearn_compat import (
     _OUTLIER_ENCODING,
@@ -141,7 +142,9 @@ class HDBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
     :meth:`approximate_predict` (beyond scikit-learn: the hdbscan package's
     prediction of new points) are collective; :meth:`dbscan_clustering` is
     not (every rank holds the single-linkage tree). A rank may hold zero
-    rows. scikit-learn computes the distances of the 'sqeuclidean' and
+    rows. CuPy rows are read on the host, where HDBSCAN runs; the labels,
+    probabilities, centres and the methods' results are then CuPy arrays.
+    scikit-learn computes the distances of the 'sqeuclidean' and
     'cosine' metrics and of ``algorithm='brute'`` with matrix products, so
     they may differ from these in their last bits.
 
@@ -233,11 +236,16 @@ class HDBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
         X, _, _, layout = validate_fit_data(
             self, X, comms=comms, dtype=np.float64, order="C", ensure_all_finite=False
         )
+        xp = get_namespace(X)  # CuPy rows are read on the host; the results go back
+        X = to_host(X)
         if metric == "precomputed":
             self._fit_distances(X, comms, layout)
         else:
             self._fit_rows(X, metric, p, comms, layout)
         self._row_offset = layout.offset
+        for name in ("labels_", "probabilities_", "centroids_", "medoids_"):
+            if name in self.__dict__:
+                setattr(self, name, to_namespace(getattr(self, name), xp))
         return self
 
     def _effective_metric(self):
@@ -400,11 +408,12 @@ class HDBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
             -2, rows with a missing value -3.
         """
         check_is_fitted(self, "labels_")
+        fitted = to_host(self.labels_)
         labels = labelling_at_cut(self._single_linkage_tree_, cut_distance, min_cluster_size)
-        labels = labels[self._row_offset : self._row_offset + self.labels_.shape[0]]
-        labels[self.labels_ == _INFINITE] = _INFINITE
-        labels[self.labels_ == _MISSING] = _MISSING
-        return labels
+        labels = labels[self._row_offset : self._row_offset + fitted.shape[0]]
+        labels[fitted == _INFINITE] = _INFINITE
+        labels[fitted == _MISSING] = _MISSING
+        return to_namespace(labels, get_namespace(self.labels_))
 
     def _keep_for_prediction(self, X, core, tree, labels, layout):
         """What :meth:`approximate_predict` needs: this rank's finite rows and
@@ -473,6 +482,8 @@ class HDBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
         """
         comms = self._get_comms()
         Q = self._new_rows(X, comms)
+        xp = get_namespace(Q)  # CuPy rows are read on the host; the results go back
+        Q = to_host(Q)
         metric, p = self._effective_metric()
         reduced, indices = _ring.kneighbors(
             _ring.prepare_rows(Q, metric),
@@ -485,13 +496,14 @@ class HDBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
             batch_size=DEFAULT_BATCH[False],
         )
         core = fetch_rows(self._core_distances, indices, comms, self._fit_counts)
-        return _hdbscan_predict.assign(
+        labels, strengths = _hdbscan_predict.assign(
             self._prediction_data,
             _ring.to_distance(reduced, metric, p),
             indices,
             core,
             self._min_samples,
         )
+        return to_namespace(labels, xp), to_namespace(strengths, xp)
 
     def _new_rows(self, X, comms):
         """This rank's new rows, validated; the same error on every rank.

@@ -12,7 +12,7 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._array import get_namespace, is_device_array, is_sparse, to_host
+from .._array import get_namespace, is_sparse, on_host, to_host
 from .._sklearn_compat import Interval, RealNotInt, StrOptions
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms
@@ -46,13 +46,6 @@ FIT_DOC = """Build the forest from the training rows of every rank.
         self : object
             The fitted forest.
         """
-
-
-def on_host(X):
-    """``X`` on the host: NumPy rows, or SciPy sparse rows."""
-    if is_sparse(X):
-        return X.get() if is_device_array(X) else X
-    return to_host(X)
 
 
 class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):

@@ -5,7 +5,7 @@ from collections import Counter
 import numpy as np
 import sklearn.impute as sk
 
-from .._array import is_sparse
+from .._array import is_device_array, is_sparse, on_host
 from .._contract import collective_method
 from .._sklearn_compat import _fit_context, _get_mask, _num_samples, _safe_min
 from ..comms import Comms
@@ -125,6 +125,7 @@ class SimpleImputer(CollectiveTransformerMixin, LocalInverseMixin, sk.SimpleImpu
             Fitted imputer.
         """
         comms = self._get_comms()
+        X = on_host(X) if is_device_array(X) else X  # the statistics are found on the host
         view = object_view(X)
         validate_fit_data(
             self, view, comms=comms, dtype=None, ensure_all_finite=False, accept_sparse="csc"

@@ -211,9 +211,9 @@ _ATTRIBUTES = """
     intercept_ : float
         Replicated.
     mse_path_ : ndarray
-        Held-out mean squared error of each {shape}. Replicated.
+        Held-out mean squared error of each {shape}. Replicated (host).
     alphas_ : ndarray
-        The alphas tried. Replicated.
+        The alphas tried. Replicated (host).
     dual_gap_ : float
         Of the refitted model.
     n_iter_ : int

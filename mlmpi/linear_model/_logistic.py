@@ -378,7 +378,7 @@ class LogisticRegression(
     intercept_ : array of shape (1,) or (n_classes,)
         Replicated.
     n_iter_ : ndarray of shape (1,)
-        Iterations of the solver that ran. Replicated.
+        Iterations of the solver that ran. Replicated (host).
     solver_ : str
         The solver that ran (see ``solver``). Replicated.
     n_features_in_ : int

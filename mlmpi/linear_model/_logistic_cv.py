@@ -21,7 +21,7 @@ import numpy as np
 from sklearn import linear_model as sk
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 
-from .._array import is_sparse, to_host
+from .._array import get_namespace, is_sparse, to_host, to_namespace
 from .._contract import collective_method
 from .._sklearn_compat import _check_solver, _fit_context, _raise_for_params, _routing_enabled
 from ..comms import Comms
@@ -130,7 +130,9 @@ class LogisticRegressionCV(LogisticRegression):
     ----------
     classes_, coef_, intercept_, Cs_, l1_ratios_, coefs_paths_, scores_, C_, l1_ratio_, \
 n_iter_
-        As scikit-learn's, replicated.
+        As scikit-learn's, replicated. ``coef_`` and ``intercept_`` are in X's
+        namespace (as :class:`~mlmpi.linear_model.LogisticRegression`'s); the
+        others are host arrays.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Only when X has string column names.
@@ -342,6 +344,9 @@ n_iter_
         coefs, scores, n_iter = self._paths(problem)
         self._set_paths(coefs, scores, n_iter)
         self._set_model(problem, legacy, l1_ratios)
+        xp = get_namespace(X)  # the model in X's namespace, as LogisticRegression's
+        self.coef_ = to_namespace(self.coef_, xp)
+        self.intercept_ = to_namespace(self.intercept_, xp)
         return self
 
     def _checked_class_weight(self, classes, counts):

@@ -14,7 +14,7 @@ import numpy as np
 from scipy.special import betaln, digamma
 from sklearn.utils import check_array
 
-from .._array import get_namespace
+from .._array import get_namespace, is_device_array, to_host, to_namespace
 from .._sklearn_compat import (
     Interval,
     StrOptions,
@@ -299,6 +299,10 @@ class BayesianGaussianMixture(BaseMixture):
 
     def _estimate_log_weights(self):
         concentration = self.weight_concentration_
+        if isinstance(concentration, tuple):
+            concentration = tuple(to_host(c) for c in concentration)
+        else:
+            concentration = to_host(concentration)
         if self.weight_concentration_prior_type == "dirichlet_process":
             digamma_sum = digamma(concentration[0] + concentration[1])
             digamma_a = digamma(concentration[0])
@@ -310,14 +314,14 @@ class BayesianGaussianMixture(BaseMixture):
         """Expected log-weights plus the per-component terms of scikit-learn's
         ``_estimate_log_prob`` beyond the Gaussian density."""
         n_features = self.means_.shape[1]
-        dof = np.asarray(self.degrees_of_freedom_, dtype=np.float64)
+        dof = np.asarray(to_host(self.degrees_of_freedom_), dtype=np.float64)
         log_lambda = n_features * np.log(2.0) + np.sum(
             digamma(0.5 * (dof - np.arange(0, n_features)[:, None])), 0
         )
         return (
             self._estimate_log_weights()
             - 0.5 * n_features * np.log(dof)
-            + 0.5 * (log_lambda - n_features / np.asarray(self.mean_precision_))
+            + 0.5 * (log_lambda - n_features / to_host(self.mean_precision_))
         )
 
     def _compute_lower_bound(self, log_resp, log_prob_norm):
@@ -377,3 +381,27 @@ class BayesianGaussianMixture(BaseMixture):
 
     def _array_attributes(self):
         return ("weights_", "means_", "covariances_", "precisions_", "precisions_cholesky_")
+
+    def _to_host(self):
+        super()._to_host()
+        self._move_variational(to_host)
+
+    def _to_namespace(self, xp, dtype):
+        super()._to_namespace(xp, dtype)
+        self._move_variational(lambda value: to_namespace(value, xp))
+
+    def _move_variational(self, move):
+        """The variational parameters and the priors, arrays of X's namespace
+        after a fit (their dtypes stay scikit-learn's); scalars stay."""
+        for name in (
+            "weight_concentration_",
+            "mean_precision_",
+            "degrees_of_freedom_",
+            "mean_prior_",
+            "covariance_prior_",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, tuple):
+                setattr(self, name, tuple(move(v) for v in value))
+            elif isinstance(value, np.ndarray) or is_device_array(value):
+                setattr(self, name, move(value))

@@ -3,7 +3,7 @@ and the checks that open a collective ``fit``/``partial_fit``."""
 
 import numpy as np
 
-from .._array import is_sparse, sparse_namespace
+from .._array import back_like, is_device_array, is_sparse, on_host, sparse_namespace
 from .._contract import collective_method
 from .._sklearn_compat import _num_samples
 from ..base import DistributedEstimatorMixin
@@ -18,7 +18,8 @@ class CollectiveTransformerMixin(DistributedEstimatorMixin):
     The local methods (``transform``, ``inverse_transform``,
     ``get_feature_names_out``) are scikit-learn's own, inherited from the
     scikit-learn class each transformer extends: they only read the
-    replicated fitted attributes.
+    replicated fitted attributes (host arrays, as scikit-learn's). CuPy rows
+    are transformed on the host and the result goes back to the device.
     """
 
     @collective_method
@@ -65,7 +66,11 @@ class CollectiveTransformerMixin(DistributedEstimatorMixin):
     def _local_rows(self, method, X, placeholder, *args, **kwargs):
         """scikit-learn's local ``method`` on this rank's rows. scikit-learn
         rejects zero rows, so a rank without rows runs ``method`` on the one
-        valid row ``placeholder(X)`` and keeps no row of the result."""
+        valid row ``placeholder(X)`` and keeps no row of the result. CuPy rows
+        are read on the host and the result goes back to the device."""
+        if is_device_array(X):
+            out = self._local_rows(method, on_host(X), placeholder, *args, **kwargs)
+            return back_like(out, X)
         try:
             empty = _num_samples(X) == 0
         except TypeError:  # not an array (a scalar): scikit-learn's check says so

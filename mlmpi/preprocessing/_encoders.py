@@ -12,6 +12,7 @@ scikit-learn's, local.
 import numpy as np
 import sklearn.preprocessing as sk
 
+from .._array import is_device_array, on_host
 from .._contract import collective_method
 from .._sklearn_compat import _fit_context, _num_samples, is_scalar_nan
 from ..comms import Comms
@@ -48,6 +49,7 @@ class _GlobalCategoriesMixin(CollectiveTransformerMixin, LocalInverseMixin):
         self : object
             Fitted encoder.
         """
+        X = on_host(X) if is_device_array(X) else X  # categories are found on the host
         # Sparse rows pass here: scikit-learn's own check refuses them, with its message.
         validate_fit_data(
             self,

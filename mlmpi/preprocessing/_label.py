@@ -3,6 +3,7 @@
 import sklearn.preprocessing as sk
 from sklearn.utils.validation import column_or_1d
 
+from .._array import back_like, is_device_array, to_host
 from .._contract import collective_method
 from .._sklearn_compat import _fit_context
 from ..base import DistributedEstimatorMixin
@@ -29,7 +30,7 @@ class LabelEncoder(DistributedEstimatorMixin, sk.LabelEncoder):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Sorted classes of every rank's labels. Replicated.
+        Sorted classes of every rank's labels. Replicated (host).
 
     Notes
     -----
@@ -91,3 +92,34 @@ class LabelEncoder(DistributedEstimatorMixin, sk.LabelEncoder):
             This rank's encoded labels (local).
         """
         return self.fit(y).transform(y)
+
+    def transform(self, y):
+        """Encode this rank's labels (no communication).
+
+        Parameters
+        ----------
+        y : array-like of shape (n_local,)
+            This rank's labels.
+
+        Returns
+        -------
+        y : array of shape (n_local,)
+            Their codes; CuPy labels are encoded on the host and the codes go
+            back to the device.
+        """
+        return back_like(super().transform(to_host(y) if is_device_array(y) else y), y)
+
+    def inverse_transform(self, y):
+        """Labels of this rank's codes (no communication).
+
+        Parameters
+        ----------
+        y : array-like of shape (n_local,)
+            This rank's codes.
+
+        Returns
+        -------
+        y_original : array of shape (n_local,)
+            Their labels; on the device for CuPy codes and numeric classes.
+        """
+        return back_like(super().inverse_transform(to_host(y) if is_device_array(y) else y), y)

@@ -153,7 +153,7 @@ def _check_device_array(
             f"Expected 2D array, got {X.ndim}D array instead. Reshape your data "
             "with X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one sample."
         )
-    if dtype is not None:
+    if dtype is not None and not (isinstance(dtype, str) and dtype == "numeric"):
         dtypes = dtype if isinstance(dtype, (list, tuple)) else (dtype,)
         if X.dtype not in [np.dtype(d) for d in dtypes]:
             if X.dtype.kind not in "biuf":
