@@ -1,5 +1,11 @@
+import sys
+from pathlib import Path
+
 import pytest
 from _mpi import CaseRunner
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "mpi_cases"))
+import _fake_cupy  # noqa: E402
 
 #: ``(module, nranks)`` of every ``test_mpi_case`` the session runs.
 _MPI_CASE_JOBS = []
@@ -12,6 +18,18 @@ def mpi_cases():
     runner = CaseRunner()
     runner.plan(_MPI_CASE_JOBS)
     return runner
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch):
+    """The strict CPU stand-in for CuPy (``tests/mpi_cases/_fake_cupy.py``) as the
+    ``cupy`` and ``cupyx`` modules, for this test."""
+    from mlmpi import _array
+
+    for name, module in _fake_cupy.modules().items():
+        monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.setattr(_array, "_device_math_set", False)
+    return sys.modules["cupy"]
 
 
 @pytest.fixture(scope="session")

@@ -1,16 +1,11 @@
 """Staged column reductions (``kernels/shared/columns.py``): the same sums,
 minima and maxima as NumPy's, for any row count around the stage size."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from mlmpi.kernels.shared import columns
 from mlmpi.kernels.shared.columns import column_reduce, staged_reduce
 from numpy.testing import assert_allclose, assert_array_equal
-
-from mlmpi import _array
 
 ROWS = [1, 7, 8, 9, 63, 64, 65, 64 * 64, 64 * 64 + 5, 64**3 + 64 + 3]
 
@@ -36,15 +31,9 @@ def test_numpy_arrays_are_reduced_by_numpy_at_once(monkeypatch):
     assert_array_equal(column_reduce(x, "sum"), x.sum(axis=0))
 
 
-def test_device_arrays_are_reduced_in_stages(monkeypatch):
+def test_device_arrays_are_reduced_in_stages(fake_cupy, monkeypatch):
     """On the CuPy stand-in: staged for C-ordered rows, at once otherwise."""
-    sys.path.insert(0, str(Path(__file__).parent / "mpi_cases"))
-    import _fake_cupy
-
-    for name, module in _fake_cupy.modules().items():
-        monkeypatch.setitem(sys.modules, name, module)
-    monkeypatch.setattr(_array, "_device_math_set", True)
-    cupy = sys.modules["cupy"]
+    cupy = fake_cupy
     monkeypatch.setattr(columns, "STAGE_ROWS", 4)
     x = np.random.default_rng(0).standard_normal((103, 5))
     staged = []

@@ -14,9 +14,7 @@ GPU-vs-host comparisons across ranks and layouts are
 """
 
 import inspect
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,20 +25,8 @@ from sklearn.datasets import load_diabetes, load_iris
 import mlmpi
 import mlmpi.impute
 import mlmpi.preprocessing
-from mlmpi import _array
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "mpi_cases"))
-import _fake_cupy  # noqa: E402
 
 RTOL = 1e-7
-
-
-@pytest.fixture
-def fake_cupy(monkeypatch):
-    for name, module in _fake_cupy.modules().items():
-        monkeypatch.setitem(sys.modules, name, module)
-    monkeypatch.setattr(_array, "_device_math_set", True)
-    return sys.modules["cupy"]
 
 
 def _data(kind):

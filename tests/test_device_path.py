@@ -7,29 +7,14 @@ arrays). The cases the GPU tests run (``gpu_estimator_cases``,
 host-staged MPI.
 """
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from _mpi import case_names
 
 from mlmpi import _array
 
-CASES = Path(__file__).resolve().parent / "mpi_cases"
-sys.path.insert(0, str(CASES))
-import _fake_cupy  # noqa: E402
-
 MODULE = "gpu_estimator_cases"
 FAKE = {"MLMPI_TEST_FAKE_CUPY": "1"}
-
-
-@pytest.fixture
-def fake_cupy(monkeypatch):
-    for name, module in _fake_cupy.modules().items():
-        monkeypatch.setitem(sys.modules, name, module)
-    monkeypatch.setattr(_array, "_device_math_set", False)
-    return sys.modules["cupy"]
 
 
 def test_the_stand_in_is_strict(fake_cupy):

@@ -5,9 +5,6 @@ runs on CuPy is checked here on the CPU: against the numba kernel, and as
 the kernel of a whole KMeans fit against scikit-learn.
 """
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from mlmpi.kernels import kernels_for
@@ -104,18 +101,16 @@ def test_chunk_rows_bounds_memory():
     assert device_kernel.chunk_rows(2, 2, 4, budget=1 << 40) == device_kernel.MAX_CHUNK_ROWS
 
 
-def test_device_chunks_take_a_quarter_of_the_free_memory(monkeypatch):
+def test_device_chunks_take_a_quarter_of_the_free_memory(fake_cupy, monkeypatch):
     """On a GPU the chunks are as large as a quarter of the free memory allows
     (capped): small chunks made the loop launch-bound (0.66 s per iteration
     at 10M×64, k=256 on an H200)."""
-    sys.path.insert(0, str(Path(__file__).parent / "mpi_cases"))
     import _fake_cupy
 
-    cupy = _fake_cupy.modules()["cupy"]
     assert device_kernel._budget(np) == device_kernel.CHUNK_BYTES
-    assert device_kernel._budget(cupy) == _fake_cupy.FREE // 4
+    assert device_kernel._budget(fake_cupy) == _fake_cupy.FREE // 4
     monkeypatch.setattr(device_kernel, "DEVICE_CHUNK_BYTES", 1 << 20)
-    assert device_kernel._budget(cupy) == 1 << 20
+    assert device_kernel._budget(fake_cupy) == 1 << 20
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

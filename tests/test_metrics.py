@@ -147,24 +147,6 @@ def test_scorers_equal_scikit_learns():
     assert ml.check_scoring(reg)(reg, Xr, yr) == reg.score(Xr, yr)
 
 
-@pytest.fixture
-def fake_cupy(monkeypatch):
-    """The CPU stand-in for CuPy of tests/mpi_cases/_fake_cupy.py (strict about
-    host and device)."""
-    import sys
-    from pathlib import Path
-
-    from mlmpi import _array
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent / "mpi_cases"))
-    import _fake_cupy
-
-    for name, module in _fake_cupy.modules().items():
-        monkeypatch.setitem(sys.modules, name, module)
-    monkeypatch.setattr(_array, "_device_math_set", False)
-    return sys.modules["cupy"]
-
-
 def test_device_arrays_give_the_host_values(fake_cupy):
     rng = np.random.RandomState(0)
     Y, P = rng.normal(size=(40, 2)), rng.normal(size=(40, 2))
