@@ -293,6 +293,9 @@ def case_clusterings_keep_their_ranks_labels():
         model = make().fit(X)
         again = pickle.loads(pickle.dumps(model))
         assert_array_equal(again.labels_, model.labels_, err_msg=name)
+        converted = model.as_sklearn()  # labels of this rank's rows, as the model's
+        assert type(converted).__module__.split(".")[0] == "sklearn", name
+        assert_array_equal(converted.labels_, model.labels_, err_msg=name)
 
 
 def case_neighbours_need_each_ranks_own_part_of_the_index():
