@@ -100,15 +100,27 @@ def warn_shard_local_learners(estimator, comms):
         )
 
 
-def _sklearn_model_selection_caller():
-    """The outermost frame of ``sklearn.model_selection`` on the call stack,
-    or None, also when mlmpi's code runs further out: mlmpi's own
-    cross-validation and searches drive scikit-learn's loop with folds cut by
-    global row."""
+def _sklearn_fold_loops():
+    """The files of scikit-learn that cut folds from the rows they are given:
+    its model selection, and CalibratedClassifierCV's own loop over folds."""
+    loops = []
     module = sys.modules.get("sklearn.model_selection")
-    if module is None:  # never imported: not on the stack
+    if module is not None:  # never imported: not on the stack
+        loops.append(os.path.dirname(module.__file__) + os.sep)
+    module = sys.modules.get("sklearn.calibration")
+    if module is not None:
+        loops.append(module.__file__)
+    return tuple(loops)
+
+
+def _sklearn_model_selection_caller():
+    """The outermost frame of scikit-learn's fold loops (:func:`_sklearn_fold_loops`)
+    on the call stack, or None, also when mlmpi's code runs further out:
+    mlmpi's own cross-validation and searches drive scikit-learn's loop with
+    folds cut by global row."""
+    sklearn_loops = _sklearn_fold_loops()
+    if not sklearn_loops:
         return None
-    sklearn_loops = os.path.dirname(module.__file__) + os.sep
     mlmpi_code = os.path.dirname(sys.modules["mlmpi"].__file__) + os.sep
     found, frame = None, sys._getframe(1)
     while frame is not None:
@@ -127,7 +139,8 @@ def warn_sklearn_model_selection(estimator, comms):
     under several ranks, naming mlmpi's replacement.
 
     scikit-learn's ``cross_val_score``, ``cross_validate``, ``GridSearchCV``
-    and the like cut their folds from each rank's rows: every rank fits and
+    and the like (``StackingClassifier``'s ``cross_val_predict`` and
+    ``CalibratedClassifierCV`` too) cut their folds from each rank's rows: every rank fits and
     scores its own folds inside collective fits, so the scores are not those
     of the whole data and, with scikit-learn's scorers, differ from rank to
     rank. Does nothing at one rank. No communication: every rank runs the
