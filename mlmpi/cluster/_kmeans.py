@@ -16,7 +16,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._array import get_namespace, is_sparse, to_host, to_namespace
 from .._contract import collective_method
-from .._sklearn_compat import Interval, StrOptions, _fit_context, _is_arraylike_not_scalar
+from .._sklearn_compat import (
+    Interval,
+    StrOptions,
+    _fit_context,
+    _is_arraylike_not_scalar,
+    _openmp_effective_n_threads,
+)
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms
 from ..kernels import kernels_for
@@ -296,8 +302,6 @@ class KMeans(
         return init
 
     def _sklearn_state(self):
-        from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
-
         return {**super()._sklearn_state(), "_n_threads": _openmp_effective_n_threads()}
 
     @collective_method

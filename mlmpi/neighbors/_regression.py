@@ -71,13 +71,13 @@ class KNeighborsRegressor(MultiOutputMixin, DistributedRegressorMixin, Supervise
         self._y = y.reshape(-1, 1) if y.ndim == 1 else y
         return self
 
-    @collective_method
     def _sklearn_state(self):
         state = super()._sklearn_state()
         if self._y_ndim == 1:  # scikit-learn keeps one target as a 1-D array
             state["_y"] = state["_y"].ravel()
         return state
 
+    @collective_method
     def predict(self, X):
         """Predict the targets of this rank's query rows.
 
