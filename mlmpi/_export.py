@@ -16,7 +16,7 @@ with skl2onnx where scikit-learn's class does.
 import functools
 import inspect
 
-from ._array import is_device_array, is_sparse, to_host
+from ._array import is_device_array, on_host
 
 
 @functools.cache
@@ -71,7 +71,7 @@ def to_sklearn(value):
     if isinstance(value, dict):
         return {k: to_sklearn(v) for k, v in value.items()}
     if is_device_array(value):
-        return value.get() if is_sparse(value) else to_host(value)
+        return on_host(value)
     return value
 
 

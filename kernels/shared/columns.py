@@ -57,8 +57,7 @@ def staged_reduce(x, op, dtype=None, stage_rows=STAGE_ROWS):
     if n <= stage_rows:
         return _reduce(x, op, dtype)
     head = n - n % stage_rows
-    kwargs = {} if op != "sum" or dtype is None else {"dtype": dtype}
-    groups = getattr(x[:head].reshape(head // stage_rows, stage_rows, d), op)(axis=1, **kwargs)
+    groups = _reduce(x[:head].reshape(head // stage_rows, stage_rows, d), op, dtype, axis=1)
     total = staged_reduce(groups, op, None, stage_rows)
     if head == n:
         return total
@@ -66,6 +65,6 @@ def staged_reduce(x, op, dtype=None, stage_rows=STAGE_ROWS):
     return combine(total, _reduce(x[head:], op, total.dtype if op == "sum" else None))
 
 
-def _reduce(x, op, dtype):
+def _reduce(x, op, dtype, axis=0):
     kwargs = {} if op != "sum" or dtype is None else {"dtype": dtype}
-    return getattr(x, op)(axis=0, **kwargs)
+    return getattr(x, op)(axis=axis, **kwargs)

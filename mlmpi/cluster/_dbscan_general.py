@@ -24,7 +24,7 @@ CSR rows, and the clusters of a neighbour relation that need not be symmetric.
 
 import numpy as np
 
-from .._array import is_device_array, is_sparse, to_host
+from .._array import is_device_array, is_sparse, on_host, to_host
 from ..kernels import kernels_for
 from ..neighbors import _precomputed
 from ..neighbors._base import DEFAULT_BATCH
@@ -50,7 +50,7 @@ def precomputed_pairs(D, eps, comms, layout):
     """
     agree_on_errors(comms, lambda: _check_distances(D, layout.n_samples))
     if is_sparse(D):
-        return _sparse_precomputed_pairs(D.get() if is_device_array(D) else D, eps, layout.offset)
+        return _sparse_precomputed_pairs(on_host(D), eps, layout.offset)
     rows, neighbours, _ = _precomputed.radius_neighbors(D, eps)
     return to_host(rows).astype(np.int64), to_host(neighbours).astype(np.int64)
 

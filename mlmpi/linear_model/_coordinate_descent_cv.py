@@ -20,7 +20,7 @@ from sklearn import linear_model as sk
 from sklearn.base import BaseEstimator, MultiOutputMixin
 from sklearn.utils import check_random_state, check_scalar, column_or_1d
 
-from .._array import is_device_array, to_host
+from .._array import on_host, to_host
 from .._contract import collective_method
 from .._sklearn_compat import _fit_context, _raise_for_params
 from ..base import DistributedEstimatorMixin, DistributedRegressorMixin
@@ -116,7 +116,7 @@ class _LinearModelCV(
         splitter = check_cv(self.cv, comms=comms)
         splits = list(splitter.split(X, Y[:, 0], params.get("groups")))
         folds = Folds([t for t, _ in splits], [t for _, t in splits], X.shape[0])
-        host_X = X.get() if is_device_array(X) else X  # sparse stays sparse
+        host_X = on_host(X)  # sparse stays sparse
         weight = None if sample_weight is None else to_host(sample_weight)
         stats = fold_stats(host_X, to_host(Y), folds, comms, sample_weight=weight)
         l1_ratios = self._l1_ratios()

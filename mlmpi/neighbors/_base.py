@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .._array import get_namespace, is_device_array, is_sparse, to_csr, to_host
+from .._array import get_namespace, is_device_array, is_sparse, on_host, to_csr, to_host
 from .._contract import collective_method
 from .._sklearn_compat import Interval, StrOptions
 from ..base import DistributedEstimatorMixin
@@ -548,8 +548,7 @@ def _gathered(rows, comms):
     if is_sparse(rows):
         import scipy.sparse as sp
 
-        host = rows.get() if is_device_array(rows) else rows
-        return sp.vstack(comms.allgather_object(host)).tocsr()
+        return sp.vstack(comms.allgather_object(on_host(rows))).tocsr()
     return comms.allgatherv(get_namespace(rows).ascontiguousarray(rows))
 
 

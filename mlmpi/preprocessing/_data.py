@@ -15,7 +15,7 @@ from scipy import stats
 from sklearn.utils import check_random_state, resample
 from sklearn.utils.sparsefuncs import min_max_axis
 
-from .._array import is_device_array, is_sparse, to_host
+from .._array import is_device_array, is_sparse, on_host, to_host
 from .._contract import collective_method
 from .._sklearn_compat import _fit_context, _handle_zeros_in_scale, _is_constant_feature
 from ..comms import Comms
@@ -776,7 +776,7 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
         """scikit-learn's per-column draw among the stored values, by global
         stored-value index (stored values are in global row order: rank by
         rank, row by row)."""
-        X = X.get() if is_device_array(X) else X
+        X = on_host(X)
         n_samples = layout.n_samples
         stored = np.diff(X.indptr).astype(np.int64)
         per_rank = comms.allgather(stored[None])

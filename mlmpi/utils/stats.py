@@ -35,7 +35,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.sparsefuncs import mean_variance_axis
 from sklearn.utils.validation import check_consistent_length
 
-from .._array import get_namespace, is_device_array, is_sparse, to_host
+from .._array import get_namespace, is_sparse, on_host, to_host
 from .._sklearn_compat import _unique
 from ..kernels import kernels_for
 from ._exact import exact_moments, exact_sums, onto_exact_grid
@@ -327,7 +327,7 @@ def local_moments(X, sample_weight=None):
     (a sum of rows divided by their count may miss the value by a rounding).
     """
     if is_sparse(X):
-        X = X.get() if is_device_array(X) else X
+        X = on_host(X)
         if X.shape[0] == 0:
             zeros = np.zeros(X.shape[1])
             return Moments(zeros, zeros.copy(), zeros.copy())
