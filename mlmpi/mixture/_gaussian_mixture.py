@@ -262,8 +262,8 @@ class GaussianMixture(BaseMixture):
         bic : float
             The lower the better. Replicated.
         """
-        total, n_samples = self._total_log_likelihood(X)
-        return -2 * total / n_samples * n_samples + self._n_parameters() * math.log(n_samples)
+        deviance, n_samples = self._deviance(X)
+        return deviance + self._n_parameters() * math.log(n_samples)
 
     @collective_method
     def aic(self, X):
@@ -281,5 +281,10 @@ class GaussianMixture(BaseMixture):
         aic : float
             The lower the better. Replicated.
         """
+        return self._deviance(X)[0] + 2 * self._n_parameters()
+
+    def _deviance(self, X):
+        """``(-2 · score(X) · n_samples, n_samples)`` over every rank, rounded as
+        scikit-learn's (the mean log-likelihood times the rows). Collective."""
         total, n_samples = self._total_log_likelihood(X)
-        return -2 * total / n_samples * n_samples + 2 * self._n_parameters()
+        return -2 * total / n_samples * n_samples, n_samples
