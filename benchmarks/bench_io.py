@@ -3,7 +3,11 @@
 The driver writes one Parquet file (float64 columns, row groups of
 ``--row-group-rows``), then alternates (``benchmarks/_driver.py``): pandas
 reads the whole file in a fresh process (pyarrow's threads use every core),
-and the mlmpi ranks each read their own rows. Reported per rank (the worst
+and the mlmpi ranks each read their own rows, twice over: split as every
+reader splits by default (balanced counts, so a row group that holds a cut
+between two ranks is read by both), and cut at the row-group boundaries
+nearest to the balanced cuts (``counts=``, so no row group is read twice):
+the ratio of the two is what reading row-aligned costs. Reported per rank (the worst
 rank): the read time, the peak resident memory of the process (``ru_maxrss``,
 the interpreter and libraries included, as a user sees it) and the bytes it
 read through system calls (``rchar`` of ``/proc/self/io``) against ``1/R`` of
@@ -28,6 +32,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _driver import compare, report, run_main, worker_report
+
+SPLITS = ("balanced", "row-groups")  # the readers' default, and cuts at row-group boundaries
 
 
 def _peak_rss():
@@ -74,16 +80,30 @@ def _peer(args):
     )
 
 
+def _row_group_counts(path, size):
+    """Rows per rank with each balanced cut moved to the nearest row-group boundary."""
+    import pyarrow.parquet as pq
+
+    from mlmpi.datasets import even_counts
+
+    meta = pq.ParquetFile(path).metadata
+    bounds = np.cumsum([0] + [meta.row_group(g).num_rows for g in range(meta.num_row_groups)])
+    cuts = np.cumsum(even_counts(int(bounds[-1]), size))[:-1]
+    nearest = bounds[np.abs(bounds[None, :] - cuts[:, None]).argmin(axis=1)]
+    return np.diff([0, *nearest, bounds[-1]]).tolist()
+
+
 def _worker(args):
     import mlmpi
     from mlmpi.io import read_parquet
 
     comms = mlmpi.get_comms()
+    counts = _row_group_counts(args.data, comms.size) if args.split == "row-groups" else None
     comms.allreduce(np.zeros(1))  # connections up before timing
     comms.barrier()
     before = _bytes_read()
     start = time.perf_counter()
-    frame = read_parquet(args.data, comms=comms)
+    frame = read_parquet(args.data, counts=counts, comms=comms)
     comms.barrier()
     seconds = time.perf_counter() - start
     read = _bytes_read() - before
@@ -115,28 +135,33 @@ def _driver(args):
         data = Path(tmp) / "rows.parquet"
         _write(data, args)
         size = os.path.getsize(data)
-        row = compare(
-            f"read {args.n_rows} x {args.n_features}",
-            script=__file__,
-            ranks=args.ranks,
-            repeats=args.repeats,
-            run_peer=lambda: _run_peer(args, data),
-            worker_argv=["--data", str(data)],
+        rows = [
+            compare(
+                f"read {args.n_rows} x {args.n_features}, {split}",
+                script=__file__,
+                ranks=args.ranks,
+                repeats=args.repeats,
+                run_peer=lambda: _run_peer(args, data),
+                worker_argv=["--data", str(data), "--split", split],
+            )
+            for split in SPLITS
+        ]
+    for row in rows:
+        peer_rss = statistics.median(r["peak_rss"] for r in row["peer_runs"])
+        row.update(
+            peer_peak_rss=peer_rss,
+            rss_ratio=row["mlmpi_peak_rss"] / peer_rss,
+            mlmpi_peak_rss_mib=row["mlmpi_peak_rss"] / 2**20,
+            file_bytes=size,
+            balanced_over_row_groups=rows[0]["mlmpi_s"] / rows[1]["mlmpi_s"],
         )
-    peer_rss = statistics.median(r["peak_rss"] for r in row["peer_runs"])
-    row.update(
-        peer_peak_rss=peer_rss,
-        rss_ratio=row["mlmpi_peak_rss"] / peer_rss,
-        mlmpi_peak_rss_mib=row["mlmpi_peak_rss"] / 2**20,
-        file_bytes=size,
-    )
     config = {
         k: getattr(args, k) for k in ("n_rows", "n_features", "row_group_rows", "ranks", "repeats")
     }
     config["file_mib"] = round(size / 2**20, 1)
     report(
         "io",
-        [row],
+        rows,
         config,
         out=args.out,
         peer="pandas",
@@ -146,10 +171,11 @@ def _driver(args):
             ("bytes/(1/R)", "mlmpi_bytes_share"),
         ],
     )
+    for row in rows:
+        print(f"{row['case']}: rows per rank {row['mlmpi_runs'][-1]['rows']}")
     print(
-        f"peak RSS per rank {row['mlmpi_peak_rss'] / 2**20:.0f} MiB (worst rank), pandas "
-        f"{peer_rss / 2**20:.0f} MiB; bytes read per rank: "
-        f"{row['mlmpi_runs'][-1]['bytes_read']} of a {size}-byte file"
+        "reading row-aligned (balanced) takes "
+        f"{rows[0]['balanced_over_row_groups']:.2f}x the time of whole row groups per rank"
     )
 
 
@@ -161,6 +187,9 @@ def main():
     parser.add_argument("--n-features", type=int, default=20)
     parser.add_argument("--row-group-rows", type=int, default=1 << 20)
     parser.add_argument("--tmpdir", default=None, help="where the file is written")
+    parser.add_argument(
+        "--split", choices=SPLITS, default=SPLITS[0], help="(worker) how the rows are split"
+    )
     if "--peer" in sys.argv:
         parser.add_argument("--report")
         return _peer(parser.parse_args())

@@ -10,33 +10,31 @@ import numpy as np
 import pytest
 
 from mlmpi.comms import SelfComms
+from mlmpi.datasets import even_counts
 from mlmpi.io import iter_batches, read_csv, read_hdf5, read_parquet, read_zarr
 from mlmpi.io._files import Identity, _difference
 from mlmpi.io._plan import pieces_of, rank_ranges
 
 
 @pytest.mark.parametrize(
-    "pieces, size, expected",
+    "n_rows, size, expected",
     [
-        # a boundary within a tenth of an even share: whole pieces
-        ([100] * 9 + [10], 2, [(0, 500), (500, 910)]),
-        # the nearest boundary is further: the even cut, inside a piece
-        ([3, 3, 3, 1], 2, [(0, 5), (5, 10)]),
-        # fewer pieces than ranks
-        ([10], 4, [(0, 3), (3, 6), (6, 8), (8, 10)]),
-        # no rows at all
-        ([], 3, [(0, 0), (0, 0), (0, 0)]),
-        ([0, 0], 2, [(0, 0), (0, 0)]),
+        (10, 2, [(0, 5), (5, 10)]),
+        (10, 4, [(0, 3), (3, 6), (6, 8), (8, 10)]),
+        (2, 3, [(0, 1), (1, 2), (2, 2)]),
+        (0, 3, [(0, 0), (0, 0), (0, 0)]),
     ],
 )
-def test_rank_ranges_are_balanced_and_cut_at_boundaries_when_close(pieces, size, expected):
-    assert rank_ranges(pieces, size) == expected
+def test_rank_ranges_are_the_balanced_counts_of_every_reader(n_rows, size, expected):
+    assert rank_ranges(n_rows, size) == expected
+    edges = np.cumsum([0, *even_counts(n_rows, size)])
+    assert expected == list(zip(edges[:-1].tolist(), edges[1:].tolist()))
 
 
 def test_rank_ranges_take_user_counts_and_check_them():
-    assert rank_ranges([5, 5], 3, counts=[0, 10, 0]) == [(0, 0), (0, 10), (10, 10)]
+    assert rank_ranges(10, 3, counts=[0, 10, 0]) == [(0, 0), (0, 10), (10, 10)]
     with pytest.raises(ValueError, match="adding up to 10"):
-        rank_ranges([5, 5], 2, counts=[3, 3])
+        rank_ranges(10, 2, counts=[3, 3])
 
 
 def test_pieces_of_a_row_range():

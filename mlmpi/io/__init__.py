@@ -1,9 +1,13 @@
 """Each rank reads (and writes) its own rows of a file.
 
-Readers decide every rank's rows from metadata only (Parquet footers, an
-HDF5 or Zarr array's shape, CSV byte offsets moved to line ends); each rank
-then reads only its own rows, in file order, so that the ranks' rows
-concatenated in rank order are the file. Before any rank reads a row, the
+Every reader gives each rank the same block of rows: balanced counts of the
+global rows, in rank order, so that the ranks' rows concatenated in rank
+order are the file, and two files with the same number of rows, in any
+formats, give every rank the same rows of both. The total comes from
+metadata (Parquet footers, an HDF5 or Zarr array's shape) or, for CSV, from
+the lines each rank finds in its share of the bytes. Each rank then reads
+only its own rows (and a row group or chunk it shares with a neighbour).
+Before any rank reads a row, the
 ranks check that they see the same files (node-local copies can differ);
 columns and dtypes are agreed by every rank. Writers put each rank's rows
 back in global row order, and :func:`iter_batches` gives every rank the same

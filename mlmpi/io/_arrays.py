@@ -1,8 +1,8 @@
 """HDF5 datasets and Zarr arrays: each rank reads its hyperslab of rows.
 
 The array's shape (and chunks along the rows) come from its metadata; every
-rank compares what it sees, then reads only its own rows, cut at chunk
-boundaries where that keeps the ranks balanced (:mod:`mlmpi.io._plan`).
+rank compares what it sees, then reads only its own rows: a balanced block,
+as every reader splits (:mod:`mlmpi.io._plan`).
 """
 
 import os
@@ -55,23 +55,22 @@ class ArrayRows:
 
     def _plan(self, source, counts, comms):
         """Check that every rank sees the same array, then this rank's rows. Collective."""
-        ((shape, chunk),) = agree_on_files([source], lambda _: self._identity(), comms, self.what)
+        (shape,) = agree_on_files([source], lambda _: self._identity(), comms, self.what)
         if not shape:
             raise ValueError(f"{self.what}: {self.name!r} is a scalar; a reader needs rows.")
         n_rows = shape[0]
-        pieces = [chunk] * (n_rows // chunk) + ([n_rows % chunk] if n_rows % chunk else [])
-        ranges = rank_ranges(pieces, comms.size, counts)
+        ranges = rank_ranges(n_rows, comms.size, counts)
         self.counts = [stop - start for start, stop in ranges]
         self.offset, stop = ranges[comms.rank]
         self.n_rows = stop - self.offset
 
     def _identity(self):
-        """``(identity, (shape, rows of a chunk))`` of the array, from its metadata."""
+        """``(identity, shape)`` of the array, from its metadata."""
         shape, dtype, chunk = tuple(self._array.shape), str(self._array.dtype), self._chunk_rows()
         identity = Identity(
             f"shape {shape} / dtype {dtype} / {chunk} row(s) per chunk", (shape, dtype, chunk)
         )
-        return identity, (shape, chunk)
+        return identity, shape
 
     def _chunk_rows(self):
         """Rows of a chunk (all the rows of a contiguous dataset)."""
@@ -140,8 +139,9 @@ def read_hdf5(path, dataset, *, counts=None, as_numpy=False, comms=None):
 
     Every rank opens the file read-only with h5py's plain build (no parallel
     HDF5 needed) and reads only its contiguous block of rows along the first
-    axis, cut at chunk boundaries where that keeps the ranks balanced.
-    Concatenated in rank order, the ranks' rows are ``file[dataset][:]``.
+    axis: balanced counts, as every reader splits the rows (two files with the
+    same number of rows, in any formats, give each rank the same rows of
+    both). Concatenated in rank order, the ranks' rows are ``file[dataset][:]``.
 
     Parameters
     ----------
@@ -206,9 +206,11 @@ def read_zarr(path, array=None, *, counts=None, as_numpy=False, comms=None):
     """This rank's rows of a Zarr array.
 
     Every rank opens the store read-only and reads only its contiguous block
-    of rows along the first axis, cut at chunk boundaries where that keeps
-    the ranks balanced (so a rank decompresses only its own chunks, and at
-    most one chunk it shares with a neighbour). Concatenated in rank order,
+    of rows along the first axis: balanced counts, as every reader splits
+    the rows (two files with the same number of rows, in any formats, give
+    each rank the same rows of both). A rank decompresses its own chunks,
+    and a chunk that holds the cut between two ranks is decompressed by
+    both. Concatenated in rank order,
     the ranks' rows are ``zarr.open(path)[...]``.
 
     Parameters

@@ -47,7 +47,17 @@ def _format(source):
 
 _OPTIONS = {
     "parquet": {"columns", "counts"},
-    "csv": {"columns", "sep", "header", "names", "dtype", "na_values", "quotechar", "encoding"},
+    "csv": {
+        "columns",
+        "sep",
+        "header",
+        "names",
+        "dtype",
+        "na_values",
+        "quotechar",
+        "encoding",
+        "counts",
+    },
     "hdf5": {"dataset", "counts"},
     "zarr": {"array", "counts"},
 }
@@ -161,9 +171,9 @@ def iter_batches(source, batch_rows, *, format=None, as_numpy=False, comms=None,
     comms : Comms, default=None
         None means :func:`mlmpi.get_comms`.
     **options
-        The reader's arguments for a file source: ``columns`` and
-        ``counts`` (Parquet), ``dataset`` (HDF5, required), ``array``
-        (Zarr), ``columns``, ``sep``, ``dtype``, ... (CSV).
+        The reader's arguments for a file source: ``counts`` (every
+        format), ``columns`` (Parquet, CSV), ``dataset`` (HDF5, required),
+        ``array`` (Zarr), ``sep``, ``dtype``, ... (CSV).
 
     Returns
     -------

@@ -1,13 +1,21 @@
-"""CSV: each rank reads the lines that start in its share of the bytes.
+"""CSV: each rank finds the lines that start in its share of the bytes, then
+takes its balanced block of the rows.
 
 The data bytes of the files (after their headers) are split evenly over the
-ranks. A rank's rows are the lines that *start* in its bytes; a line starts
-after a newline that is outside quotes. Whether a byte is inside quotes
-depends on every quote before it in the file, so each rank first counts the
-quote characters of its own bytes, one allgather gives every rank the quote
-state at the start of its bytes, and quoted newlines are then handled
-exactly: each rank reads only its own bytes (and the end of its last line).
-Quotes are escaped by doubling them (RFC 4180), which keeps this count right.
+ranks, and each rank scans its share for the lines that *start* in it; a
+line starts after a newline that is outside quotes. Whether a byte is inside
+quotes depends on every quote before it in the file, so each rank first
+counts the quote characters of its own bytes, one allgather gives every rank
+the quote state at the start of its bytes, and quoted newlines are then
+handled exactly. Quotes are escaped by doubling them (RFC 4180), which keeps
+this count right.
+
+The lines found are not yet the rank's rows: the rows are split as every
+reader splits them (balanced counts, :mod:`mlmpi.io._plan`), so a CSV file
+and a Parquet file with the same rows give each rank the same rows. One
+alltoallv moves each line's place in the files (file, first and end byte;
+24 bytes a line) to the rank that owns its row, and each rank then reads
+and parses only its own lines.
 """
 
 import io
@@ -19,11 +27,13 @@ from ..comms import resolve_comms
 from ..datasets import even_counts
 from ._files import Identity, agree_on_files, expand, fingerprint
 from ._optional import require
+from ._plan import rank_ranges
 from ._rows import agreed, global_index, read_agreed
 
 _WHAT = "read_csv"
 _BLOCK = 1 << 22  # bytes scanned at a time
 _NEWLINE = ord("\n")
+_RETURN = ord("\r")
 
 
 def _blocks(handle, start, stop):
@@ -56,6 +66,18 @@ def _shortened(line, keep=40):
     return text if len(text) <= keep else text[:keep] + "..."
 
 
+def _segments(lines):
+    """``[(file, line starts, end of the last line)]`` of a line table (see
+    :meth:`CsvRows._line_table`): consecutive lines of one file form a segment."""
+    files = lines[:, 0]
+    cuts = np.flatnonzero(files[1:] != files[:-1]) + 1
+    return [
+        (int(part[0, 0]), part[:, 1], int(part[-1, 2]))
+        for part in np.split(lines, cuts)
+        if len(part)
+    ]
+
+
 class CsvRows:
     """This rank's lines of one or more CSV files (see the module docstring).
 
@@ -65,7 +87,9 @@ class CsvRows:
     REPARSES = True
     SORTED_CATEGORIES = True  # as pandas infers them
 
-    def __init__(self, path, comms, *, header="infer", names=None, what=_WHAT, **options):
+    def __init__(
+        self, path, comms, *, header="infer", names=None, counts=None, what=_WHAT, **options
+    ):
         self.what = what
         self._pd = agreed(comms, lambda: require("pandas", what))
         quotechar = options.pop("quotechar", '"')
@@ -86,10 +110,15 @@ class CsvRows:
         self.names = list(names) if names is not None else self._agreed_names(heads)
         self._sizes = [size for size, _, _ in heads]
         self._starts = [start for _, start, _ in heads]
-        self._segments = self._scan(comms)
-        self.counts = comms.allgather_object(sum(len(s[1]) for s in self._segments))
-        self.n_rows = self.counts[comms.rank]
-        self.offset = sum(self.counts[: comms.rank])
+        lines = self._line_table(self._scan(comms))
+        found = comms.allgather_object(len(lines))
+        ranges = agreed(comms, lambda: rank_ranges(sum(found), comms.size, counts))
+        self.counts = [stop - start for start, stop in ranges]
+        self.offset, stop = ranges[comms.rank]
+        self.n_rows = stop - self.offset
+        first = sum(found[: comms.rank])
+        sent = [max(0, min(b, first + len(lines)) - max(a, first)) for a, b in ranges]
+        self._segments = _segments(comms.alltoallv(lines, sent))
 
     def _head(self, path, skip_header):
         """``(identity, (size, first data byte, header names))`` of one file;
@@ -188,6 +217,24 @@ class CsvRows:
             inside = False  # later segments start at a file's first data byte
         return out
 
+    def _line_table(self, segments):
+        """``(file, first byte, end byte)`` of each line, in file order, as an
+        int64 array of shape (lines, 3); blank lines are left out (pandas skips
+        them: they are no rows)."""
+        tables = []
+        for i, starts, end in segments:
+            stops = np.append(starts[1:], end)[: len(starts)].astype(np.int64)
+            keep = np.ones(len(starts), dtype=bool)
+            short = np.flatnonzero(stops - starts <= 2)
+            if len(short):
+                data = np.memmap(self.files[i], dtype=np.uint8, mode="r")
+                first = data[starts[short]]
+                last = data[stops[short] - 1]
+                keep[short] = ~((first == _NEWLINE) | ((first == _RETURN) & (last == _NEWLINE)))
+            table = np.column_stack([np.full(len(starts), i), starts, stops])
+            tables.append(table[keep])
+        return np.concatenate(tables) if tables else np.empty((0, 3), np.int64)
+
     def read(self, start, stop, text=()):
         """Local lines ``[start, stop)`` as a DataFrame (no communication);
         ``text``: columns read as strings."""
@@ -237,16 +284,22 @@ def read_csv(
     na_values=None,
     quotechar='"',
     encoding="utf-8",
+    counts=None,
     as_numpy=False,
     comms=None,
 ):
     """This rank's rows of a CSV file (or of several, one after the other).
 
-    The data bytes are split evenly over the ranks, each share moved to the
-    start of a line, so each rank reads about ``1/P`` of the file. Newlines
-    inside quoted fields are handled: each rank counts the quotes of its own
-    bytes and one allgather gives the quote state at every share's start
-    (quotes escaped by doubling, as RFC 4180). Concatenated in rank order,
+    Each rank gets a contiguous block of the rows of balanced size, as every
+    reader splits the rows, so a CSV file and a Parquet, HDF5 or ``.npy``
+    file with the same number of rows give each rank the same rows of both.
+    To find the rows without reading the file on every rank, each rank scans
+    ``1/P`` of the bytes for the lines that start there and one alltoallv
+    moves each line's byte range (24 bytes a line) to the rank that owns its
+    row; each rank then reads and parses only its own lines. Newlines inside
+    quoted fields are handled: each rank counts the quotes of its own bytes
+    and one allgather gives the quote state at every share's start (quotes
+    escaped by doubling, as RFC 4180). Concatenated in rank order,
     the ranks' rows are the rows ``pandas.read_csv`` returns for the whole
     file, with the same columns and dtypes: a column whose type pandas
     infers differently on two ranks gets the common type (integers and
@@ -277,6 +330,8 @@ def read_csv(
     encoding : str, default="utf-8"
         An encoding in which the newline and the quote are one byte each
         (UTF-8, Latin-1, ASCII).
+    counts : sequence of int, default=None
+        Rows of each rank (default: balanced, as above).
     as_numpy : bool, default=False
         Return ``frame.to_numpy()`` instead of the DataFrame.
     comms : Comms, default=None
@@ -299,7 +354,8 @@ def read_csv(
 
     Notes
     -----
-    This function is collective. Blank lines are skipped, as pandas does.
+    This function is collective. Blank lines are skipped, as pandas does
+    (they are no rows).
 
     Examples
     --------
@@ -329,5 +385,6 @@ def read_csv(
         na_values=na_values,
         quotechar=quotechar,
         encoding=encoding,
+        counts=counts,
     )
     return read_agreed(rows, 0, rows.n_rows, comms, as_numpy=as_numpy)

@@ -62,7 +62,7 @@ class ParquetRows:
 
     Opening is collective: every rank reads the footer of every file, the
     ranks check that they see the same files and footers
-    (:func:`mlmpi.io._files.agree_on_files`), and the row-group counts decide
+    (:func:`mlmpi.io._files.agree_on_files`), and the total row count decides
     every rank's rows (:func:`mlmpi.io._plan.rank_ranges`). Reading
     is local: only the row groups that hold the rows asked for, the last
     ones kept for the next call (a batch loop reads each row group once).
@@ -87,7 +87,7 @@ class ParquetRows:
         self._columns = self._with_index_columns(columns)
         self._pieces = [(i, g) for i, (rows, _) in enumerate(facts) for g in range(len(rows))]
         piece_rows = [n for rows, _ in facts for n in rows]
-        ranges = rank_ranges(piece_rows, comms.size, counts)
+        ranges = rank_ranges(sum(piece_rows), comms.size, counts)
         self.counts = [stop - start for start, stop in ranges]
         self.offset, stop = ranges[comms.rank]
         self.n_rows = stop - self.offset
@@ -191,12 +191,12 @@ def read_parquet(path, columns=None, *, counts=None, as_numpy=False, comms=None)
 
     Every rank reads the footer of every file, and the ranks check that
     they see the same files and footers (a hash of each footer's bytes,
-    compared in one collective). The row-group counts decide each rank's
-    contiguous, balanced block of the global rows, cut at row-group
-    boundaries where that keeps the ranks within a tenth of an even
-    share, so each rank reads only its own row groups (and at
-    most one row group that it shares with a neighbour). Concatenated in
-    rank order, the ranks' rows are the rows ``pandas.read_parquet(path)``
+    compared in one collective). Each rank gets a contiguous block of the
+    global rows of balanced size, as every reader splits the rows, so two
+    files with the same number of rows, in any formats, give each rank the
+    same rows of both. A rank reads the row groups that hold its rows: a
+    row group that holds the cut between two ranks is read by both.
+    Concatenated in rank order, the ranks' rows are the rows ``pandas.read_parquet(path)``
     returns, with the same columns, dtypes and index.
 
     Parameters

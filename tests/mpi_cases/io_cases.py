@@ -20,6 +20,7 @@ import zarr
 from shards import layouts, same_error_everywhere
 
 from mlmpi import get_comms
+from mlmpi.datasets import even_counts
 from mlmpi.io import (
     iter_batches,
     load_npy,
@@ -116,10 +117,9 @@ def case_parquet_files():
         pd.testing.assert_frame_equal(
             _gathered(read_parquet(os.path.join(tmp, "part*.parquet"))), expected
         )
-        # Row groups of 5: each rank's rows start and end at row-group boundaries
-        # where that is within a tenth of an even share.
+        # Row groups of 5: the ranks' rows are balanced all the same.
         counts = COMMS.allgather_object(len(read_parquet(groups)))
-        assert max(counts) - min(counts) <= 5 + 1, counts
+        assert counts == even_counts(53, COMMS.size), counts
         # as_numpy and explicit counts
         numbers = read_parquet(
             groups, columns=["x", "k"], as_numpy=True, counts=layouts(53, COMMS.size)["empty"]
@@ -239,6 +239,68 @@ def case_csv():
         _on_rank0(lambda: pd.DataFrame({"x": [1.0], "y": [2]}).to_csv(other, index=False))
         message = same_error_everywhere(ValueError, "same columns", lambda: read_csv([path, other]))
         assert "other.csv" in message
+
+
+def case_readers_align_by_default():
+    """The same 61 rows in every format, with different row groups, chunks and
+    line lengths (quoted newlines, blank lines, CRLF): with default arguments
+    every reader gives each rank the same global rows, and so does
+    iter_batches."""
+    with _shared_dir() as tmp:
+        n = 61
+        key = np.arange(n, dtype=np.int64) * 7
+        text = [("x\n" * (i % 5)) + f"r{i}" for i in range(n)]
+        paths = {
+            fmt: os.path.join(tmp, f"rows.{fmt}") for fmt in ("parquet", "csv", "h5", "zarr", "npy")
+        }
+        crlf = os.path.join(tmp, "crlf.csv")
+
+        def write():
+            frame = pd.DataFrame({"key": key, "text": text})
+            frame.to_parquet(paths["parquet"], row_group_size=9)
+            with open(paths["csv"], "w") as f:  # blank lines after some rows
+                f.write("key,text\n")
+                for i in range(n):
+                    f.write(f'{key[i]},"{text[i]}"\n' + ("\n" if i % 6 == 3 else ""))
+            frame.to_csv(crlf, index=False, lineterminator="\r\n")
+            with h5py.File(paths["h5"], "w") as f:
+                f.create_dataset("key", data=key, chunks=(13,))
+            zarr.open_array(paths["zarr"], mode="w", shape=(n,), chunks=(4,), dtype="i8")[:] = key
+            np.save(paths["npy"], key)
+
+        _on_rank0(write)
+        start = sum(even_counts(n, COMMS.size)[: COMMS.rank])
+        mine = key[start : start + even_counts(n, COMMS.size)[COMMS.rank]]
+        read = {
+            "parquet": read_parquet(paths["parquet"])["key"].to_numpy(),
+            "csv": read_csv(paths["csv"])["key"].to_numpy(),
+            "crlf": read_csv(crlf)["key"].to_numpy(),
+            "hdf5": read_hdf5(paths["h5"], "key", as_numpy=True),
+            "zarr": read_zarr(paths["zarr"], as_numpy=True),
+            "npy": load_npy(paths["npy"]),
+        }
+        for fmt, values in read.items():
+            np.testing.assert_array_equal(values, mine, err_msg=fmt)
+        texts = read_csv(paths["csv"])["text"]
+        assert list(texts) == text[start : start + len(mine)]
+        assert list(texts.index) == list(range(start, start + len(mine)))
+        batches = {
+            fmt: [b["key"].to_numpy() for b in iter_batches(path, batch_rows=4)]
+            for fmt, path in (("parquet", paths["parquet"]), ("csv", paths["csv"]))
+        }
+        batches["hdf5"] = [
+            b.to_numpy().ravel() for b in iter_batches(paths["h5"], batch_rows=4, dataset="key")
+        ]
+        for fmt, parts in batches.items():
+            assert len(parts) == -(-max(even_counts(n, COMMS.size)) // 4), fmt
+            np.testing.assert_array_equal(np.concatenate(parts), mine, err_msg=fmt)
+        # counts= still splits otherwise, alike for every reader.
+        counts = layouts(n, COMMS.size)["uneven"]
+        start = sum(counts[: COMMS.rank])
+        mine = key[start : start + counts[COMMS.rank]]
+        np.testing.assert_array_equal(read_csv(paths["csv"], counts=counts)["key"], mine)
+        np.testing.assert_array_equal(read_parquet(paths["parquet"], counts=counts)["key"], mine)
+        np.testing.assert_array_equal(load_npy(paths["npy"], counts=counts), mine)
 
 
 def _arrays():
