@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 from numpy.testing import assert_allclose, assert_array_equal
-from shards import gather_rows, same_error_everywhere
+from shards import gather_rows, layouts, same_error_everywhere
 from sklearn.datasets import make_classification, make_regression
 
 import mlmpi
@@ -172,13 +172,16 @@ with open(folder + "/found.pkl", "wb") as f:
 """
 
 
-def _local(kind):
+def _local(kind, layout="even"):
     X, y = DATA[kind]
-    return shard(X, COMMS), None if y is None else shard(y, COMMS)
+    counts = layouts(len(X), COMMS.size)[layout]
+    return shard(X, COMMS, counts=counts), None if y is None else shard(y, COMMS, counts=counts)
 
 
 def _fit(make, kind):
-    X, y = _local(kind)
+    """``make()`` fitted on unequal shards, rank 0's empty: the pickle loaded
+    in the plain process is rank 0's."""
+    X, y = _local(kind, "empty")
     return make().fit(X) if y is None else make().fit(X, y)
 
 
@@ -301,8 +304,9 @@ def case_clusterings_keep_their_ranks_labels():
 def case_neighbours_need_each_ranks_own_part_of_the_index():
     """Each rank loading its own pickle searches as before; another rank's
     pickle, or another number of ranks, is the same ValueError on every rank.
-    ``as_sklearn()`` gathers the whole index."""
-    X, y = _local("class")
+    ``as_sklearn()`` gathers the whole index. The index is fitted on unequal
+    shards, rank 0's empty."""
+    X, y = _local("class", "empty")
     models = {}
     for name, make, targets in (
         ("NearestNeighbors", lambda: mlmpi.NearestNeighbors(n_neighbors=4), None),
