@@ -68,6 +68,7 @@ _SUBMODULES = {
     "model_selection",
     "naive_bayes",
     "neighbors",
+    "notebook",
     "pipeline",
     "preprocessing",
     "random",

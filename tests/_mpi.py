@@ -44,12 +44,21 @@ def run_mpi(nranks, argv, *, timeout=180, env=None):
     ``argv`` starts after the launcher, e.g. ``[sys.executable, "script.py"]``.
     The job runs in its own session so that a timeout kills every rank.
     """
+    return _run([mpiexec(), "-n", str(nranks)] + [str(a) for a in argv], timeout, env)
+
+
+def run_python(argv, *, timeout=180, env=None):
+    """Run ``python <argv>`` as one process outside any MPI job (a script that
+    starts its own); return ``(returncode, output, timed_out)`` as :func:`run_mpi`."""
+    return _run([sys.executable] + [str(a) for a in argv], timeout, env)
+
+
+def _run(command, timeout, env):
     full_env = dict(os.environ)
     for variable in ("MLMPI_COMMS", "PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE"):
         full_env.pop(variable, None)
     full_env.setdefault("PYTHONUNBUFFERED", "1")
     full_env.update(env or {})
-    command = [mpiexec(), "-n", str(nranks)] + [str(a) for a in argv]
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(
             command, stdout=log, stderr=subprocess.STDOUT, env=full_env, start_new_session=True

@@ -1,4 +1,5 @@
-"""Every script in examples/ runs under ``mpiexec -n 2`` and agrees with scikit-learn.
+"""Every script in examples/ runs under ``mpiexec -n 2`` and agrees with scikit-learn
+(``notebook_engines.py`` runs as one process: it starts 2 MPI engines itself).
 
 Each example prints ``ranks: N`` and its comparison from rank 0; the checks
 below read those lines. The trainer also runs at 1 rank (its result at 1-3
@@ -11,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _mpi import run_mpi
+from _mpi import run_mpi, run_python
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -111,6 +112,12 @@ def check_parquet_job(output):
     assert accuracy == found["mlmpi"]
 
 
+def check_notebook_engines(output):
+    (difference,) = _lines(r"^max centre difference from scikit-learn: (\S+)$", output, 1)
+    assert float(difference) < 1e-10
+    assert "same labels as scikit-learn: True" in output, output
+
+
 def check_train_digits(output):
     (accuracy, rate) = _lines(r"^test accuracy (\S+)  samples/s (\d+)$", output, 1)[0]
     assert float(accuracy) >= 0.95
@@ -123,6 +130,8 @@ CHECKS = {
     if name.startswith("check_")
 }
 HAS_TORCH = importlib.util.find_spec("torch") is not None
+# Started as one process: it starts its own MPI job (2 ipyparallel engines).
+ONE_PROCESS = {"notebook_engines.py"}
 
 
 def test_every_example_has_a_check():
@@ -133,10 +142,16 @@ def test_every_example_has_a_check():
     "name, nranks",
     [(name, 2) for name in sorted(CHECKS)] + [("train_digits.py", 1)],
 )
-def test_example(name, nranks):
+def test_example(name, nranks, tmp_path):
     if name == "train_digits.py" and not HAS_TORCH:
         pytest.skip("the trainer's example needs torch")
-    returncode, output, timed_out = run_mpi(nranks, [sys.executable, EXAMPLES / name], timeout=300)
+    if name in ONE_PROCESS:
+        pytest.importorskip("ipyparallel", reason="the notebook extra installs ipyparallel")
+        env = {"IPYTHONDIR": str(tmp_path)}  # ipyparallel's files, away from ~/.ipython
+        returncode, output, timed_out = run_python([EXAMPLES / name], timeout=300, env=env)
+    else:
+        argv = [sys.executable, EXAMPLES / name]
+        returncode, output, timed_out = run_mpi(nranks, argv, timeout=300)
     assert not timed_out and returncode == 0, output
     assert f"ranks: {nranks} " in output or f"ranks: {nranks}\n" in output, output
     CHECKS[name](output)

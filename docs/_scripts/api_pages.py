@@ -33,6 +33,7 @@ MODULES = [
     ("mlmpi.comms", "The communication layer: backends, collectives, profiling."),
     ("mlmpi.datasets", "Rank-local shards of synthetic data and of arrays."),
     ("mlmpi.io", "Each rank reads its own rows of a file."),
+    ("mlmpi.notebook", "MPI engines for Jupyter notebooks (ipyparallel)."),
     ("mlmpi.random", "Random streams that do not depend on the number of ranks."),
     ("mlmpi.utils", "Exact global quantiles and bin thresholds."),
     ("mlmpi.utils.validation", "Validation that agrees across ranks (for estimator authors)."),
