@@ -1,11 +1,11 @@
-"""Local kernels of the linear models on CSR rows: pure compute on this rank's
-rows into caller-owned float64 buffers, never any communication.
+"""Local kernels of the linear models: pure compute on this rank's rows into
+caller-owned float64 buffers, never any communication.
 
 Written against the API that SciPy sparse and ``cupyx.scipy.sparse`` (and
 NumPy/CuPy) share, so one implementation serves both devices
 (declared once for both in the kernel registry) and the CPU tests run the
-GPU's code. The Gram products run over row blocks, so their sparse
-temporaries stay proportional to a block's non-zeros; results accumulate in
+GPU's code. The products run over row blocks, so their temporaries stay
+proportional to a block (of non-zeros, for CSR rows); results accumulate in
 float64.
 """
 
@@ -14,6 +14,60 @@ from ..._array import get_namespace, is_device_array
 # Host blocks bound the temporaries; device blocks are large enough to fill the GPU.
 _BLOCK_ROWS = 8192
 _DEVICE_BLOCK_ROWS = 1 << 17
+# Host blocks of augmented dense rows stay in cache between the copy
+# that shifts them and the product that reads them (512 KiB: the fastest of
+# 0.5-4 MiB at 64 features).
+_DENSE_BLOCK_BYTES = 1 << 19
+
+
+def add_shifted_products(X, Y, sample_weight, x_shift, y_shift, out):
+    """``out += AᵀA`` for the augmented dense rows ``A = √w [X - x_shift, Y - y_shift, 1]``.
+
+    One read of the rows gives every moment of a least-squares problem about
+    the shift: ``AᵀA`` holds ``Σ w (x - c)(x - c)ᵀ``, ``Σ w (x - c)(y - c_y)ᵀ``,
+    ``Σ w (y - c_y)²``, the shifted sums ``Σ w (x - c)`` and ``Σ w``. A shift
+    near the rows' mean keeps the products free of cancellation.
+
+    Parameters
+    ----------
+    X : array of shape (n_local, d), dense
+    Y : array of shape (n_local, t)
+    sample_weight : array of shape (n_local,) or None (weights of one)
+    x_shift, y_shift : float64 arrays of shape (d,), (t,), X's namespace
+    out : float64 array of shape (d + t + 1, d + t + 1), X's namespace; updated in place.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> out = np.zeros((3, 3))
+    >>> X, Y = np.array([[1.0], [3.0]]), np.array([[2.0], [6.0]])
+    >>> add_shifted_products(X, Y, None, np.array([2.0]), np.array([4.0]), out)
+    array([[2., 4., 0.],
+           [4., 8., 0.],
+           [0., 0., 2.]])
+    """
+    n, d = X.shape
+    t = Y.shape[1]
+    if n == 0:
+        return out
+    xp = get_namespace(X)
+    if is_device_array(X):
+        rows = _DEVICE_BLOCK_ROWS
+    else:
+        rows = max(64, _DENSE_BLOCK_BYTES // (8 * (d + t + 1)))
+    block = xp.empty((min(rows, n), d + t + 1), dtype=xp.float64)
+    block[:, d + t] = 1.0
+    for start in range(0, n, rows):
+        stop = min(start + rows, n)
+        a = block[: stop - start]
+        xp.subtract(X[start:stop], x_shift, out=a[:, :d])
+        xp.subtract(Y[start:stop], y_shift, out=a[:, d : d + t])
+        if sample_weight is not None:
+            root = xp.sqrt(sample_weight[start:stop].astype(xp.float64))
+            a[:, : d + t] *= root[:, None]
+            a[:, d + t] = root
+        out += a.T @ a  # one symmetric product (BLAS syrk in NumPy)
+    return out
 
 
 def _row_blocks(X, *arrays):

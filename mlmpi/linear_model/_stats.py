@@ -5,7 +5,8 @@ matrices, then solves on every rank identically (CSR rows too: their Gram
 matrices come from the sparse kernels, centred implicitly):
 
 * :func:`centred_moments` -- the weighted means and the Gram matrices of the
-  centred, ``sqrt(w)``-scaled data (the normal equations), in two allreduces;
+  centred, ``sqrt(w)``-scaled data (the normal equations), from one read of
+  dense rows, in two allreduces;
 * :func:`merge_moments` -- the moments of two sets of rows together
   (``partial_fit`` streams batches through it);
 * :func:`reduced_qr` -- a small ``(R, Z)`` with ``||Xc b - Yc||`` equal to
@@ -53,57 +54,64 @@ class LeastSquaresStats:
     yty: np.ndarray
 
 
-def _centred_blocks(X, Y, x_mean, y_mean, sample_weight):
-    """Yield ``(Xb, Yb)``: blocks of centred, ``sqrt(w)``-scaled rows in float64.
+def _shift(A, rows=256):
+    """A shift near the mean of this rank's rows: the float64 mean of the first
+    ``rows`` (zeros without rows). Products about it lose no precision to
+    cancellation when the data's means are large."""
+    xp = get_namespace(A)
+    if A.shape[0] == 0:
+        return xp.zeros(A.shape[1], dtype=xp.float64)
+    return A[:rows].astype(xp.float64).mean(axis=0)
 
-    NumPy blocks fit in cache, so the centring costs no extra pass over memory;
-    CuPy blocks of 2**17 rows keep the float64 copies bounded on the device.
-    """
+
+def _products_about(X, Y, sample_weight, shift):
+    """``AᵀA`` (host float64) of this rank's augmented dense rows
+    ``√w [X - c, Y - c_y, 1]`` about ``shift = [c, c_y]``, from one read of
+    the rows (the kernel ``linear.add_shifted_products``); no communication."""
     xp = get_namespace(X)
-    n = X.shape[0]
-    if xp is np:
-        block = max(64, _CACHE_BYTES // (8 * (X.shape[1] + Y.shape[1])))
-    else:
-        block = 1 << 17
-    x_mean = xp.asarray(x_mean)
-    y_mean = xp.asarray(y_mean)
-    for start in range(0, n, block):
-        stop = min(start + block, n)
-        Xb = X[start:stop] - x_mean
-        Yb = Y[start:stop] - y_mean
-        if sample_weight is not None:
-            root = xp.sqrt(sample_weight[start:stop].astype(xp.float64))[:, None]
-            Xb *= root
-            Yb *= root
-        yield Xb, Yb
+    d, t = X.shape[1], Y.shape[1]
+    products = xp.zeros((d + t + 1, d + t + 1), dtype=xp.float64)
+    kernels_for("linear", X).add_shifted_products(
+        X, Y, sample_weight, xp.asarray(shift[:d]), xp.asarray(shift[d:]), products
+    )
+    return to_host(products)
 
 
-def centred_products(X, Y, x_mean, y_mean, sample_weight, out):
-    """Add this rank's ``[XcᵀWXc, XcᵀWYc, Σw(y-ȳ)²]`` into ``out`` (a kernel: no communication).
+def _dense_moments(X, Y, sample_weight, comms, fit_intercept):
+    """``(Σw, x̄, ȳ, products of [X, Y] centred at the global means)`` for dense
+    rows, from one read of them, in two allreduces. Each rank forms its
+    products about a shift near its own mean, centres them at its own mean,
+    and the ranks merge them at the global mean as Chan's pairwise update
+    does (each rank adds ``w_r (m_r - m)(m_r - m)ᵀ``). Without
+    ``fit_intercept``: the means are zeros and the products uncentred, in one
+    allreduce. This function is collective."""
+    d, t = X.shape[1], Y.shape[1]
+    if not fit_intercept:
+        total = to_host(comms.allreduce(_products_about(X, Y, sample_weight, np.zeros(d + t))))
+        return float(total[-1, -1]), np.zeros(d), np.zeros(t), total[:-1, :-1]
+    shift = np.concatenate([to_host(_shift(X)), to_host(_shift(Y))])
+    products = _products_about(X, Y, sample_weight, shift)
+    weight = float(products[-1, -1])
+    mean, centred = np.zeros(d + t), np.zeros((d + t, d + t))
+    if weight > 0:
+        offset = products[-1, :-1] / weight  # this rank's mean, less the shift
+        mean = shift + offset
+        centred = products[:-1, :-1] - weight * np.outer(offset, offset)
+    total = to_host(comms.allreduce(np.concatenate([[weight], weight * mean])))
+    weight_sum = float(total[0])
+    centre = total[1:] / weight_sum if weight_sum > 0 else np.zeros(d + t)
+    centred += weight * np.outer(mean - centre, mean - centre)
+    return weight_sum, centre[:d], centre[d:], to_host(comms.allreduce(centred))
 
-    Parameters
-    ----------
-    X : array of shape (n_local, d); Y : array of shape (n_local, t)
-    x_mean, y_mean : ndarray of shape (d,), (t,)
-    sample_weight : array of shape (n_local,) or None
-    out : float64 array of shape (d * d + d * t + t,), X's namespace
-    """
+
+def _sparse_products(X, Y, y_mean, sample_weight, out):
+    """Add this rank's ``[XᵀWX, XᵀW(Y - ȳ), Σw(y - ȳ)²]`` into ``out`` (packed,
+    float64, X's namespace) for CSR rows: X is centred implicitly, on the
+    global sums (:func:`centred_moments`). No communication."""
     d, t = X.shape[1], Y.shape[1]
     gram = out[: d * d].reshape(d, d)
     xty = out[d * d : d * d + d * t].reshape(d, t)
     yty = out[d * d + d * t :]
-    if is_sparse(X):
-        _sparse_products(X, Y, y_mean, sample_weight, gram, xty, yty)
-        return
-    for Xb, Yb in _centred_blocks(X, Y, x_mean, y_mean, sample_weight):
-        gram += Xb.T @ Xb
-        xty += Xb.T @ Yb
-        yty += (Yb * Yb).sum(axis=0)
-
-
-def _sparse_products(X, Y, y_mean, sample_weight, gram, xty, yty):
-    """The products of :func:`centred_products` for CSR rows, X uncentred (its
-    centring is applied to the global sums by :func:`centred_moments`)."""
     xp = get_namespace(Y)
     kernels = kernels_for("linear", X)
     w = None if sample_weight is None else sample_weight.astype(xp.float64)
@@ -117,10 +125,14 @@ def _sparse_products(X, Y, y_mean, sample_weight, gram, xty, yty):
 def centred_moments(X, Y, sample_weight, comms, *, fit_intercept, products=True):
     """Global :class:`LeastSquaresStats` of the weighted data, centred at the global means.
 
-    Centring uses the global weighted means (never the local ones), subtracted
-    before the products, so no precision is lost to cancellation when the
-    means are large. Two allreduces: the means (d + t + 1 numbers), then the
-    packed products.
+    Dense rows are read once: each rank forms its products about a shift
+    near its rows' mean (the mean of its first rows), from them its own
+    weighted mean and centred products, and the ranks merge these at the
+    global means as Chan's pairwise update does. No precision is lost to
+    cancellation when the means are large. CSR rows: the uncentred sparse
+    products, centred on the global sums (their means are small against
+    their spread wherever sparsity makes sense). Two allreduces: the means
+    (d + t + 1 numbers), then the products.
 
     Parameters
     ----------
@@ -144,22 +156,34 @@ def centred_moments(X, Y, sample_weight, comms, *, fit_intercept, products=True)
     """
     xp = get_namespace(X)
     d, t = X.shape[1], Y.shape[1]
+    if products and not is_sparse(X):
+        weight_sum, x_mean, y_mean, total = _dense_moments(
+            X, Y, sample_weight, comms, fit_intercept
+        )
+        gram = total[:d, :d]
+        return LeastSquaresStats(
+            weight_sum=weight_sum,
+            x_mean=x_mean,
+            y_mean=y_mean,
+            gram=(gram + gram.T) / 2,  # exactly symmetric, whatever BLAS did
+            xty=total[:d, d:].copy(),
+            yty=np.diag(total[d:, d:]).copy(),
+        )
     weight_sum, x_mean, y_mean = weighted_means(X, Y, sample_weight, comms)
     if not fit_intercept:
         x_mean, y_mean = np.zeros(d), np.zeros(t)
     if not products:
         return LeastSquaresStats(weight_sum, x_mean, y_mean, gram=None, xty=None, yty=None)
     packed = xp.zeros(d * d + d * t + t, dtype=xp.float64)
-    centred_products(X, Y, x_mean, y_mean, sample_weight, packed)
+    _sparse_products(X, Y, y_mean, sample_weight, packed)
     total = to_host(comms.allreduce(packed))
-    gram = total[: d * d].reshape(d, d)
-    if is_sparse(X):  # implicit centring: XcᵀWXc = XᵀWX - Σw x̄x̄ᵀ (Σ w(y - ȳ) = 0)
-        gram -= weight_sum * np.outer(x_mean, x_mean)
+    # implicit centring: XcᵀWXc = XᵀWX - Σw x̄x̄ᵀ (Σ w(y - ȳ) = 0)
+    gram = total[: d * d].reshape(d, d) - weight_sum * np.outer(x_mean, x_mean)
     return LeastSquaresStats(
         weight_sum=weight_sum,
         x_mean=x_mean,
         y_mean=y_mean,
-        gram=(gram + gram.T) / 2,  # exactly symmetric, whatever BLAS did
+        gram=(gram + gram.T) / 2,
         xty=total[d * d : d * d + d * t].reshape(d, t),
         yty=total[d * d + d * t :],
     )
@@ -211,10 +235,10 @@ def reduced_qr(X, Y, moments, sample_weight, comms):
     """
     xp = get_namespace(X)
     d = X.shape[1]
-    blocks = list(_centred_blocks(X, Y, moments.x_mean, moments.y_mean, sample_weight))
-    if blocks:
-        augmented = xp.concatenate([xp.concatenate(pair, axis=1) for pair in blocks])
-    else:
-        augmented = xp.empty((0, d + Y.shape[1]), dtype=xp.float64)
+    augmented = xp.empty((X.shape[0], d + Y.shape[1]), dtype=xp.float64)
+    xp.subtract(X, xp.asarray(moments.x_mean), out=augmented[:, :d])
+    xp.subtract(Y, xp.asarray(moments.y_mean), out=augmented[:, d:])
+    if sample_weight is not None:
+        augmented *= xp.sqrt(sample_weight.astype(xp.float64))[:, None]
     R = to_host(tsqr_r(augmented, comms))
     return R[:, :d], R[:, d:]
