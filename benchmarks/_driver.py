@@ -164,18 +164,24 @@ def worker_report(path, metrics, comms):
         Path(path).write_text(json.dumps(metrics))
 
 
-def compare(case, *, script, ranks, repeats, run_peer, worker_argv, timeout=1800):
+def compare(case, *, script, ranks, repeats, run_peer, worker_argv, timeout=1800, others=None):
     """Alternate ``run_peer()`` and the mlmpi worker ``repeats`` times each.
 
     ``run_peer`` returns a dict with at least ``seconds`` (one timed run);
     the worker writes one dict with at least ``seconds`` per job (it may
-    itself time several fits and report their median). Returns the row of
-    medians for :func:`report`.
+    itself time several fits and report their median). ``others``: more
+    peers, ``{name: run}`` timed in the same alternation (``{name}_s``, the
+    median, and ``ratio_{name}``, mlmpi's time over it, in the row). Returns
+    the row of medians for :func:`report`.
     """
+    others = others or {}
     peer_runs, mlmpi_runs = [], []
+    other_runs = {name: [] for name in others}
     load_before = busy_cores()
     for _ in range(repeats):
         peer_runs.append(run_peer())
+        for name, run in others.items():
+            other_runs[name].append(run())
         mlmpi_runs.append(run_worker(script, ranks, worker_argv, timeout))
     load_after = busy_cores()
     peer_s = statistics.median(r["seconds"] for r in peer_runs)
@@ -195,7 +201,30 @@ def compare(case, *, script, ranks, repeats, run_peer, worker_argv, timeout=1800
         "load_before": load_before,
         "load_after": load_after,
         **{f"mlmpi_{k}": v for k, v in extras.items()},
+        **_other_columns(mlmpi_s, other_runs),
     }
+
+
+def _other_columns(mlmpi_s, other_runs):
+    """The row's columns of the other peers (see :func:`compare`)."""
+    columns = {}
+    for name, runs in other_runs.items():
+        seconds = statistics.median(r["seconds"] for r in runs)
+        columns.update({f"{name}_s": seconds, f"ratio_{name}": mlmpi_s / seconds})
+        columns[f"{name}_runs"] = runs
+    return columns
+
+
+def sklearnex_threads(n):
+    """Let oneDAL (scikit-learn-intelex, the ``bench`` extra) use ``n`` threads,
+    as scikit-learn's BLAS gets under ``threadpool_limits``; False without
+    sklearnex (its column stays empty)."""
+    try:
+        import daal4py
+    except ImportError:
+        return False
+    daal4py.daalinit(n)
+    return True
 
 
 def speed_phrase(mlmpi_s, peer_s):

@@ -10,7 +10,9 @@ LogisticRegression, lbfgs) and ``logistic_newton`` (the same with
 rows and ``--n-classes`` classes. Both sides fit the same global data, generated per
 global row (``mlmpi.datasets.make_blobs``), so it does not depend on R.
 Reported: fit seconds, mlmpi's fraction of time in communication, and the
-largest coefficient difference to scikit-learn's.
+largest coefficient difference to scikit-learn's; with scikit-learn-intelex
+installed (the ``bench`` extra), its estimators on R oneDAL threads, timed in
+the same alternation (``ratio sklearnex``: mlmpi's time over theirs).
 """
 
 import argparse
@@ -99,17 +101,22 @@ def driver(args):
 
     from mlmpi.comms import SelfComms
 
+    others = {}
+    if _driver.sklearnex_threads(args.ranks):
+        import sklearnex.linear_model as sx
+
+        others["sklearnex"] = sx
     rows = []
     for case in args.cases:
         X, y = _data(case, args, SelfComms())
         fitted = {}
 
-        def run_peer():
+        def timed(module, name):
             with threadpool_limits(limits=args.ranks):
                 start = time.perf_counter()
-                fitted["model"] = _estimator(sk, case).fit(X, y)
+                fitted[name] = _estimator(module, case).fit(X, y)
                 elapsed = time.perf_counter() - start
-            return {"seconds": elapsed, "n_iter": _n_iter(fitted["model"])}
+            return {"seconds": elapsed, "n_iter": _n_iter(fitted[name])}
 
         argv = [
             "--cases",
@@ -131,13 +138,20 @@ def driver(args):
             script=Path(__file__).resolve(),
             ranks=args.ranks,
             repeats=args.repeats,
-            run_peer=run_peer,
+            run_peer=lambda: timed(sk, "scikit-learn"),
             worker_argv=[str(a) for a in argv],
+            others={
+                name: (lambda module=module, name=name: timed(module, name))
+                for name, module in others.items()
+            },
         )
         ours = np.asarray(row["mlmpi_runs"][-1].pop("coef"))
         for run in row["mlmpi_runs"]:
             run.pop("coef", None)
-        row["coef_max_diff"] = float(np.abs(ours - fitted["model"].coef_).max())
+        reference = fitted["scikit-learn"].coef_
+        row["coef_max_diff"] = float(np.abs(ours - reference).max())
+        for name in others:
+            row[f"{name}_coef_max_diff"] = float(np.abs(fitted[name].coef_ - reference).max())
         row["peer_n_iter"] = row["peer_runs"][-1]["n_iter"]
         rows.append(row)
         del X, y
@@ -147,10 +161,13 @@ def driver(args):
         vars(args) | {"metric": "fit seconds"},
         out=args.out,
         extra_columns=[
+            ("sklearnex s", "sklearnex_s"),
+            ("ratio sklearnex", "ratio_sklearnex"),
             ("comm frac", "mlmpi_comm_fraction"),
             ("n_iter", "mlmpi_n_iter"),
             ("peer n_iter", "peer_n_iter"),
             ("coef diff", "coef_max_diff"),
+            ("sklearnex diff", "sklearnex_coef_max_diff"),
         ],
     )
 
