@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unittest
 from pathlib import Path
 
 import numpy as np
@@ -215,6 +216,13 @@ def _other_columns(mlmpi_s, other_runs):
     return columns
 
 
+def sklearnex_run(run):
+    """``run()``'s dict plus ``"fallback"``: whether sklearnex logged, during the
+    run, that it fell back to scikit-learn (its INFO log, kept off stderr)."""
+    with unittest.TestCase().assertLogs("sklearnex", "INFO") as log:
+        return run() | {"fallback": any("fallback" in m for m in log.output)}
+
+
 def sklearnex_threads(n):
     """Let oneDAL (scikit-learn-intelex, the ``bench`` extra) use ``n`` threads,
     as scikit-learn's BLAS gets under ``threadpool_limits``; False without
@@ -252,8 +260,9 @@ def report(name, rows, config, *, out=None, peer="scikit-learn", extra_columns=(
     """
     cores = os.cpu_count()
     header = f"{'case':<28}{'mlmpi s':>10}{peer + ' s':>16}{'ratio':>8}"
-    for column, _ in extra_columns:
-        header += f"{column:>14}"
+    widths = [max(14, len(column) + 2) for column, _ in extra_columns]
+    for (column, _), width in zip(extra_columns, widths):
+        header += f"{column:>{width}}"
     print(f"\n{name}: {json.dumps(config, default=str)}")
     print(
         f"machine: {platform.node()} {platform.machine()} {cores} cores, "
@@ -264,9 +273,9 @@ def report(name, rows, config, *, out=None, peer="scikit-learn", extra_columns=(
     busy = False
     for row in rows:
         line = f"{row['case']:<28}{row['mlmpi_s']:>10.4g}{row['peer_s']:>16.4g}{row['ratio']:>8.3f}"
-        for _, key in extra_columns:
+        for (_, key), width in zip(extra_columns, widths):
             value = row.get(key)
-            line += f"{value:>14.4g}" if isinstance(value, (int, float)) else f"{'-':>14}"
+            line += f"{value:>{width}.4g}" if isinstance(value, (int, float)) else f"{'-':>{width}}"
         print(line)
         busy |= max(row["load_before"], row["load_after"]) > 0.25 * cores
     print("ratio = mlmpi / peer (lower is better); medians of alternating runs.")

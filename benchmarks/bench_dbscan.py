@@ -7,7 +7,11 @@ Both sides cluster the same global data (``mlmpi.datasets.make_blobs`` in
 and ``min_samples``; scikit-learn runs its default ``algorithm='auto'`` (a
 k-d tree here) with ``n_jobs`` equal to the number of ranks. Reported: fit
 seconds, clusters and noise points found, and whether the labels are
-identical (a checksum of the global labels on both sides).
+identical (a checksum of the global labels on both sides). With
+scikit-learn-intelex installed (the ``bench`` extra), its DBSCAN with the same
+parameters and ``n_jobs=R`` (R oneDAL threads) is timed in the same
+alternation, with whether it fell back to scikit-learn, whether its labels
+are identical to scikit-learn's and their adjusted Rand index.
 """
 
 import argparse
@@ -67,15 +71,24 @@ def worker(args):
 
 def driver(args):
     from sklearn.cluster import DBSCAN as SkDBSCAN
+    from sklearn.metrics import adjusted_rand_score
 
     from mlmpi.comms import SelfComms
 
     X = _data(args, SelfComms())
+    fitted = {}
 
-    def run_peer():
+    def timed(cls):
         start = time.perf_counter()
-        model = SkDBSCAN(eps=args.eps, min_samples=args.min_samples, n_jobs=args.ranks).fit(X)
+        model = fitted[cls] = cls(eps=args.eps, min_samples=args.min_samples, n_jobs=args.ranks)
+        model.fit(X)
         return {"seconds": time.perf_counter() - start, **_summary(model.labels_)}
+
+    others = {}
+    if _driver.sklearnex_threads(args.ranks):
+        from sklearnex.cluster import DBSCAN as SXDBSCAN
+
+        others["sklearnex"] = lambda: _driver.sklearnex_run(lambda: timed(SXDBSCAN))
 
     argv = [
         "--n-samples",
@@ -96,21 +109,36 @@ def driver(args):
         script=Path(__file__).resolve(),
         ranks=args.ranks,
         repeats=args.repeats,
-        run_peer=run_peer,
+        run_peer=lambda: timed(SkDBSCAN),
         worker_argv=[str(a) for a in argv],
+        others=others,
     )
     row["same_labels"] = row["mlmpi_runs"][0]["checksum"] == row["peer_runs"][0]["checksum"]
     row["peer_clusters"] = row["peer_runs"][0]["clusters"]
+    if others:
+        sx = row["sklearnex_runs"][0]
+        row["sklearnex_fallback"] = any(r["fallback"] for r in row["sklearnex_runs"])
+        row["sklearnex_same_labels"] = sx["checksum"] == row["peer_runs"][0]["checksum"]
+        row["sklearnex_clusters"] = sx["clusters"]
+        row["sklearnex_ari"] = adjusted_rand_score(
+            fitted[SkDBSCAN].labels_, fitted[SXDBSCAN].labels_
+        )
     _driver.report(
         "dbscan",
         [row],
         vars(args) | {"metric": "seconds per fit"},
         out=args.out,
         extra_columns=[
+            ("sklearnex s", "sklearnex_s"),
+            ("ratio sklearnex", "ratio_sklearnex"),
             ("clusters", "mlmpi_clusters"),
             ("peer clusters", "peer_clusters"),
             ("noise", "mlmpi_noise"),
             ("same labels", "same_labels"),
+            ("sx fallback", "sklearnex_fallback"),
+            ("sx clusters", "sklearnex_clusters"),
+            ("sx same", "sklearnex_same_labels"),
+            ("sx ARI", "sklearnex_ari"),
         ],
     )
 

@@ -5,6 +5,11 @@ generated once and saved to a temporary ``.npy`` that each rank reads its
 rows of); scikit-learn gets as many BLAS threads as mlmpi has ranks.
 scikit-learn is timed in this process while no MPI rank is alive, then
 mlmpi, alternating (``benchmarks/_driver.py``). Each timing is one ``fit``.
+With scikit-learn-intelex installed (the ``bench`` extra), its PCA with the
+same parameters on R oneDAL threads is timed in the same alternation (it has
+no TruncatedSVD; version 2026.2 falls back to scikit-learn for the randomized
+and arpack solvers: ``sx fallback``), with the largest relative difference of
+its explained variances and of its components (up to sign) to scikit-learn's.
 
     python benchmarks/bench_decomposition.py                    # 2M x 128, 2 ranks
     python benchmarks/bench_decomposition.py --n-samples 20000 --repeats 1   # smoke run
@@ -21,7 +26,15 @@ import sklearn.decomposition
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _driver import compare, report, run_main, speed_phrase, worker_report  # noqa: E402
+from _driver import (  # noqa: E402
+    compare,
+    report,
+    run_main,
+    sklearnex_run,
+    sklearnex_threads,
+    speed_phrase,
+    worker_report,
+)
 
 CASES = {
     "PCA covariance_eigh": ("PCA", dict(svd_solver="covariance_eigh")),
@@ -74,10 +87,13 @@ def _worker(args):
 
 def _driver(args):
     X = _data(args)
+    sklearnex = None
+    if sklearnex_threads(args.ranks):
+        import sklearnex.decomposition as sklearnex
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "X.npy"
         np.save(data, X)
-        rows = [_compare_case(args, case, X, data) for case in args.cases]
+        rows = [_compare_case(args, case, X, data, sklearnex) for case in args.cases]
     config = {
         k: getattr(args, k)
         for k in ("n_samples", "n_features", "n_components", "centers", "dtype", "ranks", "repeats")
@@ -87,7 +103,14 @@ def _driver(args):
         rows,
         config,
         out=args.out,
-        extra_columns=[("comm frac", "mlmpi_comm_fraction")],
+        extra_columns=[
+            ("sklearnex s", "sklearnex_s"),
+            ("ratio sklearnex", "ratio_sklearnex"),
+            ("comm frac", "mlmpi_comm_fraction"),
+            ("sx fallback", "sklearnex_fallback"),
+            ("sx var diff", "sklearnex_variance_rel_diff"),
+            ("sx comp diff", "sklearnex_components_diff"),
+        ],
     )
     fastest = min(r["peer_s"] for r in rows if r["case"].startswith("PCA"))
     for row in rows:
@@ -98,22 +121,38 @@ def _driver(args):
             )
 
 
-def _compare_case(args, case, X, data):
-    def run_peer():
+def _compare_case(args, case, X, data, sklearnex):
+    """The row of one case; ``sklearnex``: its decomposition module, or None."""
+    fitted = {}
+
+    def timed(module):
         with threadpool_limits(limits=args.ranks):
             start = time.perf_counter()
-            _estimator(sklearn.decomposition, case, args.n_components).fit(X)
+            fitted[module] = _estimator(module, case, args.n_components).fit(X)
             return {"seconds": time.perf_counter() - start}
 
+    others = {}
+    if sklearnex is not None and hasattr(sklearnex, CASES[case][0]):
+        others["sklearnex"] = lambda: sklearnex_run(lambda: timed(sklearnex))
     worker_argv = ["--case", case, "--data", str(data), "--n-components", str(args.n_components)]
-    return compare(
+    row = compare(
         case,
         script=__file__,
         ranks=args.ranks,
         repeats=args.repeats,
-        run_peer=run_peer,
+        run_peer=lambda: timed(sklearn.decomposition),
         worker_argv=worker_argv,
+        others=others,
     )
+    if others:
+        sk, sx = fitted[sklearn.decomposition], fitted[sklearnex]
+        row["sklearnex_fallback"] = any(r["fallback"] for r in row["sklearnex_runs"])
+        variance = np.abs(sx.explained_variance_ - sk.explained_variance_) / sk.explained_variance_
+        row["sklearnex_variance_rel_diff"] = float(variance.max())
+        sign = np.sign(np.sum(sx.components_ * sk.components_, axis=1, keepdims=True))
+        components = np.abs(sign * sx.components_ - sk.components_)
+        row["sklearnex_components_diff"] = float(components.max())
+    return row
 
 
 def main():

@@ -12,7 +12,11 @@ alternating jobs), held-out score of both (accuracy or R²), the fraction of
 mlmpi's fit spent inside collectives (waiting for the other ranks included;
 the slowest rank's), the part of it spent waiting for slower ranks (per
 collective, the time beyond the shortest any rank spent in it), and the time
-per collective (``comm by op``).
+per collective (``comm by op``). With scikit-learn-intelex installed (the
+``bench`` extra), its forest with the same parameters and ``n_jobs=R`` (R
+oneDAL threads) is timed in the same alternation, with whether it fell back
+to scikit-learn and its held-out score (``sx same``: within 0.005 of
+scikit-learn's; its trees are grown from other random draws).
 """
 
 import argparse
@@ -85,14 +89,20 @@ def worker(args):
 def driver(args):
     import sklearn.ensemble
 
-    forest = getattr(sklearn.ensemble, args.estimator)
     X, y, X_test, y_test = _data(args)
     fitted = {}
 
-    def run_peer():
+    def timed(module):
+        forest = getattr(module, args.estimator)
         start = time.perf_counter()
-        fitted["model"] = forest(n_jobs=args.ranks, **_params(args)).fit(X, y)
+        fitted[module] = forest(n_jobs=args.ranks, **_params(args)).fit(X, y)
         return {"seconds": time.perf_counter() - start}
+
+    others = {}
+    if _driver.sklearnex_threads(args.ranks):
+        import sklearnex.ensemble
+
+        others["sklearnex"] = lambda: _driver.sklearnex_run(lambda: timed(sklearnex.ensemble))
 
     argv = [
         "--estimator",
@@ -116,10 +126,15 @@ def driver(args):
         script=Path(__file__).resolve(),
         ranks=args.ranks,
         repeats=args.repeats,
-        run_peer=run_peer,
+        run_peer=lambda: timed(sklearn.ensemble),
         worker_argv=[str(a) for a in argv],
+        others=others,
     )
-    row["peer_accuracy"] = fitted["model"].score(X_test, y_test)
+    row["peer_accuracy"] = fitted[sklearn.ensemble].score(X_test, y_test)
+    if others:
+        row["sklearnex_fallback"] = any(r["fallback"] for r in row["sklearnex_runs"])
+        row["sklearnex_accuracy"] = fitted[sklearnex.ensemble].score(X_test, y_test)
+        row["sklearnex_same"] = abs(row["sklearnex_accuracy"] - row["peer_accuracy"]) <= 0.005
     by_op = [run["comm_by_op"] for run in row["mlmpi_runs"]]
     row["mlmpi_comm_by_op"] = {op: statistics.median(r[op] for r in by_op) for op in by_op[0]}
     _driver.report(
@@ -128,10 +143,14 @@ def driver(args):
         vars(args) | {"metric": "fit seconds"},
         out=args.out,
         peer="scikit-learn",
-        extra_columns=_driver.COLLECTIVE_COLUMNS
+        extra_columns=[("sklearnex s", "sklearnex_s"), ("ratio sklearnex", "ratio_sklearnex")]
+        + _driver.COLLECTIVE_COLUMNS
         + [
             ("score", "mlmpi_accuracy"),
             ("peer score", "peer_accuracy"),
+            ("sx fallback", "sklearnex_fallback"),
+            ("sx score", "sklearnex_accuracy"),
+            ("sx same", "sklearnex_same"),
         ],
     )
     print(

@@ -22,7 +22,11 @@ same moment, summed: what R one-core ranks get together (cores that share
 a memory bus get less than R times one core's bandwidth). The driver
 measures them before the timings, while no rank is alive. The load average
 is printed before and after the runs ("busy cores": the cores other
-processes kept busy just before them).
+processes kept busy just before them). With scikit-learn-intelex installed
+(the ``bench`` extra), its KMeans with the same parameters on R oneDAL
+threads is timed in the same alternation: its seconds per iteration, whether
+it fell back to scikit-learn, its inertia's relative difference to
+scikit-learn's and the fraction of labels equal to scikit-learn's.
 """
 
 import argparse
@@ -132,10 +136,12 @@ def driver(args):
         args.n_samples, args.n_features, args.n_clusters, X.itemsize, peak_r, bandwidth_r
     )
 
-    def run_peer():
+    fitted = {}
+
+    def timed(cls, name):
         with threadpool_limits(limits=args.ranks):
             start = time.perf_counter()
-            km = SKKMeans(**_params(args)).fit(X)
+            km = fitted[name] = cls(**_params(args)).fit(X)
             elapsed = time.perf_counter() - start
         return {
             "seconds": elapsed / km.n_iter_,
@@ -144,6 +150,11 @@ def driver(args):
             "inertia": km.inertia_,
         }
 
+    others = {}
+    if _driver.sklearnex_threads(args.ranks):
+        from sklearnex.cluster import KMeans as SXKMeans
+
+        others["sklearnex"] = lambda: _driver.sklearnex_run(lambda: timed(SXKMeans, "sklearnex"))
     load_before = os.getloadavg()
     argv = [
         "--n-samples",
@@ -164,8 +175,9 @@ def driver(args):
         script=Path(__file__).resolve(),
         ranks=args.ranks,
         repeats=args.repeats,
-        run_peer=run_peer,
+        run_peer=lambda: timed(SKKMeans, "scikit-learn"),
         worker_argv=[str(a) for a in argv],
+        others=others,
     )
     print(f"load average (1, 5, 15 min) before: {load_before}, after: {os.getloadavg()}")
     row["floor_s"] = floor
@@ -180,12 +192,20 @@ def driver(args):
         abs(row["mlmpi_runs"][0]["inertia"] - row["peer_runs"][0]["inertia"])
         / (row["peer_runs"][0]["inertia"])
     )
+    if others:
+        sx, sk = fitted["sklearnex"], fitted["scikit-learn"]
+        row["sklearnex_fallback"] = any(r["fallback"] for r in row["sklearnex_runs"])
+        row["sklearnex_n_iter"] = sx.n_iter_
+        row["sklearnex_inertia_rel_diff"] = abs(sx.inertia_ - sk.inertia_) / sk.inertia_
+        row["sklearnex_same_labels"] = float(np.mean(sx.labels_ == sk.labels_))
     _driver.report(
         "kmeans",
         [row],
         vars(args) | {"metric": "seconds per Lloyd iteration"},
         out=args.out,
         extra_columns=[
+            ("sklearnex s", "sklearnex_s"),
+            ("ratio sklearnex", "ratio_sklearnex"),
             ("comm frac", "mlmpi_comm_fraction"),
             ("floor s", "floor_s"),
             ("mlmpi/floor", "vs_floor"),
@@ -193,6 +213,10 @@ def driver(args):
             ("n_iter", "mlmpi_n_iter"),
             ("peer n_iter", "peer_n_iter"),
             ("inertia diff", "inertia_rel_diff"),
+            ("sx fallback", "sklearnex_fallback"),
+            ("sx n_iter", "sklearnex_n_iter"),
+            ("sx inertia", "sklearnex_inertia_rel_diff"),
+            ("sx labels", "sklearnex_same_labels"),
             ("busy cores", "load_before"),
         ],
     )

@@ -11,7 +11,11 @@ scikit-learn ``NearestNeighbors(algorithm='brute', n_jobs=--peer-threads)``
 and, when ``faiss`` is importable (``pip install mlmpi[bench]``), faiss-cpu
 ``IndexFlatL2`` with the same threads. Reported: seconds for all queries,
 queries per second, mlmpi's fraction of time in communication, and whether
-mlmpi's neighbours equal scikit-learn's.
+mlmpi's neighbours equal scikit-learn's. With scikit-learn-intelex installed
+(the ``bench`` extra), its ``NearestNeighbors`` with the same parameters and
+threads is timed in the same alternation, with whether it fell back to
+scikit-learn, the fraction of its neighbours equal to scikit-learn's and the
+largest difference of their distances.
 """
 
 import argparse
@@ -85,17 +89,21 @@ def driver(args):
         faiss = None
         print("faiss is not importable (pip install 'mlmpi[bench]'): timing scikit-learn only")
 
-    def run_peer():
+    def search(cls):
         with threadpool_limits(limits=threads):
             start = time.perf_counter()
-            sk = SKNearestNeighbors(n_neighbors=args.k, algorithm="brute", n_jobs=threads).fit(X)
-            _, ind = sk.kneighbors(Q)
+            nn = cls(n_neighbors=args.k, algorithm="brute", n_jobs=threads).fit(X)
+            dist, ind = nn.kneighbors(Q)
             elapsed = time.perf_counter() - start
-        result = {
+        return {
             "seconds": elapsed,
             "queries_per_s": args.n_queries / elapsed,
             "first_indices": ind[: args.check].tolist(),
+            "first_distances": dist[: args.check].tolist(),
         }
+
+    def run_peer():
+        result = search(SKNearestNeighbors)
         if faiss is not None:
             faiss.omp_set_num_threads(threads)
             start = time.perf_counter()
@@ -105,6 +113,11 @@ def driver(args):
             result["faiss_s"] = time.perf_counter() - start
         return result
 
+    others = {}
+    if _driver.sklearnex_threads(threads):
+        from sklearnex.neighbors import NearestNeighbors as SXNearestNeighbors
+
+        others["sklearnex"] = lambda: _driver.sklearnex_run(lambda: search(SXNearestNeighbors))
     argv = [
         "--n-index",
         args.n_index,
@@ -132,6 +145,7 @@ def driver(args):
         repeats=args.repeats,
         run_peer=run_peer,
         worker_argv=[str(a) for a in argv],
+        others=others,
     )
     row["peer_queries_per_s"] = statistics.median(r["queries_per_s"] for r in row["peer_runs"])
     # the first queries of rank 0 (the first rows of Q): the same neighbours as scikit-learn
@@ -141,20 +155,33 @@ def driver(args):
     if faiss is not None:
         row["faiss_s"] = statistics.median(r["faiss_s"] for r in row["peer_runs"])
         row["faiss_ratio"] = row["mlmpi_s"] / row["faiss_s"]
-    for r in row["mlmpi_runs"] + row["peer_runs"]:
+    if others:
+        sx, sk = row["sklearnex_runs"][0], row["peer_runs"][0]
+        row["sklearnex_fallback"] = any(r["fallback"] for r in row["sklearnex_runs"])
+        same = np.equal(sx["first_indices"], sk["first_indices"])
+        row["sklearnex_same_neighbours"] = float(np.mean(same))
+        distances = np.subtract(sx["first_distances"], sk["first_distances"])
+        row["sklearnex_distance_diff"] = float(np.abs(distances).max())
+    for r in row["mlmpi_runs"] + row["peer_runs"] + row.get("sklearnex_runs", []):
         r.pop("first_indices", None)
+        r.pop("first_distances", None)
     _driver.report(
         "knn",
         [row],
         vars(args) | {"metric": "seconds for all queries"},
         out=args.out,
         extra_columns=[
+            ("sklearnex s", "sklearnex_s"),
+            ("ratio sklearnex", "ratio_sklearnex"),
             ("mlmpi q/s", "mlmpi_queries_per_s"),
             ("sklearn q/s", "peer_queries_per_s"),
             ("faiss s", "faiss_s"),
             ("vs faiss", "faiss_ratio"),
             ("comm frac", "mlmpi_comm_fraction"),
             ("same nbrs", "same_neighbours"),
+            ("sx fallback", "sklearnex_fallback"),
+            ("sx same nbrs", "sklearnex_same_neighbours"),
+            ("sx dist diff", "sklearnex_distance_diff"),
         ],
     )
 
@@ -172,7 +199,7 @@ def main():
         "--peer-threads",
         type=int,
         default=os.cpu_count(),
-        help="scikit-learn's n_jobs and faiss's threads (default: all cores)",
+        help="scikit-learn's and sklearnex's n_jobs, faiss's threads (default: all cores)",
     )
     parser.add_argument(
         "--searches", type=int, default=3, help="timed searches per mlmpi job (median)"

@@ -141,7 +141,11 @@ def driver(args):
             run_peer=lambda: timed(sk, "scikit-learn"),
             worker_argv=[str(a) for a in argv],
             others={
-                name: (lambda module=module, name=name: timed(module, name))
+                name: (
+                    lambda module=module, name=name: _driver.sklearnex_run(
+                        lambda: timed(module, name)
+                    )
+                )
                 for name, module in others.items()
             },
         )
@@ -152,6 +156,7 @@ def driver(args):
         row["coef_max_diff"] = float(np.abs(ours - reference).max())
         for name in others:
             row[f"{name}_coef_max_diff"] = float(np.abs(fitted[name].coef_ - reference).max())
+            row[f"{name}_fallback"] = any(r["fallback"] for r in row[f"{name}_runs"])
         row["peer_n_iter"] = row["peer_runs"][-1]["n_iter"]
         rows.append(row)
         del X, y
@@ -168,6 +173,7 @@ def driver(args):
             ("peer n_iter", "peer_n_iter"),
             ("coef diff", "coef_max_diff"),
             ("sklearnex diff", "sklearnex_coef_max_diff"),
+            ("sx fallback", "sklearnex_fallback"),
         ],
     )
 
