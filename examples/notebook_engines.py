@@ -10,7 +10,7 @@ with :func:`mlmpi.notebook.start_mpi_engines`, fits
 the notebook and compares it with scikit-learn's fit of all the rows. The
 download link below gives it as a notebook; the text shows the ``%%px``
 magic cells that the code stands for (the gallery cannot run magics). The
-rules and what happens on errors are on :doc:`/user_guide/notebooks`.
+rules and what happens on errors are on :doc:`/notebooks`.
 
 Run it with ``pip install -e ".[notebook]"`` and::
 

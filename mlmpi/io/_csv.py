@@ -110,7 +110,8 @@ class CsvRows:
         self.names = list(names) if names is not None else self._agreed_names(heads)
         self._sizes = [size for size, _, _ in heads]
         self._starts = [start for _, start, _ in heads]
-        lines = self._line_table(self._scan(comms))
+        segments = self._scan(comms)
+        lines = agreed(comms, lambda: self._line_table(segments))
         found = comms.allgather_object(len(lines))
         ranges = agreed(comms, lambda: rank_ranges(sum(found), comms.size, counts))
         self.counts = [stop - start for start, stop in ranges]
