@@ -209,6 +209,8 @@ def _other_columns(mlmpi_s, other_runs):
         seconds = statistics.median(r["seconds"] for r in runs)
         columns.update({f"{name}_s": seconds, f"ratio_{name}": mlmpi_s / seconds})
         columns[f"{name}_runs"] = runs
+        if all("fallback" in r for r in runs):  # see sklearnex_run
+            columns[f"{name}_fallback"] = any(r["fallback"] for r in runs)
     return columns
 
 

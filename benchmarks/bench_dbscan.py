@@ -117,7 +117,6 @@ def driver(args):
     row["peer_clusters"] = row["peer_runs"][0]["clusters"]
     if others:
         sx = row["sklearnex_runs"][0]
-        row["sklearnex_fallback"] = any(r["fallback"] for r in row["sklearnex_runs"])
         row["sklearnex_same_labels"] = sx["checksum"] == row["peer_runs"][0]["checksum"]
         row["sklearnex_clusters"] = sx["clusters"]
         row["sklearnex_ari"] = adjusted_rand_score(

@@ -146,7 +146,6 @@ def _compare_case(args, case, X, data, sklearnex):
     )
     if others:
         sk, sx = fitted[sklearn.decomposition], fitted[sklearnex]
-        row["sklearnex_fallback"] = any(r["fallback"] for r in row["sklearnex_runs"])
         variance = np.abs(sx.explained_variance_ - sk.explained_variance_) / sk.explained_variance_
         row["sklearnex_variance_rel_diff"] = float(variance.max())
         sign = np.sign(np.sum(sx.components_ * sk.components_, axis=1, keepdims=True))

@@ -132,7 +132,6 @@ def driver(args):
     )
     row["peer_accuracy"] = fitted[sklearn.ensemble].score(X_test, y_test)
     if others:
-        row["sklearnex_fallback"] = any(r["fallback"] for r in row["sklearnex_runs"])
         row["sklearnex_accuracy"] = fitted[sklearnex.ensemble].score(X_test, y_test)
         row["sklearnex_same"] = abs(row["sklearnex_accuracy"] - row["peer_accuracy"]) <= 0.005
     by_op = [run["comm_by_op"] for run in row["mlmpi_runs"]]

@@ -194,7 +194,6 @@ def driver(args):
     )
     if others:
         sx, sk = fitted["sklearnex"], fitted["scikit-learn"]
-        row["sklearnex_fallback"] = any(r["fallback"] for r in row["sklearnex_runs"])
         row["sklearnex_n_iter"] = sx.n_iter_
         row["sklearnex_inertia_rel_diff"] = abs(sx.inertia_ - sk.inertia_) / sk.inertia_
         row["sklearnex_same_labels"] = float(np.mean(sx.labels_ == sk.labels_))

@@ -157,7 +157,6 @@ def driver(args):
         row["faiss_ratio"] = row["mlmpi_s"] / row["faiss_s"]
     if others:
         sx, sk = row["sklearnex_runs"][0], row["peer_runs"][0]
-        row["sklearnex_fallback"] = any(r["fallback"] for r in row["sklearnex_runs"])
         same = np.equal(sx["first_indices"], sk["first_indices"])
         row["sklearnex_same_neighbours"] = float(np.mean(same))
         distances = np.subtract(sx["first_distances"], sk["first_distances"])

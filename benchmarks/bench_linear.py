@@ -156,7 +156,6 @@ def driver(args):
         row["coef_max_diff"] = float(np.abs(ours - reference).max())
         for name in others:
             row[f"{name}_coef_max_diff"] = float(np.abs(fitted[name].coef_ - reference).max())
-            row[f"{name}_fallback"] = any(r["fallback"] for r in row[f"{name}_runs"])
         row["peer_n_iter"] = row["peer_runs"][-1]["n_iter"]
         rows.append(row)
         del X, y
