@@ -28,7 +28,9 @@ def _run(call, harness):
     try:
         call()
         error = None
-    except Exception:
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:  # pytest.fail and a failed pytest.raises raise BaseExceptions
         error = traceback.format_exc()
     gathered = harness.gather(error, root=0)
     if harness.rank == 0:

@@ -29,6 +29,7 @@ REQUIRES = ("h5py",)
 COMMS = get_comms()
 N_ROWS, N_FEATURES, BLOCK = 320_000, 15, 40_000  # 41 MB of float64 X and y
 HEADROOM = 8 << 20  # bytes a rank may allocate above its warmed-up address space
+M_MMAP_THRESHOLD = -3  # mallopt's parameter number (glibc's malloc.h)
 WEIGHTS = np.linspace(-2.0, 3.0, N_FEATURES)
 INTERCEPT = 4.25
 
@@ -45,6 +46,14 @@ def _write(path):
         data = f.create_dataset("Xy", shape=(N_ROWS, N_FEATURES + 1), dtype="f8")
         for start in range(0, N_ROWS, BLOCK):
             data[start : start + BLOCK] = _block(start)
+
+
+def _map_large_blocks():
+    """Make the C heap map every block of 128 KiB or more on its own, and unmap
+    it when freed. By default glibc raises that threshold after a large free,
+    and later large blocks reuse freed heap memory that the address space still
+    counts: the rank could then allocate its share under the cap."""
+    ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, 128 << 10)
 
 
 def _address_space():
@@ -87,6 +96,7 @@ def _reference_moments():
 
 
 def case_fit_by_batches_under_memory_cap():
+    _map_large_blocks()
     directory = COMMS.bcast_object(tempfile.mkdtemp() if COMMS.rank == 0 else None)
     path = os.path.join(directory, "rows.h5")
     try:
