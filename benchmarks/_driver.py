@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
@@ -25,6 +24,8 @@ import unittest
 from pathlib import Path
 
 import numpy as np
+
+from mlmpi.comms._launch import mpiexec_path as mpiexec
 
 
 def run_main(parser, *, driver, worker, sized=()):
@@ -106,11 +107,6 @@ def split_waiting(prof, comms):
     every = comms.allgather(mine[None]).reshape(comms.size, mine.size)
     transfer = float(every.min(axis=0).sum())
     return transfer, float(mine.sum()) - transfer
-
-
-def mpiexec():
-    beside = Path(sys.executable).parent / "mpiexec"
-    return str(beside) if beside.exists() else shutil.which("mpiexec")
 
 
 def busy_cores(window=1.0):

@@ -12,12 +12,11 @@ are also ended then: a small guard process, in a session of its own, ends the
 cluster's processes when the notebook process ends, however it ends.
 """
 
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 from . import _config
+from .comms._launch import mpiexec_path
 
 __all__ = ["MPIEngines", "start_mpi_engines"]
 
@@ -54,17 +53,6 @@ for signal_it in (psutil.Process.terminate, psutil.Process.kill):
             pass
     watched = psutil.wait_procs(watched, timeout=grace)[1]
 """
-
-
-def _mpiexec():
-    """The ``mpiexec`` beside this Python (the ``mpich`` wheel's, the MPI of
-    mpi4py), else the first on ``PATH``: a kernel often runs without its
-    environment's ``bin`` on ``PATH``."""
-    beside = Path(sys.executable).parent / "mpiexec"
-    found = str(beside) if beside.exists() else shutil.which("mpiexec")
-    if found is None:
-        raise RuntimeError("mpiexec not found; install mlmpi with its MPI dependency.")
-    return found
 
 
 def _engine_environment(env):
@@ -193,7 +181,7 @@ def start_mpi_engines(n, *, env=None, timeout=120.0, grace=5.0):
         engines="mpi", n=n, controller_args=["--HeartMonitor.period=1000"]
     )
     launcher = cluster.config.MPIEngineSetLauncher
-    launcher.mpi_cmd = [_mpiexec()]
+    launcher.mpi_cmd = [mpiexec_path()]
     launcher.environment = _engine_environment(env)
     engines = None
     try:

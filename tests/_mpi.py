@@ -8,12 +8,13 @@ import ast
 import importlib.util
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from mlmpi.comms._launch import mpiexec_path as mpiexec
 
 HERE = Path(__file__).resolve().parent
 WORKER = HERE / "mpi_worker.py"
@@ -27,15 +28,6 @@ OVERSUBSCRIBED_ENV = {
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64",
 }
-
-
-def mpiexec():
-    """The ``mpiexec`` installed beside this Python (the ``mpich`` wheel), else on PATH."""
-    beside = Path(sys.executable).parent / "mpiexec"
-    found = str(beside) if beside.exists() else shutil.which("mpiexec")
-    if found is None:
-        raise RuntimeError("mpiexec not found; install the package with its MPI dependency.")
-    return found
 
 
 def run_mpi(nranks, argv, *, timeout=180, env=None):

@@ -12,7 +12,9 @@ rank: the rank records its process id for its children to compare
 """
 
 import os
+import shutil
 import sys
+from pathlib import Path
 
 # Environment variables set by the process managers that start MPI jobs
 # (MPICH/Intel hydra, Open MPI, PMIx, Slurm's PMI plugins).
@@ -84,3 +86,14 @@ def join_launched_job():
         from .mpi import world_comms
 
         meet_at_exit(world_comms())
+
+
+def mpiexec_path():
+    """The ``mpiexec`` beside this Python (the ``mpich`` wheel's, the MPI of
+    mpi4py), else the first on ``PATH``: a Jupyter kernel, a test or a
+    benchmark driver often runs without its environment's ``bin`` on ``PATH``."""
+    beside = Path(sys.executable).parent / "mpiexec"
+    found = str(beside) if beside.exists() else shutil.which("mpiexec")
+    if found is None:
+        raise RuntimeError("mpiexec not found; install mlmpi with its MPI dependency.")
+    return found
