@@ -21,6 +21,9 @@ that a job can be reconfigured without a code change.
                             ``fit`` does when every rank passes the same rows
                             (forgetting to shard): raise the same ValueError on
                             every rank, or fit every rank's copy and warn.
+``MLMPI_RANDOM_DRAWS``      ``auto`` (default) | ``scikit-learn`` | ``per-row``:
+                            which random draws splits, bootstraps and
+                            subsamples make (:mod:`mlmpi.random`).
 ``MLMPI_ALLOW_TF32``        ``1``: let cuBLAS use TF32 tensor cores for float32
                             GEMMs on CuPy arrays (faster, ~1e-3 relative
                             error); ``0``: never. Unset: CuPy's own default
@@ -69,6 +72,12 @@ def comms_backend():
             f"MLMPI_COMMS={value!r} is not a comms backend; use 'mpi', 'nccl' or 'self'."
         )
     return value
+
+
+def random_draws():
+    """``MLMPI_RANDOM_DRAWS`` (lower case), or None when unset."""
+    value = os.environ.get("MLMPI_RANDOM_DRAWS", "").strip().lower()
+    return value or None
 
 
 def cuda_aware_mpi():
@@ -128,5 +137,8 @@ def identical_shards():
 
 
 def allow_tf32():
-    """``MLMPI_ALLOW_TF32`` as True/False, or None when unset."""
+    """``MLMPI_RANDOM_DRAWS``      ``auto`` (default) | ``scikit-learn`` | ``per-row``:
+                            which random draws splits, bootstraps and
+                            subsamples make (:mod:`mlmpi.random`).
+``MLMPI_ALLOW_TF32`` as True/False, or None when unset."""
     return _env_flag("MLMPI_ALLOW_TF32", None)

@@ -14,6 +14,7 @@ from importlib import metadata
 
 from . import __version__
 from ._runner import is_program, run_program
+from .random import get_draws
 
 __all__ = ["build_parser", "main"]
 
@@ -116,6 +117,7 @@ def _collect_info():
         info["rank"] = world.rank
     else:
         info.update(world_size=1, nodes=1, ranks_on_node=1, rank=0)
+    info["random_draws"] = get_draws()
     info["threads_per_rank"] = _threads.threads_per_rank()
     forced = _config.num_threads()
     info["threads_source"] = "MLMPI_NUM_THREADS" if forced else "cores / ranks on node"
@@ -163,7 +165,8 @@ def build_parser():
     commands = parser.add_subparsers(dest="command", title="commands")
     commands.required = True
     info = commands.add_parser(
-        "info", help="versions, MPI library, GPUs, NCCL, default comms, threads per rank"
+        "info",
+        help="versions, MPI library, GPUs, NCCL, default comms, random draws, threads per rank",
     )
     info.add_argument("--json", action="store_true", help="print a JSON object")
     info.set_defaults(run=_print_info)

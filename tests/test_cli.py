@@ -59,6 +59,7 @@ def test_info_without_mpiexec(how):
     assert info["cuda_aware_mpi"].startswith("off")
     assert (info["default_comms"], info["world_size"]) == ("self", 1)
     assert info["threads_per_rank"] == CORES
+    assert info["random_draws"] == "auto"
 
     text = _run(argv + ["info"])
     assert text.returncode == 0, text.stderr
@@ -95,9 +96,15 @@ def test_mpi_comms_after_info_in_the_same_process():
 def test_info_settings_from_the_environment():
     info = _info(
         [sys.executable, "-m", "mlmpi"],
-        env={"MLMPI_NUM_THREADS": "3", "MLMPI_COMMS": "mpi", "MLMPI_CUDA_AWARE_MPI": "1"},
+        env={
+            "MLMPI_NUM_THREADS": "3",
+            "MLMPI_COMMS": "mpi",
+            "MLMPI_CUDA_AWARE_MPI": "1",
+            "MLMPI_RANDOM_DRAWS": "per-row",
+        },
     )
     assert (info["threads_per_rank"], info["threads_source"]) == (3, "MLMPI_NUM_THREADS")
+    assert info["random_draws"] == "per-row"
     assert info["default_comms"] == "mpi" and info["cuda_aware_mpi"] == "on"
 
 

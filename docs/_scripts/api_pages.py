@@ -34,7 +34,11 @@ MODULES = [
     ("mlmpi.datasets", "Rank-local shards of synthetic data and of arrays."),
     ("mlmpi.io", "Each rank reads its own rows of a file."),
     ("mlmpi.notebook", "MPI engines for Jupyter notebooks (ipyparallel)."),
-    ("mlmpi.random", "Random streams that do not depend on the number of ranks."),
+    (
+        "mlmpi.random",
+        "Random draws that do not depend on the number of ranks, and the policy that "
+        "chooses between scikit-learn's draws and per-row draws.",
+    ),
     ("mlmpi.utils", "Exact global quantiles and bin thresholds."),
     ("mlmpi.utils.validation", "Validation that agrees across ranks (for estimator authors)."),
     ("mlmpi.utils.shard_local", "The warning for steps that learn from one rank's rows."),

@@ -9,6 +9,7 @@ from ..comms._agreement import agree_on_call, usage_error
 from ..comms._calls import Call
 from ..comms._launch import started_by_a_rank
 from ..comms._method import calls_agree_here, current_method, in_collective_method
+from ..random._policy import get_draws
 from ._describe import ROW_ARGUMENTS, argument_facts, parameter_facts
 from ._details import CallDetails
 from ._schema import input_schema
@@ -123,6 +124,7 @@ def collective(function=None, *, data=(), same=()):
                         parameter_facts(instance) if is_method else (),
                         argument_facts(bound, rows),
                         input_schema(bound.arguments["X"]) if "X" in bound.arguments else None,
+                        (("random-draw", get_draws()),),
                     )
                     call = Call(name, _count(owner, function.__name__, 1), details)
                     try:

@@ -22,16 +22,20 @@ class CallDetails:
         ``(name, description)`` of the arguments, :data:`DATA` for row arguments.
     schema : Schema or None
         :func:`input_schema` of ``X``; None without an ``X`` argument.
+    settings : tuple
+        ``(name, value)`` of the program settings that change results (the
+        random-draw policy, :mod:`mlmpi.random`).
     """
 
     params: tuple = ()
     arguments: tuple = ()
     schema: object = None
+    settings: tuple = ()
 
     def strict_key(self):
         compared = tuple((name, value) for name, value in self.arguments if value != DATA)
         given = None if self.schema is None else self.schema.given
-        return repr((self.params, compared, given))
+        return repr((self.params, compared, given, self.settings))
 
     def loose_keys(self):
         return (None, None, None) if self.schema is None else self.schema.loose_keys()
@@ -40,10 +44,24 @@ class CallDetails:
     def mismatch(method, details):
         """The message every rank raises for every rank's details, or None."""
         return (
-            _parameter_mismatch(method, details)
+            _setting_mismatch(method, details)
+            or _parameter_mismatch(method, details)
             or _argument_mismatch(method, details)
             or _schema_mismatch(method, details)
         )
+
+
+def _setting_mismatch(method, details):
+    settings = [dict(d.settings) for d in details]
+    for name in sorted(set().union(*settings)):
+        values = [s.get(name) for s in settings]
+        if len(set(values)) > 1:
+            return (
+                f"{method}: the {name} setting differs between ranks "
+                f"({by_rank(enumerate(values))}); every rank must run with the same settings "
+                "(the same environment variables and the same mlmpi.random.set_draws / draws)."
+            )
+    return None
 
 
 def _parameter_mismatch(method, details):

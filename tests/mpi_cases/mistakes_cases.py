@@ -33,6 +33,8 @@ from mlmpi import (
     get_comms,
 )
 from mlmpi.datasets import shard
+from mlmpi.model_selection import KFold
+from mlmpi.random import draws
 from mlmpi.utils.shard_local import ShardLocalFitWarning
 from mlmpi.utils.validation import IdenticalShardsWarning
 
@@ -216,6 +218,18 @@ def case_different_inputs_between_ranks():
         rf"KMeans.score: X has a different number of features.*rank {ODD}: \d+ rows x 2 feat",
         lambda: KMeans(2, n_init=1).fit(local).score(local[:, :2] if LAST else local),
     )
+
+
+def case_a_random_draw_policy_that_differs_between_ranks():
+    X, y = _data()
+    local = shard(X, COMMS)
+    with draws("per-row" if LAST else "auto"):
+        same_error_everywhere(
+            ValueError,
+            rf"KFold.split: the random-draw setting differs between ranks \(rank 0: auto;"
+            rf".* rank {ODD}: per-row\); every rank must run with the same settings",
+            lambda: next(KFold(3, shuffle=True).split(local)),
+        )
 
 
 def case_a_failure_inside_a_collective_method_is_raised_everywhere():

@@ -1,22 +1,11 @@
-"""Random numbers that do not depend on the number of ranks.
-
-Two kinds of randomness appear in distributed estimators (the design page,
-``docs/design.rst``, "Results independent of the number of ranks"):
-
-* **per row** — each global row gets its own numbers, whatever rank holds
-  it: :class:`RowStream`, a counter-based Philox stream addressed by the
-  global row index;
-* **shared** — choices every rank must make alike (the next k-means++
-  centre): a generator seeded with :func:`shared_seed` on every rank.
-"""
+"""Streams addressed by global row (:class:`RowStream`) and seeds shared by
+every rank (:func:`shared_seed`)."""
 
 import numbers
 
 import numpy as np
 from scipy.special import ndtri
 from sklearn.utils import check_random_state
-
-__all__ = ["RowStream", "shared_seed"]
 
 _SEED_LIMIT = np.iinfo(np.int32).max
 
@@ -93,13 +82,26 @@ class RowStream:
         self._key = (int(seed) % (1 << 64)) | (int(stream) << 64)
         self.n_cols = int(n_cols)
 
-    def _raw(self, start_row, n_rows):
+    def bits(self, start_row, n_rows):
+        """Uniform 64-bit integers for consecutive global rows.
+
+        Parameters
+        ----------
+        start_row : int
+            Global index of the first row.
+        n_rows : int
+            Number of rows.
+
+        Returns
+        -------
+        bits : ndarray of shape (n_rows, n_cols), uint64
+        """
         first = start_row * self.n_cols
         count = n_rows * self.n_cols
-        bits = np.random.Philox(key=self._key)
-        bits.advance(first // self._PER_COUNTER)
+        generator = np.random.Philox(key=self._key)
+        generator.advance(first // self._PER_COUNTER)
         skip = first % self._PER_COUNTER
-        return bits.random_raw(skip + count)[skip:].reshape(n_rows, self.n_cols)
+        return generator.random_raw(skip + count)[skip:].reshape(n_rows, self.n_cols)
 
     def uniform(self, start_row, n_rows):
         """Uniform numbers in the open interval (0, 1) for consecutive global rows.
@@ -116,7 +118,7 @@ class RowStream:
         u : ndarray of shape (n_rows, n_cols), float64
             Rows ``start_row .. start_row + n_rows - 1``.
         """
-        raw = self._raw(start_row, n_rows)
+        raw = self.bits(start_row, n_rows)
         return ((raw >> np.uint64(11)).astype(np.float64) + 0.5) * (1.0 / (1 << 53))
 
     def normal(self, start_row, n_rows):
