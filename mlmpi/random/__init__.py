@@ -18,7 +18,8 @@ at any number of ranks in time and memory over the rank's rows only.
 million) global rows.
 """
 
-from ._policy import REPLAY_LIMIT, draws, draws_for, get_draws, set_draws
+from ._policy import REPLAY_LIMIT as REPLAY_LIMIT  # a constant: kept out of __all__ (the API pages)
+from ._policy import draws, draws_for, get_draws, set_draws
 from ._streams import RowStream, shared_seed
 
 __all__ = [
