@@ -114,6 +114,10 @@ _ATTRIBUTES = """
     estimators_samples_ : list of ndarray
         This rank's rows in each tree's bootstrap sample (local indices, a row
         as many times as it was drawn, in increasing order). Local.
+    random_draws_ : {{'scikit-learn', 'per-row'}}
+        The bootstrap's draws (:mod:`mlmpi.random`): scikit-learn's samples of
+        the concatenated rows up to a million global rows by default, else
+        per-row draws, the same at any number of ranks. Replicated.
 
     Notes
     -----

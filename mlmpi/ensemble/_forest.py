@@ -17,6 +17,7 @@ from .._sklearn_compat import Interval, RealNotInt, StrOptions
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms
 from ..kernels import kernels_for
+from ..random import draws_for
 from ..utils._exact import on_exact_grids
 from ..utils.validation import agree, check_local
 from ._binning import dense_blocks, global_bins
@@ -230,6 +231,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         self._sample_weight = self._sampling_weight(weight, targets)
         self._n_samples_bootstrap = None
         self._bootstrap = None
+        self.random_draws_ = draws_for(layout.n_samples)
         if self.bootstrap:
             total = None
             if self._sample_weight is not None:
@@ -238,7 +240,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
                 layout.n_samples, self.max_samples, total
             )
             self._bootstrap = Bootstrap(
-                self._n_samples_bootstrap, layout, self._sample_weight, comms
+                self._n_samples_bootstrap, layout, self._sample_weight, comms, self.random_draws_
             )
         X_host = on_host(X)
         self._n_local = layout.n_local

@@ -16,6 +16,8 @@ from sklearn.metrics import f1_score
 
 import mlmpi.ensemble as ml
 from mlmpi import SelfComms, get_comms
+from mlmpi.random import draws
+from mlmpi.random._tree import LEAF
 
 _FOREST_ARRAYS = (
     "feature",
@@ -124,6 +126,24 @@ def case_classifiers_identical_at_every_layout_with_missing_classes():
     binary = y < 5
     _check_settings(settings[:3], X, y, weights, n_estimators=2, random_state=3)
     _check_settings(settings[3:], X, binary, weights, n_estimators=2, random_state=3)
+
+
+def case_per_row_bootstrap_identical_at_every_layout():
+    X, y = make_classification(n_samples=LEAF + 900, n_features=6, random_state=0)
+    weights = np.random.RandomState(2).uniform(0.0, 2.0, size=y.shape[0])
+    settings = [
+        (ml.RandomForestClassifier, {"oob_score": True}),
+        (ml.RandomForestRegressor, {"max_samples": 0.4}),
+    ]
+    with draws("per-row"):
+        _check_settings(settings, X, y, None, n_estimators=2, max_depth=4, random_state=1)
+        _check_settings(settings, X, y, weights, n_estimators=2, max_depth=4, random_state=1)
+        assert _one_tree().fit(X[:50], y[:50]).random_draws_ == "per-row"
+    assert _one_tree().fit(X[:50], y[:50]).random_draws_ == "scikit-learn"
+
+
+def _one_tree():
+    return ml.RandomForestRegressor(n_estimators=1, comms=SelfComms())
 
 
 def case_regressors_identical_at_every_layout_for_every_criterion():
