@@ -30,8 +30,21 @@ from .._sklearn_compat import _num_samples, _safe_indexing, _validate_shuffle_sp
 from ..base import DistributedEstimatorMixin
 from ..comms import resolve_comms
 from ..comms._method import in_collective_method
+from ..random import draws_for
+from ..random._order import shuffled_positions
+from ..random._policy import PER_ROW, SKLEARN
+from ..random._shuffle_split import shuffle_split_positions
 from ..utils.validation import RowLayout, agree, agree_on_errors
 from ._agreement import agreed_random_state
+from ._per_row import (
+    check_n_splits,
+    check_stratified_shuffle,
+    fold_bounds,
+    folds_of,
+    parts_of,
+    per_row_seed,
+    stratified_allocation,
+)
 
 _CLASSIFICATION_TARGETS = ("binary", "multiclass")
 
@@ -79,16 +92,32 @@ class _GlobalRowSplitter(DistributedEstimatorMixin):
         rows = np.arange(layout.offset, layout.offset + layout.n_local)
         return np.empty((layout.n_samples, 0)), None, rows
 
+    def _draws(self, n_samples):
+        """The draws this split makes: None when it draws nothing (no shuffle);
+        the splitters with a ``_per_row_folds`` follow the policy, the others
+        replay scikit-learn's."""
+        if not getattr(self, "shuffle", self._reference is not sk.TimeSeriesSplit):
+            return None
+        return draws_for(n_samples) if hasattr(self, "_per_row_folds") else SKLEARN
+
     def _local_folds(self, X, y, groups):
         with in_collective_method(f"{type(self).__name__}.split"):
-            layout, rows, reference = self._reference_splits(X, y, groups)
-            splits = [
-                (
-                    _local_members(train, rows, layout.n_samples),
-                    _local_members(test, rows, layout.n_samples),
-                )
-                for train, test in reference
-            ]
+            comms = self._get_comms()
+            layout, local, facts = self._agreed(X, y, groups)
+            self.random_draws_ = self._draws(layout.n_samples)
+            if hasattr(self, "_per_row_folds") and self.random_draws_ in (PER_ROW, None):
+                # per-row draws, or no draws: the folds of the rows' positions
+                seed = per_row_seed(self.random_state, comms) if self.random_draws_ else None
+                splits = self._per_row_folds(layout, local, facts, seed, comms)
+            else:
+                rows, reference = self._replayed(layout, local, facts, comms)
+                splits = [
+                    (
+                        _local_members(train, rows, layout.n_samples),
+                        _local_members(test, rows, layout.n_samples),
+                    )
+                    for train, test in reference
+                ]
         yield from splits
 
     @collective_method
@@ -130,16 +159,27 @@ class _GlobalRowSplitter(DistributedEstimatorMixin):
             )
         return self._local_folds(X, y, groups)
 
+    def _agreed(self, X, y, groups):
+        """``(layout, local, facts)`` of :meth:`_check`, agreed by every rank.
+        This method is collective."""
+        comms = self._get_comms()
+        local, facts = agree(comms, lambda: self._check(X, y, groups))
+        return RowLayout(tuple(f[0] for f in facts), comms.rank), local, facts
+
+    def _replayed(self, layout, local, facts, comms):
+        """``(rows, splits)``: the placeholder index of each of this rank's rows,
+        and scikit-learn's splits of the placeholder. Collective only for a
+        random state that is not an int."""
+        X_global, y_global, rows, *groups_global = self._placeholder(layout, local, facts)
+        reference = self._reference_splitter(comms)
+        return rows, list(reference.split(X_global, y_global, *groups_global))
+
     def _reference_splits(self, X, y, groups):
         """``(layout, rows, splits)``: the global row layout, the placeholder index
         of each of this rank's rows, and scikit-learn's splits of the placeholder.
         This method is collective."""
-        comms = self._get_comms()
-        local, facts = agree(comms, lambda: self._check(X, y, groups))
-        layout = RowLayout(tuple(f[0] for f in facts), comms.rank)
-        X_global, y_global, rows, *groups_global = self._placeholder(layout, local, facts)
-        reference = self._reference_splitter(comms)
-        return layout, rows, list(reference.split(X_global, y_global, *groups_global))
+        layout, local, facts = self._agreed(X, y, groups)
+        return (layout, *self._replayed(layout, local, facts, self._get_comms()))
 
     def _global_order(self, X, y=None, groups=None):
         """scikit-learn's splits of the concatenated rows: ``(layout, splits)``,
@@ -188,9 +228,16 @@ class KFold(_GlobalRowSplitter, sk.KFold):
 
     Notes
     -----
-    With ``shuffle=True`` every rank materialises scikit-learn's permutation of
-    the global row count (8 bytes per global row), and each fold a boolean
-    mask of the global rows (1 byte per row) while it is cut.
+    Without shuffling, each rank cuts its own rows from the fold sizes alone.
+    With ``shuffle=True`` the draws follow :mod:`mlmpi.random`'s policy:
+    scikit-learn's (by default up to a million global rows), for which every
+    rank materialises scikit-learn's permutation of the global row count (8
+    bytes per global row) and each fold a boolean mask of the global rows (1
+    byte per row) while it is cut; or per-row draws, a shuffle of the global
+    rows by a distributed sort (time and memory over the rank's rows only),
+    with scikit-learn's fold sizes and the same folds at any number of ranks.
+    ``random_draws_`` (set by :meth:`split`) says which: ``'scikit-learn'``,
+    ``'per-row'``, or None without shuffling.
 
     Examples
     --------
@@ -210,8 +257,36 @@ class KFold(_GlobalRowSplitter, sk.KFold):
         super().__init__(n_splits=n_splits, shuffle=shuffle, random_state=random_state)
         self.comms = comms
 
+    def _per_row_folds(self, layout, local, facts, seed, comms):
+        """The folds from each row's position: in a per-row shuffle (``seed``),
+        or its global index (None: scikit-learn's folds without shuffling)."""
+        check_n_splits(self.n_splits, layout.n_samples)
+        if seed is None:
+            positions = np.arange(layout.offset, layout.offset + layout.n_local)
+        else:
+            positions = shuffled_positions(seed, 0, layout, comms)
+        fold = np.searchsorted(fold_bounds(layout.n_samples, self.n_splits), positions, "right")
+        return folds_of(fold - 1, self.n_splits)
 
-class ShuffleSplit(_GlobalRowSplitter, sk.ShuffleSplit):
+
+class _PerRowShuffleSplit:
+    """The shuffle splitters' per-row draws: each split from
+    :meth:`_per_row_positions` (the position of each local row in the
+    training and the test part, -1 when not in it)."""
+
+    def _sizes(self, n_samples):
+        return _validate_shuffle_split(
+            n_samples, self.test_size, self.train_size, self._default_test_size
+        )
+
+    def _per_row_folds(self, layout, local, facts, seed, comms):
+        return [
+            parts_of(self._per_row_positions(layout, local, facts, seed, split, comms))
+            for split in range(self.n_splits)
+        ]
+
+
+class ShuffleSplit(_PerRowShuffleSplit, _GlobalRowSplitter, sk.ShuffleSplit):
     """Random permutation cross-validator over the global rows.
 
     The same splits as :class:`sklearn.model_selection.ShuffleSplit` on the
@@ -233,8 +308,12 @@ class ShuffleSplit(_GlobalRowSplitter, sk.ShuffleSplit):
 
     Notes
     -----
-    Every rank materialises scikit-learn's permutation of the global row count
-    for each split (8 bytes per global row).
+    With scikit-learn's draws (:mod:`mlmpi.random`'s policy; by default up to
+    a million global rows) every rank materialises scikit-learn's permutation
+    of the global row count for each split (8 bytes per global row). With
+    per-row draws each split is drawn by a distributed shuffle, with
+    scikit-learn's part sizes, in time and memory over the rank's rows only,
+    the same at any number of ranks. ``random_draws_`` says which.
 
     Examples
     --------
@@ -255,6 +334,10 @@ class ShuffleSplit(_GlobalRowSplitter, sk.ShuffleSplit):
             n_splits=n_splits, test_size=test_size, train_size=train_size, random_state=random_state
         )
         self.comms = comms
+
+    def _per_row_positions(self, layout, local, facts, seed, split, comms):
+        n_train, n_test = self._sizes(layout.n_samples)
+        return shuffle_split_positions(seed, split, layout, comms, n_train, n_test)
 
 
 class _ByGlobalClass(_GlobalRowSplitter):
@@ -286,7 +369,10 @@ class _ByGlobalClass(_GlobalRowSplitter):
             )
         return y.ravel()
 
-    def _placeholder(self, layout, y_local, facts):
+    @staticmethod
+    def _class_table(layout, facts):
+        """``(classes, total, before)``: the classes in order of first appearance,
+        each one's global row count and its rows on the ranks below this one."""
         first_row, total, before = {}, {}, {}
         offsets = np.concatenate([[0], np.cumsum(layout.counts)])
         for rank, (_, labels, first, counts) in enumerate(facts):
@@ -297,7 +383,10 @@ class _ByGlobalClass(_GlobalRowSplitter):
                 if rank == layout.rank:
                     before[label] = total[label]  # rows of this class on lower ranks
                 total[label] += count
-        classes = sorted(first_row, key=first_row.get)
+        return sorted(first_row, key=first_row.get), total, before
+
+    def _placeholder(self, layout, y_local, facts):
+        classes, total, before = self._class_table(layout, facts)
         starts = dict(zip(classes, np.cumsum([0] + [total[c] for c in classes[:-1]])))
         y_global = np.repeat(np.asarray(classes), [total[c] for c in classes])
         rows = np.empty(layout.n_local, dtype=np.intp)
@@ -305,6 +394,16 @@ class _ByGlobalClass(_GlobalRowSplitter):
             mine = np.flatnonzero(y_local == label)
             rows[mine] = starts[label] + before[label] + np.arange(mine.size)
         return np.empty((layout.n_samples, 0)), y_global, rows
+
+    def _codes(self, layout, y_local, facts, classes):
+        """``(codes, counts)``: each local row's index in ``classes`` and every
+        class's global row count."""
+        _, total, _ = self._class_table(layout, facts)
+        index = {label: code for code, label in enumerate(classes)}
+        codes = np.zeros(layout.n_local, dtype=np.int64)
+        for label in facts[layout.rank][1]:
+            codes[y_local == label] = index[label]
+        return codes, np.array([total[c] for c in classes], dtype=np.int64)
 
 
 def _split_requiring_y_doc(what, name):
@@ -359,8 +458,16 @@ class StratifiedKFold(_ByGlobalClass, sk.StratifiedKFold):
 
     Notes
     -----
-    Every rank materialises a placeholder of the global labels (one label per
-    global row) and scikit-learn's fold number of each global row.
+    Each rank cuts its own rows from the global class counts: the fold of a
+    row follows from its position within its class, in global order without
+    shuffling (scikit-learn's folds), or, with ``shuffle=True``, in a shuffle
+    by :mod:`mlmpi.random`'s policy: scikit-learn's draws (by default up to a
+    million global rows), for which every rank materialises a placeholder of
+    the global labels (one label per global row) and scikit-learn's fold
+    number of each global row; or per-row draws (a distributed shuffle within
+    each class), with scikit-learn's per-class counts in every fold, the same
+    folds at any number of ranks. ``random_draws_`` says which (None without
+    shuffling).
 
     Examples
     --------
@@ -382,8 +489,30 @@ class StratifiedKFold(_ByGlobalClass, sk.StratifiedKFold):
 
     split.__doc__ = _split_requiring_y_doc("folds", "StratifiedKFold")
 
+    def _per_row_folds(self, layout, local, facts, seed, comms):
+        """The folds from each row's position within its class: in a per-row
+        shuffle (``seed``), or in global order (None: scikit-learn's folds
+        without shuffling)."""
+        check_n_splits(self.n_splits, layout.n_samples)
+        classes, _, before = self._class_table(layout, facts)
+        codes, counts = self._codes(layout, local, facts, classes)
+        allocation = stratified_allocation(counts, self.n_splits)
+        if seed is None:
+            within = np.zeros(layout.n_local, dtype=np.int64)
+            for code, label in enumerate(classes):
+                mine = codes == code
+                within[mine] = before.get(label, 0) + np.arange(np.count_nonzero(mine))
+        else:
+            within = shuffled_positions(seed, 0, layout, comms, codes, len(classes))
+        bounds = np.cumsum(allocation, axis=0)  # (n_splits, n_classes)
+        fold = np.zeros(layout.n_local, dtype=np.int64)
+        for code in range(len(classes)):
+            mine = codes == code
+            fold[mine] = np.searchsorted(bounds[:, code], within[mine], "right")
+        return folds_of(fold, self.n_splits)
 
-class StratifiedShuffleSplit(_ByGlobalClass, sk.StratifiedShuffleSplit):
+
+class StratifiedShuffleSplit(_PerRowShuffleSplit, _ByGlobalClass, sk.StratifiedShuffleSplit):
     """Stratified ShuffleSplit cross-validator over the global rows.
 
     The same splits as :class:`sklearn.model_selection.StratifiedShuffleSplit`
@@ -404,8 +533,14 @@ class StratifiedShuffleSplit(_ByGlobalClass, sk.StratifiedShuffleSplit):
 
     Notes
     -----
-    Memory as :class:`StratifiedKFold`, plus scikit-learn's per-class
-    permutations (8 bytes per global row) for each split.
+    With scikit-learn's draws (:mod:`mlmpi.random`'s policy; by default up to
+    a million global rows), every rank materialises a placeholder of the global
+    labels and scikit-learn's per-class permutations (8 bytes per global row)
+    for each split. With per-row draws the parts have scikit-learn's per-class
+    counts (its formula, from the global class counts) and the rows come from
+    a distributed shuffle within each class: time and memory over the rank's
+    rows only, the same splits at any number of ranks. ``random_draws_`` says
+    which.
 
     Examples
     --------
@@ -439,6 +574,13 @@ class StratifiedShuffleSplit(_ByGlobalClass, sk.StratifiedShuffleSplit):
         return super().split(X, y, groups)
 
     split.__doc__ = _split_requiring_y_doc("splits", "StratifiedShuffleSplit")
+
+    def _per_row_positions(self, layout, local, facts, seed, split, comms):
+        n_train, n_test = self._sizes(layout.n_samples)
+        classes = sorted(self._class_table(layout, facts)[0])
+        codes, counts = self._codes(layout, local, facts, classes)
+        check_stratified_shuffle(classes, counts, n_train, n_test)
+        return shuffle_split_positions(seed, split, layout, comms, n_train, n_test, codes, counts)
 
 
 class TimeSeriesSplit(_GlobalRowSplitter, sk.TimeSeriesSplit):
@@ -679,10 +821,15 @@ def train_test_split(
 
     Notes
     -----
-    Every rank materialises scikit-learn's permutation of the global rows
-    (8 bytes per global row). The rows travel in one all-to-all exchange per
-    part and array: numeric arrays as they are (on the GPU for CuPy arrays),
-    other kinds (lists, dataframes, sparse matrices, strings) pickled.
+    The draws follow :mod:`mlmpi.random`'s policy: scikit-learn's (by default
+    up to a million global rows), for which every rank materialises
+    scikit-learn's permutation of the global rows (8 bytes per global row); or
+    per-row draws, the :class:`ShuffleSplit` or :class:`StratifiedShuffleSplit`
+    of per-row draws, in time and memory over the rank's rows only, the same
+    parts in the same order at any number of ranks. The rows travel in one
+    all-to-all exchange per part and array: numeric arrays as they are (on the
+    GPU for CuPy arrays), other kinds (lists, dataframes, sparse matrices,
+    strings) pickled.
 
     Examples
     --------
@@ -713,8 +860,13 @@ def train_test_split(
         splitter = splitter_class(
             n_splits=1, test_size=n_test, train_size=n_train, random_state=random_state, comms=comms
         )
-        _, rows, splits = splitter._reference_splits(arrays[0], stratify, None)
-        positions = [_positions(part, rows, layout.n_samples) for part in splits[0]]
+        _, local, split_facts = splitter._agreed(arrays[0], stratify, None)
+        if draws_for(layout.n_samples) == PER_ROW:
+            seed = per_row_seed(random_state, comms)
+            positions = splitter._per_row_positions(layout, local, split_facts, seed, 0, comms)
+        else:
+            rows, splits = splitter._replayed(layout, local, split_facts, comms)
+            positions = [_positions(part, rows, layout.n_samples) for part in splits[0]]
     else:
         if stratify is not None:
             raise ValueError("Stratified train/test split is not implemented for shuffle=False")
