@@ -16,6 +16,7 @@ from threadpoolctl import threadpool_limits
 from mlmpi import SelfComms
 from mlmpi.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from mlmpi.ensemble._hgb_trees import flatten
+from mlmpi.random import draws
 from mlmpi.utils._exact import exact_sums
 
 
@@ -59,6 +60,23 @@ def test_scikit_learns_model_on_its_datasets(load, cls, params):
         np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-6)
     again = pickle.loads(pickle.dumps(ours))
     np.testing.assert_array_equal(again.predict(X), ours.predict(X))
+
+
+def test_the_fit_records_its_random_draws():
+    """scikit-learn's draws by default on small data, per-row ones when asked
+    for; either way a stratified split raises scikit-learn's error for a class
+    of one row."""
+    X, y = load_breast_cancer(return_X_y=True)
+    params = {"max_iter": 2, "early_stopping": True, "random_state": 0}
+    assert HistGradientBoostingClassifier(**params).fit(X, y).random_draws_ == "scikit-learn"
+    with draws("per-row"):
+        model = HistGradientBoostingClassifier(**params).fit(X, y)
+    assert model.random_draws_ == "per-row"
+    assert model.validation_score_.shape == (model.n_iter_ + 1,)
+    lonely = np.r_[y[:-1], 2]
+    for policy in ("scikit-learn", "per-row"):
+        with draws(policy), pytest.raises(ValueError, match="only 1 member"):
+            HistGradientBoostingClassifier(**params).fit(X, lonely)
 
 
 def test_exact_sums_are_correctly_rounded():

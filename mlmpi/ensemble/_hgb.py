@@ -3,10 +3,11 @@
 The estimators are scikit-learn's ``HistGradientBoostingClassifier`` and
 ``HistGradientBoostingRegressor`` with a collective ``fit``: the fitted model
 (``_predictors``, ``_bin_mapper``, ``_baseline_prediction``, ...) is
-scikit-learn's, identical on every rank and at any number of ranks, and the
-prediction methods are scikit-learn's, local (with mlmpi's kernels, on the
-device of ``X``). See :mod:`._hgb_boosting` for the loop and
-:mod:`._hgb_grower` for the trees.
+identical on every rank and at any number of ranks, and scikit-learn's under
+scikit-learn's random draws (the validation split and the subsamples: see
+:mod:`._hgb_rows`); the prediction methods are scikit-learn's, local (with
+mlmpi's kernels, on the device of ``X``). See :mod:`._hgb_boosting` for the
+loop and :mod:`._hgb_grower` for the trees.
 """
 
 import functools
@@ -41,6 +42,7 @@ from ..comms import Comms, SelfComms
 from ..kernels import kernels_for
 from ..linear_model._logistic import _class_weights
 from ..metrics import check_scoring
+from ..random import draws_for
 from ..utils.stats import exact_sums, global_classes
 from ..utils.validation import RowLayout, _check_weights, agree, check_local, validate_fit_data
 from ._hgb_boosting import BoostingRun, FitData
@@ -141,11 +143,18 @@ class _DistributedHistGradientBoosting(DistributedEstimatorMixin):
             self.do_early_stopping_ = self.early_stopping
         self._use_validation_data = self.validation_fraction is not None or validation is not None
         codes = y.astype(np.int64) if is_classifier(self) else None
+        self.random_draws_ = draws_for(layout.n_samples)
         if self.do_early_stopping_ and self._use_validation_data and validation is None:
             stratify = codes if hasattr(self._loss, "predict_proba") else None
             n_classes = 0 if codes is None else len(self.classes_)
             rows = split_rows(
-                layout, self.validation_fraction, self._random_seed, stratify, n_classes, comms
+                layout,
+                self.validation_fraction,
+                self._random_seed,
+                stratify,
+                n_classes,
+                self.random_draws_,
+                comms,
             )
             validation = (
                 X[rows.validation],
@@ -153,7 +162,7 @@ class _DistributedHistGradientBoosting(DistributedEstimatorMixin):
                 None if sample_weight is None else sample_weight[rows.validation],
             )
         else:
-            rows = all_rows(layout)
+            rows = all_rows(layout, self.random_draws_)
 
         def training(values):  # no copy when every row trains
             return values if values is None or rows.validation is None else values[rows.train]
@@ -337,12 +346,13 @@ class _DistributedHistGradientBoosting(DistributedEstimatorMixin):
         return self._should_stop(self.train_score_)
 
     def _get_small_trainset(self, X_binned_train, y_train, sample_weight_train, seed):
-        """scikit-learn's stratified resample of 10,000 training rows, by their
-        position in the global training order (collective inside ``fit``;
+        """scikit-learn's stratified resample of 10,000 training rows, under the
+        fit's random draws (:mod:`._hgb_rows`; collective inside ``fit``;
         outside, on this process's rows alone)."""
         fit_rows = getattr(self, "_fit_rows", None)
         if fit_rows is None:
-            rows, comms = all_rows(RowLayout((X_binned_train.shape[0],), 0)), SelfComms()
+            n_rows = X_binned_train.shape[0]
+            rows, comms = all_rows(RowLayout((n_rows,), 0), draws_for(n_rows)), SelfComms()
             codes = np.unique(y_train, return_inverse=True)[1] if is_classifier(self) else None
             n_classes = 0 if codes is None else int(codes.max(initial=-1)) + 1
         else:
@@ -457,8 +467,9 @@ _COMMON_PARAMETERS = """
     verbose : int, default=0
         Print a summary of the fit on rank 0 when not 0.
     random_state : int, RandomState instance or None, default=None
-        Seeds the binning subsample, the validation split and the feature
-        subsampling (an int gives the same model as scikit-learn's).{extra}
+        Seeds the binning subsample, the validation split, the scorer's
+        subsample and the feature subsampling (an int gives the same model
+        as scikit-learn's under scikit-learn's random draws).{extra}
     comms : Comms, default=None
         Communicator; None uses :func:`mlmpi.get_comms`."""
 
@@ -477,6 +488,11 @@ _ATTRIBUTES = """
         with a scorer), before the first iteration and after each. Replicated.
     validation_score_ : ndarray of shape (``n_iter_ + 1``,)
         The scores of the validation rows. Replicated.
+    random_draws_ : {{"scikit-learn", "per-row"}}
+        The random draws of the fit (the validation split, the binning
+        subsample and the scorer's subsample), by
+        :func:`mlmpi.random.draws_for` of the global row count: scikit-learn's
+        (replayed on every rank) or per-row draws (see Notes). Replicated.
     is_categorical_ : ndarray of shape (n_features,) or None
         The categorical features. Replicated.
     n_features_in_ : int
@@ -488,11 +504,19 @@ _ATTRIBUTES = """
     -----
     :meth:`fit` and :meth:`score` are collective; the prediction methods are
     local and take rows on the host or on the GPU (CuPy arrays, answered on
-    the GPU). The model is scikit-learn's fitted on the concatenation of the
-    ranks' rows: the same bins, the same validation rows and the same trees
-    for an int ``random_state``, at any number of ranks (histogram sums are
+    the GPU). The model is the same at any number of ranks (histogram sums are
     exact fixed-point sums, so a model never depends on how the rows are
-    split). The user guide's boosting page and the differences page say more.
+    split). Under scikit-learn's random draws (``random_draws_``; by default
+    up to ``mlmpi.random.REPLAY_LIMIT``, one million, global rows) it is
+    scikit-learn's fitted on the concatenation of the ranks' rows: the same
+    bins, the same validation rows and the same trees for an int
+    ``random_state``; every rank then replays scikit-learn's draws over all
+    the global rows (8 bytes per global row during the split). Under per-row
+    draws (above that, or :func:`mlmpi.random.set_draws`) the validation
+    split and the subsamples are drawn by global row, in time and memory
+    that grow with the rank's rows only: scikit-learn's part sizes and
+    per-class counts, and draws from the same distributions, but not its
+    rows. The user guide's boosting page and the differences page say more.
 """
 
 
@@ -694,8 +718,10 @@ def _document(cls, summary, *, loss, extra, classes, trees, example):
     cls.__doc__ = (
         f"{summary}\n\n"
         "    scikit-learn's estimator of the same name, fitted on the rows of\n"
-        "    every rank: the bins, the validation rows and the trees are those\n"
-        "    scikit-learn fits on the concatenated rows, at any number of ranks.\n"
+        "    every rank: the same model at any number of ranks and, under\n"
+        "    scikit-learn's random draws (up to one million rows by default),\n"
+        "    the bins, the validation rows and the trees scikit-learn fits on\n"
+        "    the concatenated rows.\n"
         "\n    Parameters\n    ----------\n"
         f"{loss}"
         + _COMMON_PARAMETERS.format(

@@ -4,14 +4,19 @@ The bin thresholds depend only on the multiset of (subsampled) values of
 each feature, so they are scikit-learn's exactly once the same rows are
 drawn:
 
-- more than 200,000 training rows: the ranks replay scikit-learn's draw of
-  200,000 *positions* of its training order (``RandomState(seed).choice``,
-  with replacement, proportional to the sample weights when given) and each
-  rank keeps its drawn rows, with their multiplicity. Only the drawn values
-  travel (through the distributed selection of
-  :func:`mlmpi.utils.global_bin_thresholds`). With sample weights the draw
-  needs every weight in training order: they are gathered once (8 bytes per
-  training row);
+- more than ``subsample`` (scikit-learn's 200,000) training rows: a
+  subsample of ``subsample`` draws with replacement, proportional to the
+  sample weights when given, under the fit's random draws
+  (:mod:`._hgb_rows`). With scikit-learn's draws, the ranks replay its
+  draw of *positions* of its training order (``RandomState(seed).choice``);
+  with sample weights, that needs every weight in training order: they are
+  gathered once (16 bytes per training row). With per-row draws, each rank
+  draws how many times each of its training rows is taken (a per-row
+  bootstrap over the training rows in global row order; weighted, it
+  exchanges only the weights the ranks' boundaries cut): O(rows on the
+  rank). Each rank keeps its drawn rows, with their multiplicity, and only
+  the drawn values travel (through the distributed selection of
+  :func:`mlmpi.utils.global_bin_thresholds`);
 - otherwise every row counts, rows of zero weight excluded;
 - a feature with at most ``max_bins`` distinct values (the union over the
   ranks) gets the midpoints between them, others the global
@@ -23,13 +28,15 @@ drawn:
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ..random._policy import PER_ROW
+from ..random._tree import WeightedBootstrap, bootstrap_counts
 from ..utils.stats import global_bin_thresholds
+from ._hgb_rows import BINNING_STREAM
 
-SUBSAMPLE = 200_000  # scikit-learn's _BinMapper(subsample=int(2e5))
 
-
-def _drawn_rows(X, sample_weight, rows, seed, subsample, comms):
-    """This rank's rows of scikit-learn's binning subsample, repeated as drawn."""
+def _replayed_rows(X, sample_weight, rows, seed, subsample, comms):
+    """This rank's rows of scikit-learn's binning subsample, repeated as drawn
+    (collective with sample weights)."""
     rng = check_random_state(seed)
     if sample_weight is None:
         drawn = rng.choice(rows.n_train, subsample, replace=True)
@@ -42,23 +49,36 @@ def _drawn_rows(X, sample_weight, rows, seed, subsample, comms):
     return X[rows.local_rows(np.sort(drawn))]
 
 
-def fit_bin_mapper(bin_mapper, X, sample_weight, rows, comms, subsample=SUBSAMPLE):
+def _per_row_rows(X, sample_weight, rows, seed, subsample, comms):
+    """This rank's rows of a per-row binning subsample, repeated as drawn
+    (collective with sample weights)."""
+    layout = rows.layout
+    if sample_weight is None:
+        start, stop = layout.offset, layout.offset + layout.n_local
+        counts = bootstrap_counts(seed, BINNING_STREAM, layout.n_samples, subsample, start, stop)
+    else:
+        counts = WeightedBootstrap(sample_weight, layout, comms).counts(
+            seed, BINNING_STREAM, subsample
+        )
+    return X[np.repeat(np.arange(counts.shape[0]), counts)]
+
+
+def fit_bin_mapper(bin_mapper, X, sample_weight, rows, comms):
     """Set the fitted attributes of scikit-learn's ``bin_mapper`` from the
     training rows of every rank.
 
     Parameters
     ----------
     bin_mapper : sklearn ``_BinMapper``
-        Unfitted, with ``n_bins``, ``is_categorical``, ``known_categories``
-        (global) and ``random_state`` (the fit's seed).
+        Unfitted, with ``n_bins``, ``subsample`` (None: no subsample),
+        ``is_categorical``, ``known_categories`` (global) and
+        ``random_state`` (the fit's seed).
     X : ndarray of shape (n_local_train, n_features), float64
         This rank's training rows (host), in ``rows.train`` order.
     sample_weight : ndarray of shape (n_local_train,) or None
     rows : TrainingRows
-        The training rows and their positions in scikit-learn's order.
+        The training rows, their order and the fit's random draws.
     comms : Comms
-    subsample : int
-        scikit-learn's ``subsample`` (200,000).
 
     Returns
     -------
@@ -69,8 +89,10 @@ def fit_bin_mapper(bin_mapper, X, sample_weight, rows, comms, subsample=SUBSAMPL
     This function is collective.
     """
     n_features = X.shape[1]
-    if rows.n_train > subsample:
-        X = _drawn_rows(X, sample_weight, rows, bin_mapper.random_state, subsample, comms)
+    subsample = bin_mapper.subsample
+    if subsample is not None and rows.n_train > subsample:
+        drawn_rows = _per_row_rows if rows.draws == PER_ROW else _replayed_rows
+        X = drawn_rows(X, sample_weight, rows, bin_mapper.random_state, subsample, comms)
         sample_weight = None
     elif sample_weight is not None:
         X, sample_weight = X[sample_weight != 0], sample_weight[sample_weight != 0]

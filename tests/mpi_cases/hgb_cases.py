@@ -1,12 +1,15 @@
 """Histogram gradient boosting under mpiexec: the same global data split every way
 (even, uneven, rank 0 empty; rows sorted by class or category so that ranks miss
 some) gives the model of one process bit for bit -- the same trees (features,
-thresholds, leaf values, gains), baseline, scores and ``n_iter_`` -- and that
-model is scikit-learn's on the concatenated rows (same bin thresholds, same
-predictions).
+thresholds, leaf values, gains), baseline, scores and ``n_iter_`` -- and, under
+scikit-learn's random draws, that model is scikit-learn's on the concatenated
+rows (same bin thresholds, same predictions). Under per-row draws the split and
+the subsamples have scikit-learn's sizes and per-class counts.
 """
 
+import functools
 import pickle
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -21,8 +24,10 @@ from threadpoolctl import threadpool_limits
 
 import mlmpi.ensemble as ml
 from mlmpi import SelfComms, get_comms
+from mlmpi.ensemble import _hgb_boosting
 from mlmpi.ensemble._hgb_binning import fit_bin_mapper
-from mlmpi.ensemble._hgb_rows import small_trainset, split_rows
+from mlmpi.ensemble._hgb_rows import SMALL_TRAINSET, small_trainset, split_rows
+from mlmpi.random import draws
 from mlmpi.utils.validation import RowLayout
 
 SMALL = {"max_iter": 6, "max_leaf_nodes": 8, "min_samples_leaf": 5, "max_bins": 31}
@@ -71,6 +76,7 @@ def _check_identical(make, X, y, weights=None, frame=None):
             Xl = frame.iloc[start : start + counts[get_comms().rank]]
         fitted = make(None).fit(Xl, yl, sample_weight=wl)
         assert _state(fitted) == _state(reference), name
+        assert fitted.random_draws_ == reference.random_draws_, name
         if len(yl):
             np.testing.assert_array_equal(fitted.predict(Xl), reference.predict(Xl))
     return reference
@@ -133,6 +139,7 @@ def case_classifiers_identical_with_missing_classes_and_values():
             y,
             w,
         )
+        assert reference.random_draws_ == "scikit-learn"
         theirs = sk.HistGradientBoostingClassifier(random_state=1, **params)
         _agrees_with_scikit_learn(reference, theirs.fit(X, y, sample_weight=w), X, True)
     binary = (y > 0).astype(int)
@@ -211,10 +218,10 @@ def case_binning_subsample_and_validation_rows_by_global_position():
         )
         for _, _, (Xl, yl, wl) in _distinct_layouts(X, y, weights):
             layout = RowLayout(tuple(comms.allgather_object(len(yl))), comms.rank)
-            rows = split_rows(layout, 0.25, seed, yl, 3, comms)
-            mapper = _BinMapper(n_bins=32, random_state=seed)
+            rows = split_rows(layout, 0.25, seed, yl, 3, "scikit-learn", comms)
+            mapper = _BinMapper(n_bins=32, subsample=300, random_state=seed)
             local_w = None if w is None else wl[rows.train]
-            fit_bin_mapper(mapper, Xl[rows.train], local_w, rows, comms, subsample=300)
+            fit_bin_mapper(mapper, Xl[rows.train], local_w, rows, comms)
             for ours, theirs in zip(mapper.bin_thresholds_, expected.bin_thresholds_):
                 np.testing.assert_array_equal(ours, theirs)
             # scikit-learn's training rows, in its order
@@ -241,7 +248,7 @@ def case_small_trainset_of_the_scorer_by_global_position():
     expected = np.sort(train[picked])
     for _, _, (yl,) in _distinct_layouts(y):
         layout = RowLayout(tuple(comms.allgather_object(len(yl))), comms.rank)
-        rows = split_rows(layout, 0.1, seed, yl, 3, comms)
+        rows = split_rows(layout, 0.1, seed, yl, 3, "scikit-learn", comms)
         local = small_trainset(rows, seed, yl[rows.train], 3, comms)
         found = np.sort(gather_rows(rows.train[local] + layout.offset))
         np.testing.assert_array_equal(found, expected)
@@ -312,3 +319,88 @@ def case_bad_input_raises_the_same_error_on_every_rank():
     same_error_everywhere(ValueError, "sample_weight", lambda: model.fit(Xl, yl, weights))
     with pytest.raises(ValueError, match="max_iter"):
         ml.HistGradientBoostingClassifier(max_iter=0).fit(Xl, yl)
+
+
+def _per_row_data():
+    """11,200 rows (10,080 training rows: the scorer subsamples them), sorted
+    by class so that ranks miss classes, and sample weights (some zero)."""
+    X, y = make_classification(
+        n_samples=11_200, n_features=3, n_informative=3, n_redundant=0, n_classes=3, random_state=0
+    )
+    order = np.argsort(y, kind="stable")
+    weights = np.random.RandomState(4).randint(0, 3, size=y.shape[0]).astype(np.float64)
+    return X[order], y[order], weights
+
+
+def case_per_row_draws_give_the_same_model_at_any_layout():
+    """Under per-row draws, the stratified validation split, the weighted
+    binning subsample (a small one, so that it draws here) and the scorer's
+    stratified subsample are the same at every layout: the model of one
+    process, bit for bit."""
+    X, y, weights = _per_row_data()
+    params = {"max_iter": 3, "max_leaf_nodes": 4, "max_bins": 15, "early_stopping": True}
+    small_binning = functools.partial(_BinMapper, subsample=3_000)
+    with draws("per-row"), mock.patch.object(_hgb_boosting, "_BinMapper", small_binning):
+        reference = _check_identical(
+            lambda comms: ml.HistGradientBoostingClassifier(
+                random_state=5, scoring="accuracy", comms=comms, **params
+            ),
+            X,
+            y,
+            weights,
+        )
+    assert reference.random_draws_ == "per-row"
+    assert reference.validation_score_.shape == (reference.n_iter_ + 1,)
+
+
+def _class_counts(codes):
+    return get_comms().allreduce(np.bincount(codes, minlength=3).astype(np.int64))
+
+
+def _per_row_draws(layout, X, y, weights, seed, expected):
+    """What the per-row draws pick on this layout, with classes and weights and
+    without: the split's training rows and the scorer's (global indices), and
+    the binning subsample's thresholds. Checks the sizes on the way: 10,000
+    rows scored, and with classes ``expected``, the per-class counts of the
+    training rows and of the scored rows."""
+    comms = get_comms()
+    found = []
+    for codes, w, n_classes in ((y, weights, 3), (None, None, 0)):
+        rows = split_rows(layout, 0.1, seed, codes, n_classes, "per-row", comms)
+        train_codes = None if codes is None else codes[rows.train]
+        scored = small_trainset(rows, seed, train_codes, n_classes, comms)
+        assert gather_rows(scored).shape[0] == SMALL_TRAINSET
+        if codes is not None:
+            counts = _class_counts(train_codes), _class_counts(train_codes[scored])
+            for ours, theirs in zip(counts, expected):
+                np.testing.assert_array_equal(ours, theirs)
+        mapper = _BinMapper(n_bins=16, subsample=3_000, random_state=seed)
+        local_w = None if w is None else w[rows.train]
+        fit_bin_mapper(mapper, X[rows.train], local_w, rows, comms)
+        found += [
+            np.sort(gather_rows(rows.train[i] + layout.offset)) for i in (slice(None), scored)
+        ]
+        found += mapper.bin_thresholds_
+    return found
+
+
+def case_per_row_split_and_subsamples_are_the_same_at_any_layout():
+    """Per-row draws pick the same rows at every layout, with and without
+    classes and weights, in scikit-learn's part sizes and per-class counts
+    (the validation split's and the scorer resample's)."""
+    comms = get_comms()
+    X, y, weights = _per_row_data()
+    seed = 9
+    train, _ = train_test_split(np.arange(y.shape[0]), test_size=0.1, stratify=y, random_state=seed)
+    picked = resample(
+        train, n_samples=SMALL_TRAINSET, replace=False, random_state=seed, stratify=y[train]
+    )
+    expected = np.bincount(y[train]), np.bincount(y[picked])
+    found = []
+    for _, _, (Xl, yl, wl) in _distinct_layouts(X, y, weights):
+        layout = RowLayout(tuple(comms.allgather_object(len(yl))), comms.rank)
+        found.append(_per_row_draws(layout, Xl, yl, wl, seed, expected))
+    for mine in found[1:]:
+        assert len(mine) == len(found[0])
+        for ours, first in zip(mine, found[0]):
+            np.testing.assert_array_equal(ours, first)
