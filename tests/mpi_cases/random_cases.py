@@ -3,13 +3,13 @@ unequal and empty shards: the shuffled order, the exact subsets and both
 bootstraps, each against the same draws made on one rank."""
 
 import numpy as np
+from shards import layouts
 
 from mlmpi import get_comms
 from mlmpi.comms.self import SelfComms
 from mlmpi.random._order import shuffled_positions
 from mlmpi.random._tree import LEAF, WeightedBootstrap, bootstrap_counts, subset_parts
 from mlmpi.utils.validation import RowLayout
-from shards import layouts
 
 COMMS = get_comms()
 N_ROWS = 3 * LEAF + 123  # leaves cut by the ranks' boundaries
