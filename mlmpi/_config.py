@@ -137,8 +137,5 @@ def identical_shards():
 
 
 def allow_tf32():
-    """``MLMPI_RANDOM_DRAWS``      ``auto`` (default) | ``scikit-learn`` | ``per-row``:
-                            which random draws splits, bootstraps and
-                            subsamples make (:mod:`mlmpi.random`).
-``MLMPI_ALLOW_TF32`` as True/False, or None when unset."""
+    """``MLMPI_ALLOW_TF32`` as True/False, or None when unset."""
     return _env_flag("MLMPI_ALLOW_TF32", None)
