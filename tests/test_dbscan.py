@@ -12,6 +12,7 @@ from sklearn.datasets import make_moons
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mlmpi import DBSCAN
+from mlmpi.cluster import _dbscan_space
 
 
 @parametrize_with_checks([DBSCAN()])
@@ -63,3 +64,32 @@ def test_fitted_model_pickles_and_equals_sklearn_on_moons():
     assert_array_equal(model.labels_, expected.labels_)
     assert_array_equal(model.core_sample_indices_, expected.core_sample_indices_)
     assert_array_equal(model.components_, expected.components_)
+
+
+def test_bisection_splits_identical_rows_by_global_index():
+    # Every row at one point: the cuts fall between rows of equal coordinates,
+    # ordered by global index, and each of 4 ranks owns a quarter.
+    coords, index = np.ones((12, 2)), np.arange(12, dtype=np.int64)
+    bisection = _dbscan_space._bisect(coords, index, 4)
+    region = _dbscan_space._regions(bisection, coords, index)
+    assert_array_equal(region, np.repeat(np.arange(4), 3))
+    one = _dbscan_space._bisect(coords, index, 1)
+    assert_array_equal(_dbscan_space._regions(one, coords, index), np.zeros(12))
+
+
+def test_halo_holds_the_rows_within_eps_of_a_region_in_every_coordinate():
+    # Rows on a line x = 0..9, y = 0; two regions cut at x = 5. With eps = 1
+    # the halo of each is the row at distance exactly 1 from its box.
+    coords = np.column_stack([np.arange(10.0), np.zeros(10)])
+    index = np.arange(10, dtype=np.int64)
+    bisection = _dbscan_space._bisect(coords, index, 2)
+    region = _dbscan_space._regions(bisection, coords, index)
+    assert_array_equal(region, [0] * 5 + [1] * 5)
+    lo = np.array([[0.0, 0.0], [5.0, 0.0]])
+    hi = np.array([[4.0, 0.0], [9.0, 0.0]])
+    rows, regions = _dbscan_space._halo(bisection, coords, region, lo, hi, 1.0)
+    assert sorted(zip(rows.tolist(), regions.tolist())) == [(4, 1), (5, 0)]
+    # a box narrower in y keeps out a row inside the slab in x alone
+    far = np.vstack([coords, [[4.5, 3.0]]])
+    rows, _ = _dbscan_space._halo(bisection, far, np.append(region, 0), lo, hi, 1.0)
+    assert 10 not in rows.tolist()

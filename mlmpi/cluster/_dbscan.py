@@ -16,7 +16,6 @@ from ..neighbors import _ring
 from ..neighbors._base import DEFAULT_BATCH, effective_metric
 from ..utils._exact import onto_exact_grid
 from ..utils._global_rows import Halo, fetch_rows, scatter_min
-from ..utils.ring import ring_blocks
 from ..utils.validation import agree, validate_fit_data
 from ._components import component_minima
 from ._dbscan_general import (
@@ -26,13 +25,13 @@ from ._dbscan_general import (
     precomputed_pairs,
     reaching_minima,
 )
+from ._dbscan_space import space_pairs
 
 #: Effective metrics and the Minkowski power a k-d tree searches them with.
 TREE_POWERS = {"euclidean": 2.0, "manhattan": 1.0, "chebyshev": np.inf}
 METRICS = ("euclidean", "manhattan", "chebyshev", "minkowski", "sqeuclidean", "cosine")
 #: Effective metrics scikit-learn computes for CSR rows (among ``METRICS``).
 SPARSE_METRICS = ("euclidean", "manhattan", "cosine")
-_TREE_BLOCK = 1 << 16  # rows of each travelling block on the k-d tree path
 _MAX_TREE_FEATURES = 15  # scikit-learn's 'auto' uses brute force above this
 
 
@@ -46,18 +45,30 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
 
     How it runs, in three collective steps:
 
-    1. **eps-neighbourhoods.** Each rank keeps its rows; blocks of every
-       rank's rows travel round a ring of ranks, and each rank finds the
-       pairs (local row, global row) within ``eps``: with a k-d tree of its
-       rows against a k-d tree of the visiting block (one dual-tree
-       traversal, for the Minkowski metrics up to 15 features, as
-       scikit-learn's ``algorithm='auto'`` picks a tree), or with the
+    1. **eps-neighbourhoods.** Every pair (local row, global row) within
+       ``eps``. On the k-d tree path (host rows, a Minkowski metric with
+       ``p >= 1``, at most 15 features or ``algorithm='kd_tree'`` or
+       ``'ball_tree'``: scikit-learn's ``'auto'`` picks a tree there) the
+       search goes by space, after HPDBSCAN: a k-d bisection of the ranks,
+       cut at quantiles of a sample of the rows, gives each rank a region
+       of about ``n / P`` rows; rows move to the rank of their region, with
+       copies of the rows within ``eps`` of it (its halo, found by
+       coordinate slabs, as ``|x_i - y_i| <= d(x, y)``); each rank finds the
+       pairs of its region's rows with k-d trees of its rows and of its
+       halo, and sends each pair back to the rank that holds the row. Rows
+       are ordered by (coordinate, global index), so a dense spot, up to
+       every row identical, is split over several ranks, each of which
+       receives the spot's other rows as halo
+       (:mod:`mlmpi.cluster._dbscan_space`). The other paths keep a ring of
+       ranks, round which blocks of every rank's rows travel: the
        brute-force ring of :class:`mlmpi.NearestNeighbors` (one GEMM per
-       block pair). With ``metric='precomputed'`` each row's neighbours are
-       read from the row itself (nothing travels); a callable metric and CSR
-       rows take a brute-force ring of scikit-learn's
-       ``pairwise_distances`` (a callable is called on every pair of rows).
-       Weighted neighbour counts decide the core samples.
+       block pair) for device arrays, ``algorithm='brute'``, 'sqeuclidean',
+       'cosine', Minkowski with ``p < 1`` and more than 15 features with
+       ``'auto'``; a brute-force ring of scikit-learn's
+       ``pairwise_distances`` for a callable metric (called on every pair
+       of rows) and CSR rows. With ``metric='precomputed'``
+       each row's neighbours are read from the row itself (nothing
+       travels). Weighted neighbour counts decide the core samples.
     2. **Components.** Each rank joins the core-core pairs among its own
        rows (a local union-find), then merges the pieces linked by pairs
        that reach other ranks' rows with a distributed connected-components
@@ -83,11 +94,14 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
     rank needs about another rank's rows (whether they are core, their
     weights, components and labels) it asks of their owners, for the rows
     its pairs reach only (its halo). Working memory per rank: this rank's
-    rows, two travelling blocks, the pairs found for this rank's rows (as
-    scikit-learn keeps every neighbourhood) and a few integers per local
-    row and per halo row. Every rank's rows still pass once through every
-    rank (step 1): rows are sharded by index, not by position, so any two
-    may be neighbours.
+    rows, the pairs found for this rank's rows (as scikit-learn keeps every
+    neighbourhood) and a few integers per local row and per halo row; on the
+    k-d tree path also its region's rows, their halo and the pairs found for
+    them, and a sample of about 1,024 rows per rank that every rank receives
+    (it grows with the number of ranks, not of rows); on the ring paths two
+    travelling blocks, and every rank's rows pass once through every rank
+    (rows are sharded by index, not by position, so any two may be
+    neighbours).
 
     Parameters
     ----------
@@ -332,23 +346,7 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
                 batch_size=DEFAULT_BATCH[is_device_array(X)],
             )
             return to_host(rows).astype(np.int64), to_host(neighbours).astype(np.int64)
-        kernels = kernels_for("dbscan", X)
-        if not X.shape[0]:  # the blocks still pass through this rank
-            tree, found = None, [(np.empty(0, dtype=np.int64),) * 2]
-        else:
-            tree = kernels.build_tree(X, self.leaf_size)
-            rows, columns = kernels.eps_pairs_within(tree, self.eps, p)
-            found = [(rows, columns + layout.offset)]
-        offsets = np.cumsum((0,) + tuple(layout.counts))
-        for block, owner, start, request in ring_blocks(X, comms, layout.counts, _TREE_BLOCK):
-            if tree is not None and block.shape[0] and owner != comms.rank:
-                block_tree = kernels.build_tree(block, self.leaf_size)
-                rows, columns = kernels.eps_pairs(tree, block_tree, self.eps, p)
-                found.append((rows, columns + offsets[owner] + start))
-            if request is not None:
-                request.test()
-        rows, neighbours = zip(*found)
-        return np.concatenate(rows), np.concatenate(neighbours)
+        return space_pairs(X, self.eps, p, self.leaf_size, comms, layout)
 
     @collective_method
     def fit_predict(self, X, y=None, sample_weight=None):

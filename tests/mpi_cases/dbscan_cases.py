@@ -1,9 +1,11 @@
 """DBSCAN at 1-4 ranks: the same labels (numbers included) and core samples as
 scikit-learn on the concatenated data, for every layout (even, uneven, an
-empty rank), with every metric path (k-d trees, the GEMM ring, precomputed
-rows dense and sparse, callables, CSR rows); bad input raises the same error
-on every rank."""
+empty rank), with every metric path (k-d trees by space, the GEMM ring,
+precomputed rows dense and sparse, callables, CSR rows), on uniform and
+skewed data; bad input raises the same error on every rank."""
 
+import os
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
@@ -18,6 +20,9 @@ from sklearn.neighbors import NearestNeighbors, kneighbors_graph
 
 from mlmpi import DBSCAN, get_comms
 from mlmpi.cluster import _dbscan_general
+from mlmpi.cluster._dbscan_space import space_pairs
+from mlmpi.utils._shard_checks import IdenticalShardsWarning
+from mlmpi.utils.validation import RowLayout
 
 COMMS = get_comms()
 LAST = COMMS.rank == COMMS.size - 1
@@ -265,3 +270,72 @@ def case_distributed_components_equal_scipy():
                 nodes, mine[:, 0].astype(np.int64), mine[:, 1].astype(np.int64), COMMS, counts
             )
             assert_array_equal(minima, expected[nodes], err_msg=f"{name} {layout}")
+
+
+def _uniform(n=1500, seed=31):
+    return np.random.RandomState(seed).uniform(0.0, 10.0, size=(n, 2))
+
+
+def _one_heavy_cell(n=600, seed=32, side=0.05):
+    """80% of the rows in one square of side ``side``, the rest uniform."""
+    rng = np.random.RandomState(seed)
+    heavy = 5.0 + rng.uniform(0.0, side, size=(4 * n // 5, 2))
+    return rng.permutation(np.vstack([heavy, rng.uniform(0.0, 10.0, size=(n // 5, 2))]))
+
+
+@contextmanager
+def _identical_shards_allowed():
+    """Equal shards of identical rows are what the case means to fit: the
+    contract's check for every rank passing the same rows only warns."""
+    saved = os.environ.get("MLMPI_IDENTICAL_SHARDS")
+    os.environ["MLMPI_IDENTICAL_SHARDS"] = "warn"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", IdenticalShardsWarning)
+            yield
+    finally:
+        if saved is None:
+            del os.environ["MLMPI_IDENTICAL_SHARDS"]
+        else:
+            os.environ["MLMPI_IDENTICAL_SHARDS"] = saved
+
+
+def case_space_pairs_are_sklearns_neighbourhoods():
+    # The pairs that the search by space sends back to each row's rank are
+    # exactly scikit-learn's eps-neighbourhoods, whatever the regions: grids
+    # whose neighbours lie at exactly eps across region borders, skewed data,
+    # identical rows, 12 features in float32 and every Minkowski power.
+    grid = np.array([(x, y) for x in range(30) for y in range(30)], dtype=np.float64)
+    rng = np.random.RandomState(33)
+    data = [
+        (_uniform(), 0.3, "euclidean"),
+        (rng.permutation(grid), 1.0, "euclidean"),
+        (rng.permutation(grid), 1.0, "manhattan"),
+        (rng.permutation(grid), 1.0, "chebyshev"),
+        (_one_heavy_cell(), 0.2, "minkowski"),
+        (np.ones((200, 3)), 0.5, "euclidean"),
+        (rng.normal(size=(600, 12)).astype(np.float32), 2.5, "euclidean"),
+    ]
+    powers = {"euclidean": 2.0, "manhattan": 1.0, "chebyshev": np.inf, "minkowski": 3.0}
+    for X, eps, metric in data:
+        p = powers[metric]
+        graph = NearestNeighbors(radius=eps, metric="minkowski", p=p).fit(X)
+        expected = graph.radius_neighbors_graph(X).tocoo()
+        expected = np.sort(expected.row.astype(np.int64) * len(X) + expected.col)
+        for name, (X_local,) in each_layout(X):
+            counts = tuple(int(c) for c in COMMS.allgather(np.array(X_local.shape[0])))
+            layout = RowLayout(counts, COMMS.rank)
+            rows, neighbours = space_pairs(X_local, eps, p, 30, COMMS, layout)
+            assert rows.dtype == neighbours.dtype == np.int64
+            assert ((rows >= 0) & (rows < X_local.shape[0])).all()
+            found = np.sort(gather_rows((layout.offset + rows) * len(X) + neighbours))
+            assert_array_equal(found, expected, err_msg=f"{metric} {X.shape} {name}")
+
+
+def case_uniform_and_skewed_data_equal_sklearn():
+    _check_like_sklearn(_uniform(), eps=0.3, min_samples=5)
+    _check_like_sklearn(_one_heavy_cell(), eps=0.2, min_samples=5)
+    identical = np.ones((300, 3))
+    with _identical_shards_allowed():
+        _check_like_sklearn(identical, eps=0.5, min_samples=5)
+        _check_like_sklearn(identical, eps=0.5, min_samples=301)  # all noise
