@@ -13,11 +13,16 @@ from .._array import get_namespace, is_device_array, to_host, to_namespace
 from .._contract import collective_function
 from ..comms import resolve_comms
 from ..kernels import kernels_for
+from ..random import draws_for, shared_seed
+from ..random._policy import PER_ROW
+from ..random._tree import subset_parts
+from ..utils._exact_totals import exact_totals
 from ..utils.ring import ring_blocks
 from ..utils.stats import distinct, global_table, union
 from ..utils.validation import agree
 
 _BLOCK_ROWS = 2048
+_SAMPLE_STREAM = 0x73696C68  # the per-row draws of silhouette_score's sample ("silh")
 
 
 _PAIR_COUNT_DOC = """{summary} of two clusterings of the rows of all ranks.
@@ -110,6 +115,20 @@ def _marginal(labels, counts):
 
 
 def _sampled_rows(sample_size, random_state, n_samples, offset, n_local, comms):
+    """This rank's rows of the sample of ``sample_size`` global rows (local
+    positions, in global order): drawn by the policy of
+    :func:`mlmpi.random.draws_for`.
+
+    This function is collective unless ``random_state`` is an int."""
+    if draws_for(n_samples) == PER_ROW:
+        seed = shared_seed(random_state, comms)
+        size = min(sample_size, n_samples)
+        parts = subset_parts(seed, _SAMPLE_STREAM, n_samples, (size,), offset, offset + n_local)
+        return np.flatnonzero(parts == 0)
+    return _replayed_rows(sample_size, random_state, n_samples, offset, n_local, comms)
+
+
+def _replayed_rows(sample_size, random_state, n_samples, offset, n_local, comms):
     """This rank's rows among scikit-learn's draw ``permutation(n)[:sample_size]``
     of the global row indices (local positions, in global order).
 
@@ -263,7 +282,8 @@ def silhouette_score(
 
     Every row's mean distance to each cluster is summed over every rank's
     rows, which travel round the ring of ranks in blocks (bounded memory,
-    nothing gathered).
+    nothing gathered), and the rows' coefficients are added exactly (the
+    mean is the same at any number of ranks for the same coefficients).
 
     Parameters
     ----------
@@ -271,13 +291,12 @@ def silhouette_score(
     labels : array-like of shape (n_local,)
     metric : str or callable, default='euclidean'
     sample_size : int, default=None
-        Score a random subset of the global rows: scikit-learn's draw
-        ``random_state.permutation(n_samples)[:sample_size]`` over the global
-        row indices (rank 0's rows first), so the subset, and the score, are
-        scikit-learn's on the concatenated data. An int ``random_state`` is
-        drawn on every rank alike (memory: one permutation of n_samples);
-        otherwise rank 0 draws and broadcasts the sample.
+        Score a uniformly random subset of ``sample_size`` global rows (all
+        of them if there are fewer); the Notes say how it is drawn.
     random_state : int, RandomState instance or None, default=None
+        Seeds the subset. An int is used on every rank alike; otherwise rank 0
+        draws (scikit-learn's draws: the sample, per-row draws: a seed) and
+        broadcasts it.
     comms : Comms, default=None
         None means :func:`mlmpi.get_comms`.
     **kwds
@@ -292,6 +311,19 @@ def silhouette_score(
     -----
     This function is collective.
 
+    The subset of ``sample_size`` rows follows the random-draw policy
+    (:func:`mlmpi.random.draws_for` of the global row count). With
+    scikit-learn's draws (by default up to a million global rows), every
+    rank draws scikit-learn's ``random_state.permutation(n_samples)[:sample_size]``
+    over the global row indices (rank 0's rows first), so the subset, and the
+    score, are scikit-learn's on the concatenated data; the permutation costs
+    8 bytes per global row and time over all global rows on every rank. With
+    per-row draws, the subset is an exactly uniform one of ``sample_size``
+    global rows drawn by global row index (hypergeometric splits down a fixed
+    tree of row ranges, :mod:`mlmpi.random`): the same rows at any number of
+    ranks, in time and memory over the rank's own rows, with no communication
+    beyond the seed.
+
     Examples
     --------
     >>> from mlmpi.metrics import silhouette_score
@@ -301,7 +333,7 @@ def silhouette_score(
     coefficients, comms = _silhouette_local(
         X, labels, metric, resolve_comms(comms), kwds, sample_size, random_state
     )
-    total, count = comms.allreduce(
-        np.array([float(coefficients.sum()), coefficients.shape[0]], dtype=np.float64)
+    total, count = exact_totals(
+        [coefficients, np.array([coefficients.shape[0]], dtype=np.float64)], comms
     )
     return float(total / count)

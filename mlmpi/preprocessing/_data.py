@@ -12,14 +12,16 @@ import warnings
 import numpy as np
 import sklearn.preprocessing as sk
 from scipy import stats
-from sklearn.utils import check_random_state, resample
+from sklearn.utils import check_random_state
 from sklearn.utils.sparsefuncs import min_max_axis
 
 from .._array import is_device_array, is_sparse, on_host, to_host
 from .._contract import collective_method
 from .._sklearn_compat import _fit_context, _handle_zeros_in_scale, _is_constant_feature
 from ..comms import Comms
-from ..random import shared_seed
+from ..random import draws_for, shared_seed
+from ..random._policy import PER_ROW
+from ..random._tree import subset_parts
 from ..utils.stats import (
     Moments,
     SortedColumns,
@@ -35,6 +37,10 @@ from ._base import (
     LocalInverseMixin,
     reject_sparse,
 )
+
+_ROWS_STREAM = 0x71756E74  # QuantileTransformer's per-row subsample of the rows ("qunt")
+# a sparse column j's per-row subsample of its stored values: stream _COLUMN_STREAMS + j
+_COLUMN_STREAMS = _ROWS_STREAM << 32
 
 
 def _global_extremes(X, comms):
@@ -521,12 +527,33 @@ class RobustScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.RobustScale
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
+    random_draws_ : {'scikit-learn', 'per-row'}
+        The subsample's draws (:func:`mlmpi.random.draws_for` of the global
+        row count): scikit-learn's up to a million global rows by default,
+        else per-row draws. Replicated.
 
     Notes
     -----
     ``fit`` and ``fit_transform`` are collective: every rank calls them, with
     its own rows. Fitted attributes are replicated (the same on every rank).
     ``transform`` and ``inverse_transform`` are local: no communication.
+
+    The subsample (only when ``subsample`` is smaller than the global number
+    of rows, or than a sparse column's global number of stored values):
+
+    - with scikit-learn's draws (``random_draws_ == 'scikit-learn'``), every
+      rank draws scikit-learn's subsample of global row indices (the same
+      permutation of ``range(n_samples)`` from ``random_state``; for a
+      sparse column, of its global stored-value indices, rank by rank, row
+      by row) and keeps the drawn rows it holds, so the result equals
+      scikit-learn's on the concatenated data for an int ``random_state``;
+      the permutation costs 8 bytes per global row (or stored value) and
+      time over all of them, on every rank;
+    - with per-row draws, the subsample is an exactly uniform subset of
+      ``subsample`` global rows (or stored values) addressed by global index
+      (hypergeometric splits down a fixed tree of index ranges): the same
+      subsample, and the same ``quantiles_``, at any number of ranks, drawn
+      in time and memory over the rank's own rows, with no communication.
 
     Examples
     --------
@@ -606,6 +633,37 @@ class RobustScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.RobustScale
         return self
 
 
+class _SubsampleDraws:
+    """The subsamples of one :class:`QuantileTransformer` fit, drawn without
+    replacement: scikit-learn's (one ``RandomState`` consumed draw after draw,
+    as scikit-learn consumes it) or per-row draws.
+
+    Parameters
+    ----------
+    policy : {'scikit-learn', 'per-row'}
+    seed : int
+        The same on every rank.
+    """
+
+    def __init__(self, policy, seed):
+        self.policy, self.seed = policy, seed
+        self.rng = check_random_state(seed)
+
+    def among(self, stream, n_items, n_drawn, start, stop):
+        """This rank's items (local indices, increasing) among ``n_drawn`` of
+        ``n_items`` global items; this rank holds items ``start:stop``.
+
+        scikit-learn's draw is ``permutation(n_items)[:n_drawn]`` (its
+        ``resample`` and ``choice`` without replacement), made in full on
+        every rank; the per-row draw is :func:`~mlmpi.random._tree.subset_parts`
+        with ``stream``, in O(stop - start). No communication."""
+        if self.policy == PER_ROW:
+            parts = subset_parts(self.seed, stream, int(n_items), (n_drawn,), int(start), int(stop))
+            return np.flatnonzero(parts == 0)
+        drawn = self.rng.choice(int(n_items), size=n_drawn, replace=False)
+        return np.sort(drawn[(drawn >= start) & (drawn < stop)]) - start
+
+
 class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.QuantileTransformer):
     """Map features to a uniform or normal distribution with global quantiles.
 
@@ -614,13 +672,12 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
     the concatenated columns at ``references_ * 100`` (a distributed
     selection, :func:`mlmpi.utils.global_percentiles`; never per-rank
     quantiles averaged). With ``subsample`` smaller than the global number of
-    rows, every rank draws scikit-learn's subsample of global row indices
-    (the same permutation of ``range(n_samples)`` from ``random_state``) and
-    keeps the drawn rows it holds, so the result equals scikit-learn's on the
-    concatenated data for an int ``random_state``. For sparse columns with
-    more stored values than ``subsample``, scikit-learn's draw among the
-    stored values of the column is reproduced by global stored-value index.
-    ``fit`` is collective; ``transform`` and ``inverse_transform`` local.
+    rows, the quantiles are those of a uniformly random subsample of
+    ``subsample`` global rows (for sparse columns with more stored values
+    than ``subsample``: of the column's stored values, as scikit-learn
+    draws them), drawn by the random-draw policy (:mod:`mlmpi.random`; see
+    Notes). ``fit`` is collective; ``transform`` and ``inverse_transform``
+    local.
 
     Parameters
     ----------
@@ -633,8 +690,9 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
     subsample : int or None, default=10_000
         Global number of rows used to estimate the quantiles.
     random_state : int, RandomState instance or None, default=None
-        Seeds the subsample. An int gives scikit-learn's draw; otherwise rank
-        0 draws a seed for every rank.
+        Seeds the subsample. An int is used on every rank alike (with
+        scikit-learn's draws, it gives scikit-learn's subsample); otherwise
+        rank 0 draws a seed for every rank.
     copy : bool, default=True
         If False, try to transform in place.
     comms : Comms, default=None
@@ -652,12 +710,33 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
+    random_draws_ : {'scikit-learn', 'per-row'}
+        The subsample's draws (:func:`mlmpi.random.draws_for` of the global
+        row count): scikit-learn's up to a million global rows by default,
+        else per-row draws. Replicated.
 
     Notes
     -----
     ``fit`` and ``fit_transform`` are collective: every rank calls them, with
     its own rows. Fitted attributes are replicated (the same on every rank).
     ``transform`` and ``inverse_transform`` are local: no communication.
+
+    The subsample (only when ``subsample`` is smaller than the global number
+    of rows, or than a sparse column's global number of stored values):
+
+    - with scikit-learn's draws (``random_draws_ == 'scikit-learn'``), every
+      rank draws scikit-learn's subsample of global row indices (the same
+      permutation of ``range(n_samples)`` from ``random_state``; for a
+      sparse column, of its global stored-value indices, rank by rank, row
+      by row) and keeps the drawn rows it holds, so the result equals
+      scikit-learn's on the concatenated data for an int ``random_state``;
+      the permutation costs 8 bytes per global row (or stored value) and
+      time over all of them, on every rank;
+    - with per-row draws, the subsample is an exactly uniform subset of
+      ``subsample`` global rows (or stored values) addressed by global index
+      (hypergeometric splits down a fixed tree of index ranges): the same
+      subsample, and the same ``quantiles_``, at any number of ranks, drawn
+      in time and memory over the rank's own rows, with no communication.
 
     Examples
     --------
@@ -734,12 +813,13 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
                 stacklevel=2,
             )
         self.n_quantiles_ = max(1, min(self.n_quantiles, n_samples))
-        rng = check_random_state(shared_seed(self.random_state, comms))
+        self.random_draws_ = draws_for(n_samples)
+        draws = _SubsampleDraws(self.random_draws_, shared_seed(self.random_state, comms))
         self.references_ = np.linspace(0, 1, self.n_quantiles_, endpoint=True)
         if is_sparse(X):
-            self.quantiles_ = self._global_sparse_quantiles(X, layout, rng, comms)
+            self.quantiles_ = self._global_sparse_quantiles(X, layout, draws, comms)
         else:
-            self.quantiles_ = self._global_dense_quantiles(X, layout, rng, comms)
+            self.quantiles_ = self._global_dense_quantiles(X, layout, draws, comms)
         return self
 
     def _agree_non_negative(self, X, comms):
@@ -753,7 +833,7 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
 
         agree_on_errors(comms, check)
 
-    def _global_dense_quantiles(self, X, layout, rng, comms):
+    def _global_dense_quantiles(self, X, layout, draws, comms):
         if self.ignore_implicit_zeros:
             warnings.warn(
                 "'ignore_implicit_zeros' takes effect only with"
@@ -762,20 +842,15 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
             )
         X = to_host(X)
         if self.subsample is not None and self.subsample < layout.n_samples:
-            drawn = resample(
-                np.arange(layout.n_samples),
-                replace=False,
-                n_samples=self.subsample,
-                random_state=rng,
-            )
-            mine = drawn[(drawn >= layout.offset) & (drawn < layout.offset + layout.n_local)]
-            X = X[np.sort(mine) - layout.offset]
+            start, stop = layout.offset, layout.offset + layout.n_local
+            X = X[draws.among(_ROWS_STREAM, layout.n_samples, self.subsample, start, stop)]
         return global_percentiles(X, self.references_ * 100, comms=comms)
 
-    def _global_sparse_quantiles(self, X, layout, rng, comms):
-        """scikit-learn's per-column draw among the stored values, by global
-        stored-value index (stored values are in global row order: rank by
-        rank, row by row)."""
+    def _global_sparse_quantiles(self, X, layout, draws, comms):
+        """The quantiles of the columns' stored values and implicit zeros, with
+        scikit-learn's per-column draw among the stored values (or per-row
+        draws), by global stored-value index (stored values are in global row
+        order: rank by rank, row by row)."""
         X = on_host(X)
         n_samples = layout.n_samples
         stored = np.diff(X.indptr).astype(np.int64)
@@ -791,9 +866,10 @@ class QuantileTransformer(CollectiveTransformerMixin, LocalInverseMixin, sk.Quan
                     if self.ignore_implicit_zeros
                     else self.subsample * int(total[j]) // n_samples
                 )
-                drawn = rng.choice(int(total[j]), size=drawn_count, replace=False)
-                mine = drawn[(drawn >= before[j]) & (drawn < before[j] + data.size)]
-                data = data[mine - before[j]]
+                stop = before[j] + data.size
+                data = data[
+                    draws.among(_COLUMN_STREAMS + j, total[j], drawn_count, before[j], stop)
+                ]
                 extra_zeros = self.subsample - drawn_count
             else:
                 extra_zeros = 0 if self.ignore_implicit_zeros else n_samples - int(total[j])

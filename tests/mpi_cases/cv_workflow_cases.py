@@ -32,10 +32,12 @@ from mlmpi import (
     RidgeCV,
     get_comms,
 )
+from mlmpi.comms.self import SelfComms
 from mlmpi.inspection import permutation_importance
 from mlmpi.metrics import get_scorer
 from mlmpi.pipeline import make_pipeline
 from mlmpi.preprocessing import StandardScaler
+from mlmpi.random import draws
 
 
 def _layouts(*arrays):
@@ -289,6 +291,25 @@ def case_predictions_curves_and_importances_by_global_row():
             Ridge(alpha=0.1).fit(Xdl, ydl), Xdl, ydl, n_repeats=2, random_state=0, max_samples=0.7
         )
         np.testing.assert_allclose(found.importances, importances.importances, atol=1e-10)
+
+
+def case_per_row_importances_are_the_same_at_any_rank_count():
+    rng = np.random.RandomState(0)
+    n = 20_000  # tree leaves of 8192 rows: the ranks' boundaries cut leaves
+    X = rng.normal(size=(n, 3))
+    y = X @ np.array([2.0, 1.0, 0.0]) + rng.normal(size=n)
+    model = Ridge(comms=SelfComms()).fit(X, y)  # one model: the scores differ by the draws only
+    params = {"n_repeats": 2, "random_state": 0, "max_samples": 0.7}
+    with draws("per-row"):
+        expected = permutation_importance(model, X, y, **params, comms=SelfComms())
+        model.set_params(comms=None)
+        for layout, (Xl, yl) in each_layout(X, y):
+            found = permutation_importance(model, Xl, yl, **params)
+            np.testing.assert_array_equal(found.importances, expected.importances, err_msg=layout)
+    # the sample and the shuffles are uniform: scikit-learn's importances but for the draws
+    reference = ski.permutation_importance(model.set_params(comms=SelfComms()), X, y, **params)
+    np.testing.assert_allclose(expected.importances_mean, reference.importances_mean, atol=0.05)
+    assert expected.importances_mean[2] == pytest.approx(0.0, abs=5e-3)
 
 
 def _parts(result):

@@ -14,6 +14,8 @@ from sklearn.exceptions import UndefinedMetricWarning
 
 import mlmpi.metrics as ml
 from mlmpi import get_comms
+from mlmpi.comms.self import SelfComms
+from mlmpi.random import draws
 
 COMMS = get_comms()
 RTOL = 1e-10
@@ -270,6 +272,39 @@ def case_clustering_metrics():
         assert _same_everywhere(value) == pytest.approx(
             sk.silhouette_score(X, labels, sample_size=20, random_state=4), rel=1e-9
         )
+
+
+def case_silhouette_per_row_sample_is_the_same_at_any_rank_count():
+    rng = np.random.RandomState(5)
+    n = 20_000  # tree leaves of 8192 rows: the ranks' boundaries cut leaves
+    labels = rng.randint(0, 3, n)
+    X = (labels[:, None] * 4 + rng.randint(-3, 4, size=(n, 2))).astype(np.float64)
+    # integer coordinates: exact manhattan sums, so the score depends on the sample only
+    with draws("per-row"):
+        for seed in (0, 7):
+            expected = ml.silhouette_score(
+                X, labels, metric="manhattan", sample_size=300, random_state=seed, comms=SelfComms()
+            )
+            for layout, (Xl, ll) in each_layout(X, labels):
+                found = ml.silhouette_score(
+                    Xl, ll, metric="manhattan", sample_size=300, random_state=seed
+                )
+                assert _same_everywhere(found) == expected, layout
+        # the sample is uniform: sampled scores scatter around the score of all rows
+        # (the clusters spread with the row index: a sample biased by index would not)
+        few_labels = labels[:400]
+        few = (
+            few_labels[:, None] * 4 + rng.normal(size=(400, 2)) * np.linspace(0.2, 3, 400)[:, None]
+        )
+        sampled = [
+            ml.silhouette_score(
+                few, few_labels, sample_size=200, random_state=seed, comms=SelfComms()
+            )
+            for seed in range(8)
+        ]
+    assert len(set(sampled)) > 1
+    everything = sk.silhouette_score(few, few_labels)
+    assert np.mean(sampled) == pytest.approx(everything, abs=0.03)
 
 
 def case_bad_input_on_one_rank_raises_everywhere():

@@ -14,9 +14,12 @@ from shards import each_layout
 import mlmpi.impute as mli
 import mlmpi.preprocessing as ml
 from mlmpi import get_comms
+from mlmpi.comms.self import SelfComms
 from mlmpi.datasets import shard
+from mlmpi.random import draws
 
 COMMS = get_comms()
+OWN_ATTRIBUTES = {"random_draws_"}  # mlmpi's fitted attributes that scikit-learn has not
 
 
 def _data(n=83, dtype=np.float64):
@@ -46,9 +49,13 @@ def _dense(a):
     return a.toarray() if sp.issparse(a) else np.asarray(a)
 
 
+def _fitted_names(estimator):
+    return sorted(k for k in vars(estimator) if k.endswith("_") and not k.startswith("_"))
+
+
 def _assert_fitted_equal(fitted, reference, rtol):
-    names = sorted(k for k in vars(reference) if k.endswith("_") and not k.startswith("_"))
-    assert names == sorted(k for k in vars(fitted) if k.endswith("_") and not k.startswith("_"))
+    names = _fitted_names(reference)
+    assert names == [k for k in _fitted_names(fitted) if k not in OWN_ATTRIBUTES]
     for name in names:
         actual, expected = getattr(fitted, name), getattr(reference, name)
         if expected is None:
@@ -194,6 +201,35 @@ def case_quantile_transformer_exact_quantiles_and_subsample():
                 {**params, "ignore_implicit_zeros": ignore},
                 inverse=False,
             )
+
+
+def _assert_same_fit(params, X):
+    """With per-row draws, the fit on every layout of ``X`` is the fit on all of
+    ``X`` at one rank, exactly; returns that fit."""
+    reference = ml.QuantileTransformer(**params, comms=SelfComms()).fit(X)
+    assert reference.random_draws_ == "per-row"
+    for layout, (Xl,) in each_layout(X):
+        fitted = ml.QuantileTransformer(**params).fit(Xl)
+        assert fitted.random_draws_ == "per-row"
+        np.testing.assert_array_equal(fitted.quantiles_, reference.quantiles_, err_msg=layout)
+    return reference
+
+
+def case_quantile_transformer_per_row_subsample_is_the_same_at_any_rank_count():
+    n = 20_000  # tree leaves of 8192 rows: the ranks' boundaries cut leaves
+    rng = np.random.RandomState(3)
+    X = np.c_[rng.normal(size=n), rng.exponential(size=n)]
+    X[rng.rand(n) < 0.1, 1] = np.nan
+    Xs = sp.csr_matrix(np.where(rng.rand(n, 2) < 0.5, 0.0, np.abs(X)))
+    params = {"n_quantiles": 21, "subsample": 5_000}
+    default = ml.QuantileTransformer(**params).fit(shard(X, COMMS))
+    assert default.random_draws_ == "scikit-learn"  # up to a million rows
+    with draws("per-row"):
+        dense = _assert_same_fit({**params, "random_state": 0}, X)
+        _assert_same_fit({**params, "random_state": 2}, Xs)
+    # the subsample is uniform: its quantiles are close to all rows' (standard errors ~0.03)
+    full = sk.QuantileTransformer(n_quantiles=21, subsample=None).fit(X)
+    np.testing.assert_allclose(dense.quantiles_[1:-1, 0], full.quantiles_[1:-1, 0], atol=0.15)
 
 
 def case_normalizer_is_local():
