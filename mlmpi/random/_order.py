@@ -41,28 +41,50 @@ def shuffled_positions(seed, stream, layout, comms, groups=None, n_groups=1):
         Positions from 0 (in the global order, or in the group's).
     """
     size = comms.size
-    rows = np.arange(layout.offset, layout.offset + layout.n_local, dtype=np.int64)
     keys = RowStream(seed, stream).bits(layout.offset, layout.n_local)[:, 0]
-    groups = np.zeros(layout.n_local, dtype=np.int64) if groups is None else groups
-    # the slice of key values each key falls in: its top bits times the number of ranks
-    owner = ((keys >> np.uint64(32)).astype(np.float64) * size / 2.0**32).astype(np.int64)
-    owner = np.minimum(owner, size - 1)
-    sent = np.argsort(owner, kind="stable")
-    counts = np.bincount(owner, minlength=size)
-    fields = np.stack([keys.view(np.int64), rows, groups.astype(np.int64)], axis=1)[sent]
+    # sorted by key, the rows are grouped by the slice of key values (the
+    # rank) they go to: the keys are uniform, so the slices are equal ones
+    sent = np.argsort(keys, kind="stable")
+    keys = keys[sent]
+    owner = (keys.astype(np.float64) * (size / 2.0**64)).astype(np.int64)
+    counts = np.bincount(np.minimum(owner, size - 1), minlength=size)
+    del owner
+    fields = np.empty((layout.n_local, 2 if groups is None else 3), dtype=np.int64)
+    fields[:, 0] = keys.view(np.int64)
+    del keys
+    fields[:, 1] = sent + layout.offset
+    if groups is not None:
+        fields[:, 2] = groups[sent]
     received, received_counts = comms.alltoallv(fields, counts, return_counts=True)
+    del fields
     received = to_host(received)
-    got_keys, got_rows, got_groups = received[:, 0].view(np.uint64), received[:, 1], received[:, 2]
-    ordered = np.lexsort((got_rows, got_keys, got_groups))
-    # the group's rows in the lower slices come first
-    per_slice = to_host(comms.allgather(np.bincount(got_groups, minlength=n_groups)))
-    before = per_slice.reshape(size, n_groups)[: comms.rank].sum(axis=0)
-    sorted_groups = got_groups[ordered]
-    group_starts = np.searchsorted(sorted_groups, np.arange(n_groups))
-    within = np.arange(len(ordered)) - group_starts[sorted_groups]
-    positions = np.empty(len(ordered), dtype=np.int64)
-    positions[ordered] = before[sorted_groups] + within
+    by = (received[:, 1], received[:, 0].view(np.uint64))  # key, then global row
+    if groups is None:
+        ordered = np.lexsort(by)
+        del received, by
+        positions = np.empty(len(ordered), dtype=np.int64)
+        positions[ordered] = np.arange(len(ordered))
+        del ordered
+        positions += _below(comms, np.array([len(positions)]))[0]
+    else:
+        got_groups = received[:, 2]
+        ordered = np.lexsort(by + (got_groups,))
+        del by
+        sorted_groups = got_groups[ordered]
+        # a row's position in its group: its group's rows in the lower slices, then its rank here
+        first = np.searchsorted(sorted_groups, np.arange(n_groups))
+        before = _below(comms, np.bincount(got_groups, minlength=n_groups))
+        positions = np.empty(len(ordered), dtype=np.int64)
+        positions[ordered] = np.arange(len(ordered)) + (before - first)[sorted_groups]
+        del received, ordered, sorted_groups, got_groups
     back = to_host(comms.alltoallv(positions, received_counts))
     result = np.empty(layout.n_local, dtype=np.int64)
     result[sent] = back
     return result
+
+
+def _below(comms, counts):
+    """The sum of ``counts`` (int64, the same length on every rank) over the
+    ranks below this one. This function is collective."""
+    every = to_host(comms.allgather(counts.astype(np.int64)))
+    return every.reshape(comms.size, -1)[: comms.rank].sum(axis=0)
