@@ -1,0 +1,166 @@
+"""Model quality with per-row draws: the forest and boosting fitted by mlmpi
+above the replay limit (per-row bootstraps, splits and subsamples) against
+scikit-learn's on the same rows, over several seeds.
+
+The driver writes one classification problem (``--n-train`` training rows,
+``--n-test`` held-out rows), then for each seed fits scikit-learn's
+RandomForestClassifier and HistGradientBoostingClassifier (early stopping
+on) in this process, and mlmpi's under ``mpiexec -n --ranks`` (each rank
+reads its own rows of the ``.npy`` files; the fits make per-row draws, as
+``auto`` does above a million rows, forced for smaller smoke runs). Both
+score the held-out rows: accuracy and log-loss. Per-row draws are draws
+from scikit-learn's distributions, not its numbers: the means over the
+seeds should agree within two standard errors (of the difference of the
+means), which the table checks.
+
+    python benchmarks/bench_draws_quality.py --out benchmarks/results/draws_quality.json
+    python benchmarks/bench_draws_quality.py --n-train 20000 --seeds 2     # smoke run
+"""
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _driver  # noqa: E402
+
+POLICIES = ("per-row", "scikit-learn")
+COLUMNS = ("mlmpi per-row", "mlmpi scikit-learn's draws", "scikit-learn")
+MODELS = {
+    "RandomForestClassifier": {"n_estimators": 10, "max_depth": 10},
+    "HistGradientBoostingClassifier": {"max_iter": 60, "early_stopping": True},
+}
+
+
+def _scores(model, X_test, y_test):
+    from sklearn.metrics import accuracy_score, log_loss
+
+    proba = np.asarray(model.predict_proba(X_test))
+    return {
+        "accuracy": float(accuracy_score(y_test, model.classes_[proba.argmax(axis=1)])),
+        "log_loss": float(log_loss(y_test, proba, labels=model.classes_)),
+    }
+
+
+def worker(args):
+    import mlmpi
+    from mlmpi import get_comms
+    from mlmpi.io import load_npy
+    from mlmpi.random import draws
+
+    comms = get_comms()
+    data = Path(args.data)
+    X, y = load_npy(data / "X.npy"), load_npy(data / "y.npy")
+    X_test, y_test = np.load(data / "X_test.npy"), np.load(data / "y_test.npy")
+    metrics = {}
+    for name, params in MODELS.items():
+        for policy in POLICIES:
+            model = getattr(mlmpi, name)(**params, random_state=args.seed)
+            start = time.perf_counter()
+            with draws(policy):
+                model.fit(X, y)
+            seconds = time.perf_counter() - start
+            assert model.random_draws_ == policy
+            metrics[f"{name}|{policy}"] = {**_scores(model, X_test, y_test), "seconds": seconds}
+    _driver.worker_report(args.report, metrics, comms)
+
+
+def _summary(values):
+    values = np.asarray(values)
+    return float(values.mean()), float(values.std(ddof=1) / np.sqrt(len(values)))
+
+
+def _gap(ours, theirs):
+    """|difference of the means| over two standard errors of the difference."""
+    two_se = 2 * np.hypot(ours[1], theirs[1])
+    return abs(ours[0] - theirs[0]) / two_se if two_se else float("inf")
+
+
+def driver(args):
+    import sklearn.ensemble as sk
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
+        args.n_train + args.n_test,
+        n_features=20,
+        n_informative=10,
+        n_classes=3,
+        flip_y=0.05,
+        random_state=0,
+    )
+    runs = {name: {column: [] for column in COLUMNS} for name in MODELS}
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp)
+        np.save(data / "X.npy", X[: args.n_train])
+        np.save(data / "y.npy", y[: args.n_train])
+        X_test, y_test = X[args.n_train :], y[args.n_train :]
+        np.save(data / "X_test.npy", X_test)
+        np.save(data / "y_test.npy", y_test)
+        for seed in range(args.seeds):
+            argv = ["--data", str(data), "--seed", str(seed)]
+            mine = _driver.run_worker(Path(__file__), args.ranks, argv, args.timeout)
+            for name, params in MODELS.items():
+                for policy, column in zip(POLICIES, COLUMNS):
+                    runs[name][column].append(mine[f"{name}|{policy}"])
+                model = getattr(sk, name)(**params, random_state=seed)
+                start = time.perf_counter()
+                model.fit(X[: args.n_train], y[: args.n_train])
+                seconds = time.perf_counter() - start
+                runs[name]["scikit-learn"].append(
+                    {**_scores(model, X_test, y_test), "seconds": seconds}
+                )
+    rows = []
+    print(
+        f"\nbench_draws_quality: {args.n_train} training rows, {args.n_test} held out, "
+        f"{args.seeds} seeds, mlmpi at {args.ranks} ranks"
+    )
+    header = f"{'model':<32}{'metric':<10}" + "".join(f"{c:>28}" for c in COLUMNS)
+    header += f"{'per-row vs draws':>18}{'vs scikit-learn':>17}"
+    print(header)
+    print("-" * len(header))
+    for name in MODELS:
+        for metric in ("accuracy", "log_loss"):
+            means = {c: _summary([r[metric] for r in runs[name][c]]) for c in COLUMNS}
+            gaps = [_gap(means[COLUMNS[0]], means[other]) for other in COLUMNS[1:]]
+            cells = "".join(f"{m:>19.4f} ± {se:.4f}" for m, se in means.values())
+            print(f"{name:<32}{metric:<10}{cells}{gaps[0]:>18.2f}{gaps[1]:>17.2f}")
+            rows.append({"model": name, "metric": metric, **means, "gaps": gaps})
+    print(
+        "mean ± standard error over the seeds; the last columns: |difference of the means| "
+        "over two standard errors of it (within two standard errors when at most 1), per-row "
+        "draws against mlmpi with scikit-learn's draws (the same trees otherwise: what the "
+        "draws change) and against scikit-learn (whose trees split on exact thresholds, "
+        "mlmpi's on max_bins bins)."
+    )
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        config = {k: getattr(args, k) for k in ("n_train", "n_test", "seeds", "ranks")}
+        config["machine"] = _driver.machine()
+        results = {"benchmark": "draws_quality", "config": config, "rows": rows, "runs": runs}
+        args.out.write_text(json.dumps(results, indent=1))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n-train", type=int, default=2_000_000)
+    parser.add_argument("--n-test", type=int, default=200_000)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--timeout", type=int, default=3600)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--report", help=argparse.SUPPRESS)
+    parser.add_argument("--data", help=argparse.SUPPRESS)
+    parser.add_argument("--seed", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    (worker if args.worker else driver)(args)
+
+
+if __name__ == "__main__":
+    main()
