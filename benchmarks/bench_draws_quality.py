@@ -33,8 +33,8 @@ import _driver  # noqa: E402
 POLICIES = ("per-row", "scikit-learn")
 COLUMNS = ("mlmpi per-row", "mlmpi scikit-learn's draws", "scikit-learn")
 MODELS = {
-    "RandomForestClassifier": {"n_estimators": 10, "max_depth": 10},
-    "HistGradientBoostingClassifier": {"max_iter": 60, "early_stopping": True},
+    "RandomForestClassifier": {"n_estimators": 10, "max_depth": 8},
+    "HistGradientBoostingClassifier": {"max_iter": 30, "early_stopping": True},
 }
 
 
@@ -88,8 +88,8 @@ def driver(args):
 
     X, y = make_classification(
         args.n_train + args.n_test,
-        n_features=20,
-        n_informative=10,
+        n_features=10,
+        n_informative=6,
         n_classes=3,
         flip_y=0.05,
         random_state=0,
