@@ -4,8 +4,10 @@ every rank (:func:`shared_seed`)."""
 import numbers
 
 import numpy as np
-from scipy.special import ndtri
-from sklearn.utils import check_random_state
+
+# scikit-learn and SciPy are imported where used: the collective contract
+# imports this package (the draw policy), also while a rank ends the program,
+# when importing scikit-learn fails (joblib registers an atexit hook).
 
 _SEED_LIMIT = np.iinfo(np.int32).max
 
@@ -42,6 +44,8 @@ def shared_seed(random_state, comms):
     """
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         return int(random_state)
+    from sklearn.utils import check_random_state
+
     seed = int(check_random_state(random_state).randint(_SEED_LIMIT))
     return int(comms.bcast_object(seed, root=0))
 
@@ -135,4 +139,6 @@ class RowStream:
         -------
         z : ndarray of shape (n_rows, n_cols), float64
         """
+        from scipy.special import ndtri
+
         return ndtri(self.uniform(start_row, n_rows))
