@@ -527,33 +527,12 @@ class RobustScaler(CollectiveTransformerMixin, LocalInverseMixin, sk.RobustScale
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (string column names only).
-    random_draws_ : {'scikit-learn', 'per-row'}
-        The subsample's draws (:func:`mlmpi.random.draws_for` of the global
-        row count): scikit-learn's up to a million global rows by default,
-        else per-row draws. Replicated.
 
     Notes
     -----
     ``fit`` and ``fit_transform`` are collective: every rank calls them, with
     its own rows. Fitted attributes are replicated (the same on every rank).
     ``transform`` and ``inverse_transform`` are local: no communication.
-
-    The subsample (only when ``subsample`` is smaller than the global number
-    of rows, or than a sparse column's global number of stored values):
-
-    - with scikit-learn's draws (``random_draws_ == 'scikit-learn'``), every
-      rank draws scikit-learn's subsample of global row indices (the same
-      permutation of ``range(n_samples)`` from ``random_state``; for a
-      sparse column, of its global stored-value indices, rank by rank, row
-      by row) and keeps the drawn rows it holds, so the result equals
-      scikit-learn's on the concatenated data for an int ``random_state``;
-      the permutation costs 8 bytes per global row (or stored value) and
-      time over all of them, on every rank;
-    - with per-row draws, the subsample is an exactly uniform subset of
-      ``subsample`` global rows (or stored values) addressed by global index
-      (hypergeometric splits down a fixed tree of index ranges): the same
-      subsample, and the same ``quantiles_``, at any number of ranks, drawn
-      in time and memory over the rank's own rows, with no communication.
 
     Examples
     --------

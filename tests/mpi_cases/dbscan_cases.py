@@ -4,7 +4,6 @@ empty rank), with every metric path (k-d trees by space, the GEMM ring,
 precomputed rows dense and sparse, callables, CSR rows), on uniform and
 skewed data; bad input raises the same error on every rank."""
 
-import os
 import warnings
 from contextlib import contextmanager
 
@@ -12,7 +11,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 from scipy import sparse
-from shards import each_layout, gather_rows, same_error_everywhere
+from shards import each_layout, gather_rows, identical_shards, same_error_everywhere
 from sklearn.cluster import DBSCAN as SkDBSCAN
 from sklearn.datasets import make_blobs
 from sklearn.metrics import pairwise_distances
@@ -287,17 +286,9 @@ def _one_heavy_cell(n=600, seed=32, side=0.05):
 def _identical_shards_allowed():
     """Equal shards of identical rows are what the case means to fit: the
     contract's check for every rank passing the same rows only warns."""
-    saved = os.environ.get("MLMPI_IDENTICAL_SHARDS")
-    os.environ["MLMPI_IDENTICAL_SHARDS"] = "warn"
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", IdenticalShardsWarning)
-            yield
-    finally:
-        if saved is None:
-            del os.environ["MLMPI_IDENTICAL_SHARDS"]
-        else:
-            os.environ["MLMPI_IDENTICAL_SHARDS"] = saved
+    with identical_shards("warn"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", IdenticalShardsWarning)
+        yield
 
 
 def case_space_pairs_are_sklearns_neighbourhoods():

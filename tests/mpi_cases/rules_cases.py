@@ -6,14 +6,12 @@ rows (else the same clear error on every rank; with
 The cases need at least 2 ranks; the last rank is the odd one out.
 """
 
-import os
 import traceback
 import warnings
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
-from shards import each_layout, same_error_everywhere
+from shards import each_layout, identical_shards, same_error_everywhere
 
 from mlmpi import (
     PCA,
@@ -130,20 +128,6 @@ def _fit_warnings(X, y=None):
     return [w for w in caught if issubclass(w.category, IdenticalShardsWarning)]
 
 
-@contextmanager
-def _identical_shards(policy):
-    """``MLMPI_IDENTICAL_SHARDS=policy`` on every rank for the block."""
-    saved = os.environ.get("MLMPI_IDENTICAL_SHARDS")
-    os.environ["MLMPI_IDENTICAL_SHARDS"] = policy
-    try:
-        yield
-    finally:
-        if saved is None:
-            del os.environ["MLMPI_IDENTICAL_SHARDS"]
-        else:
-            os.environ["MLMPI_IDENTICAL_SHARDS"] = saved
-
-
 def case_every_rank_passing_the_full_data_is_an_error():
     X, y = _data()
     order = np.random.default_rng(COMMS.rank).permutation(len(X))  # shuffled differently
@@ -177,7 +161,7 @@ def case_the_opt_out_fits_every_copy_and_warns_on_rank_0():
 
     X, y = _data()
     order = np.random.default_rng(COMMS.rank).permutation(len(X))
-    with _identical_shards("warn"):
+    with identical_shards("warn"):
         fits = (_fit_warnings(X), _fit_warnings(X, y), _fit_warnings(X[order], y[order]))
         model = LinearRegression().fit(X, y)
     for caught in fits:  # all fits first, then assert
@@ -221,7 +205,7 @@ def case_neighbors_follow_the_same_rules():
         "KNeighborsRegressor has a different 'n_neighbors' on different ranks",
         lambda: KNeighborsRegressor(n_neighbors=2 + LAST).fit(shard(X, COMMS), shard(y, COMMS)),
     )
-    with _identical_shards("warn"), warnings.catch_warnings(record=True) as caught:
+    with identical_shards("warn"), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         NearestNeighbors(n_neighbors=2).fit(X)
     caught = [w for w in caught if issubclass(w.category, IdenticalShardsWarning)]

@@ -1,5 +1,8 @@
 """How test data is split over the ranks, and gathering helpers for cases."""
 
+import os
+from contextlib import contextmanager
+
 import numpy as np
 
 from mlmpi import get_comms
@@ -43,3 +46,17 @@ def same_error_everywhere(error, match, call, comms=None):
     messages = comms.allgather_object((type(info.value).__name__, str(info.value)))
     assert len(set(messages)) == 1, messages
     return str(info.value)
+
+
+@contextmanager
+def identical_shards(policy):
+    """``MLMPI_IDENTICAL_SHARDS=policy`` on every rank for the block."""
+    saved = os.environ.get("MLMPI_IDENTICAL_SHARDS")
+    os.environ["MLMPI_IDENTICAL_SHARDS"] = policy
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["MLMPI_IDENTICAL_SHARDS"]
+        else:
+            os.environ["MLMPI_IDENTICAL_SHARDS"] = saved
