@@ -12,6 +12,11 @@ import numpy as np
 _SEED_LIMIT = np.iinfo(np.int32).max
 
 
+def philox_key(seed, stream):
+    """The 128-bit Philox key of ``(seed, stream)``: the seed in the low 64 bits."""
+    return (int(seed) % (1 << 64)) | (int(stream) << 64)
+
+
 def shared_seed(random_state, comms):
     """An integer seed identical on every rank.
 
@@ -83,7 +88,7 @@ class RowStream:
     _PER_COUNTER = 4  # Philox-4x64 yields four 64-bit words per counter step
 
     def __init__(self, seed, stream=0, n_cols=1):
-        self._key = (int(seed) % (1 << 64)) | (int(stream) << 64)
+        self._key = philox_key(seed, stream)
         self.n_cols = int(n_cols)
 
     def bits(self, start_row, n_rows):

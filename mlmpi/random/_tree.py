@@ -23,13 +23,10 @@ and one all-to-all exchange, :class:`WeightedBootstrap`).
 import numpy as np
 
 from ..utils._exact import on_exact_grids
+from ._streams import philox_key
 
 LEAF = 8192  # rows of a leaf of the tree
 _NUMPY_HYPERGEOMETRIC = 10**9  # NumPy's hypergeometric takes fewer good and bad items
-
-
-def _key(seed, stream):
-    return (int(seed) % (1 << 64)) | (int(stream) << 64)
 
 
 def _generator(key, lo, hi):
@@ -46,7 +43,7 @@ def _hypergeometric(generator, good, bad, sample):
     return int(hypergeom.ppf(generator.random(), good + bad, good, sample))
 
 
-def _descend(n_samples, start, stop, key, counts, split, spread):
+def _descend(n_samples, start, stop, seed, stream, counts, split, spread):
     """Walk the tree from the root, which holds ``counts`` (a tuple), down to
     the leaves that meet rows ``start:stop``.
 
@@ -55,6 +52,7 @@ def _descend(n_samples, start, stop, key, counts, split, spread):
     counts, lo, hi)`` gives one value per row of a leaf (rows ``lo:hi``).
     Returns the values of rows ``start:stop``.
     """
+    key = philox_key(seed, stream)
     n_leaves = -(-n_samples // LEAF)
     values = []
     stack = [(0, n_leaves, tuple(counts))]
@@ -117,7 +115,7 @@ def bootstrap_counts(seed, stream, n_samples, n_draws, start, stop):
     np.True_
     """
     return _descend(
-        n_samples, start, stop, _key(seed, stream), (n_draws,), _binomial_split, _uniform_spread
+        n_samples, start, stop, seed, stream, (n_draws,), _binomial_split, _uniform_spread
     ).astype(np.int64, copy=False)
 
 
@@ -175,7 +173,7 @@ def subset_parts(seed, stream, n_samples, sizes, start, stop):
     if sum(sizes) > n_samples:
         raise ValueError(f"subsets of {sum(sizes)} rows do not fit in {n_samples} rows")
     return _descend(
-        n_samples, start, stop, _key(seed, stream), sizes, _hypergeometric_split, _subset_spread
+        n_samples, start, stop, seed, stream, sizes, _hypergeometric_split, _subset_spread
     )
 
 
@@ -255,10 +253,8 @@ class WeightedBootstrap:
     def counts(self, seed, stream, n_draws):
         """How many times each of this rank's rows is drawn in ``n_draws``
         weighted draws (int64; no communication)."""
-        key = _key(seed, stream)
-        drawn = _descend(
-            self.n_samples, self.start, self.stop, key, (n_draws,), self._split, self._spread
-        )
+        rows = (self.n_samples, self.start, self.stop)
+        drawn = _descend(*rows, seed, stream, (n_draws,), self._split, self._spread)
         return drawn.astype(np.int64, copy=False)
 
 
