@@ -7,6 +7,7 @@ import sklearn.model_selection as sk
 from sklearn.base import clone, is_classifier
 from sklearn.utils import check_random_state, indexable
 
+from .._array import to_host
 from .._contract import collective_function, nested_calls_agree
 from .._sklearn_compat import (
     _aggregate_score_dicts,
@@ -19,41 +20,75 @@ from .._sklearn_compat import (
 )
 from ..comms import resolve_comms
 from ..metrics import check_scoring
+from ..random import draws_for
+from ..random._order import shuffled_positions
+from ..random._policy import PER_ROW
 from ..utils.shard_local import warn_shard_local_learners
-from ..utils.validation import agree
+from ..utils.validation import RowLayout, agree
 from ._agreement import agreed_random_state, check_n_jobs
 from ._failures import agreed_fit_and_score, agreed_folds
+from ._per_row import per_row_seed
 from ._scoring import collective_scoring
-from ._split import _GlobalRowSplitter, check_cv
+from ._split import _PerRowShuffleSplit, check_cv
 
 _TRAIN_SIZES = np.linspace(0.1, 1.0, 5)  # scikit-learn's default
+_SHUFFLE_STREAM = 0x63757276 << 32  # the training sets' per-row shuffles ("curv"), one per split
 
 
-def _global_splits(splitter, X, y, groups, comms):
-    """``(offset, n_local, splits)``: each split's training and test rows as global
-    row indices, in scikit-learn's order. An iterable of this rank's (train, test)
-    pairs is read as the ranks' pairs concatenated in rank order. Collective."""
-    n_local = _num_samples(X)
-    offset, _ = comms.exclusive_scan_rows(n_local)
-    if isinstance(splitter, _GlobalRowSplitter):
-        return offset, n_local, splitter._global_order(X, y, groups)[1]
-    splits = [
-        tuple(comms.allgatherv(np.asarray(part, dtype=np.int64) + offset) for part in (train, test))
-        for train, test in splitter.split(X, y, groups)
-    ]
-    return offset, n_local, splits
+def _ordered_splits(splitter, X, y, groups, comms):
+    """``(splits, counts)``: each split as ``[train, position, test]``: this
+    rank's training rows (local indices, increasing; an iterable's in its
+    order), the position of each in the split's training set in
+    scikit-learn's order, and this rank's test rows; and every rank's number
+    of training rows of each split, shape (n_ranks, n_splits).
+
+    The shuffle splits give the positions their draws made (per-row, or
+    scikit-learn's replayed). The other splitters' training sets are in
+    increasing order of the global rows, and an iterable of this rank's
+    (train, test) pairs is read as the ranks' pairs concatenated in rank
+    order: a position is then the training rows on the ranks below plus the
+    row's place here. This function is collective.
+    """
+    if isinstance(splitter, _PerRowShuffleSplit):
+        splits = []
+        for train, test in splitter._ordered_parts(X, y, groups):
+            rows = np.flatnonzero(train >= 0)
+            splits.append([rows, train[rows], np.flatnonzero(test >= 0)])
+    else:
+        splits = [
+            [np.asarray(train, dtype=np.intp), None, np.asarray(test, dtype=np.intp)]
+            for train, test in splitter.split(X, y, groups)
+        ]
+    counts = np.array([len(split[0]) for split in splits], dtype=np.int64)
+    counts = to_host(comms.allgather(counts)).reshape(comms.size, len(splits))
+    for split, below in zip(splits, counts[: comms.rank].sum(axis=0)):
+        if split[1] is None:
+            split[1] = below + np.arange(len(split[0]))
+    return splits, counts
 
 
-def _local(rows, offset, n_local):
-    """This rank's positions among global ``rows`` (in their order)."""
-    mine = rows[(rows >= offset) & (rows < offset + n_local)]
-    return (mine - offset).astype(np.intp)
+def _shuffle(splits, counts, n_samples, random_state, comms):
+    """Shuffle each split's training set (new positions, in place), as
+    :mod:`mlmpi.random`'s policy says for ``n_samples`` global rows: per-row
+    draws over its rows (keyed by their index in the ranks' training rows,
+    rank after rank), or scikit-learn's ``rng.permutation(train)`` of each
+    split in turn, replayed (8 bytes per global training row). Collective."""
+    if draws_for(n_samples) == PER_ROW:
+        seed = per_row_seed(random_state, comms)
+        for i, split in enumerate(splits):
+            layout = RowLayout(tuple(counts[:, i]), comms.rank)
+            split[1] = shuffled_positions(seed, _SHUFFLE_STREAM + i, layout, comms)
+        return
+    rng = check_random_state(agreed_random_state(random_state, comms))
+    for split, n_train in zip(splits, counts.sum(axis=0)):
+        split[1] = np.argsort(rng.permutation(n_train))[split[1]]
 
 
-def _incremental_scores(estimator, X, y, classes, train, test, sizes, scorer, local, times, params):
+def _incremental_scores(estimator, X, y, classes, split, sizes, scorer, times, params):
     """scikit-learn's ``_incremental_fit_estimator`` on global rows: ``partial_fit``
     on each chunk of the (global) training rows, with ``params`` (row-aligned ones
     cut to the chunk's rows), scored after each. Collective."""
+    train, position, test = split
     found = []
     start = 0
 
@@ -61,9 +96,9 @@ def _incremental_scores(estimator, X, y, classes, train, test, sizes, scorer, lo
         parts = (X, y) if y is not None else (X,)
         return [_safe_indexing(part, index) for part in parts]
 
-    for size in sizes:
-        chunk = local(train[start:size])
-        start = size
+    for end in np.searchsorted(position, sizes):
+        chunk = train[start:end]
+        start = end
         fit_params = _check_method_params(X, params=params, indices=chunk)
         began = time.time()
         if classes is None:
@@ -72,8 +107,8 @@ def _incremental_scores(estimator, X, y, classes, train, test, sizes, scorer, lo
             estimator.partial_fit(*rows(chunk), classes=classes, **fit_params)
         fit_time = time.time() - began
         began = time.time()
-        test_score = scorer(estimator, *rows(local(test)))
-        train_score = scorer(estimator, *rows(local(train[:size])))
+        test_score = scorer(estimator, *rows(test))
+        train_score = scorer(estimator, *rows(train[:end]))
         score_time = time.time() - began
         found.append(
             (train_score, test_score, fit_time, score_time) if times else (train_score, test_score)
@@ -106,9 +141,9 @@ def learning_curve(
 
     :func:`sklearn.model_selection.learning_curve` on the concatenation of
     every rank's rows: the training subsets are the first global rows of each
-    split's training set in scikit-learn's order (shuffled by ``random_state``,
-    the same draw on every rank), so every fit sees the rows scikit-learn's
-    would, at any number of ranks. Every fit and score is collective.
+    split's training set in scikit-learn's order (shuffled with
+    ``shuffle=True``), so every fit sees the rows scikit-learn's would, at any
+    number of ranks. Every fit and score is collective.
 
     This function is collective.
 
@@ -153,7 +188,18 @@ def learning_curve(
 
     Notes
     -----
-    Every rank holds each split's global training rows (8 bytes per row).
+    Each rank finds the position of each of its training rows in the
+    training set's order and keeps those below each size: time and memory
+    over the rank's rows, except where scikit-learn's draws are replayed.
+    The K-fold family, the time series split and an iterable of (train,
+    test) pairs order the training rows as scikit-learn does, by global row
+    (an iterable in its order, rank after rank), from counts alone. The
+    order of the shuffle splits, and the shuffle of each training set with
+    ``shuffle=True``, follow :mod:`mlmpi.random`'s policy: scikit-learn's
+    draws (by default up to a million global rows), replayed over the global
+    rows on every rank (8 bytes per row), give scikit-learn's subsets;
+    per-row draws give subsets of scikit-learn's sizes, the same at any
+    number of ranks.
 
     Examples
     --------
@@ -176,16 +222,16 @@ def learning_curve(
     X, y, groups = indexable(X, y, groups)
     splitter = check_cv(cv, y, classifier=is_classifier(estimator), comms=comms)
     scorer = check_scoring(estimator, collective_scoring(scoring))
-    offset, n_local, splits = _global_splits(splitter, X, y, groups, comms)
-    sizes = _translate_train_sizes(train_sizes, len(splits[0][0]))
+    splits, counts = _ordered_splits(splitter, X, y, groups, comms)
+    sizes = _translate_train_sizes(train_sizes, int(counts[:, 0].sum()))
     if verbose > 0 and comms.rank == 0:
         print(f"[learning_curve] Training set sizes: {sizes}")
     if shuffle:
-        rng = check_random_state(agreed_random_state(random_state, comms))
-        splits = [(rng.permutation(train), test) for train, test in splits]
-
-    def local(rows):
-        return _local(rows, offset, n_local)
+        n_samples = comms.exclusive_scan_rows(_num_samples(X))[1]
+        _shuffle(splits, counts, n_samples, random_state, comms)
+    for split in splits:  # this rank's training rows in the training set's order
+        order = np.argsort(split[1])
+        split[0], split[1] = split[0][order], split[1][order]
 
     with nested_calls_agree():  # every fit and score agrees too
         if exploit_incremental_learning:
@@ -199,15 +245,13 @@ def learning_curve(
                     X,
                     y,
                     classes,
-                    train,
-                    test,
+                    split,
                     sizes,
                     scorer,
-                    local,
                     return_times,
                     params or {},
                 )
-                for train, test in splits
+                for split in splits
             ]
             out = np.asarray(out).transpose((2, 1, 0))
         else:
@@ -218,8 +262,8 @@ def learning_curve(
                     X,
                     y,
                     scorer=scorer,
-                    train=local(train[:size]),
-                    test=local(test),
+                    train=train[: np.searchsorted(position, size)],
+                    test=test,
                     verbose=verbose,
                     parameters=None,
                     fit_params=params,
@@ -228,7 +272,7 @@ def learning_curve(
                     error_score=error_score,
                     return_times=return_times,
                 )
-                for train, test in splits
+                for train, position, test in splits
                 for size in sizes
             ]
             _warn_or_raise_about_fit_failures(results, error_score)

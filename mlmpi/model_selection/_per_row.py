@@ -51,15 +51,11 @@ def parts_of(positions):
     return np.flatnonzero(train >= 0), np.flatnonzero(test >= 0)
 
 
-def stratified_allocation(counts, n_splits):
-    """scikit-learn's ``StratifiedKFold`` allocation (rows of each class in each
-    fold: ``bincount(sort(y)[i::n_splits])``), with its checks, from the class
-    counts (classes in order of first appearance).
-
-    Returns
-    -------
-    allocation : ndarray of shape (n_splits, n_classes)
-    """
+def check_class_counts(counts, n_splits):
+    """scikit-learn's checks of the class counts of ``StratifiedKFold`` and
+    ``StratifiedGroupKFold``: its error when every class has fewer rows than
+    folds, its warning when one has. Called by a splitter's ``_per_row_folds``
+    or ``_group_folds``: the warning points at the line that iterates the splits."""
     if np.all(n_splits > counts):
         raise ValueError(
             f"n_splits={n_splits} cannot be greater than the number of members in each class."
@@ -69,8 +65,19 @@ def stratified_allocation(counts, n_splits):
             f"The least populated class in y has only {counts.min()} members, which is less "
             f"than n_splits={n_splits}.",
             UserWarning,
-            stacklevel=6,
+            stacklevel=5,
         )
+
+
+def stratified_allocation(counts, n_splits):
+    """scikit-learn's ``StratifiedKFold`` allocation (rows of each class in each
+    fold: ``bincount(sort(y)[i::n_splits])``) from the class counts (classes in
+    order of first appearance), checked by :func:`check_class_counts`.
+
+    Returns
+    -------
+    allocation : ndarray of shape (n_splits, n_classes)
+    """
     ends = np.cumsum(counts)  # class k holds positions [ends[k] - counts[k], ends[k]) of sort(y)
     fold = np.arange(n_splits)[:, None]
 

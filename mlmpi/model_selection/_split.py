@@ -1,11 +1,21 @@
 """Splitters that cut by global row, the same rows at any number of ranks.
 
 A fold is a set of *global* row indices (``offset of the rank + local
-index``). Every rank runs scikit-learn's own splitter on a placeholder of the
-global number of rows (and, for the stratified splitters, a placeholder of
-the global labels), so the folds are scikit-learn's folds of the
-concatenated data, and keeps its own rows of each. Nothing but row counts
-and per-class counts travels between ranks.
+index``). Nothing but row counts, per-class and per-group counts travels
+between ranks. Each rank cuts its own rows of scikit-learn's folds of the
+concatenated data, in one of three ways:
+
+* from counts alone, where the folds draw nothing or draw over groups only:
+  ``KFold`` and ``StratifiedKFold`` without shuffling and
+  ``TimeSeriesSplit`` from each row's global index (and position within its
+  class), the group splitters from the global per-group counts (memory over
+  the groups, not the rows);
+* by replaying scikit-learn's draws: every rank runs scikit-learn's own
+  splitter on a placeholder of the global rows (and, for the stratified
+  splitters, of the global labels) and keeps its own rows of each fold;
+* by per-row draws (:mod:`mlmpi.random`'s policy chooses between these two),
+  with scikit-learn's fold sizes and per-class counts, the same folds at any
+  number of ranks, in time and memory over the rank's rows.
 
 :func:`train_test_split` returns rows, not indices: its parts hold the rows
 in scikit-learn's (shuffled) order, moved between the ranks so that each
@@ -20,7 +30,7 @@ import warnings
 
 import numpy as np
 import sklearn.model_selection as sk
-from sklearn.utils import check_array, get_tags, indexable
+from sklearn.utils import check_array, check_random_state, get_tags, indexable
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_consistent_length
 
@@ -37,6 +47,7 @@ from ..random._shuffle_split import shuffle_split_positions
 from ..utils.validation import RowLayout, agree, agree_on_errors
 from ._agreement import agreed_random_state
 from ._per_row import (
+    check_class_counts,
     check_n_splits,
     check_stratified_shuffle,
     fold_bounds,
@@ -64,11 +75,13 @@ def _local_members(indices, rows, n_samples):
 
 
 class _GlobalRowSplitter(DistributedEstimatorMixin):
-    """Runs the scikit-learn splitter ``_reference`` on the global rows and
-    yields this rank's share of each fold.
+    """Yields this rank's share of each fold of the scikit-learn splitter
+    ``_reference`` on the global rows.
 
-    Subclasses say which placeholder stands for the global data
-    (:meth:`_placeholder`) and where this rank's rows sit in it.
+    Subclasses cut the folds from the rows' positions (``_per_row_folds``:
+    per-row draws, or none), or say which placeholder stands for the global
+    data (:meth:`_placeholder`) and where this rank's rows sit in it, for
+    scikit-learn's splitter to be replayed on it.
     """
 
     _reference = None  # the scikit-learn splitter class reproduced
@@ -95,7 +108,7 @@ class _GlobalRowSplitter(DistributedEstimatorMixin):
     def _draws(self, n_samples):
         """The draws this split makes: None when it draws nothing (no shuffle);
         the splitters with a ``_per_row_folds`` follow the policy, the others
-        replay scikit-learn's."""
+        make scikit-learn's (the group splitters draw over the groups alone)."""
         if not getattr(self, "shuffle", self._reference is not sk.TimeSeriesSplit):
             return None
         return draws_for(n_samples) if hasattr(self, "_per_row_folds") else SKLEARN
@@ -105,20 +118,24 @@ class _GlobalRowSplitter(DistributedEstimatorMixin):
             comms = self._get_comms()
             layout, local, facts = self._agreed(X, y, groups)
             self.random_draws_ = self._draws(layout.n_samples)
-            if hasattr(self, "_per_row_folds") and self.random_draws_ in (PER_ROW, None):
-                # per-row draws, or no draws: the folds of the rows' positions
-                seed = per_row_seed(self.random_state, comms) if self.random_draws_ else None
-                splits = self._per_row_folds(layout, local, facts, seed, comms)
-            else:
-                rows, reference = self._replayed(layout, local, facts, comms)
-                splits = [
-                    (
-                        _local_members(train, rows, layout.n_samples),
-                        _local_members(test, rows, layout.n_samples),
-                    )
-                    for train, test in reference
-                ]
+            splits = self._folds(layout, local, facts, comms)
         yield from splits
+
+    def _folds(self, layout, local, facts, comms):
+        """Each fold's ``(train, test)`` local indices, sorted: from the rows'
+        positions (per-row draws, or none), else from scikit-learn's splitter
+        replayed. Collective."""
+        if hasattr(self, "_per_row_folds") and self.random_draws_ in (PER_ROW, None):
+            seed = per_row_seed(self.random_state, comms) if self.random_draws_ else None
+            return self._per_row_folds(layout, local, facts, seed, comms)
+        rows, reference = self._replayed(layout, local, facts, comms)
+        return [
+            (
+                _local_members(train, rows, layout.n_samples),
+                _local_members(test, rows, layout.n_samples),
+            )
+            for train, test in reference
+        ]
 
     @collective_method
     def split(self, X, y=None, groups=None):
@@ -151,13 +168,18 @@ class _GlobalRowSplitter(DistributedEstimatorMixin):
             For each fold, the local (this rank's) row indices of the training
             set and of the test set, sorted.
         """
+        self._warn_about_groups(groups, self._split_depth)
+        return self._local_folds(X, y, groups)
+
+    def _warn_about_groups(self, groups, stacklevel):
+        """scikit-learn's warning when a splitter that ignores groups is given
+        some; ``stacklevel`` counts from the caller."""
         if groups is not None and not self._uses_groups:
             warnings.warn(
                 f"The groups parameter is ignored by {type(self).__name__}",
                 UserWarning,
-                stacklevel=self._split_depth,
+                stacklevel=stacklevel + 1,
             )
-        return self._local_folds(X, y, groups)
 
     def _agreed(self, X, y, groups):
         """``(layout, local, facts)`` of :meth:`_check`, agreed by every rank.
@@ -170,41 +192,9 @@ class _GlobalRowSplitter(DistributedEstimatorMixin):
         """``(rows, splits)``: the placeholder index of each of this rank's rows,
         and scikit-learn's splits of the placeholder. Collective only for a
         random state that is not an int."""
-        X_global, y_global, rows, *groups_global = self._placeholder(layout, local, facts)
+        X_global, y_global, rows = self._placeholder(layout, local, facts)
         reference = self._reference_splitter(comms)
-        return rows, list(reference.split(X_global, y_global, *groups_global))
-
-    def _reference_splits(self, X, y, groups):
-        """``(layout, rows, splits)``: the global row layout, the placeholder index
-        of each of this rank's rows, and scikit-learn's splits of the placeholder.
-        This method is collective."""
-        layout, local, facts = self._agreed(X, y, groups)
-        return (layout, *self._replayed(layout, local, facts, self._get_comms()))
-
-    def _global_order(self, X, y=None, groups=None):
-        """scikit-learn's splits of the concatenated rows: ``(layout, splits)``,
-        each split a pair of arrays of *global* row indices in scikit-learn's
-        order (what :func:`~mlmpi.model_selection.learning_curve` takes the first
-        rows of).
-
-        This method is collective. Every rank holds every split (8 bytes per
-        global row of each).
-        """
-        layout, rows, reference = self._reference_splits(X, y, groups)
-        comms = self._get_comms()
-        real = np.empty(layout.n_samples, dtype=np.intp)
-        every_rank = comms.allgatherv(np.ascontiguousarray(rows, dtype=np.int64))
-        real[every_rank] = np.arange(layout.n_samples)
-        # scikit-learn's K-fold family returns rows in increasing order (from masks);
-        # the shuffle splitters, in the order of their permutation, which the
-        # placeholder keeps (it maps each class's rows in order)
-        ordered = not isinstance(self, sk.BaseShuffleSplit)
-
-        def real_rows(placeholder):
-            found = real[placeholder]
-            return np.sort(found) if ordered else found
-
-        return layout, [(real_rows(train), real_rows(test)) for train, test in reference]
+        return rows, list(reference.split(X_global, y_global))
 
 
 class KFold(_GlobalRowSplitter, sk.KFold):
@@ -284,6 +274,34 @@ class _PerRowShuffleSplit:
             parts_of(self._per_row_positions(layout, local, facts, seed, split, comms))
             for split in range(self.n_splits)
         ]
+
+    def _part_positions(self, layout, local, facts, draws, comms):
+        """Each split's ``(train, test)``: the position of each of this rank's
+        rows in the split's training part and in its test part, in
+        scikit-learn's order (-1: not in the part), from per-row draws or from
+        scikit-learn's draws replayed (``draws``). Collective."""
+        if draws == PER_ROW:
+            seed = per_row_seed(self.random_state, comms)
+            return [
+                self._per_row_positions(layout, local, facts, seed, split, comms)
+                for split in range(self.n_splits)
+            ]
+        rows, splits = self._replayed(layout, local, facts, comms)
+        return [
+            tuple(_positions(part, rows, layout.n_samples) for part in split) for split in splits
+        ]
+
+    def _ordered_parts(self, X, y=None, groups=None):
+        """The :meth:`_part_positions` of the splits of :meth:`split` (which
+        :func:`~mlmpi.model_selection.learning_curve` takes the first training
+        rows of), under :mod:`mlmpi.random`'s policy (``random_draws_``).
+
+        This method is collective.
+        """
+        self._warn_about_groups(groups, 2)
+        layout, local, facts = self._agreed(X, y, groups)
+        self.random_draws_ = self._draws(layout.n_samples)
+        return self._part_positions(layout, local, facts, self.random_draws_, self._get_comms())
 
 
 class ShuffleSplit(_PerRowShuffleSplit, _GlobalRowSplitter, sk.ShuffleSplit):
@@ -496,6 +514,7 @@ class StratifiedKFold(_ByGlobalClass, sk.StratifiedKFold):
         check_n_splits(self.n_splits, layout.n_samples)
         classes, _, before = self._class_table(layout, facts)
         codes, counts = self._codes(layout, local, facts, classes)
+        check_class_counts(counts, self.n_splits)
         allocation = stratified_allocation(counts, self.n_splits)
         if seed is None:
             within = np.zeros(layout.n_local, dtype=np.int64)
@@ -604,6 +623,12 @@ class TimeSeriesSplit(_GlobalRowSplitter, sk.TimeSeriesSplit):
     comms : Comms, default=None
         The ranks the data is spread over; None for :func:`mlmpi.get_comms`.
 
+    Notes
+    -----
+    Each rank cuts its own rows from their global indices with
+    scikit-learn's formula (time and memory over the rank's rows only, at any
+    size). It draws nothing: ``random_draws_`` is None.
+
     Examples
     --------
     >>> import numpy as np
@@ -621,13 +646,52 @@ class TimeSeriesSplit(_GlobalRowSplitter, sk.TimeSeriesSplit):
         )
         self.comms = comms
 
+    def _per_row_folds(self, layout, local, facts, seed, comms):
+        """scikit-learn's ``TimeSeriesSplit._split``, with its checks, on the
+        rows' global indices: each set a run of global rows."""
+        n_samples, n_splits, gap = layout.n_samples, self.n_splits, self.gap
+        n_folds = n_splits + 1
+        test_size = self.test_size if self.test_size is not None else n_samples // n_folds
+        if n_folds > n_samples:
+            raise ValueError(
+                f"Cannot have number of folds={n_folds} greater than the number of "
+                f"samples={n_samples}."
+            )
+        if n_samples - gap - (test_size * n_splits) <= 0:
+            raise ValueError(
+                f"Too many splits={n_splits} for number of samples={n_samples} with "
+                f"test_size={test_size} and gap={gap}."
+            )
+        splits = []
+        for test_start in range(n_samples - n_splits * test_size, n_samples, test_size):
+            train_end = test_start - gap
+            train_start = 0
+            if self.max_train_size and self.max_train_size < train_end:
+                train_start = train_end - self.max_train_size
+            splits.append(
+                (
+                    _local_run(layout, train_start, train_end),
+                    _local_run(layout, test_start, test_start + test_size),
+                )
+            )
+        return splits
+
+
+def _local_run(layout, start, stop):
+    """The local indices of this rank's rows among global rows ``start .. stop - 1``."""
+    return np.arange(
+        min(max(start - layout.offset, 0), layout.n_local),
+        min(max(stop - layout.offset, 0), layout.n_local),
+    )
+
 
 class _ByGlobalGroup(_GlobalRowSplitter):
-    """Group splitters: the placeholder holds the global rows cell by cell, a
-    cell being a group (and, stratified, a class within it), cells in sorted
-    order. scikit-learn's group splitters depend only on the sorted groups and
-    on the number of rows of each cell (a fold is a set of groups), so their
-    folds of the placeholder are their folds of the real data, renumbered."""
+    """Group splitters: a fold is a set of groups, which scikit-learn's group
+    splitters choose from the sorted groups and the global row count of each
+    cell alone (a cell being a group, and, stratified, a class within it).
+    Every rank assigns the groups to folds from those counts as scikit-learn
+    does (:meth:`_group_folds`, memory over the cells, not the rows) and
+    keeps its rows of the groups of each fold."""
 
     _by_class = False  # whether a cell is (group, class) rather than a group
     _uses_groups = True
@@ -655,42 +719,51 @@ class _ByGlobalGroup(_GlobalRowSplitter):
         values = [v for v, _ in found]
         return cell_of_row.ravel(), (n_rows, values, codes, counts)
 
-    def _placeholder(self, layout, cell_of_row, facts):
+    def _folds(self, layout, cell_of_row, facts, comms):
+        """Each fold's ``(train, test)`` local indices, sorted: this rank's rows
+        of the groups :meth:`_group_folds` assigns to it. Collective only for a
+        shuffle with a random state that is not an int."""
+        check_n_splits(self.n_splits, layout.n_samples)
+        values, counts, cell = self._global_cells(layout, cell_of_row, facts)
+        fold = self._group_folds(values[0], counts, comms)
+        return folds_of(fold[cell[0]], self.n_splits)
+
+    @staticmethod
+    def _global_cells(layout, cell_of_row, facts):
+        """``(values, counts, cell)``: the sorted global values of each column
+        (the groups, then the classes of the stratified splitter), the global
+        row count of each cell (an array with an axis per column) and the cell
+        of each of this rank's rows (an array of indices per axis)."""
         n_columns = len(facts[0][1])
         values = [
             np.unique(np.concatenate([f[1][c] for f in facts if f[0]] or [facts[0][1][c]]))
             for c in range(n_columns)
         ]
-        shape = tuple(max(len(v), 1) for v in values)
-        keys = []
-        for _, local_values, codes, counts in facts:
-            if not len(counts):
-                keys.append(np.empty(0, dtype=np.intp))
+        counts = np.zeros(tuple(max(len(v), 1) for v in values), dtype=np.int64)
+        cell = tuple(np.empty(0, dtype=np.intp) for _ in values)
+        for rank, (_, local_values, codes, cell_counts) in enumerate(facts):
+            if not len(cell_counts):
                 continue
-            mapped = [
+            index = tuple(
                 np.searchsorted(values[c], local_values[c])[codes[:, c]] for c in range(n_columns)
-            ]
-            keys.append(np.ravel_multi_index(mapped, shape))
-        cells = np.unique(np.concatenate(keys))
-        total = np.zeros(cells.shape[0], dtype=np.int64)
-        before = np.zeros(cells.shape[0], dtype=np.int64)
-        for rank, (fact, key) in enumerate(zip(facts, keys)):
-            where = np.searchsorted(cells, key)
-            if rank < layout.rank:
-                np.add.at(before, where, fact[3])
-            np.add.at(total, where, fact[3])
-        starts = np.concatenate([[0], np.cumsum(total)[:-1]])
-        columns = [v[c] for v, c in zip(values, np.unravel_index(cells, shape))]
-        placeholders = [np.repeat(column, total) for column in columns]
-        # each row's place: its cell's start, the cell's rows on lower ranks, its rank here
-        order = np.argsort(cell_of_row, kind="stable")
-        local_cells = cell_of_row[order]
-        cell = np.searchsorted(cells, keys[layout.rank])[local_cells]
-        within = np.arange(order.size) - np.searchsorted(local_cells, local_cells)
-        rows = np.empty(layout.n_local, dtype=np.intp)
-        rows[order] = starts[cell] + before[cell] + within
-        y_global = placeholders[1] if self._by_class else None
-        return np.empty((layout.n_samples, 0)), y_global, rows, placeholders[0]
+            )
+            np.add.at(counts, index, cell_counts)
+            if rank == layout.rank:
+                cell = tuple(axis[cell_of_row] for axis in index)
+        return values, counts, cell
+
+    def _group_random_state(self, comms):
+        """The generator scikit-learn shuffles the groups with (``random_state``
+        agreed by the ranks). Collective unless ``random_state`` is an int."""
+        return check_random_state(agreed_random_state(self.random_state, comms))
+
+    def _too_few_groups(self, n_groups):
+        """scikit-learn's error for more folds than groups."""
+        if self.n_splits > n_groups:
+            raise ValueError(
+                f"Cannot have number of splits n_splits={self.n_splits} greater than the "
+                f"number of groups: {n_groups}."
+            )
 
 
 class GroupKFold(_ByGlobalGroup, sk.GroupKFold):
@@ -714,8 +787,12 @@ class GroupKFold(_ByGlobalGroup, sk.GroupKFold):
 
     Notes
     -----
-    Every rank materialises a placeholder of the global groups (one per
-    global row) while the folds are cut.
+    Each rank assigns the groups to folds as scikit-learn does, from the
+    global row count of each group (time and memory over the groups, not the
+    rows, at any size), and keeps its rows of each fold. With
+    ``shuffle=True`` the groups are shuffled by scikit-learn's draws at any
+    size (draws over the groups): ``random_draws_`` is ``'scikit-learn'``
+    (None without shuffling).
 
     Examples
     --------
@@ -731,6 +808,24 @@ class GroupKFold(_ByGlobalGroup, sk.GroupKFold):
     def __init__(self, n_splits=5, *, shuffle=False, random_state=None, comms=None):
         super().__init__(n_splits=n_splits, shuffle=shuffle, random_state=random_state)
         self.comms = comms
+
+    def _group_folds(self, groups, counts, comms):
+        """scikit-learn's fold of each group (``groups`` sorted, ``counts`` rows
+        each): its groups shuffled and cut as ``KFold``'s folds, or the largest
+        groups first (ties: the later group), each to the lightest fold.
+        Collective as :meth:`_folds`."""
+        check_array(groups, input_name="groups", ensure_2d=False, dtype=None)
+        n_groups = len(groups)
+        self._too_few_groups(n_groups)
+        if self.shuffle:
+            position = np.argsort(self._group_random_state(comms).permutation(n_groups))
+            return np.searchsorted(fold_bounds(n_groups, self.n_splits), position, "right") - 1
+        fold = np.empty(n_groups, dtype=np.int64)
+        weight = np.zeros(self.n_splits, dtype=np.int64)
+        for group in np.argsort(counts, kind="stable")[::-1]:
+            fold[group] = lightest = np.argmin(weight)
+            weight[lightest] += counts[group]
+        return fold
 
 
 class StratifiedGroupKFold(_ByGlobalGroup, sk.StratifiedGroupKFold):
@@ -753,8 +848,12 @@ class StratifiedGroupKFold(_ByGlobalGroup, sk.StratifiedGroupKFold):
 
     Notes
     -----
-    Every rank materialises placeholders of the global labels and groups
-    (one of each per global row) while the folds are cut.
+    Each rank assigns the groups to folds as scikit-learn does, from the
+    global row count of each (group, class) pair (time and memory over the
+    groups and classes, not the rows, at any size), and keeps its rows of
+    each fold. With ``shuffle=True`` the groups are shuffled by
+    scikit-learn's draws at any size (draws over the groups):
+    ``random_draws_`` is ``'scikit-learn'`` (None without shuffling).
 
     Examples
     --------
@@ -772,6 +871,29 @@ class StratifiedGroupKFold(_ByGlobalGroup, sk.StratifiedGroupKFold):
     def __init__(self, n_splits=5, shuffle=False, random_state=None, comms=None):
         super().__init__(n_splits=n_splits, shuffle=shuffle, random_state=random_state)
         self.comms = comms
+
+    def _group_folds(self, groups, counts, comms):
+        """scikit-learn's fold of each group from ``counts`` (rows of each group
+        and class): the groups (shuffled) by decreasing spread of their class
+        counts, each to scikit-learn's ``_find_best_fold``. Collective as
+        :meth:`_folds`."""
+        class_counts = counts.sum(axis=0)
+        check_class_counts(class_counts, self.n_splits)
+        n_groups = counts.shape[0]
+        self._too_few_groups(n_groups)
+        order = np.arange(n_groups)  # order[i]: the group scikit-learn numbers i
+        if self.shuffle:
+            self._group_random_state(comms).shuffle(order)
+        per_group = counts[order].astype(np.float64)
+        per_fold = np.zeros((self.n_splits, counts.shape[1]))
+        fold = np.empty(n_groups, dtype=np.int64)
+        for group in np.argsort(-np.std(per_group, axis=1), kind="stable"):
+            best = self._find_best_fold(
+                y_counts_per_fold=per_fold, y_cnt=class_counts, group_y_counts=per_group[group]
+            )
+            per_fold[best] += per_group[group]
+            fold[order[group]] = best
+        return fold
 
 
 @collective_function
@@ -861,12 +983,8 @@ def train_test_split(
             n_splits=1, test_size=n_test, train_size=n_train, random_state=random_state, comms=comms
         )
         _, local, split_facts = splitter._agreed(arrays[0], stratify, None)
-        if draws_for(layout.n_samples) == PER_ROW:
-            seed = per_row_seed(random_state, comms)
-            positions = splitter._per_row_positions(layout, local, split_facts, seed, 0, comms)
-        else:
-            rows, splits = splitter._replayed(layout, local, split_facts, comms)
-            positions = [_positions(part, rows, layout.n_samples) for part in splits[0]]
+        draws = draws_for(layout.n_samples)
+        positions = splitter._part_positions(layout, local, split_facts, draws, comms)[0]
     else:
         if stratify is not None:
             raise ValueError("Stratified train/test split is not implemented for shuffle=False")
