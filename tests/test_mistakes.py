@@ -55,6 +55,10 @@ MISTAKES = {  # the message each mistake must give on every rank
         "DistributedOptimizer.step is collective: rank {last} called it (call #4), {firsts} "
         "ended the program without calling it. A rank ran out of batches"
     ),
+    "as_sklearn_on_rank_0": (  # rank 0 holds no rows of the neighbours' index
+        "KNeighborsClassifier.as_sklearn is collective: rank 0 called it (call #1), {others} "
+        "ended the program without calling it. Every rank must make the same collective calls"
+    ),
 }
 
 # Every rank prints the message of a mistake caught when ranks end the program

@@ -5,7 +5,13 @@ loader's default comms. Models replicated on every rank (all but the
 neighbours' index) predict in a plain process as they did in the job; a
 neighbours model holds its rank's part of the index and says so wherever
 that part is not enough. ``as_sklearn()`` gives scikit-learn's estimator,
-the neighbours' with the whole index gathered.
+the neighbours' with the whole index gathered. Every model is fitted on
+unequal shards, rank 0's empty (the pickle loaded in the plain process is the
+empty rank's); a representative subset (:data:`ACROSS_LAYOUTS`) is also
+fitted and applied under the ``uneven`` and ``empty`` layouts of ``shards.py``
+and checked against scikit-learn on the global rows where its result is the
+same. ``as_sklearn()`` of the neighbours called on one rank only is the same
+error on every rank.
 """
 
 import os
@@ -19,6 +25,9 @@ import numpy as np
 from numpy.testing import assert_allclose, assert_array_equal
 from shards import gather_rows, layouts, same_error_everywhere
 from sklearn.datasets import make_classification, make_regression
+from sklearn.linear_model import Ridge as SkRidge
+from sklearn.neighbors import KNeighborsClassifier as SkKNeighborsClassifier
+from sklearn.preprocessing import QuantileTransformer as SkQuantileTransformer
 
 import mlmpi
 import mlmpi.impute as imp
@@ -145,6 +154,47 @@ SPLITTERS = [
     ms.TimeSeriesSplit(3),
 ]
 
+#: Fitted under the ``uneven`` and ``empty`` layouts: a linear model, a boosting model,
+#: a transformer, a search over a pipeline and a neighbours model (its index spread
+#: over the ranks, gathered by ``as_sklearn()``). (name, factory, data, methods,
+#: scikit-learn's estimator that gives the same outputs on the global rows, or None)
+LAYOUTS = ("uneven", "empty")
+ACROSS_LAYOUTS = [
+    ("Ridge", lambda: mlmpi.Ridge(alpha=2.0), "reg", PREDICT, lambda: SkRidge(alpha=2.0)),
+    (
+        "HistGradientBoostingClassifier",
+        lambda: mlmpi.HistGradientBoostingClassifier(max_iter=3, max_depth=3, random_state=0),
+        "class",
+        PROBA,
+        None,
+    ),
+    (
+        "QuantileTransformer",
+        lambda: pre.QuantileTransformer(n_quantiles=50),
+        "rows",
+        TRANSFORM,
+        lambda: SkQuantileTransformer(n_quantiles=50),
+    ),
+    (
+        "GridSearchCV",
+        lambda: ms.GridSearchCV(
+            pl.Pipeline([("scale", pre.StandardScaler()), ("model", mlmpi.LogisticRegression())]),
+            {"model__C": [0.1, 1.0]},
+            cv=3,
+        ),
+        "class",
+        PROBA,
+        None,
+    ),
+    (
+        "KNeighborsClassifier",
+        lambda: mlmpi.KNeighborsClassifier(4),
+        "class",
+        PROBA,
+        lambda: SkKNeighborsClassifier(4),
+    ),
+]
+
 #: Run in a plain process: unpickles each model and applies its methods to the global rows.
 LOADER = """
 import pickle, sys
@@ -178,11 +228,28 @@ def _local(kind, layout="even"):
     return shard(X, COMMS, counts=counts), None if y is None else shard(y, COMMS, counts=counts)
 
 
-def _fit(make, kind):
-    """``make()`` fitted on unequal shards, rank 0's empty: the pickle loaded
-    in the plain process is rank 0's."""
-    X, y = _local(kind, "empty")
+def _fit(make, kind, layout="empty"):
+    """``make()`` fitted on the shards of ``layout`` (by default unequal ones, rank
+    0's empty: the pickle loaded in the plain process is rank 0's)."""
+    X, y = _local(kind, layout)
     return make().fit(X) if y is None else make().fit(X, y)
+
+
+def _assert_same(found, expected, what, tol=1e-12):
+    """Equal labels, parameter names and integers; floats within ``tol``."""
+    if np.asarray(expected).dtype.kind not in "fc":
+        assert_array_equal(np.asarray(found), np.asarray(expected), err_msg=what)
+    else:
+        assert_allclose(found, expected, rtol=tol, atol=tol, err_msg=what)
+
+
+def _assert_found_in_the_plain_process(found, expected):
+    """:data:`LOADER`'s outputs are ``{name: {method: job's outputs, gathered}}``."""
+    for name, outputs in expected.items():
+        for method, value in outputs.items():
+            got = found[name][method]
+            assert not _failed(got), (name, method, got)
+            _assert_same(got, value, f"{name}.{method}")
 
 
 def _failed(found):
@@ -217,15 +284,16 @@ def _in_a_plain_process(models):
     return COMMS.bcast_object(found)
 
 
-def _check_as_sklearn(name, model, kind, methods):
+def _check_as_sklearn(name, model, kind, methods, layout="even"):
     """``model.as_sklearn()`` is scikit-learn's estimator (its pickle names no
-    mlmpi module) and its outputs on the global rows are the job's, gathered.
-    Collective where ``as_sklearn`` is (the neighbours)."""
+    mlmpi module) and its outputs on the global rows are the job's on the
+    shards of ``layout``, gathered; returns it. Collective where ``as_sklearn``
+    is (the neighbours)."""
     converted = model.as_sklearn()
     assert type(converted).__module__.split(".")[0] == "sklearn", (name, type(converted))
     assert type(converted).__name__ == type(model).__name__
     assert b"mlmpi" not in pickle.dumps(converted), name
-    local = _local(kind)[0]
+    local = _local(kind, layout)[0]
     for method in methods:
         job, whole = getattr(model, method)(local), getattr(converted, method)(DATA[kind][0])
         if method == "kneighbors":  # the indices: global row numbers
@@ -235,14 +303,49 @@ def _check_as_sklearn(name, model, kind, methods):
             assert_allclose(whole, job, rtol=1e-12, atol=1e-12, err_msg=f"{name}.{method}")
         else:
             assert_array_equal(whole, job, err_msg=f"{name}.{method}")
+    return converted
+
+
+def _fitted_across_layouts():
+    """:data:`ACROSS_LAYOUTS` fitted under the ``uneven`` and ``empty`` layouts (none
+    at 1 rank, where both are the even layout): the job's outputs on its shards,
+    gathered, are scikit-learn's on the global rows where scikit-learn computes
+    the same, and ``as_sklearn()``'s. Returns what the plain process is to load
+    (rank 0's pickle of the model, or of the neighbours' ``as_sklearn()``, whose
+    index is gathered from every rank, rank 0's part empty under ``empty``) and
+    the job's outputs, as :func:`_assert_found_in_the_plain_process` takes them.
+    This function is collective."""
+    models, expected = {}, {}
+    for layout in LAYOUTS if COMMS.size > 1 else ():
+        for name, make, kind, methods, reference in ACROSS_LAYOUTS:
+            key = f"{layout}/{name}"
+            model = _fit(make, kind, layout)
+            X = _local(kind, layout)[0]
+            job = {m: gather_rows(np.asarray(getattr(model, m)(X))) for m in methods}
+            assert all(len(v) == len(DATA[kind][0]) for v in job.values()), key
+            converted = _check_as_sklearn(key, model, kind, methods, layout)
+            # A neighbours model's own pickle holds rank 0's part of the index:
+            # the plain process loads the gathered one.
+            exported = converted if name.startswith("KNeighbors") else model
+            models[key] = (pickle.dumps(exported), kind, methods)
+            expected[key] = {**job, "params": sorted(exported.get_params(deep=False))}
+            if reference is not None:
+                X_all, y_all = DATA[kind]
+                theirs = reference().fit(X_all) if y_all is None else reference().fit(X_all, y_all)
+                for method in methods:
+                    _assert_same(job[method], getattr(theirs, method)(X_all), key, tol=1e-9)
+    return models, expected
 
 
 def case_replicated_models_predict_in_a_plain_process_as_in_the_job():
     """Estimators, transformers, searches and pipelines, fitted at 1-3 ranks,
     pickled on every rank (rank 0's pickle loaded in a plain process): the
     plain process's outputs on the global rows are the job's, gathered; so
-    are those of ``as_sklearn()``'s estimator."""
-    models, expected = {}, {}
+    are those of ``as_sklearn()``'s estimator. At 2 and 3 ranks the same for
+    :data:`ACROSS_LAYOUTS` fitted and applied under the ``uneven`` and
+    ``empty`` layouts (:func:`_fitted_across_layouts`), in the same plain
+    process (each start of one costs seconds)."""
+    models, expected = _fitted_across_layouts()
     for name, make, kind, methods in REPLICATED:
         model = _fit(make, kind)
         blob = pickle.dumps(model)  # on every rank: no rank holds a communicator in a pickle
@@ -253,15 +356,7 @@ def case_replicated_models_predict_in_a_plain_process_as_in_the_job():
         again = pickle.loads(blob)  # loaded in the job: the job's default comms again
         assert again.get_params(deep=False).get("comms", None) in (None, COMMS), name
         _check_as_sklearn(name, model, kind, methods)
-    found = _in_a_plain_process(models)
-    for name, outputs in expected.items():
-        for method, value in outputs.items():
-            got = found[name][method]
-            assert not _failed(got), (name, method, got)
-            if method == "params" or np.asarray(value).dtype.kind not in "fc":
-                assert_array_equal(np.asarray(got), np.asarray(value), err_msg=f"{name}.{method}")
-            else:
-                assert_allclose(got, value, rtol=1e-12, atol=1e-12, err_msg=f"{name}.{method}")
+    _assert_found_in_the_plain_process(_in_a_plain_process(models), expected)
 
 
 def case_a_model_given_the_comms_pickles_and_loads_with_the_default_one():
@@ -334,3 +429,23 @@ def case_neighbours_need_each_ranks_own_part_of_the_index():
             assert not _failed(got), (name, got)
         else:
             assert _failed(got) and f"fitted on {COMMS.size} ranks" in got[2], got
+
+
+def case_the_neighbours_as_sklearn_on_one_rank_is_the_same_error_everywhere():
+    """``if rank == 0: model.as_sklearn()`` (rank 0 holding no rows of the index)
+    while the other ranks go on to a search: the same ValueError on every rank,
+    never a hang; the next calls made on every rank work. (Where the other ranks
+    end the program instead, the job ends: ``tests/test_mistakes.py``.)"""
+    if COMMS.size == 1:
+        return
+    X, y = _local("class", "empty")
+    model = mlmpi.KNeighborsClassifier(4).fit(X, y)
+    others = "rank 1" if COMMS.size == 2 else "ranks " + ", ".join(map(str, range(1, COMMS.size)))
+    same_error_everywhere(
+        ValueError,
+        rf"The ranks disagree on the collective call: rank 0 called "
+        rf"KNeighborsClassifier\.as_sklearn \(call #1\); {others} called "
+        r"KNeighborsClassifier\.predict \(call #1\)",
+        lambda: model.as_sklearn() if COMMS.rank == 0 else model.predict(X),
+    )
+    assert_array_equal(model.as_sklearn().predict(X_CLASS), gather_rows(model.predict(X)))

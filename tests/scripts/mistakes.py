@@ -7,6 +7,7 @@ Run as ``mpiexec -n N python mistakes.py MISTAKE [dnn]``; the last rank is the
 odd one out. Each rank prints ``start <time>`` just before the mistake.
 """
 
+import pickle
 import sys
 import time
 
@@ -98,6 +99,15 @@ def uneven_batches_then_end():
     _train(4 if last else 3, "end")
 
 
+def as_sklearn_on_rank_0():
+    # Rank 0 holds no rows of a neighbours' index and gathers it alone
+    # (``if rank == 0: pickle.dumps(model.as_sklearn())``); the others end the program.
+    rows = slice(0 if comms.rank == 0 else None)
+    model = mlmpi.KNeighborsClassifier(n_neighbors=3).fit(X[rows], y[rows])
+    if comms.rank == 0:
+        print(len(pickle.dumps(model.as_sklearn())), flush=True)
+
+
 MISTAKES = {
     f.__name__: f
     for f in (
@@ -110,6 +120,7 @@ MISTAKES = {
         raw_barrier,
         uneven_batches_then_metrics,
         uneven_batches_then_end,
+        as_sklearn_on_rank_0,
     )
 }
 
