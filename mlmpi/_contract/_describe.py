@@ -137,6 +137,16 @@ def describe(value):
     return text
 
 
+def _named(name, value):
+    """:func:`describe` of the parameter or argument ``name``: a ``cv`` given as
+    a list of ``(train, test)`` pairs holds each rank's own row indices, so
+    only the number of splits must agree."""
+    if name == "cv" and isinstance(value, (list, tuple)) and value:
+        if all(isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in value):
+            return f"{len(value)} (train, test) pairs of this rank's rows"
+    return describe(value)
+
+
 def _parameters(instance):
     """``get_params(deep=False)``, or the attributes named by the constructor's
     parameters (scikit-learn's splitters have no ``get_params``)."""
@@ -155,7 +165,7 @@ def parameter_facts(instance):
     params = _parameters(instance)
     params.pop("comms", None)
     params.pop("self", None)
-    return tuple((name, describe(value)) for name, value in sorted(params.items()))
+    return tuple((name, _named(name, value)) for name, value in sorted(params.items()))
 
 
 def argument_facts(bound, data_names):
@@ -177,5 +187,5 @@ def argument_facts(bound, data_names):
                 for key, item in sorted(value.items())
             ]
         else:
-            facts.append((name, DATA if name in data_names else describe(value)))
+            facts.append((name, DATA if name in data_names else _named(name, value)))
     return tuple(facts)

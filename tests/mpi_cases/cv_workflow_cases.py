@@ -293,6 +293,40 @@ def case_predictions_curves_and_importances_by_global_row():
         np.testing.assert_allclose(found.importances, importances.importances, atol=1e-10)
 
 
+def _local_pairs(pairs, counts):
+    """Each rank's own (train, test) row indices of global ``pairs``."""
+    comms = get_comms()
+    offset = sum(counts[: comms.rank])
+    mine = slice(offset, offset + counts[comms.rank])
+    return [
+        tuple(np.flatnonzero(np.isin(np.arange(sum(counts)), part)[mine]) for part in pair)
+        for pair in pairs
+    ]
+
+
+def case_cv_given_as_each_ranks_pairs_equals_scikit_learn():
+    # A list of (train, test) pairs of this rank's rows differs between ranks:
+    # the contract compares only their number.
+    X, y = _iris()
+    pairs = list(sk.KFold(3, shuffle=True, random_state=0).split(X))
+    scores = sk.cross_val_score(skn.GaussianNB(), X, y, cv=pairs)
+    curve = sk.learning_curve(skn.GaussianNB(), X, y, cv=pairs, train_sizes=[0.5, 1.0])
+    search = sk.GridSearchCV(skn.GaussianNB(), {"var_smoothing": [1e-9, 1e-1]}, cv=pairs)
+    search.fit(X, y)
+    for name, (Xl, yl) in _layouts(X, y):
+        local = _local_pairs(pairs, get_comms().allgather(Xl.shape[0]))
+        found = ms.cross_val_score(GaussianNB(), Xl, yl, cv=local)
+        np.testing.assert_allclose(found, scores, atol=1e-12, err_msg=name)
+        found = ms.learning_curve(GaussianNB(), Xl, yl, cv=local, train_sizes=[0.5, 1.0])
+        for part, expected in zip(found, curve):
+            np.testing.assert_allclose(part, expected, atol=1e-12, err_msg=name)
+        found = ms.GridSearchCV(GaussianNB(), {"var_smoothing": [1e-9, 1e-1]}, cv=local)
+        found.fit(Xl, yl)
+        np.testing.assert_allclose(
+            found.cv_results_["mean_test_score"], search.cv_results_["mean_test_score"], atol=1e-12
+        )
+
+
 def case_per_row_importances_are_the_same_at_any_rank_count():
     rng = np.random.RandomState(0)
     n = 20_000  # tree leaves of 8192 rows: the ranks' boundaries cut leaves
