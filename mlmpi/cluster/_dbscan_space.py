@@ -15,10 +15,12 @@ halo), and each pair within ``eps`` goes back to the rank that holds its row.
   identical, is split by global index over as many ranks as its rows
   need, each owning a part and receiving the spot's other rows as halo.
   The cuts come from a sample of the rows (every ``stride``-th global row,
-  about :data:`_SAMPLE_PER_RANK` per rank, gathered on every rank), on which
-  every rank computes the same bisection. A region's count is the
-  sample's estimate: within a few percent of ``n / P`` (6% at most on
-  uniform data at 8 ranks).
+  about :data:`_SAMPLE_PER_RANK` per rank and :data:`_SAMPLE_LIMIT` in
+  all, gathered on every rank), on which every rank computes the same
+  bisection (a linear-time selection per cut: ``O(S log P)`` for a sample of
+  ``S`` rows). A region's count is the sample's estimate: within a few
+  percent of ``n / P`` (6% at most on uniform data at 8 ranks; with 256
+  sample rows per region at 1,024 ranks, about 1/sqrt(256) = 6% too).
 - **Halo.** A row ``y`` within ``eps`` of a row ``x`` is within ``eps`` of it
   in every coordinate (``|x_i - y_i| <= d(x, y)`` for every Minkowski
   ``p >= 1``), so ``y`` lies in the slabs ``eps`` wide round the bounding box
@@ -37,8 +39,8 @@ halo), and each pair within ``eps`` goes back to the rank that holds its row.
 
 Nothing has one entry per global row. Memory per rank: its own rows, its
 region and halo, the pairs of the rows it owns and those it receives, and
-the sample (about ``_SAMPLE_PER_RANK * P`` rows, which grows with the
-number of ranks, not of rows).
+the sample (about ``_SAMPLE_PER_RANK * P`` rows up to ``_SAMPLE_LIMIT``:
+bounded by neither the rows nor the ranks).
 """
 
 from typing import NamedTuple
@@ -48,8 +50,11 @@ import numpy as np
 from ..kernels import kernels_for
 from ..utils._global_rows import owners
 
-#: Rows per rank of the sample the cuts come from.
+#: Rows per rank of the sample the cuts come from, and the most rows of the
+#: whole sample (every rank holds it and bisects it: at many ranks each rank's
+#: share shrinks, to 256 rows at 1,024 ranks, so that this work stays bounded).
 _SAMPLE_PER_RANK = 1024
+_SAMPLE_LIMIT = 1 << 18
 #: Relative widening of the halo's slabs beyond ``eps`` (rounding of the kernel's distance).
 _MARGIN = 1e-6
 
@@ -116,11 +121,13 @@ def space_pairs(X, eps, p, leaf_size, comms, layout):
 def _sample(coords, comms, layout):
     """``(sample, sample_index)``: the coordinates (float64) and global
     indices of every ``stride``-th global row of every rank, on every rank
-    (one allgatherv); about :data:`_SAMPLE_PER_RANK` rows per rank.
+    (one allgatherv); about :data:`_SAMPLE_PER_RANK` rows per rank, and at
+    most about :data:`_SAMPLE_LIMIT` in all.
 
     This function is collective.
     """
-    stride = max(1, -(-layout.n_samples // (_SAMPLE_PER_RANK * comms.size)))
+    wanted = min(_SAMPLE_PER_RANK * comms.size, _SAMPLE_LIMIT)
+    stride = max(1, -(-layout.n_samples // wanted))
     local = np.arange((-layout.offset) % stride, layout.n_local, stride)
     packed = np.column_stack([coords[local], (layout.offset + local).astype(np.float64)])
     gathered = comms.allgatherv(packed)
@@ -159,8 +166,15 @@ def _cut(sample, sample_index, members, fraction):
         return (0, np.inf, 0), members, members[:0]
     rows = sample[members]
     dim = int(np.argmax(rows.max(axis=0) - rows.min(axis=0)))
-    order = members[np.lexsort((sample_index[members], rows[:, dim]))]
-    return (dim, sample[order[k], dim], sample_index[order[k]]), order[:k], order[k:]
+    x = rows[:, dim]
+    value = np.partition(x, k)[k]  # the k-th smallest coordinate, in linear time
+    below, tied = x < value, np.flatnonzero(x == value)
+    tied = tied[np.argsort(sample_index[members[tied]], kind="stable")]
+    first_right = tied[k - int(np.count_nonzero(below))]  # the k-th row in key order
+    left = below.copy()
+    left[tied[: k - int(np.count_nonzero(below))]] = True
+    cut = (dim, value, sample_index[members[first_right]])
+    return cut, members[left], members[~left]
 
 
 def _regions(bisection, coords, index):
