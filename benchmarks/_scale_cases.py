@@ -80,6 +80,11 @@ class Case:
         The cost terms (keys of :data:`COMPUTE`, :data:`TRAFFIC`, :data:`CALLS`).
     note : str
         Why a term that grows with ``n`` or ``P`` per rank is there.
+    draws : str
+        The random-draw policy the call runs under (:func:`mlmpi.random.draws`):
+        the cases that draw rows (bootstraps, splits, subsamples) run with
+        ``"per-row"``, the policy above a million global rows, whose cost the
+        projection to many ranks is about; ``"auto"`` for the others.
     """
 
     name: str
@@ -94,6 +99,7 @@ class Case:
     traffic: tuple = ("fixed",)
     calls: tuple = ("fixed",)
     note: str = ""
+    draws: str = "auto"
     extra: dict = field(default_factory=dict)
 
 
@@ -350,15 +356,19 @@ _RING = dict(
 _TREE_COSTS = dict(compute=("fixed", "rows"), traffic=("fixed", "ranks"), calls=("fixed",))
 _BOOTSTRAPPED = dict(
     _TREE_COSTS,
-    compute=("fixed", "rows", "global_rows"),
-    note="every rank draws each tree's whole bootstrap sequence (scikit-learn's draws, by "
-    "global row), and keeps the draws on its rows",
+    draws="per-row",
+    note="per-row draws: each tree's bootstrap counts of the rank's rows come from binomial "
+    "splits down a fixed tree of global row ranges (no communication); scikit-learn's draws "
+    "(up to a million rows) would replay the whole bootstrap sequence on every rank",
 )
 _BOOSTED = dict(
     _TREE_COSTS,
-    compute=("fixed", "rows", "global_rows"),
-    note="early stopping's validation rows come from scikit-learn's permutation of the n global "
-    "row indices, replayed on every rank (8 bytes per global row during the split)",
+    traffic=("fixed", "ranks", "local_rows"),
+    draws="per-row",
+    note="per-row draws: early stopping's validation rows come from a distributed shuffle "
+    "(a sort of per-row keys: local_rows traffic), the binning subsample from hypergeometric "
+    "splits; scikit-learn's draws (up to a million rows) would replay the permutation of "
+    "the n global rows on every rank",
 )
 #: The linear tests' absolute tolerance where a coefficient may be near zero
 #: (tests/mpi_cases/linear_cases.py: rtol=1e-8, atol=1e-8). The intercept here
@@ -386,13 +396,13 @@ CASES = [
         d=2,
         rtol=0,
         compute=("fixed", "rows_log", "cross"),
-        traffic=("fixed", "ranks", "cross", "ring"),
-        calls=("fixed", "log_ranks", "ring_blocks"),
-        note="every row passes once through every rank (the ring of step 1): rows are "
-        "sharded by index, not by position, so any two may be neighbours; the halo requests "
-        "(core flags, components, labels of the other ranks' rows its pairs reach) and the "
-        "edges between local pieces sent to their owners are at most the pairs that cross "
-        "ranks, (P-1)/P of a local row's neighbours at a fixed density",
+        traffic=("fixed", "ranks", "cross"),
+        calls=("fixed", "log_ranks"),
+        note="by space: rows move to the rank owning their region (a k-d bisection of the "
+        "ranks cut at the quantiles of a sample gathered on every rank, 1,024 rows per rank "
+        "up to 262,144 in all: bounded work) with a halo eps wide; each pair goes back to its "
+        "row's rank; core flags, FastSV components and labels then go by rank of the shards: "
+        "(P-1)/P of a row's neighbours are on other ranks at a fixed density",
     ),
     Case(
         "HDBSCAN",
@@ -708,7 +718,9 @@ CASES = [
         _split,
         rtol=0,
         traffic=("fixed", "ranks", "local_rows"),
-        note="shuffled rows move to their rank in the global order (balanced counts)",
+        draws="per-row",
+        note="per-row draws: a distributed sort of per-row keys gives each row its position; "
+        "the rows move to their rank in that order (balanced counts)",
     ),
     Case(
         "cross_val_score",

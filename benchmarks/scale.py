@@ -2,6 +2,8 @@
 
     python benchmarks/scale.py --out benchmarks/results/scale.json            # the full run
     python benchmarks/scale.py --ranks 1 2 --modes strong --cases KMeans --size 0.1   # smoke
+    python benchmarks/scale.py --size 0.1 --cases DBSCAN --out benchmarks/results/scale.json \
+        --merge "why these cases ran again"      # replace some cases' rows in the file
 
 For each case of ``benchmarks/_scale_cases.py`` (one row per estimator,
 transformer, metric, search and workflow) and each rank count, one
@@ -12,7 +14,10 @@ generated per global row:
   every rank count;
 - **weak scaling**: ``n / 4`` rows (times ``--size``) per rank.
 
-Each case runs once on a slice of its rows (``--warmup``: the kernels
+A case that draws rows (bootstraps, splits, subsamples) runs under the
+random-draw policy its row names (``draws``: per-row, the policy above a
+million global rows, whose cost is what the projection to many ranks is
+about). Each case runs once on a slice of its rows (``--warmup``: the kernels
 compile), then ``--repeat`` times on all of them; the fastest run (by its
 slowest rank) is kept, since a core busy with other work slows one run, not
 every one. Per rank and per call it records, from the profile of the comms
@@ -88,11 +93,12 @@ def _rows(case, mode, size, ranks):
 def _measure(case, X, y, comms):
     """Run ``case`` once, measured; return this rank's metrics and the result."""
     from mlmpi.comms import profile
+    from mlmpi.random import draws
 
     comms.barrier()
     _reset_peak()
     rss_before = _status("VmRSS")
-    with profile() as prof:
+    with profile() as prof, draws(case.draws):
         start = time.perf_counter()
         result = case.run(X, y, comms)
         seconds = time.perf_counter() - start
@@ -140,6 +146,7 @@ def _gathered(result, comms):
 
 def worker(args):
     from mlmpi import get_comms
+    from mlmpi.random import draws
 
     comms = get_comms()
     out = Path(args.outdir)
@@ -153,7 +160,8 @@ def worker(args):
         try:
             X, y = DATA[case.data](n, case.d, comms)
             if args.warmup:  # compile and load the kernels on a slice
-                case.run(X[: max(1, X.shape[0] // 16)], y[: max(1, X.shape[0] // 16)], comms)
+                with draws(case.draws):
+                    case.run(X[: max(1, X.shape[0] // 16)], y[: max(1, X.shape[0] // 16)], comms)
             every, result = _fastest(case, X, y, comms, args.repeat)
             arrays = _gathered(result, comms)
             if comms.rank == 0:
@@ -253,40 +261,52 @@ def driver(args):
         _compare(rows, outdir)
     load_after = os.getloadavg()[0]
     _print(rows, cores, load_before, load_after)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(
-            json.dumps(
-                {
-                    "benchmark": "scale",
-                    "config": {
-                        "ranks": sorted(args.ranks),
-                        "modes": list(args.modes),
-                        "size": args.size,
-                        "warmup": args.warmup,
-                        "repeat": args.repeat,
-                    },
-                    "machine": _driver.machine(),
-                    "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                    "load_before": load_before,
-                    "load_after": load_after,
-                    "cases": {
-                        c.name: {
-                            "family": c.family,
-                            "compute": list(c.compute),
-                            "traffic": list(c.traffic),
-                            "calls": list(c.calls),
-                            "note": c.note,
-                        }
-                        for c in CASES
-                    },
-                    "rows": rows,
-                },
-                indent=1,
-                default=float,
-            )
-        )
-        print(f"wrote {args.out}")
+    if not args.out:
+        return
+    results = {
+        "benchmark": "scale",
+        "config": {
+            "ranks": sorted(args.ranks),
+            "modes": list(args.modes),
+            "size": args.size,
+            "warmup": args.warmup,
+            "repeat": args.repeat,
+        },
+        "machine": _driver.machine(),
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "load_before": load_before,
+        "load_after": load_after,
+        "cases": {c.name: _terms(c) for c in CASES},
+        "rows": rows,
+    }
+    if args.merge:
+        results = _merged(json.loads(args.out.read_text()), results, args.cases, args.merge)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1, default=float))
+    print(f"wrote {args.out}")
+
+
+def _terms(case):
+    """What ``scale.json`` says of a case: its cost terms, why, and its draws."""
+    return {
+        "family": case.family,
+        "compute": list(case.compute),
+        "traffic": list(case.traffic),
+        "calls": list(case.calls),
+        "note": case.note,
+        "draws": case.draws,
+    }
+
+
+def _merged(existing, rerun, cases, why):
+    """``existing`` (a ``scale.json``) with the rows and terms of ``cases`` taken
+    from ``rerun``, and a ``reruns`` entry that says when and ``why``."""
+    merged = dict(existing)
+    merged["rows"] = [r for r in existing["rows"] if r["case"] not in cases] + rerun["rows"]
+    merged["cases"] = {**existing["cases"], **{name: rerun["cases"][name] for name in cases}}
+    entry = {key: rerun[key] for key in ("when", "load_before", "load_after", "config")}
+    merged["reruns"] = [*existing.get("reruns", []), {"cases": sorted(cases), **entry, "why": why}]
+    return merged
 
 
 def _compare(rows, outdir):
@@ -356,9 +376,18 @@ def main():
     )
     parser.add_argument("--timeout", type=int, default=3600, help="seconds per mpiexec job")
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON")
+    parser.add_argument(
+        "--merge",
+        metavar="WHY",
+        default=None,
+        help="replace the rows of --cases in the existing --out file instead of writing a new "
+        "one, and record the rerun there with this reason",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--outdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.merge and not (args.cases and args.out and args.out.exists()):
+        parser.error("--merge needs --cases and an existing --out file")
     (worker if args.worker else driver)(args)
 
 
