@@ -16,7 +16,7 @@ starts. A case names those its algorithm has; ``cost_model.py`` fits one
 non-negative coefficient per term to the measurements.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -100,7 +100,6 @@ class Case:
     calls: tuple = ("fixed",)
     note: str = ""
     draws: str = "auto"
-    extra: dict = field(default_factory=dict)
 
 
 # -- data: (X, y) of this rank's rows of the global data --------------------------------------
