@@ -25,7 +25,7 @@ from ._dbscan_general import (
     precomputed_pairs,
     reaching_minima,
 )
-from ._dbscan_space import space_pairs
+from ._dbscan_space import space_labels
 
 #: Effective metrics and the Minkowski power a k-d tree searches them with.
 TREE_POWERS = {"euclidean": 2.0, "manhattan": 1.0, "chebyshev": np.inf}
@@ -55,7 +55,7 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
        copies of the rows within ``eps`` of it (its halo, found by
        coordinate slabs, as ``|x_i - y_i| <= d(x, y)``); each rank finds the
        pairs of its region's rows with k-d trees of its rows and of its
-       halo, and sends each pair back to the rank that holds the row. Rows
+       halo, and steps 2 and 3 run inside the regions (below). Rows
        are ordered by (coordinate, global index), so a dense spot, up to
        every row identical, is split over several ranks, each of which
        receives the spot's other rows as halo
@@ -74,7 +74,11 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
        that reach other ranks' rows with a distributed connected-components
        search (FastSV: parents that only decrease, hooked and shortcut by
        messages to the rows' owners, a few rounds) until every core sample
-       knows the smallest global index of its component.
+       knows the smallest global index of its component. On the k-d tree
+       path "its own rows" are its region's, owned and halo: a region holds
+       every neighbour of the rows it owns, so only the links between the
+       pieces of neighbouring regions are merged by FastSV, and each row's
+       core flag and component go back to the rank that holds it.
     3. **Labels.** scikit-learn numbers the clusters in the order of their
        smallest core sample; a border sample joins the first cluster that
        reaches it, the one with the smallest number among its core
@@ -96,12 +100,12 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
     its pairs reach only (its halo). Working memory per rank: this rank's
     rows, the pairs found for this rank's rows (as scikit-learn keeps every
     neighbourhood) and a few integers per local row and per halo row; on the
-    k-d tree path also its region's rows, their halo and the pairs found for
-    them, and a sample of about 1,024 rows per rank that every rank receives
-    (it grows with the number of ranks, not of rows); on the ring paths two
-    travelling blocks, and every rank's rows pass once through every rank
-    (rows are sharded by index, not by position, so any two may be
-    neighbours).
+    k-d tree path, instead of those pairs, its region's rows, their halo and
+    the pairs found for them, and a sample of 1,024 rows per rank, up to
+    262,144 in all, that every rank receives; on
+    the ring paths two travelling blocks, and every rank's rows pass once
+    through every rank (rows are sharded by index, not by position, so any
+    two may be neighbours).
 
     Parameters
     ----------
@@ -247,15 +251,22 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
         (metric, params), _ = agree(comms, lambda: (self._effective_metric(X), None))
         weights = _agreed_weights(sample_weight, X, comms)
 
-        rows, neighbours = self._eps_pairs(X, metric, params, comms, layout)
-        # Named metrics give a symmetric relation; distances given or computed by
-        # the caller's function may not.
-        symmetric = not (metric == "precomputed" or callable(metric)) or is_symmetric(
-            rows, neighbours, comms, layout
-        )
-        halo = Halo(neighbours, layout.counts, comms.rank)
-        core = _core_mask(rows, neighbours, weights, X.shape[0], self.min_samples, comms, halo)
-        labels = _labels(rows, neighbours, core, comms, layout, halo, symmetric)
+        if self._by_space(X, metric, params):
+            p = params.get("p", TREE_POWERS.get(metric, 2.0))
+            core, minima = space_labels(
+                X, weights, self.eps, self.min_samples, p, self.leaf_size, comms, layout
+            )
+            labels = _core_labels(minima, core, comms, layout)
+        else:
+            rows, neighbours = self._eps_pairs(X, metric, params, comms, layout)
+            # Named metrics give a symmetric relation; distances given or computed
+            # by the caller's function may not.
+            symmetric = not (metric == "precomputed" or callable(metric)) or is_symmetric(
+                rows, neighbours, comms, layout
+            )
+            halo = Halo(neighbours, layout.counts, comms.rank)
+            core = _core_mask(rows, neighbours, weights, X.shape[0], self.min_samples, comms, halo)
+            labels = _labels(rows, neighbours, core, comms, layout, halo, symmetric)
 
         xp = get_namespace(X)
         core_indices = np.flatnonzero(core)
@@ -322,10 +333,17 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
             and not (self.algorithm == "auto" and X.shape[1] > _MAX_TREE_FEATURES)
         )
 
+    def _by_space(self, X, metric, params):
+        """Whether the k-d tree path clusters the rows by regions of space."""
+        return not (callable(metric) or is_sparse(X) or metric == "precomputed") and (
+            self._on_tree(X, metric, params)
+        )
+
     def _eps_pairs(self, X, metric, params, comms, layout):
         """``(rows, neighbours)``: every pair of a local row and a global row
         within ``eps``, the row itself included unless a precomputed or
-        callable distance to itself exceeds ``eps`` (host int64 arrays).
+        callable distance to itself exceeds ``eps`` (host int64 arrays), on
+        the paths that do not go by space.
 
         This method is collective.
         """
@@ -333,20 +351,17 @@ class DBSCAN(DistributedEstimatorMixin, ClusterMixin, BaseEstimator):
             return pairwise_pairs(X, self.eps, metric, params, comms, layout)
         if metric == "precomputed":
             return precomputed_pairs(X, self.eps, comms, layout)
-        p = params.get("p", TREE_POWERS.get(metric, 2.0))
-        if not self._on_tree(X, metric, params):
-            rows, neighbours, _ = _ring.radius_neighbors(
-                _ring.prepare_rows(X, metric),
-                X,
-                radius=self.eps,
-                metric=metric,
-                p=p,
-                comms=comms,
-                counts=layout.counts,
-                batch_size=DEFAULT_BATCH[is_device_array(X)],
-            )
-            return to_host(rows).astype(np.int64), to_host(neighbours).astype(np.int64)
-        return space_pairs(X, self.eps, p, self.leaf_size, comms, layout)
+        rows, neighbours, _ = _ring.radius_neighbors(
+            _ring.prepare_rows(X, metric),
+            X,
+            radius=self.eps,
+            metric=metric,
+            p=params.get("p", TREE_POWERS.get(metric, 2.0)),
+            comms=comms,
+            counts=layout.counts,
+            batch_size=DEFAULT_BATCH[is_device_array(X)],
+        )
+        return to_host(rows).astype(np.int64), to_host(neighbours).astype(np.int64)
 
     @collective_method
     def fit_predict(self, X, y=None, sample_weight=None):
@@ -443,7 +458,7 @@ def _labels(rows, neighbours, core, comms, layout, halo, symmetric):
         minima = _component_minima(rows, neighbours, links, comms, layout, halo)
     else:
         minima = reaching_minima(rows, neighbours, links, core, comms, layout)
-    labels = _core_labels(minima, core, comms, layout)
+    labels = _core_labels(np.where(core, minima, _NONE), core, comms, layout)
     # A sample that is not core joins the first cluster that reaches it: the
     # smallest number among those of the core samples that have it as neighbour.
     reach = core[rows] & ~neighbour_core
@@ -470,8 +485,9 @@ def _component_minima(rows, neighbours, links, comms, layout, halo):
 
 
 def _core_labels(minima, core, comms, layout):
-    """Labels of the local core samples (-1 elsewhere): clusters numbered in
-    the order of their smallest core sample, ``minima`` of each core sample.
+    """Labels of the local rows whose cluster's smallest core sample is known
+    (``minima``; ``_NONE`` elsewhere, labelled -1): clusters numbered in the
+    order of their smallest core sample.
 
     This function is collective.
     """
@@ -481,6 +497,7 @@ def _core_labels(minima, core, comms, layout):
     cluster = np.full(n_local, -1, dtype=np.int64)
     cluster[is_root] = roots_before + np.arange(int(is_root.sum()))
     labels = np.full(n_local, -1, dtype=np.int64)
-    distinct, where = np.unique(minima[core], return_inverse=True)
-    labels[core] = fetch_rows(cluster, distinct, comms, layout.counts)[where.reshape(-1)]
+    labelled = minima < _NONE
+    distinct, where = np.unique(minima[labelled], return_inverse=True)
+    labels[labelled] = fetch_rows(cluster, distinct, comms, layout.counts)[where.reshape(-1)]
     return labels

@@ -19,7 +19,7 @@ from sklearn.neighbors import NearestNeighbors, kneighbors_graph
 
 from mlmpi import DBSCAN, get_comms
 from mlmpi.cluster import _dbscan_general
-from mlmpi.cluster._dbscan_space import space_pairs
+from mlmpi.cluster._dbscan_space import _gather_region, _region_pairs
 from mlmpi.utils._shard_checks import IdenticalShardsWarning
 from mlmpi.utils.validation import RowLayout
 
@@ -291,8 +291,8 @@ def _identical_shards_allowed():
         yield
 
 
-def case_space_pairs_are_sklearns_neighbourhoods():
-    # The pairs that the search by space sends back to each row's rank are
+def case_region_pairs_are_sklearns_neighbourhoods():
+    # The pairs that the regions of space find for the rows they own are
     # exactly scikit-learn's eps-neighbourhoods, whatever the regions: grids
     # whose neighbours lie at exactly eps across region borders, skewed data,
     # identical rows, 12 features in float32 and every Minkowski power.
@@ -316,10 +316,12 @@ def case_space_pairs_are_sklearns_neighbourhoods():
         for name, (X_local,) in each_layout(X):
             counts = tuple(int(c) for c in COMMS.allgather(np.array(X_local.shape[0])))
             layout = RowLayout(counts, COMMS.rank)
-            rows, neighbours = space_pairs(X_local, eps, p, 30, COMMS, layout)
-            assert rows.dtype == neighbours.dtype == np.int64
-            assert ((rows >= 0) & (rows < X_local.shape[0])).all()
-            found = np.sort(gather_rows((layout.offset + rows) * len(X) + neighbours))
+            region = _gather_region(X_local, None, eps, COMMS, layout)
+            rows, columns = _region_pairs(region, eps, p, 30)
+            assert rows.dtype == columns.dtype == np.int64
+            assert ((rows >= 0) & (rows < region.n_owned)).all()
+            found = gather_rows(region.index[rows] * len(X) + region.index[columns])
+            found = np.sort(found)
             assert_array_equal(found, expected, err_msg=f"{metric} {X.shape} {name}")
 
 
@@ -330,3 +332,17 @@ def case_uniform_and_skewed_data_equal_sklearn():
     with _identical_shards_allowed():
         _check_like_sklearn(identical, eps=0.5, min_samples=5)
         _check_like_sklearn(identical, eps=0.5, min_samples=301)  # all noise
+
+
+def case_weighted_skewed_data_equal_sklearn():
+    # The k-d tree path with weights that travel with the rows to their
+    # regions and halos, on a heavy cell split over several regions.
+    X = _one_heavy_cell(seed=34)
+    weights = np.random.RandomState(35).uniform(-0.5, 2.0, X.shape[0])
+    _check_like_sklearn(X, sample_weight=weights, eps=0.2, min_samples=5)
+    _check_like_sklearn(X, sample_weight=weights, eps=0.01, min_samples=3)
+    identical = np.ones((300, 2))
+    weights = np.where(np.arange(300) % 7 == 0, -3.0, 1.0)
+    with _identical_shards_allowed():
+        for min_samples in (5, 128, 129):  # 129 exceeds the total weight: all noise
+            _check_like_sklearn(identical, sample_weight=weights, eps=0.5, min_samples=min_samples)
