@@ -10,7 +10,8 @@ table's, the measurements ``scale.json``'s), with ``n`` global rows, ``d``
 features, ``P`` ranks:
 
 - **compute** per rank = sum of the case's compute terms (``rows``: n/P,
-  ``rows_log``: n/P·log2 n, ``pairs``: n²/P, ``global_rows``: n,
+  ``rows_log``: n/P·log2 n, ``rows_log_local``: n/P·log2(n/P), ``pairs``: n²/P,
+  ``global_rows``: n,
   ``cross``: n/P·(P-1)/P, ``ranks``: P, ``fixed``: 1), each with a
   non-negative coefficient fitted (non-negative least squares, relative) to
   the compute seconds of the slowest rank in the runs with at most one rank
@@ -264,6 +265,7 @@ REASONS = {
     "solves): it does not shrink with P",
     "compute:rows": "compute per local row",
     "compute:rows_log": "sorting or tree building per local row",
+    "compute:rows_log_local": "tree building and search over the rank's own rows",
     "compute:pairs": "pairwise work, n^2/P: every row against every row, so the work per rank "
     "grows with n",
     "compute:global_rows": "work over all n rows on every rank",
