@@ -123,8 +123,9 @@ class CaseRunner:
         """Start running the planned jobs in a thread of their own: the first
         job of every rank count, then the second ... (the order in which the
         tests ask for them). :meth:`outcome` waits for a job run ahead."""
+        jobs = sorted({(job, nranks) for (_, nranks), job in self._jobs.items()}, key=repr)
         rounds = {}
-        for nranks, job in sorted({(nranks, job) for (_, nranks), job in self._jobs.items()}):
+        for job, nranks in sorted(jobs, key=lambda pair: pair[1]):
             rounds.setdefault(nranks, []).append((job, nranks))
         self._ahead = [pair for batch in zip_longest(*rounds.values()) for pair in batch if pair]
         threading.Thread(target=self._run_planned, daemon=True).start()
