@@ -12,8 +12,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
-from itertools import zip_longest
 from pathlib import Path
 
 from mlmpi.comms._launch import mpiexec_path as mpiexec
@@ -32,15 +30,13 @@ OVERSUBSCRIBED_ENV = {
 }
 
 
-def run_mpi(nranks, argv, *, timeout=180, env=None, **options):
+def run_mpi(nranks, argv, *, timeout=180, env=None):
     """Run ``mpiexec -n nranks <argv>``; return ``(returncode, output, timed_out)``.
 
     ``argv`` starts after the launcher, e.g. ``[sys.executable, "script.py"]``.
     The job runs in its own session so that a timeout kills every rank.
-    ``options``: ``nice`` (added to the job's niceness) and ``started`` (called
-    with the launcher's ``Popen`` once it runs).
     """
-    return _run([mpiexec(), "-n", str(nranks)] + [str(a) for a in argv], timeout, env, **options)
+    return _run([mpiexec(), "-n", str(nranks)] + [str(a) for a in argv], timeout, env)
 
 
 def run_python(argv, *, timeout=180, env=None):
@@ -49,7 +45,7 @@ def run_python(argv, *, timeout=180, env=None):
     return _run([sys.executable] + [str(a) for a in argv], timeout, env)
 
 
-def _run(command, timeout, env, *, nice=0, started=None):
+def _run(command, timeout, env):
     full_env = dict(os.environ)
     for variable in ("MLMPI_COMMS", "PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE"):
         full_env.pop(variable, None)
@@ -57,15 +53,8 @@ def _run(command, timeout, env, *, nice=0, started=None):
     full_env.update(env or {})
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(
-            command,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=full_env,
-            start_new_session=True,
-            preexec_fn=(lambda: os.nice(nice)) if nice else None,
+            command, stdout=log, stderr=subprocess.STDOUT, env=full_env, start_new_session=True
         )
-        if started is not None:
-            started(process)
         try:
             returncode = process.wait(timeout=timeout)
             timed_out = False
@@ -90,23 +79,12 @@ class CaseRunner:
     share jobs, :data:`MODULES_PER_JOB` at a time, one after the other in the
     same processes; a module that says ``ALONE = True`` (it measures its
     process, or leaves it changed) and a check with its own ``env`` get a job
-    of their own. :meth:`run_ahead` runs the shared jobs in a thread, one at a
-    time and niced, while the session goes on with other tests: on a machine
-    of few cores, the in-process tests leave a core idle that the ranks use.
+    of their own.
     """
-
-    #: Niceness added to the jobs run ahead: the tests in the foreground, some
-    #: of which time their own jobs, keep the cores they need.
-    AHEAD_NICE = 10
 
     def __init__(self):
         self._results = {}
         self._jobs = {}
-        self._ahead = []  # (modules, nranks) of the jobs run_ahead runs, in order
-        self._finished = set()
-        self._stopped = False
-        self._process = None
-        self._condition = threading.Condition()
 
     def plan(self, pairs):
         """Group the ``(module, nranks)`` pairs the session will check into jobs."""
@@ -119,74 +97,29 @@ class CaseRunner:
                 job = tuple(modules[start : start + MODULES_PER_JOB])
                 self._jobs.update({(module, nranks): job for module in job})
 
-    def run_ahead(self):
-        """Start running the planned jobs in a thread of their own: the first
-        job of every rank count, then the second ... (the order in which the
-        tests ask for them). :meth:`outcome` waits for a job run ahead."""
-        jobs = sorted({(job, nranks) for (_, nranks), job in self._jobs.items()}, key=repr)
-        rounds = {}
-        for job, nranks in sorted(jobs, key=lambda pair: pair[1]):
-            rounds.setdefault(nranks, []).append((job, nranks))
-        self._ahead = [pair for batch in zip_longest(*rounds.values()) for pair in batch if pair]
-        threading.Thread(target=self._run_planned, daemon=True).start()
-
-    def stop(self):
-        """Run no more jobs ahead, and kill the one running."""
-        with self._condition:
-            self._stopped = True
-            if self._process is not None and self._process.poll() is None:
-                os.killpg(self._process.pid, signal.SIGKILL)
-            self._condition.notify_all()
-
-    def _run_planned(self):
-        for modules, nranks in self._ahead:
-            with self._condition:
-                if self._stopped:
-                    return
-            self._run_job(modules, nranks, None, nice=self.AHEAD_NICE, started=self._started)
-            with self._condition:
-                self._finished.add((modules, nranks))
-                self._condition.notify_all()
-
-    def _started(self, process):
-        with self._condition:
-            self._process = process
-            if self._stopped:
-                os.killpg(process.pid, signal.SIGKILL)
-
-    def _run_job(self, modules, nranks, env, *, timeout=300, **options):
-        with tempfile.TemporaryDirectory() as tmp:
-            report = Path(tmp) / "report.json"
-            returncode, output, timed_out = run_mpi(
-                nranks,
-                [sys.executable, WORKER, report, *modules],
-                timeout=timeout + 60 * (len(modules) - 1),
-                env=env,
-                **options,
-            )
-            reported = json.loads(report.read_text()) if report.exists() else {}
-        variant = tuple(sorted((env or {}).items()))
-        for name in modules:
-            self._results[(name, nranks, variant)] = (
-                returncode,
-                output,
-                timed_out,
-                reported.get(name),
-            )
-
     def outcome(self, module, nranks, *, timeout=300, env=None):
         """``(returncode, output, timed_out, cases)`` of the job that ran ``module``:
         ``cases`` maps each case that ran to its failures per rank (None: the
         job reported nothing of the module). ``timeout`` is per module."""
         variant = tuple(sorted((env or {}).items()))
-        modules = (module,) if env else self._jobs.get((module, nranks), (module,))
-        if (modules, nranks) in self._ahead:
-            with self._condition:
-                self._condition.wait_for(
-                    lambda: (modules, nranks) in self._finished or self._stopped
-                )
         if (module, nranks, variant) not in self._results:
-            self._run_job(modules, nranks, env, timeout=timeout)
+            modules = (module,) if env else self._jobs.get((module, nranks), (module,))
+            with tempfile.TemporaryDirectory() as tmp:
+                report = Path(tmp) / "report.json"
+                returncode, output, timed_out = run_mpi(
+                    nranks,
+                    [sys.executable, WORKER, report, *modules],
+                    timeout=timeout + 60 * (len(modules) - 1),
+                    env=env,
+                )
+                reported = json.loads(report.read_text()) if report.exists() else {}
+            for name in modules:
+                self._results[(name, nranks, variant)] = (
+                    returncode,
+                    output,
+                    timed_out,
+                    reported.get(name),
+                )
         return self._results[(module, nranks, variant)]
 
     def check(self, module, case, nranks, **kwargs):

@@ -7,16 +7,17 @@ from _mpi import CaseRunner
 sys.path.insert(0, str(Path(__file__).resolve().parent / "mpi_cases"))
 import _fake_cupy  # noqa: E402
 
-#: Session-wide runner of ``tests/mpi_cases`` modules (:class:`CaseRunner`).
-_RUNNER = CaseRunner()
+#: ``(module, nranks)`` of every ``test_mpi_case`` the session runs.
+_MPI_CASE_JOBS = []
 
 
 @pytest.fixture(scope="session")
 def mpi_cases():
     """Session-wide runner of ``tests/mpi_cases`` modules: the modules selected at
-    the same rank count share mpiexec jobs (:class:`CaseRunner`), run ahead
-    while the session's other tests run."""
-    return _RUNNER
+    the same rank count share mpiexec jobs (:class:`CaseRunner`)."""
+    runner = CaseRunner()
+    runner.plan(_MPI_CASE_JOBS)
+    return runner
 
 
 @pytest.fixture
@@ -44,33 +45,15 @@ def cupy():
     return cp
 
 
-def _is_mpi_case(item):
-    return getattr(item, "originalname", None) == "test_mpi_case"
-
-
 @pytest.hookimpl(trylast=True)  # after -k and -m have deselected
 def pytest_collection_modifyitems(config, items):
     """Tests that use the ``cupy`` fixture are GPU tests: ``-m gpu`` selects them.
-    The mpiexec cases that will run are planned (:meth:`CaseRunner.plan`) and
-    checked last, so that their jobs run ahead beside the other tests."""
+    The mpiexec cases that will run are noted for :meth:`CaseRunner.plan`."""
     for item in items:
         if "cupy" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.gpu)
-    cases = [item for item in items if _is_mpi_case(item)]
-    items[:] = [item for item in items if not _is_mpi_case(item)] + cases
-    _RUNNER.plan(
-        (item.callspec.params["module"], item.callspec.params["nranks"])
-        for item in cases
-        if not any(item.iter_markers("skip"))
-    )
-
-
-def pytest_collection_finish(session):
-    """Start the planned mpiexec jobs (none when only collecting)."""
-    if not session.config.option.collectonly:
-        _RUNNER.run_ahead()
-
-
-def pytest_sessionfinish(session):
-    """Kill a job still running ahead (an interrupted or failing-fast session)."""
-    _RUNNER.stop()
+        if getattr(item, "originalname", None) == "test_mpi_case" and not any(
+            item.iter_markers("skip")
+        ):
+            params = item.callspec.params
+            _MPI_CASE_JOBS.append((params["module"], params["nranks"]))
