@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -9,6 +10,23 @@ import _fake_cupy  # noqa: E402
 
 #: ``(module, nranks)`` of every ``test_mpi_case`` the session runs.
 _MPI_CASE_JOBS = []
+
+
+#: Most test workers ``-n auto`` starts (pyproject's addopts): the tests launch
+#: mpiexec jobs of up to 4 ranks, so more workers would oversubscribe the cores.
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config):
+    """One worker per core, at most :data:`MAX_WORKERS`; none (one process) for a
+    run of marked tests only (``-m scale``, ``-m cluster``, ``-m gpu``), whose jobs
+    fill the machine or the GPU by themselves."""
+    from _pytest.mark.expression import Expression
+
+    markexpr = config.option.markexpr
+    if markexpr and not Expression.compile(markexpr).evaluate(lambda *mark, **arguments: False):
+        return 0
+    return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
 
 
 @pytest.fixture(scope="session")
