@@ -189,13 +189,6 @@ def case_params(ranks_of=None, marks=()):
         skip = [pytest.mark.skip(reason=f"needs {', '.join(missing)}")] if missing else []
         for case in case_names(module):
             for nranks in ranks:
-                # One xdist worker runs every case at a rank count, so that the
-                # modules sharing a job (CaseRunner) start it once, not once per worker.
-                group = pytest.mark.xdist_group(f"mpiexec-n{nranks}")
                 yield pytest.param(
-                    module,
-                    case,
-                    nranks,
-                    marks=[*marks, *skip, group],
-                    id=f"{module}-{case}-{nranks}",
+                    module, case, nranks, marks=[*marks, *skip], id=f"{module}-{case}-{nranks}"
                 )

@@ -14,6 +14,8 @@ _MPI_CASE_JOBS = []
 
 #: Most test workers ``-n auto`` starts (pyproject's addopts): the tests launch
 #: mpiexec jobs of up to 4 ranks, so more workers would oversubscribe the cores.
+#: ``--dist loadfile`` keeps each test file on one worker: the mpiexec cases of
+#: test_mpi_cases.py share jobs (:class:`CaseRunner`) within one process.
 MAX_WORKERS = 4
 
 
