@@ -83,6 +83,8 @@ declare("forest", dense=_Layout(cpu="cpu.forest"))
 # rows' device; the split search on a node's (small) histograms, on the host.
 declare("hgb", dense=_Layout(cpu="cpu.hgb", gpu="gpu.hgb"))
 declare("hgb_split", dense=_Layout(cpu="cpu.hgb_split"))
+# Kernel SVMs: kernel rows and the SMO's local selection and gradient steps, on the host.
+declare("svm", dense=_Layout(cpu="cpu.svm"))
 # Exact sums of float64 values (integer buckets per exponent, host only), and the
 # column extrema and moment limbs of sums on fixed-point grids (either device).
 declare(
@@ -134,7 +136,7 @@ def kernels_for(family, X, device=None):
     family : str
         A declared family: ``"kmeans"``, ``"knn"``, ``"decomposition"``,
         ``"linear"``, ``"coordinate_descent"``, ``"dbscan"``, ``"hdbscan"``, ``"metrics"``,
-        ``"forest"``, ``"hgb"``, ``"hgb_split"``, ``"exact"``, ``"mixture"``.
+        ``"forest"``, ``"hgb"``, ``"hgb_split"``, ``"exact"``, ``"mixture"``, ``"svm"``.
     X : array or sparse matrix
         The data the kernels will run on.
     device : {"cpu", "gpu"}, default=None

@@ -42,6 +42,13 @@ _PUBLIC = {
     "ExtraTreesRegressor": "mlmpi.ensemble",
     "HistGradientBoostingClassifier": "mlmpi.ensemble",
     "HistGradientBoostingRegressor": "mlmpi.ensemble",
+    "LinearSVC": "mlmpi.svm",
+    "LinearSVR": "mlmpi.svm",
+    "SVC": "mlmpi.svm",
+    "SVR": "mlmpi.svm",
+    "NuSVC": "mlmpi.svm",
+    "NuSVR": "mlmpi.svm",
+    "OneClassSVM": "mlmpi.svm",
 }
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
@@ -72,6 +79,7 @@ _SUBMODULES = {
     "pipeline",
     "preprocessing",
     "random",
+    "svm",
     "utils",
 }
 

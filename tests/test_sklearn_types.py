@@ -6,11 +6,11 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn import cluster, decomposition, ensemble, linear_model, neighbors
+from sklearn import cluster, decomposition, ensemble, linear_model, neighbors, svm
 
 import mlmpi
 
-SKLEARN_MODULES = (cluster, decomposition, linear_model, neighbors, ensemble)
+SKLEARN_MODULES = (cluster, decomposition, linear_model, neighbors, ensemble, svm)
 METHODS = (
     "predict",
     "predict_proba",
@@ -65,6 +65,10 @@ CASES = [  # name, parameters, kind of y (None: unsupervised)
     ("KNeighborsRegressor", {"weights": "distance"}, "real"),
     ("HistGradientBoostingClassifier", {"max_iter": 3, "random_state": 0}, "labels"),
     ("HistGradientBoostingRegressor", {"max_iter": 3, "random_state": 0}, "real"),
+    ("LinearSVC", {}, "labels"),
+    ("LinearSVR", {}, "real"),
+    ("SVC", {}, "labels"),
+    ("SVR", {}, "real"),
 ]
 
 

@@ -23,6 +23,10 @@ MODULES = [
         "mlmpi.ensemble",
         "Forests and gradient boosting grown on global histograms.",
     ),
+    (
+        "mlmpi.svm",
+        "Support vector machines: liblinear's objectives and libsvm's exact SMO.",
+    ),
     ("mlmpi.preprocessing", "Scalers and encoders fitted on global statistics."),
     ("mlmpi.impute", "Imputation with global statistics."),
     ("mlmpi.metrics", "Metrics and scorers computed on the rows of every rank."),

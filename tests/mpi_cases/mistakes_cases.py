@@ -17,6 +17,7 @@ import mlmpi
 from mlmpi import (
     HDBSCAN,
     PCA,
+    SVC,
     BayesianGaussianMixture,
     ElasticNet,
     GaussianMixture,
@@ -26,6 +27,7 @@ from mlmpi import (
     KNeighborsRegressor,
     Lasso,
     LinearRegression,
+    LinearSVC,
     LogisticRegression,
     NearestNeighbors,
     Ridge,
@@ -67,6 +69,8 @@ INVALID = [
     (HDBSCAN, "min_cluster_size", 1),
     (GaussianMixture, "n_components", 0),
     (BayesianGaussianMixture, "covariance_type", "bad"),
+    (LinearSVC, "C", -1.0),
+    (SVC, "kernel", "bad"),
 ]
 
 
