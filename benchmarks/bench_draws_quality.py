@@ -15,6 +15,11 @@ means), which the table checks.
 
     python benchmarks/bench_draws_quality.py --out benchmarks/results/draws_quality.json
     python benchmarks/bench_draws_quality.py --n-train 20000 --seeds 2     # smoke run
+
+``--models`` fits some of the models, ``--first-seed`` starts the seeds
+further on (more seeds, independent of an earlier run), and
+``--without-scikit-learn`` leaves scikit-learn's own fits out (for boosting,
+mlmpi with scikit-learn's draws gives scikit-learn's model bit for bit).
 """
 
 import argparse
@@ -59,7 +64,8 @@ def worker(args):
     X, y = load_npy(data / "X.npy"), load_npy(data / "y.npy")
     X_test, y_test = np.load(data / "X_test.npy"), np.load(data / "y_test.npy")
     metrics = {}
-    for name, params in MODELS.items():
+    for name in args.models:
+        params = MODELS[name]
         for policy in POLICIES:
             model = getattr(mlmpi, name)(**params, random_state=args.seed)
             start = time.perf_counter()
@@ -94,7 +100,8 @@ def driver(args):
         flip_y=0.05,
         random_state=0,
     )
-    runs = {name: {column: [] for column in COLUMNS} for name in MODELS}
+    columns = COLUMNS[:2] if args.without_scikit_learn else COLUMNS
+    runs = {name: {column: [] for column in columns} for name in args.models}
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
         np.save(data / "X.npy", X[: args.n_train])
@@ -102,12 +109,15 @@ def driver(args):
         X_test, y_test = X[args.n_train :], y[args.n_train :]
         np.save(data / "X_test.npy", X_test)
         np.save(data / "y_test.npy", y_test)
-        for seed in range(args.seeds):
-            argv = ["--data", str(data), "--seed", str(seed)]
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
+            argv = ["--data", str(data), "--seed", str(seed), "--models", *args.models]
             mine = _driver.run_worker(Path(__file__), args.ranks, argv, args.timeout)
-            for name, params in MODELS.items():
+            for name in args.models:
                 for policy, column in zip(POLICIES, COLUMNS):
                     runs[name][column].append(mine[f"{name}|{policy}"])
+                if args.without_scikit_learn:
+                    continue
+                params = MODELS[name]
                 model = getattr(sk, name)(**params, random_state=seed)
                 start = time.perf_counter()
                 model.fit(X[: args.n_train], y[: args.n_train])
@@ -118,18 +128,21 @@ def driver(args):
     rows = []
     print(
         f"\nbench_draws_quality: {args.n_train} training rows, {args.n_test} held out, "
-        f"{args.seeds} seeds, mlmpi at {args.ranks} ranks"
+        f"seeds {args.first_seed} to {args.first_seed + args.seeds - 1}, "
+        f"mlmpi at {args.ranks} ranks"
     )
-    header = f"{'model':<32}{'metric':<10}" + "".join(f"{c:>28}" for c in COLUMNS)
-    header += f"{'per-row vs draws':>18}{'vs scikit-learn':>17}"
+    header = f"{'model':<32}{'metric':<10}" + "".join(f"{c:>28}" for c in columns)
+    header += "".join(
+        f"{title:>18}" for title in ("per-row vs draws", "vs scikit-learn")[: len(columns) - 1]
+    )
     print(header)
     print("-" * len(header))
-    for name in MODELS:
+    for name in args.models:
         for metric in ("accuracy", "log_loss"):
-            means = {c: _summary([r[metric] for r in runs[name][c]]) for c in COLUMNS}
-            gaps = [_gap(means[COLUMNS[0]], means[other]) for other in COLUMNS[1:]]
+            means = {c: _summary([r[metric] for r in runs[name][c]]) for c in columns}
+            gaps = [_gap(means[columns[0]], means[other]) for other in columns[1:]]
             cells = "".join(f"{m:>19.4f} ± {se:.4f}" for m, se in means.values())
-            print(f"{name:<32}{metric:<10}{cells}{gaps[0]:>18.2f}{gaps[1]:>17.2f}")
+            print(f"{name:<32}{metric:<10}{cells}" + "".join(f"{g:>18.2f}" for g in gaps))
             rows.append({"model": name, "metric": metric, **means, "gaps": gaps})
     print(
         "mean ± standard error over the seeds; the last columns: |difference of the means| "
@@ -140,7 +153,8 @@ def driver(args):
     )
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        config = {k: getattr(args, k) for k in ("n_train", "n_test", "seeds", "ranks")}
+        names = ("n_train", "n_test", "seeds", "first_seed", "ranks", "models")
+        config = {k: getattr(args, k) for k in names}
         config["machine"] = _driver.machine()
         results = {"benchmark": "draws_quality", "config": config, "rows": rows, "runs": runs}
         args.out.write_text(json.dumps(results, indent=1))
@@ -151,6 +165,9 @@ def main():
     parser.add_argument("--n-train", type=int, default=2_000_000)
     parser.add_argument("--n-test", type=int, default=200_000)
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
+    parser.add_argument("--without-scikit-learn", action="store_true")
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--timeout", type=int, default=3600)
     parser.add_argument("--out", type=Path, default=None)
