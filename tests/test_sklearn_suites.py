@@ -92,6 +92,17 @@ SUITES = {
     "tests/test_naive_bayes.py": ["GaussianNB", "MultinomialNB", "BernoulliNB"],
     "mixture/tests/test_gaussian_mixture.py": ["GaussianMixture"],
     "mixture/tests/test_bayesian_mixture.py": ["BayesianGaussianMixture"],
+    "svm/tests/test_svm.py": [
+        "SVC",
+        "NuSVC",
+        "SVR",
+        "NuSVR",
+        "OneClassSVM",
+        "LinearSVC",
+        "LinearSVR",
+    ],
+    "svm/tests/test_sparse.py": ["SVC", "OneClassSVM", "LinearSVC"],
+    "svm/tests/test_bounds.py": ["LinearSVC"],
 }
 
 # Reasons for the deliberate differences (docs/differences.rst).
@@ -153,6 +164,24 @@ HDBSCAN_METRICS = (
 HDBSCAN_SPARSE = (
     "HDBSCAN refuses sparse input (CSR rows and sparse precomputed neighbour graphs) "
     "with scikit-learn's 'dense data is required' error"
+)
+SVM_SPARSE = (
+    "kernel SVMs take dense rows only: sparse X is refused with scikit-learn's 'dense data is "
+    "required' TypeError"
+)
+SVM_CALLABLE = "kernel SVMs take the named kernels and 'precomputed', not a callable kernel"
+SVM_PROBABILITY = (
+    "probability=True (deprecated in scikit-learn 1.9) raises NotImplementedError: no Platt "
+    "scaling, predict_proba or predict_log_proba"
+)
+SVM_L1 = (
+    "LinearSVC's L1 penalty runs a distributed FISTA, whose iterations grow with the "
+    "conditioning: at intercept_scaling=1000 it stops at max_iter=1000 (ConvergenceWarning) "
+    "short of liblinear's intercept"
+)
+SVM_HUGE = (
+    "rows near the float maximum: libsvm's dual coefficients become NaN and scikit-learn "
+    "refuses the model; mlmpi's SMO stops at alpha = 0 on the NaN kernel values"
 )
 # Left out for time only (the suites must fit CI's budget), not for a difference:
 TORCH = (
@@ -356,6 +385,35 @@ DESELECT = {
         "torch": TORCH,
     },
     "mixture/tests/test_bayesian_mixture.py": {},
+    "svm/tests/test_svm.py": {
+        "test_precomputed[]": SVM_CALLABLE,
+        "test_svr_errors": SVM_CALLABLE,
+        "test_svc_clone_with_callable_kernel": SVM_CALLABLE,
+        "test_libsvm_convergence_warnings": SVM_CALLABLE,
+        "test_custom_kernel_not_array_input": SVM_CALLABLE,
+        "test_probability[]": SVM_PROBABILITY,
+        "test_hasattr_predict_proba": SVM_PROBABILITY,
+        "test_probability_raises_futurewarning[True": SVM_PROBABILITY,
+        "test_sparse_precomputed": SVM_SPARSE,
+        "test_sparse_fit_support_vectors_empty": SVM_SPARSE,
+        "test_svc_nonfinite_params": SVM_HUGE,
+    },
+    "svm/tests/test_sparse.py": {
+        "test_svc[]": SVM_SPARSE,
+        "test_sparse_oneclasssvm": SVM_SPARSE,
+        "test_sparse_realdata": SVM_SPARSE,
+        "test_sparse_svc_clone_with_callable_kernel": SVM_SPARSE,
+        "test_timeout": SVM_SPARSE,
+        "test_unsorted_indices": SVM_SPARSE,
+        "test_weight": SVM_SPARSE,
+        "test_svc_iris": SVM_SPARSE,
+        "test_svc_with_custom_kernel": SVM_SPARSE,
+        "test_sparse_decision_function": SVM_SPARSE,
+        "test_sample_weights": SVM_SPARSE,
+        "test_error": SVM_SPARSE,
+        "test_sparse_liblinear_intercept_handling": SVM_L1,
+    },
+    "svm/tests/test_bounds.py": {},
     "ensemble/tests/test_forest.py": {
         "test_estimators_samples": (
             "refits a scikit-learn tree on a tree's bootstrap sample and expects the same tree: "

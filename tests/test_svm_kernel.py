@@ -4,6 +4,7 @@ dual coefficients and intercepts to 1e-6 (in practice the same iterations)."""
 
 import numpy as np
 import pytest
+from scipy import sparse
 from sklearn import svm as sk
 from sklearn.exceptions import ConvergenceWarning
 
@@ -130,15 +131,24 @@ def test_max_iter_warns_as_scikit_learn():
 def test_errors():
     X, y, weights, _ = _data()
     with pytest.raises(NotImplementedError, match="probability=True"):
-        ml.SVC(probability=True).fit(X, y)
+        with pytest.warns(FutureWarning, match="`probability` parameter was deprecated"):
+            ml.SVC(probability=True).fit(X, y)
     with pytest.raises(ValueError, match="has to be greater than one"):
         ml.SVC().fit(X, np.zeros(60))
     with pytest.raises(ValueError, match="specified nu is infeasible"):
         ml.NuSVC(nu=0.9).fit(X[:25], y[:25])
     with pytest.raises(ValueError, match="Precomputed matrix must be a square matrix"):
         ml.SVC(kernel="precomputed").fit(X, y)
-    with pytest.raises(ValueError, match="at least one non-zero"):
+    with pytest.raises(ValueError, match="all samples have zero or negative weights"):
         ml.SVR().fit(X, y == "a", sample_weight=np.zeros(60))
+    with pytest.raises(ValueError, match="positive weights belong to the same class"):
+        ml.SVC().fit(X, y, sample_weight=np.where(y == "a", 1.0, -1.0))
+    with pytest.raises(ValueError, match="cannot use sparse input in 'SVC'"):
+        ml.SVC().fit(X, y).predict(sparse.csr_matrix(X))
+    altered = ml.SVC().fit(X, y)
+    altered._n_support[0] += 1
+    with pytest.raises(ValueError, match="internal representation of SVC was altered"):
+        altered.predict(X)
     with pytest.raises(ValueError, match="'kernel' parameter"):
         ml.SVC(kernel="laplacian").fit(X, y)
     with pytest.raises(ValueError, match="expecting 60 features"):
@@ -147,3 +157,30 @@ def test_errors():
         _ = ml.SVC().fit(X, y).coef_
     with pytest.raises(ValueError, match="break_ties must be False"):
         ml.SVC(break_ties=True, decision_function_shape="ovo").fit(X, y).predict(X)
+
+
+def test_negative_weights_drop_rows_as_libsvm():
+    X, y, weights, target = _data()
+    negative = np.where(weights == 0.0, -0.5, weights)
+    for name in ("SVC", "NuSVC", "NuSVR"):
+        labels = target if name == "NuSVR" else y
+        fitted = getattr(ml, name)(tol=1e-6).fit(X, labels, sample_weight=negative)
+        reference = getattr(sk, name)(tol=1e-6, shrinking=False)
+        _assert_same(fitted, reference.fit(X, labels, sample_weight=negative), X)
+
+
+def test_probability_deprecated_as_scikit_learn():
+    X, y, _, _ = _data()
+    with pytest.warns(FutureWarning, match="`probability` parameter was deprecated"):
+        fitted = ml.NuSVC(probability=False).fit(X, y)
+    with pytest.warns(FutureWarning, match="Attribute `probA_` was deprecated"):
+        assert fitted.probA_.shape == (0,)
+
+
+def test_gamma_scale_of_values_near_the_float_maximum():
+    # sums of such values overflow: gamma='scale' is 0, as scikit-learn's X.var() is inf
+    X = np.finfo(np.float64).max * np.random.RandomState(0).uniform(size=(10, 2))
+    assert ml.SVR().fit(X, np.arange(10.0))._gamma == 0.0
+    X = np.random.RandomState(1).normal(size=(30, 3)) * 1e-3
+    y = np.arange(30.0)
+    assert ml.SVR().fit(X, y)._gamma == sk.SVR().fit(X, y)._gamma

@@ -15,10 +15,12 @@ on each rank's own rows, without communication.
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn import svm as sk_svm
 from sklearn.base import BaseEstimator, OutlierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm._base import _one_vs_one_coef
+from sklearn.utils import deprecated
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import _ovr_decision_function
 from sklearn.utils.validation import check_is_fitted
@@ -30,7 +32,7 @@ from ..comms import Comms
 from ..kernels import kernels_for
 from ..utils._exact import exact_sums
 from ..utils.stats import global_classes
-from ..utils.validation import check_local, validate_fit_data
+from ..utils.validation import agree, check_local, validate_fit_data
 from ._smo import KernelRows, KernelSpec, Problem, solve
 
 _KERNEL_NAMES = StrOptions({"linear", "poly", "rbf", "sigmoid", "precomputed"})
@@ -52,8 +54,16 @@ def _global_gamma(X, comms):
     This function is collective.
     """
     n_values = comms.allreduce(np.asarray(X.size, dtype=np.int64))
+    # on X / 2**k below 1 in magnitude, the sums cannot overflow, and scaling by
+    # a power of two commutes with rounding: a variance above the float range is
+    # inf (gamma 0), as scikit-learn's X.var()
+    largest = comms.allreduce(np.asarray(np.abs(X).max(initial=0.0)), op="max")
+    exponent = int(np.frexp(largest)[1])
+    X = np.ldexp(X, -exponent)
     mean = exact_sums([X.ravel()], comms)[0] / n_values
     var = exact_sums([((X - mean) ** 2).ravel()], comms)[0] / n_values
+    with np.errstate(over="ignore"):
+        var = np.ldexp(var, 2 * exponent)
     return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
 
 
@@ -78,6 +88,30 @@ def _filled(total, C):
     return alpha
 
 
+def _libsvm_weights(sample_weight, n_rows, comms):
+    """This rank's sample weights as scikit-learn passes them to libsvm: any
+    finite values (the rows of weight 0 or less are dropped), ones for None.
+
+    This function is collective: the checks' outcome is agreed on.
+    """
+
+    def check():
+        if sample_weight is None:
+            return np.ones(n_rows), None
+        weight = np.asarray(sample_weight, dtype=np.float64)
+        if weight.ndim == 0:
+            weight = np.full(n_rows, weight)
+        if weight.shape != (n_rows,):
+            raise ValueError(
+                f"sample_weight and X have incompatible shapes: {weight.shape} vs {(n_rows,)}"
+            )
+        if not np.isfinite(weight).all():
+            raise ValueError("Input sample_weight contains NaN or infinity.")
+        return weight, None
+
+    return agree(comms, check)[0]
+
+
 def _sequential_sum(values):
     total = 0.0
     for v in values.tolist():
@@ -92,7 +126,16 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
     _impl = None
 
     def _validate_params_here(self):
-        if self._impl in ("c_svc", "nu_svc") and self.probability not in ("deprecated", False):
+        if self._impl not in ("c_svc", "nu_svc") or self.probability == "deprecated":
+            return
+        warnings.warn(  # scikit-learn's
+            "The `probability` parameter was deprecated in 1.9 and will be removed in "
+            f"version 1.11. Use `CalibratedClassifierCV({type(self).__name__}(), "
+            f"ensemble=False)` instead of `{type(self).__name__}(probability=True)`",
+            FutureWarning,
+            stacklevel=3,
+        )
+        if self.probability:
             raise NotImplementedError(
                 f"{type(self).__name__}(probability=True) is not implemented in mlmpi "
                 "(libsvm's Platt scaling with internal 5-fold cross-validation); use "
@@ -113,8 +156,8 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
             Their targets (class labels, or real values for regression;
             ignored by :class:`OneClassSVM`).
         sample_weight : array-like of shape (n_local,), default=None
-            Per-row weights: ``C`` is multiplied by them; rows of weight 0 are
-            dropped, as libsvm does.
+            Per-row weights: ``C`` is multiplied by them; rows of weight 0 or
+            less are dropped, as libsvm does.
 
         Returns
         -------
@@ -126,12 +169,11 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
         """
         self._validate_params_here()
         comms = self._get_comms()
-        X, y, sample_weight, layout = validate_fit_data(
+        X, y, _, layout = validate_fit_data(
             self,
             X,
             y if self._impl != "one_class" else None,
             comms=comms,
-            sample_weight=sample_weight,
             dtype=np.float64,
             order="C",
         )
@@ -149,7 +191,7 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
             self._gamma = 1.0 / X.shape[1]
         else:
             self._gamma = float(self.gamma)
-        weight = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight)
+        weight = _libsvm_weights(sample_weight, X.shape[0], comms)
         kept = np.flatnonzero(weight > 0)
         kept_counts = comms.allgather(np.asarray([kept.shape[0]]))
         if kept_counts.sum() == 0:
@@ -243,12 +285,19 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
 
     def _validate_for_predict(self, X):
         check_is_fitted(self)
+        if sp.issparse(X):  # scikit-learn's error: a fitted model is always dense here
+            raise ValueError(
+                f"cannot use sparse input in {type(self).__name__!r} trained on dense data"
+            )
         X = check_local(self, X, dtype=np.float64, order="C")
         if self.kernel == "precomputed" and X.shape[1] != self.shape_fit_[0]:
             raise ValueError(
                 f"X.shape[1] = {X.shape[1]} should be equal to {self.shape_fit_[0]}, "
                 "the number of samples at training time"
             )
+        sv = self.support_vectors_
+        if sv.size > 0 and self.n_support_.sum() != sv.shape[0]:
+            raise ValueError(f"The internal representation of {type(self).__name__} was altered")
         return X
 
     def _kernel_values(self, X):
@@ -306,13 +355,11 @@ class _BaseSVC(DistributedClassifierMixin, _BaseLibSVM):
                 f"The number of classes has to be greater than one; got {classes.shape[0]} class"
             )
         self.classes_ = classes
-        # Platt's scaling is not implemented: empty, as scikit-learn's without probability
-        self.probA_, self.probB_ = np.empty(0), np.empty(0)
         n_classes = classes.shape[0]
         cls = np.asarray(inverse, dtype=np.intp)[kept]
         W = weight[kept]
         if self._impl == "nu_svc":
-            self._check_nu_feasible(comms, inverse, weight, n_classes)
+            self._check_nu_feasible(comms, inverse, np.maximum(weight, 0), n_classes)
         per_rank = comms.allgather(np.bincount(cls, minlength=n_classes)[None])
         if self._impl == "c_svc" and self._problem_size < self._n_rows:
             self._check_kept_labels(per_rank)  # libsvm's check, on the replicated counts
@@ -351,7 +398,7 @@ class _BaseSVC(DistributedClassifierMixin, _BaseLibSVM):
     def _check_kept_labels(per_rank):
         if np.count_nonzero(per_rank.sum(axis=0)) < 2:
             raise ValueError(
-                "Invalid input - all samples with positive weights have the same label."
+                "Invalid input - all samples with positive weights belong to the same class"
             )
 
     def _pair_problem(self, comms, rows, local, sign, index, W, weighted_C, a, b):
@@ -377,6 +424,26 @@ class _BaseSVC(DistributedClassifierMixin, _BaseLibSVM):
             for b in range(a + 1, n_classes):
                 if self.nu * (counts[a] + counts[b]) / 2 > min(counts[a], counts[b]):
                     raise ValueError("specified nu is infeasible")
+
+    @deprecated(
+        "Attribute `probA_` was deprecated in version 1.9 and will be removed in "
+        "1.11 as the `probability=True` option for SVC and NuSVC was deprecated "
+        "and will be removed in 1.11."
+    )
+    @property
+    def probA_(self):
+        """Empty: Platt's scaling (``probability=True``) is not implemented."""
+        return self._probA
+
+    @deprecated(
+        "Attribute `probB_` was deprecated in version 1.9 and will be removed in "
+        "1.11 as the `probability=True` option for SVC and NuSVC was deprecated "
+        "and will be removed in 1.11."
+    )
+    @property
+    def probB_(self):
+        """Empty: Platt's scaling (``probability=True``) is not implemented."""
+        return self._probB
 
     def decision_function(self, X):
         """Evaluate the decision function for this rank's rows.
@@ -458,6 +525,7 @@ _CLASSIFIER_ATTRIBUTES = """
         ``(n_samples, n_features)`` of the global training data.
     probA_, probB_ : ndarray of shape (0,)
         Empty: Platt's scaling (``probability=True``) is not implemented.
+        Deprecated (FutureWarning), as scikit-learn's.
     n_features_in_ : int
 
     Every fitted attribute is replicated: the model is gathered on every
