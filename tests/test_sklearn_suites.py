@@ -179,10 +179,6 @@ SVM_L1 = (
     "conditioning: at intercept_scaling=1000 it stops at max_iter=1000 (ConvergenceWarning) "
     "short of liblinear's intercept"
 )
-SVM_HUGE = (
-    "rows near the float maximum: libsvm's dual coefficients become NaN and scikit-learn "
-    "refuses the model; mlmpi's SMO stops at alpha = 0 on the NaN kernel values"
-)
 # Left out for time only (the suites must fit CI's budget), not for a difference:
 TORCH = (
     "time: scikit-learn's array API tests with torch tensors import torch in the suite's "
@@ -396,7 +392,6 @@ DESELECT = {
         "test_probability_raises_futurewarning[True": SVM_PROBABILITY,
         "test_sparse_precomputed": SVM_SPARSE,
         "test_sparse_fit_support_vectors_empty": SVM_SPARSE,
-        "test_svc_nonfinite_params": SVM_HUGE,
     },
     "svm/tests/test_sparse.py": {
         "test_svc[]": SVM_SPARSE,

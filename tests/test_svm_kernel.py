@@ -177,10 +177,13 @@ def test_probability_deprecated_as_scikit_learn():
         assert fitted.probA_.shape == (0,)
 
 
-def test_gamma_scale_of_values_near_the_float_maximum():
-    # sums of such values overflow: gamma='scale' is 0, as scikit-learn's X.var() is inf
+def test_values_near_the_float_maximum_get_scikit_learns_error():
+    # gamma='scale' does not overflow (0, as scikit-learn's X.var() is inf), then the
+    # kernel values are not finite: scikit-learn's error, not a model of NaN or zeros
     X = np.finfo(np.float64).max * np.random.RandomState(0).uniform(size=(10, 2))
-    assert ml.SVR().fit(X, np.arange(10.0))._gamma == 0.0
+    for make, y in ((ml.SVR, np.arange(10.0)), (ml.SVC, np.arange(10) % 2)):
+        with pytest.raises(ValueError, match="dual coefficients or intercepts are not finite"):
+            make().fit(X, y)
     X = np.random.RandomState(1).normal(size=(30, 3)) * 1e-3
     y = np.arange(30.0)
     assert ml.SVR().fit(X, y)._gamma == sk.SVR().fit(X, y)._gamma

@@ -33,6 +33,13 @@ KERNELS = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
 LOWER, UPPER, FREE = 0, 1, 2
 #: libsvm's TAU: the quadratic coefficient used where it is not positive.
 TAU = 1e-12
+#: Fields of a candidate's record (the SMO's allgathers): its value, global
+#: and local index, ``G``, ``alpha``, ``y``, ``C``, ``QD``, the key and squared
+#: norm of its row, the stopping terms and ``K_ij`` (``j``'s record), then
+#: the row's features from ``HEAD`` on.
+VALUE, INDEX, LOCAL, GRAD, ALPHA, SIGN, BOUND, QDIAG, KEY, SQUARE, GMAX2_P, GMAX2_N, KIJ = range(13)
+HEAD = 13
+_BLOCK = 256
 
 
 def kernel_code(kernel):
@@ -79,21 +86,34 @@ def squared_norms(X, out):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def kernel_row(X, squares, x, square, key, code, gamma, coef0, degree, out):
+def kernel_row(X, Xt, squares, x, square, key, code, gamma, coef0, degree, out):
     """``out[j] = float32(K(x, X[j]))`` for every local row ``j``.
 
-    ``x`` and ``square`` are the selected row and its squared norm; with the
-    precomputed kernel (code 4) ``X`` holds this rank's rows of the kernel
-    matrix and the value is the column ``key`` (the selected row's global
-    index; the matrix is symmetric).
+    ``x`` and ``square`` are the selected row and its squared norm; ``Xt`` is
+    ``X`` transposed (C order), so that the dot products of a block of rows
+    advance together, each still summed over the features in order. With
+    the precomputed kernel (code 4) ``X`` holds this rank's rows of the
+    kernel matrix and the value is the column ``key`` (the selected row's
+    global index; the matrix is symmetric).
     """
+    n = X.shape[0]
     if code == 4:
-        for j in prange(X.shape[0]):
+        for j in prange(n):
             out[j] = np.float32(X[j, key])
         return
-    for j in prange(X.shape[0]):
-        dot = _dot(x, X[j])
-        out[j] = np.float32(_value(code, dot, square, squares[j], gamma, coef0, degree))
+    for b in prange((n + _BLOCK - 1) // _BLOCK):
+        lo = b * _BLOCK
+        m = min(_BLOCK, n - lo)
+        dots = np.zeros(m)
+        for k in range(Xt.shape[0]):
+            xk = x[k]
+            column = Xt[k, lo : lo + m]
+            for j in range(m):
+                dots[j] += xk * column[j]
+        for j in range(m):
+            out[lo + j] = np.float32(
+                _value(code, dots[j], square, squares[lo + j], gamma, coef0, degree)
+            )
 
 
 @njit(cache=True, nogil=True)
@@ -123,34 +143,126 @@ def kernel_matrix(X, SV, code, gamma, coef0, degree, out):
                 out[a, b] = _value(code, _dot(X[a], SV[b]), 0.0, 0.0, gamma, coef0, degree)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _fill(out, value, t, variables, data):
+    """The record of local variable ``t`` (-1: none) with ``value``."""
+    G, alpha, sign, C, rows, index, status = variables
+    QD, keys, squares, X = data
+    out[:] = 0.0
+    out[VALUE], out[INDEX] = value, -1
+    if t < 0:
+        return
+    r = rows[t]
+    out[INDEX], out[LOCAL], out[GRAD], out[ALPHA] = index[t], t, G[t], alpha[t]
+    out[SIGN], out[BOUND], out[QDIAG] = sign[t], C[t], QD[r]
+    out[KEY], out[SQUARE] = keys[r], squares[r]
+    for k in range(out.shape[0] - HEAD):
+        out[HEAD + k] = X[r, k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pair_update(rec_i, rec_j):
+    """libsvm's new ``(alpha_i, alpha_j)`` (``Solver::Solve``, "update alpha[i]
+    and alpha[j], handle bounds carefully")."""
+    G_i, G_j = rec_i[GRAD], rec_j[GRAD]
+    a_i, a_j = rec_i[ALPHA], rec_j[ALPHA]
+    C_i, C_j = rec_i[BOUND], rec_j[BOUND]
+    quad_coef = rec_i[QDIAG] + rec_j[QDIAG] - 2 * rec_j[KIJ]
+    if quad_coef <= 0:
+        quad_coef = TAU
+    if rec_i[SIGN] != rec_j[SIGN]:
+        delta = (-G_i - G_j) / quad_coef
+        diff = a_i - a_j
+        a_i += delta
+        a_j += delta
+        if diff > 0:
+            if a_j < 0:
+                a_j, a_i = 0.0, diff
+        elif a_i < 0:
+            a_i, a_j = 0.0, -diff
+        if diff > C_i - C_j:
+            if a_i > C_i:
+                a_i, a_j = C_i, C_i - diff
+        elif a_j > C_j:
+            a_j, a_i = C_j, C_j + diff
+    else:
+        delta = (G_i - G_j) / quad_coef
+        total = a_i + a_j
+        a_i -= delta
+        a_j += delta
+        if total > C_i:
+            if a_i > C_i:
+                a_i, a_j = C_i, total - C_i
+        elif a_j < 0:
+            a_j, a_i = 0.0, total
+        if total > C_j:
+            if a_j > C_j:
+                a_j, a_i = C_j, total - C_j
+        elif a_i < 0:
+            a_i, a_j = 0.0, total
+    return a_i, a_j
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _set_alpha(record, value, alpha, C, index, status):
+    t = np.int64(record[LOCAL])
+    if record[INDEX] >= 0 and t < index.shape[0] and index[t] == record[INDEX]:
+        alpha[t] = value
+        status[t] = UPPER if value >= C[t] else LOWER if value <= 0 else FREE
+
+
 @njit(cache=True, nogil=True)
-def select_up(G, sign, status, out):
-    """The local candidates for ``i``: the largest ``-y G`` over ``I_up`` among
-    the positive variables (``out[0]``, index ``out[1]``) and the negative
-    ones (``out[2]``, ``out[3]``), ties to the later variable as libsvm's scan;
-    ``-inf`` and index -1 where there is none."""
+def update_select_up(variables, data, rec_i, rec_j, row_i, row_j, update, out):
+    """One SMO step's local work after the pair ``(rec_i, rec_j)`` is chosen,
+    then the local candidates for the next ``i``.
+
+    With ``update``: libsvm's new pair ``alpha`` (set on the rank that owns
+    each) and ``G[t] += Q_i[t] Δα_i + Q_j[t] Δα_j`` with the float32 kernel
+    rows ``row_i``, ``row_j`` of the local rows. Then ``out[0]`` is the
+    record of the largest ``-y G`` over ``I_up`` among the positive
+    variables, ``out[1]`` among the negative ones, ties to the later
+    variable as libsvm's scan (value ``-inf`` and index -1 where there is
+    none).
+    """
+    G, alpha, sign, C, rows, index, status = variables
+    step_i = step_j = 0.0
+    if update:
+        alpha_i, alpha_j = _pair_update(rec_i, rec_j)
+        step_i = rec_i[SIGN] * (alpha_i - rec_i[ALPHA])
+        step_j = rec_j[SIGN] * (alpha_j - rec_j[ALPHA])
+        _set_alpha(rec_i, alpha_i, alpha, C, index, status)
+        _set_alpha(rec_j, alpha_j, alpha, C, index, status)
     best_p, idx_p, best_n, idx_n = -np.inf, -1, -np.inf, -1
     for t in range(G.shape[0]):
-        if sign[t] == 1:
+        s = sign[t]
+        if update:
+            r = rows[t]
+            G[t] += np.float64(row_i[r]) * (s * step_i) + np.float64(row_j[r]) * (s * step_j)
+        if s == 1:
             if status[t] != UPPER and -G[t] >= best_p:
                 best_p, idx_p = -G[t], t
         elif status[t] != LOWER and G[t] >= best_n:
             best_n, idx_n = G[t], t
-    out[0], out[1], out[2], out[3] = best_p, idx_p, best_n, idx_n
+    _fill(out[0], best_p, idx_p, variables, data)
+    _fill(out[1], best_n, idx_n, variables, data)
 
 
 @njit(cache=True, nogil=True)
-def select_low(G, sign, status, rows, QD, Gmax_p, Gmax_n, row_p, row_n, QD_p, QD_n, out):
+def select_low(variables, data, rec_p, rec_n, row_p, row_n, out):
     """The local candidate for ``j``: libsvm's second-order choice over ``I_low``.
 
-    Positive variables are paired with ``(Gmax_p, row_p, QD_p)``, negative
-    ones with ``(Gmax_n, row_n, QD_n)`` (the same ``i`` for both in ``Solver``,
-    the best of each sign in ``Solver_NU``); ``row_*`` are float32 kernel
-    rows of the local rows. Writes the smallest objective change
-    (``out[0]``, ties to the later variable), its index (``out[1]``, -1 for
-    none), the largest ``G`` over the positive variables of ``I_low``
-    (``out[2]``) and ``-G`` over the negative ones (``out[3]``).
+    Positive variables are paired with ``rec_p`` and its float32 kernel row
+    ``row_p`` of the local rows, negative ones with ``rec_n`` (the same
+    ``i`` for both in ``Solver``, the best of each sign in ``Solver_NU``).
+    ``out`` is the record of the smallest objective change (value: its
+    negation; ties to the later variable), with the largest ``G`` over the
+    positive variables of ``I_low`` (``GMAX2_P``), ``-G`` over the negative
+    ones (``GMAX2_N``) and the variable's kernel value against its ``i``
+    (``KIJ``).
     """
+    G, alpha, sign, C, rows, index, status = variables
+    QD = data[0]
+    Gmax_p, Gmax_n, QD_p, QD_n = rec_p[VALUE], rec_n[VALUE], rec_p[QDIAG], rec_n[QDIAG]
     best, idx, Gmax2_p, Gmax2_n = np.inf, -1, -np.inf, -np.inf
     for t in range(G.shape[0]):
         if sign[t] == 1:
@@ -174,17 +286,29 @@ def select_low(G, sign, status, rows, QD, Gmax_p, Gmax_n, row_p, row_n, QD_p, QD
             obj_diff = -(grad_diff * grad_diff) / quad_coef
             if obj_diff <= best:
                 best, idx = obj_diff, t
-    out[0], out[1], out[2], out[3] = best, idx, Gmax2_p, Gmax2_n
+    _fill(out, -best, idx, variables, data)
+    out[GMAX2_P], out[GMAX2_N] = Gmax2_p, Gmax2_n
+    if idx >= 0:
+        out[KIJ] = (row_p if sign[idx] == 1 else row_n)[rows[idx]]
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def update_gradient(G, sign, rows, row_i, row_j, step_i, step_j):
-    """libsvm's ``G[t] += Q_i[t] Δα_i + Q_j[t] Δα_j`` with ``step = y Δα``."""
-    for t in prange(G.shape[0]):
-        s = sign[t]
-        G[t] += np.float64(row_i[rows[t]]) * (s * step_i) + np.float64(row_j[rows[t]]) * (
-            s * step_j
-        )
+@njit(cache=True, nogil=True)
+def fill_records(out, ts, variables, data):
+    """``out[r]``: the record of local variable ``ts[r]`` with value 0."""
+    for r in range(ts.shape[0]):
+        _fill(out[r], 0.0, ts[r], variables, data)
+
+
+@njit(cache=True, nogil=True)
+def best_record(records, start, step):
+    """Position of the record with the largest value among ``records[start::step]``,
+    ties to the larger global index."""
+    pick = start
+    for r in range(start + step, records.shape[0], step):
+        value, best = records[r, VALUE], records[pick, VALUE]
+        if value > best or (value == best and records[r, INDEX] > records[pick, INDEX]):
+            pick = r
+    return pick
 
 
 @njit(cache=True, nogil=True)

@@ -23,9 +23,13 @@ variables in that order is made here with that index:
   ``alpha``.
 
 So each iteration is two small allgathers (``2 (13 + d)`` and ``13 + d``
-float64 per rank). ``rho`` adds the free variables' gradients in global
-order, as ``calculate_rho``. The result is libsvm's without shrinking, and
-the same at any number of ranks. Kernel rows are kept in a per-rank LRU
+float64 per rank); they cannot be merged, as ``j`` needs the global ``i``
+and the next ``i`` the gradient after the step. Between them each rank makes
+one compiled pass over its variables (``select_low``; ``update_select_up``:
+the step, then the next ``i``'s candidates) and computes the kernel rows it
+misses. ``rho`` adds the free variables' gradients in global order, as
+``calculate_rho``. The result is libsvm's without shrinking, and the same at
+any number of ranks. Kernel rows are kept in a per-rank LRU
 cache of ``cache_size`` MB.
 """
 
@@ -35,12 +39,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..kernels import kernels_for
+from ..kernels.cpu.svm import ALPHA, GMAX2_N, GMAX2_P, HEAD, INDEX, KEY, SIGN, SQUARE, VALUE
+from ..utils.validation import agree_on_errors
 
-# Fields of a candidate's record in the allgathers.
-_VALUE, _INDEX, _LOCAL, _G, _ALPHA, _SIGN, _C, _QD, _KEY, _SQUARE, _GMAX2_P, _GMAX2_N, _KIJ = range(
-    13
-)
-_HEAD = 13
 _LOWER, _UPPER, _FREE = 0, 1, 2
 
 
@@ -74,6 +75,8 @@ class KernelRows:
         self.kernels = kernels_for("svm", X)
         self.X, self.keys, self.kernel = X, keys, kernel
         self.precomputed = kernel.code == self.kernels.kernel_code("precomputed")
+        self._Xt = X if self.precomputed else np.ascontiguousarray(X.T)
+        self._kernel_row = self.kernels.kernel_row
         self.width = 0 if self.precomputed else X.shape[1]
         n = X.shape[0]
         self.squares = np.zeros(n)
@@ -84,10 +87,9 @@ class KernelRows:
         self._slots = max(3, int(cache_size * (1 << 20)) // max(4 * n, 1))
         self._cache = OrderedDict()
 
-    def payload(self, row):
-        """``(key, squared norm, features)`` of local row ``row``, as it travels."""
-        x = self.X[row, : self.width]
-        return self.keys[row], self.squares[row], x
+    def data(self):
+        """``(diagonal, keys, squared norms, rows)``, as the SMO kernels take them."""
+        return self.diagonal, self.keys, self.squares, self.X
 
     def row(self, key, square, x):
         """float32 kernel values of the row ``(key, square, x)`` against every local row."""
@@ -101,8 +103,8 @@ class KernelRows:
         else:
             out = np.empty(self.X.shape[0], dtype=np.float32)
         code, gamma, coef0, degree = self.kernel
-        self.kernels.kernel_row(
-            self.X, self.squares, x, square, key, code, gamma, coef0, degree, out
+        self._kernel_row(
+            self.X, self._Xt, self.squares, x, square, key, code, gamma, coef0, degree, out
         )
         self._cache[key] = out
         return out
@@ -150,117 +152,81 @@ class _Solver:
     def __init__(self, problem, comms, nu):
         self.problem, self.comms, self.nu = problem, comms, nu
         self.kr = problem.kernel_rows
-        self.kernels = self.kr.kernels
+        self.kernels = kernels = self.kr.kernels
+        self._update_select_up = kernels.update_select_up
+        self._select_low = kernels.select_low
+        self._best = kernels.best_record
         self.alpha = problem.alpha.copy()
         self.status = _status(self.alpha, problem.C)
         self.G = problem.p.copy()
-        width = _HEAD + self.kr.width
+        self.variables = (
+            self.G,
+            self.alpha,
+            problem.sign,
+            problem.C,
+            problem.rows,
+            problem.index,
+            self.status,
+        )
+        self.data = self.kr.data()
+        width = HEAD + self.kr.width
         self._up = np.empty((2, width))
         self._low = np.empty((1, width))
-        self._scan = np.empty(4)
         self._none = np.zeros(self.kr.X.shape[0], dtype=np.float32)
 
-    def _record(self, out, value, t):
-        out[:] = 0.0
-        out[_VALUE], out[_INDEX] = value, -1
-        if t < 0:
-            return
-        pr = self.problem
-        row = pr.rows[t]
-        key, square, x = self.kr.payload(row)
-        out[_INDEX], out[_LOCAL] = pr.index[t], t
-        out[_G], out[_ALPHA], out[_SIGN], out[_C] = self.G[t], self.alpha[t], pr.sign[t], pr.C[t]
-        out[_QD], out[_KEY], out[_SQUARE] = self.kr.diagonal[row], key, square
-        out[_HEAD:] = x
-
     def _row(self, record):
-        if record[_INDEX] < 0:
+        if record[INDEX] < 0:
             return self._none
-        return self.kr.row(record[_KEY], record[_SQUARE], record[_HEAD:])
+        return self.kr.row(record[KEY], record[SQUARE], record[HEAD:])
 
     def initial_gradient(self):
         """libsvm's ``G = p + Σ_i α_i Q_i`` over the variables not at the lower
-        bound, added in global order (the rows travel in one allgatherv)."""
+        bound, added in global order (the rows travel in one allgatherv); then
+        the local candidates for the first ``i``."""
         pr = self.problem
         mine = np.flatnonzero(self.status != _LOWER)
-        records = np.empty((mine.shape[0], _HEAD + self.kr.width))
-        for out, t in zip(records, mine):
-            self._record(out, 0.0, t)
+        records = np.empty((mine.shape[0], HEAD + self.kr.width))
+        self.kernels.fill_records(records, mine, self.variables, self.data)
         records = self.comms.allgatherv(records)
-        for record in records[np.argsort(records[:, _INDEX], kind="stable")]:
-            step = record[_SIGN] * record[_ALPHA]
+        for record in records[np.argsort(records[:, INDEX], kind="stable")]:
+            step = record[SIGN] * record[ALPHA]
             self.kernels.add_gradient(self.G, pr.sign, pr.rows, self._row(record), step)
-
-    def _best(self, records):
-        """The record with the largest value, ties to the larger global index."""
-        order = np.lexsort((records[:, _INDEX], records[:, _VALUE]))
-        return records[order[-1]]
+        none = self._none
+        self._update_select_up(
+            self.variables, self.data, self._low[0], self._low[0], none, none, False, self._up
+        )
 
     def select(self, eps):
-        """``(i, j, i's row, j's row)`` records and rows; None when optimal."""
-        pr, G = self.problem, self.G
-        self.kernels.select_up(G, pr.sign, self.status, self._scan)
-        best_p, idx_p, best_n, idx_n = self._scan
-        self._record(self._up[0], best_p, int(idx_p))
-        self._record(self._up[1], best_n, int(idx_n))
+        """``(i, j, i's row)`` records and row; None when optimal."""
         up = self.comms.allgather(self._up)
-        cand_p, cand_n = self._best(up[0::2]), self._best(up[1::2])
-        if not self.nu:
-            cand_p = cand_n = self._best(np.stack([cand_p, cand_n]))
-        row_p = self._row(cand_p)
-        row_n = row_p if cand_n is cand_p else self._row(cand_n)
-        self.kernels.select_low(
-            G,
-            pr.sign,
-            self.status,
-            pr.rows,
-            self.kr.diagonal,
-            cand_p[_VALUE],
-            cand_n[_VALUE],
-            row_p,
-            row_n,
-            cand_p[_QD],
-            cand_n[_QD],
-            self._scan,
-        )
-        obj, idx, gmax2_p, gmax2_n = self._scan
-        low = self._low[0]
-        self._record(low, -obj, int(idx))
-        low[_GMAX2_P], low[_GMAX2_N] = gmax2_p, gmax2_n
-        if idx >= 0:
-            row = pr.rows[int(idx)]
-            low[_KIJ] = (row_p if pr.sign[int(idx)] == 1 else row_n)[row]
-        lows = self.comms.allgather(self._low)
-        gmax2_p, gmax2_n = lows[:, _GMAX2_P].max(), lows[:, _GMAX2_N].max()
-        cand_j = self._best(lows)
         if self.nu:
-            gap = max(cand_p[_VALUE] + gmax2_p, cand_n[_VALUE] + gmax2_n)
+            p, n = self._best(up, 0, 2), self._best(up, 1, 2)
         else:
-            gap = cand_p[_VALUE] + max(gmax2_p, gmax2_n)
-        if gap < eps or cand_j[_INDEX] < 0:
+            p = n = self._best(up, 0, 1)
+        cand_p, cand_n = up[p], up[n]
+        row_p = self._row(cand_p)
+        row_n = row_p if n == p else self._row(cand_n)
+        self._select_low(self.variables, self.data, cand_p, cand_n, row_p, row_n, self._low[0])
+        lows = self.comms.allgather(self._low)
+        gmax2_p, gmax2_n = lows[:, GMAX2_P].max(), lows[:, GMAX2_N].max()
+        cand_j = lows[self._best(lows, 0, 1)]
+        if self.nu:
+            gap = max(cand_p[VALUE] + gmax2_p, cand_n[VALUE] + gmax2_n)
+        else:
+            gap = cand_p[VALUE] + max(gmax2_p, gmax2_n)
+        if gap < eps or cand_j[INDEX] < 0:
             return None
-        if cand_j[_SIGN] == 1:
+        if cand_j[SIGN] == 1:
             return cand_p, cand_j, row_p
         return cand_n, cand_j, row_n
 
     def update(self, rec_i, rec_j, row_i):
-        """libsvm's update of the pair, then of ``G``, ``alpha`` and the status."""
-        alpha_i, alpha_j = _pair_update(rec_i, rec_j)
+        """libsvm's update of the pair, then of ``G``, ``alpha`` and the status;
+        then the local candidates for the next ``i``."""
         row_j = self._row(rec_j)
-        pr = self.problem
-        step_i = rec_i[_SIGN] * (alpha_i - rec_i[_ALPHA])
-        step_j = rec_j[_SIGN] * (alpha_j - rec_j[_ALPHA])
-        self.kernels.update_gradient(self.G, pr.sign, pr.rows, row_i, row_j, step_i, step_j)
-        for record, value in ((rec_i, alpha_i), (rec_j, alpha_j)):
-            if self._owns(record):
-                t = int(record[_LOCAL])
-                self.alpha[t] = value
-                self.status[t] = _UPPER if value >= pr.C[t] else _LOWER if value <= 0 else _FREE
-
-    def _owns(self, record):
-        t = int(record[_LOCAL])
-        index = self.problem.index
-        return t < index.shape[0] and index[t] == record[_INDEX]
+        self._update_select_up(
+            self.variables, self.data, rec_i, rec_j, row_i, row_j, True, self._up
+        )
 
     def rho(self):
         """libsvm's ``calculate_rho``: ``(rho, r)``; free gradients added in global order."""
@@ -292,55 +258,27 @@ def _mean_or_mid(values, ub, lb):
     return (ub + lb) / 2
 
 
-def _pair_update(rec_i, rec_j):
-    """libsvm's new ``(alpha_i, alpha_j)`` (``Solver::Solve``, "update alpha[i]
-    and alpha[j], handle bounds carefully")."""
-    G_i, G_j = rec_i[_G], rec_j[_G]
-    a_i, a_j = rec_i[_ALPHA], rec_j[_ALPHA]
-    C_i, C_j = rec_i[_C], rec_j[_C]
-    quad_coef = rec_i[_QD] + rec_j[_QD] - 2 * rec_j[_KIJ]
-    if quad_coef <= 0:
-        quad_coef = 1e-12
-    if rec_i[_SIGN] != rec_j[_SIGN]:
-        delta = (-G_i - G_j) / quad_coef
-        diff = a_i - a_j
-        a_i += delta
-        a_j += delta
-        if diff > 0:
-            if a_j < 0:
-                a_j, a_i = 0.0, diff
-        elif a_i < 0:
-            a_i, a_j = 0.0, -diff
-        if diff > C_i - C_j:
-            if a_i > C_i:
-                a_i, a_j = C_i, C_i - diff
-        elif a_j > C_j:
-            a_j, a_i = C_j, C_j + diff
-    else:
-        delta = (G_i - G_j) / quad_coef
-        total = a_i + a_j
-        a_i -= delta
-        a_j += delta
-        if total > C_i:
-            if a_i > C_i:
-                a_i, a_j = C_i, total - C_i
-        elif a_j < 0:
-            a_j, a_i = 0.0, total
-        if total > C_j:
-            if a_j > C_j:
-                a_j, a_i = C_j, total - C_j
-        elif a_i < 0:
-            a_i, a_j = 0.0, total
-    return a_i, a_j
+_NOT_FINITE = (
+    "The dual coefficients or intercepts are not finite. The input data may contain large "
+    "values and need to be preprocessed."
+)
+
+
+def _check_finite(kernel_rows):
+    """scikit-learn's error for a model libsvm would fill with NaN: rows whose
+    squared norms or kernel diagonal overflow give non-finite kernel values."""
+    if not (np.isfinite(kernel_rows.squares).all() and np.isfinite(kernel_rows.diagonal).all()):
+        raise ValueError(_NOT_FINITE)
 
 
 def solve(problem, comms, *, nu=False, eps, max_iter):
     """Run libsvm's SMO (``Solver``, or ``Solver_NU`` with ``nu=True``) without
     shrinking on ``problem``.
 
-    This function is collective: two small allgathers per iteration, and an
-    allgatherv of the rows with a non-zero initial ``alpha`` (the Nu
-    formulations and one-class start there).
+    This function is collective: one agreement that the kernel values are
+    finite, two small allgathers per iteration, and an allgatherv of the rows
+    with a non-zero initial ``alpha`` (the Nu formulations and one-class start
+    there).
 
     Parameters
     ----------
@@ -356,6 +294,7 @@ def solve(problem, comms, *, nu=False, eps, max_iter):
     -------
     Solution
     """
+    agree_on_errors(comms, lambda: _check_finite(problem.kernel_rows))
     solver = _Solver(problem, comms, nu)
     solver.initial_gradient()
     n_iter, timed_out = 0, False
