@@ -63,6 +63,7 @@ from sklearn.model_selection._validation import (
     _warn_or_raise_about_fit_failures,
 )
 from sklearn.preprocessing._data import _handle_zeros_in_scale, _is_constant_feature
+from sklearn.svm._base import _one_vs_one_coef
 from sklearn.tree._tree import NODE_DTYPE, Tree, _build_pruned_tree_ccp
 from sklearn.utils import _safe_indexing
 from sklearn.utils._encode import _unique
@@ -74,7 +75,7 @@ from sklearn.utils._param_validation import Hidden, Interval, RealNotInt, StrOpt
 from sklearn.utils._sparse import _align_api_if_sparse
 from sklearn.utils.extmath import _approximate_mode
 from sklearn.utils.metadata_routing import _raise_for_params
-from sklearn.utils.multiclass import _check_partial_fit_first_call
+from sklearn.utils.multiclass import _check_partial_fit_first_call, _ovr_decision_function
 from sklearn.utils.optimize import _newton_cg
 from sklearn.utils.validation import (
     _check_categorical_features,
@@ -159,6 +160,8 @@ __all__ = [
     "remap_single_linkage_tree",
     "replaced_fit_and_score",
     "tree_to_labels",
+    "_one_vs_one_coef",
+    "_ovr_decision_function",
 ]
 
 

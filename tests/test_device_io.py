@@ -150,6 +150,13 @@ CASES = [
         lambda: mlmpi.impute.SimpleImputer(strategy="median", add_indicator=True),
         "missing",
     ),
+    ("LinearSVC", lambda: mlmpi.LinearSVC(), "scaled classes"),
+    ("LinearSVR", lambda: mlmpi.LinearSVR(), "regression"),
+    ("SVC", lambda: mlmpi.SVC(), "classes"),
+    ("NuSVC", lambda: mlmpi.NuSVC(), "classes"),
+    ("SVR", lambda: mlmpi.SVR(), "regression"),
+    ("NuSVR", lambda: mlmpi.NuSVR(), "regression"),
+    ("OneClassSVM", lambda: mlmpi.OneClassSVM(), "rows"),
 ]
 
 #: Public classes that are not estimators fitted on arrays (left out).
@@ -177,6 +184,13 @@ HOST_ONLY = {
     "OrdinalEncoder",
     "LabelEncoder",
     "SimpleImputer",
+    # docs/user_guide/svm.rst: the SMO runs on the host; CuPy rows are fitted and
+    # predicted there and the outputs go back to the device.
+    "SVC",
+    "NuSVC",
+    "SVR",
+    "NuSVR",
+    "OneClassSVM",
 }
 
 #: Fitted array attributes that stay on the host by design, per estimator.

@@ -12,6 +12,7 @@ n_classes)`` float64 per rank). ``predict`` and ``decision_function`` use it
 on each rank's own rows, without communication.
 """
 
+import functools
 import warnings
 
 import numpy as np
@@ -19,14 +20,13 @@ import scipy.sparse as sp
 from sklearn import svm as sk_svm
 from sklearn.base import BaseEstimator, OutlierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.svm._base import _one_vs_one_coef
 from sklearn.utils import deprecated
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.multiclass import _ovr_decision_function
 from sklearn.utils.validation import check_is_fitted
 
+from .._array import back_like, on_host, to_host
 from .._contract import collective_method
-from .._sklearn_compat import StrOptions, _fit_context
+from .._sklearn_compat import StrOptions, _fit_context, _one_vs_one_coef, _ovr_decision_function
 from ..base import DistributedClassifierMixin, DistributedEstimatorMixin, DistributedRegressorMixin
 from ..comms import Comms
 from ..kernels import kernels_for
@@ -119,6 +119,17 @@ def _sequential_sum(values):
     return total
 
 
+def _outputs_like_input(method):
+    """``method(X)`` computed on the host, returned where ``X`` lives (CuPy rows
+    get CuPy outputs; the SMO's model stays on the host)."""
+
+    @functools.wraps(method)
+    def on_rows_of_the_input(self, X):
+        return back_like(method(self, on_host(X)), X)
+
+    return on_rows_of_the_input
+
+
 class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
     """What the five estimators share: validation, the kernel, the problems'
     rows, the gathered model and the local decision function."""
@@ -177,6 +188,10 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
             dtype=np.float64,
             order="C",
         )
+        # The SMO runs on the host: device rows are fitted there (the model stays there)
+        X = to_host(X)
+        y = None if y is None else to_host(y)
+        sample_weight = None if sample_weight is None else to_host(sample_weight)
         n_samples = layout.n_samples
         if self.kernel == "precomputed" and X.shape[1] != n_samples:
             raise ValueError(
@@ -289,7 +304,7 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"cannot use sparse input in {type(self).__name__!r} trained on dense data"
             )
-        X = check_local(self, X, dtype=np.float64, order="C")
+        X = to_host(check_local(self, X, dtype=np.float64, order="C"))
         if self.kernel == "precomputed" and X.shape[1] != self.shape_fit_[0]:
             raise ValueError(
                 f"X.shape[1] = {X.shape[1]} should be equal to {self.shape_fit_[0]}, "
@@ -445,6 +460,7 @@ class _BaseSVC(DistributedClassifierMixin, _BaseLibSVM):
         """Empty: Platt's scaling (``probability=True``) is not implemented."""
         return self._probB
 
+    @_outputs_like_input
     def decision_function(self, X):
         """Evaluate the decision function for this rank's rows.
 
@@ -469,6 +485,7 @@ class _BaseSVC(DistributedClassifierMixin, _BaseLibSVM):
             return _ovr_decision_function(dec < 0, -dec, len(self.classes_))
         return dec
 
+    @_outputs_like_input
     def predict(self, X):
         """Class labels of this rank's rows (libsvm's one-vs-one vote).
 
@@ -780,6 +797,7 @@ class _BaseSingle(_BaseLibSVM):
 
 
 class _BaseRegressor(DistributedRegressorMixin, _BaseSingle):
+    @_outputs_like_input
     def predict(self, X):
         """Predicted values of this rank's rows. No communication.
 
@@ -1030,6 +1048,7 @@ class OneClassSVM(OutlierMixin, _BaseSingle):
 
     fit.__doc__ = _BaseLibSVM.fit.__doc__
 
+    @_outputs_like_input
     def decision_function(self, X):
         """Signed distance to the separating hyperplane (positive: inlier), of
         this rank's rows. No communication.
@@ -1044,6 +1063,7 @@ class OneClassSVM(OutlierMixin, _BaseSingle):
         """
         return self._decision_values(X)
 
+    @_outputs_like_input
     def score_samples(self, X):
         """Raw scoring function of this rank's rows. No communication.
 
@@ -1057,6 +1077,7 @@ class OneClassSVM(OutlierMixin, _BaseSingle):
         """
         return self.decision_function(X) + self.offset_
 
+    @_outputs_like_input
     def predict(self, X):
         """+1 for inliers, -1 for outliers, of this rank's rows. No communication.
 
