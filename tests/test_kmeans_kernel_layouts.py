@@ -97,14 +97,19 @@ def test_moved_rows_give_the_sums_of_all_rows(crossover, monkeypatch):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("k", [LANES, 2 * LANES + 5])
-def test_lanes_reproduce_gemm_distances_bit_for_bit(dtype, k):
-    """On data with many near-ties, the lanes give the argmin of BLAS's GEMM
-    distances (the kernel's result before the lanes), not just a close one."""
+def test_gemm_path_gives_the_lanes_labels_on_near_ties(dtype, k, monkeypatch):
+    """On data with many near-ties, the GEMM path gives the lanes' labels bit for
+    bit, whatever BLAS's order, and a row's label does not depend on where it
+    sits in a block (on how the rows are split between ranks)."""
     n, d = 20_000, 32
     X, weight, centers = _data(dtype, n, d, k, seed=7)
     centers[: k // 2] = centers[k // 2 : 2 * (k // 2)] * (1 + 1e-6)  # near-duplicate centres
-    labels, _, _ = _step(kmeans.lloyd_step, X, weight, centers)
-    assert_array_equal(labels, _gemm_labels(X, centers))
+    lanes, _, _ = _step(kmeans.lloyd_step, X, weight, centers)
+    monkeypatch.setattr(kmeans, "GEMM_MIN_CENTRE_VALUES", 1)
+    assert_array_equal(_step(kmeans.lloyd_step, X, weight, centers)[0], lanes)
+    shifted = 777  # not a multiple of a block, a tile or a GEMM edge
+    tail = _step(kmeans.lloyd_step, np.ascontiguousarray(X[shifted:]), weight[shifted:], centers)
+    assert_array_equal(tail[0], lanes[shifted:])
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -19,12 +19,19 @@ chosen by a crossover measured with ``benchmarks/bench_lloyd_kernel.py``:
   ``(-2 C) · X_bᵀ`` by BLAS is (k, rows), and the argmin runs down the
   centres with every row of the block in one SIMD lane.
 
-Both compute each dot product as one fused multiply-add per feature in
-feature order, as BLAS's GEMM micro-kernels do, take the first (smallest)
-centre among equal distances, and add the sums of a block in X's dtype in
-row order, so their labels and sums agree bit for bit. The GEMM is NumPy's
-(``np.dot`` inside numba ignored threadpoolctl's limit on this machine's
-OpenBLAS and oversubscribed the cores).
+The lanes define the distances: each dot product is one fused multiply-add
+per feature in feature order, and the first (smallest) centre wins among
+equal distances. BLAS promises no order: its micro-kernels differ between
+processors, and between a tile's edge and its inside, so two equal centres
+can get different distances, and a row's could depend on where it sits in
+the block (on how the rows are split between ranks). So the GEMM's
+distances decide a row only where its runner-up is farther than twice the
+bound on a dot product's rounding in any order (``γ_{d+1}`` times
+``||c||² + 2 ||x|| ||c||``, with the largest centre); any other row is
+settled by the lanes for every centre. Both paths give the same labels bit
+for bit on any BLAS, and add the sums of a block in X's dtype in row
+order. The GEMM is NumPy's (``np.dot`` inside numba ignored threadpoolctl's
+limit on this machine's OpenBLAS and oversubscribed the cores).
 
 A rank uses ``numba.get_num_threads()`` threads (set per rank by
 ``mlmpi._threads``): each takes one contiguous range of blocks and
@@ -43,9 +50,7 @@ For a tile of rows ``i`` and a chunk of ``LANES`` centres ``j`` (padded with
 zero columns and ``+inf`` squared norms), with ``centers_t = -2 Cᵀ``:
 
 - ``dot[i, j] = Σ_p x[i, p] · centers_t[p, j]`` as one fused multiply-add per
-  feature, in feature order, starting from zero: the order and rounding of
-  BLAS's GEMM micro-kernels, so the distances (and hence the labels) are
-  those of the GEMM path bit for bit;
+  feature, in feature order, starting from zero;
 - ``dist = ||c_j||² + dot``; each lane keeps its smallest distance over the
   chunks and the first chunk that reached it (the first chunk stores its
   own; later ones replace them only when strictly smaller), element-wise,
@@ -540,8 +545,9 @@ def _thread_pool(n_threads):
 
 
 @njit(cache=True, nogil=True)
-def _argmin_columns(dots_t, centers_sq, best, best_dist):
-    """``best[i]`` = argmin over ``j`` of ``centers_sq[j] + dots_t[j, i]`` (first on ties).
+def _argmin_columns(dots_t, centers_sq, best, best_dist, runner_up):
+    """``best[i]`` = argmin over ``j`` of ``centers_sq[j] + dots_t[j, i]`` (first on
+    ties), its distance and the next smallest (equal on a tie).
 
     The inner loop runs along the rows (one SIMD lane each), branch-free.
     """
@@ -549,13 +555,43 @@ def _argmin_columns(dots_t, centers_sq, best, best_dist):
     for i in range(rows):
         best_dist[i] = centers_sq[0] + dots_t[0, i]
         best[i] = 0
+        runner_up[i] = np.inf
     for j in range(1, k):
         c = centers_sq[j]
         for i in range(rows):
             dist = c + dots_t[j, i]
             closer = dist < best_dist[i]
+            runner_up[i] = best_dist[i] if closer else min(runner_up[i], dist)
             best_dist[i] = dist if closer else best_dist[i]
             best[i] = j if closer else best[i]
+
+
+@njit(cache=True, nogil=True)
+def _settle_near_ties(
+    X, start, centers_t, centers_sq, best, best_dist, runner_up, rounding, lane_dist, lane_chunk
+):
+    """Rows ``start ..`` of the block whose GEMM runner-up is within the rounding
+    bound get the lanes' labels (``rounding = (c_max, sq_max, 2 γ_{d+1})``)."""
+    c_max, sq_max, gamma_2 = rounding
+    for i in range(best.shape[0]):
+        row = start + i
+        norm = 0.0
+        for f in range(X.shape[1]):
+            norm += np.float64(X[row, f]) * np.float64(X[row, f])
+        bound = gamma_2 * (sq_max + 2.0 * np.sqrt(norm) * c_max)
+        if np.float64(runner_up[i]) - np.float64(best_dist[i]) > 2.0 * bound:
+            continue
+        for chunk in range(centers_t.shape[0]):
+            _row_argmin(X, row, centers_t, centers_sq, chunk, lane_dist, lane_chunk, best[i:])
+
+
+def _rounding_bound(X, centers):
+    """``(max ||c||, max ||c||², 2 γ_{d+1})`` for :func:`_settle_near_ties`, with
+    ``γ_m = m u / (1 - m u)`` and some slack for the norms' own rounding."""
+    norms = np.sqrt(np.einsum("ij,ij->i", centers, centers, dtype=np.float64))
+    c_max = float(norms.max()) if len(norms) else 0.0
+    mu = (X.shape[1] + 4) * float(np.finfo(X.dtype).eps) / 2
+    return c_max * 1.01, c_max * c_max * 1.01, 2.0 * mu / (1.0 - mu) * 1.01
 
 
 def _lanes_operands(centers):
@@ -571,22 +607,51 @@ def _lanes_operands(centers):
 
 
 def _gemm_columns(
-    X, sample_weight, centers, centers_sq, scales, labels, sums, weights, stats, update, first, last
+    X,
+    sample_weight,
+    centers,
+    rounding,
+    centers_t,
+    centers_sq,
+    scales,
+    labels,
+    sums,
+    weights,
+    stats,
+    update,
+    first,
+    last,
 ):
-    """Blocks ``first .. last`` with their distances from one GEMM each."""
+    """Blocks ``first .. last`` with their distances from one GEMM each; near
+    ties settled by the lanes."""
     n = X.shape[0]
     centers_2 = centers * X.dtype.type(-2)  # exact: a power of two
     dots = np.empty((centers.shape[0], BLOCK_ROWS), dtype=X.dtype)
     best = np.empty(BLOCK_ROWS, dtype=np.int32)
     best_dist = np.empty(BLOCK_ROWS, dtype=X.dtype)
+    runner_up = np.empty(BLOCK_ROWS, dtype=X.dtype)
+    lane_dist = np.empty((1, LANES), dtype=X.dtype)
+    lane_chunk = np.empty((1, LANES), dtype=np.int32)
     pending = _pending(sums.shape[1], sums.shape[2])
     for start in range(first * BLOCK_ROWS, min(last * BLOCK_ROWS, n), BLOCK_ROWS):
         stop = min(start + BLOCK_ROWS, n)
         rows = stop - start
         block = dots if rows == BLOCK_ROWS else np.empty((len(centers), rows), dtype=X.dtype)
         np.dot(centers_2, X[start:stop].T, out=block)
-        _argmin_columns(block, centers_sq, best[:rows], best_dist[:rows])
         block_best = best[:rows]
+        _argmin_columns(block, centers_sq, block_best, best_dist[:rows], runner_up[:rows])
+        _settle_near_ties(
+            X,
+            start,
+            centers_t,
+            centers_sq,
+            block_best,
+            best_dist[:rows],
+            runner_up[:rows],
+            rounding,
+            lane_dist,
+            lane_chunk,
+        )
         _add_block(
             X,
             sample_weight,
@@ -646,7 +711,8 @@ def lloyd_step(
     n_blocks = -(-n // BLOCK_ROWS)
     groups = max(1, min(numba.get_num_threads(), n_blocks))
     if k * d >= GEMM_MIN_CENTRE_VALUES:
-        run, operands = _gemm_columns, (centers, np.einsum("ij,ij->i", centers, centers))
+        run = _gemm_columns
+        operands = (centers, _rounding_bound(X, centers), *_lanes_operands(centers))
     else:
         run, operands = _assign_lanes, _lanes_operands(centers)
     stats[:] = 0
