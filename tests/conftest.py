@@ -15,7 +15,8 @@ _MPI_CASE_JOBS = []
 #: Most test workers ``-n auto`` starts (pyproject's addopts): the tests launch
 #: mpiexec jobs of up to 4 ranks, so more workers would oversubscribe the cores.
 #: ``--dist loadfile`` keeps each test file on one worker: the mpiexec cases of
-#: test_mpi_cases.py share jobs (:class:`CaseRunner`) within one process.
+#: a rank count share jobs (:class:`CaseRunner`) within one process, and
+#: test_mpi_cases.py and test_mpi_cases_two_three.py split the rank counts.
 MAX_WORKERS = 4
 
 

@@ -8,12 +8,20 @@ does not import the cases. The other modules selected at a rank count share
 mpiexec jobs (``_mpi.CaseRunner``), which saves starting Python, MPI and the
 libraries once per module. Runs of the same modules with a GPU
 or another backend live in their own test files.
+
+This file runs them at 1 and 4 ranks, ``test_mpi_cases_two_three.py`` at the
+others: xdist gives each worker whole files, and the two share the jobs
+about evenly.
 """
 
 import pytest
-from _mpi import case_params
+from _mpi import ONE_AND_FOUR, case_params
 
 
-@pytest.mark.parametrize("module, case, nranks", list(case_params()))
+def _one_and_four(module, ranks):
+    return tuple(n for n in ranks if n in ONE_AND_FOUR)
+
+
+@pytest.mark.parametrize("module, case, nranks", list(case_params(_one_and_four)))
 def test_mpi_case(mpi_cases, module, case, nranks):
     mpi_cases.check(module, case, nranks)
