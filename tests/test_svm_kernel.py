@@ -130,9 +130,6 @@ def test_max_iter_warns_as_scikit_learn():
 
 def test_errors():
     X, y, weights, _ = _data()
-    with pytest.raises(NotImplementedError, match="probability=True"):
-        with pytest.warns(FutureWarning, match="`probability` parameter was deprecated"):
-            ml.SVC(probability=True).fit(X, y)
     with pytest.raises(ValueError, match="has to be greater than one"):
         ml.SVC().fit(X, np.zeros(60))
     with pytest.raises(ValueError, match="specified nu is infeasible"):

@@ -16,6 +16,16 @@ Kernel values are libsvm's (scikit-learn's ``svm.cpp``, dense):
 Each value is computed from the two rows alone, in a fixed order, so a
 kernel row has the same bits whichever rank owns the rows.
 
+CSR rows (``*_csr``; sorted column indices, no duplicates) follow libsvm's
+sparse ``svm.cpp``: ``dot`` adds the products of the columns both rows
+store, in increasing column order, which is the dense loop without its zero
+products (the same bits up to the sign of a zero), and ``k_function``'s rbf
+adds the squared differences over the union of the columns, in order. In
+training, the selected row travels as a *payload* ``[nnz, its column
+indices padded to K, its values padded to K]`` (``1 + 2 K`` float64, ``K``
+the longest row of the problem), and each rank adds its products over the
+selected row's columns, in order, from a CSC copy of its rows.
+
 The SMO variables of a rank are ``sign`` (libsvm's ``y``: ±1), ``rows`` (the
 local row whose kernel row the variable uses: SVR's two copies of a row
 share it), ``status`` (0 lower bound, 1 upper bound, 2 free) and ``G``; a
@@ -40,6 +50,8 @@ TAU = 1e-12
 VALUE, INDEX, LOCAL, GRAD, ALPHA, SIGN, BOUND, QDIAG, KEY, SQUARE, GMAX2_P, GMAX2_N, KIJ = range(13)
 HEAD = 13
 _BLOCK = 256
+#: Rows per block of :func:`kernel_row_csr` (their partial dot products stay in L1).
+_ROW_BLOCK = 2048
 
 
 def kernel_code(kernel):
@@ -141,6 +153,145 @@ def kernel_matrix(X, SV, code, gamma, coef0, degree, out):
                 out[a, b] = math.exp(-gamma * total)
             else:
                 out[a, b] = _value(code, _dot(X[a], SV[b]), 0.0, 0.0, gamma, coef0, degree)
+
+
+@njit(cache=True, nogil=True)
+def squared_norms_csr(data, indptr, out):
+    """``out[j] = X[j]·X[j]`` of CSR rows (libsvm's ``x_square``), over the
+    stored values in order."""
+    for j in range(out.shape[0]):
+        total = 0.0
+        for p in range(indptr[j], indptr[j + 1]):
+            total += data[p] * data[p]
+        out[j] = total
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def kernel_row_csr(data, indices, indptr, squares, x, square, code, gamma, coef0, degree, out):
+    """``out[j] = float32(K(x, X[j]))`` for every local row ``j``
+    (:func:`kernel_row`'s contract), from the rows in CSC form.
+
+    ``(data, indices, indptr)`` are the local rows' columns (CSC: each
+    column's row indices increasing), ``x`` the selected row's payload (see
+    the module docstring) and ``square`` its squared norm. Each block of
+    rows adds ``x[k] X[j, k]`` over ``x``'s stored columns ``k`` in order:
+    row ``j``'s dot product adds the products of the columns both rows store
+    in increasing column order (only the columns of ``x`` are read).
+    """
+    n = out.shape[0]
+    width = (x.shape[0] - 1) // 2
+    nnz = np.int64(x[0])
+    for b in prange((n + _ROW_BLOCK - 1) // _ROW_BLOCK):
+        lo = b * _ROW_BLOCK
+        hi = min(n, lo + _ROW_BLOCK)
+        dots = np.zeros(hi - lo)
+        for t in range(nnz):
+            k = np.int64(x[1 + t])
+            value = x[1 + width + t]
+            start, stop = indptr[k], indptr[k + 1]
+            p = start + np.searchsorted(indices[start:stop], lo)
+            while p < stop and indices[p] < hi:
+                dots[indices[p] - lo] += value * data[p]
+                p += 1
+        for j in range(hi - lo):
+            out[lo + j] = np.float32(
+                _value(code, dots[j], square, squares[lo + j], gamma, coef0, degree)
+            )
+
+
+@njit(cache=True, nogil=True)
+def kernel_diagonal_csr(data, indptr, squares, code, gamma, coef0, degree, out):
+    """``out[j] = K(X[j], X[j])`` of CSR rows in float64 (libsvm's ``QD``)."""
+    for j in range(out.shape[0]):
+        dot = 0.0
+        for p in range(indptr[j], indptr[j + 1]):
+            dot += data[p] * data[p]
+        out[j] = _value(code, dot, squares[j], squares[j], gamma, coef0, degree)
+
+
+@njit(cache=True, nogil=True)
+def row_payloads_csr(records, rows, data, indices, indptr, out):
+    """``out[r]``: ``records[r]`` (its first ``HEAD`` fields) followed by the
+    payload of its variable's CSR row (``rows[LOCAL]``; ``nnz`` 0 for a record
+    without a variable). ``out`` has ``HEAD + 1 + 2 K`` columns."""
+    width = (out.shape[1] - HEAD - 1) // 2
+    for r in range(records.shape[0]):
+        out[r, :] = 0.0
+        out[r, :HEAD] = records[r, :HEAD]
+        if records[r, INDEX] < 0:
+            continue
+        row = rows[np.int64(records[r, LOCAL])]
+        start, stop = indptr[row], indptr[row + 1]
+        out[r, HEAD] = stop - start
+        for p in range(start, stop):
+            out[r, HEAD + 1 + p - start] = indices[p]
+            out[r, HEAD + 1 + width + p - start] = data[p]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _merged_sq_dist(xd, xi, xa, xb, sd, si, sa, sb):
+    """libsvm's sparse rbf sum: squared differences over the union of the
+    stored columns of two CSR rows, in increasing column order."""
+    total = 0.0
+    p, q = xa, sa
+    while p < xb and q < sb:
+        if xi[p] == si[q]:
+            d = xd[p] - sd[q]
+            total += d * d
+            p += 1
+            q += 1
+        elif xi[p] > si[q]:
+            total += sd[q] * sd[q]
+            q += 1
+        else:
+            total += xd[p] * xd[p]
+            p += 1
+    while p < xb:
+        total += xd[p] * xd[p]
+        p += 1
+    while q < sb:
+        total += sd[q] * sd[q]
+        q += 1
+    return total
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def kernel_matrix_csr(
+    x_data, x_indices, x_indptr, sv_data, sv_indices, sv_indptr, code, gamma, coef0, degree, out
+):
+    """``out[a, b] = K(X[a], SV[b])`` of CSR rows as libsvm's sparse
+    ``k_function`` (float64, :func:`kernel_matrix`'s contract): the dot
+    products add the common columns' products in increasing column order
+    (``SV[b]``'s stored columns against ``X[a]`` scattered in a work
+    vector), rbf the squared differences over the union of the columns."""
+    n, m = out.shape
+    if n == 0 or m == 0:
+        return
+    n_features = 0
+    for p in range(x_indices.shape[0]):
+        n_features = max(n_features, np.int64(x_indices[p]) + 1)
+    for p in range(sv_indices.shape[0]):
+        n_features = max(n_features, np.int64(sv_indices[p]) + 1)
+    n_blocks = (n + _BLOCK - 1) // _BLOCK
+    for blk in prange(n_blocks):
+        work = np.zeros(n_features)
+        for a in range(blk * _BLOCK, min(n, (blk + 1) * _BLOCK)):
+            xa, xb = x_indptr[a], x_indptr[a + 1]
+            if code == 2:
+                for b in range(m):
+                    sa, sb = sv_indptr[b], sv_indptr[b + 1]
+                    total = _merged_sq_dist(x_data, x_indices, xa, xb, sv_data, sv_indices, sa, sb)
+                    out[a, b] = math.exp(-gamma * total)
+                continue
+            for p in range(xa, xb):
+                work[x_indices[p]] = x_data[p]
+            for b in range(m):
+                dot = 0.0
+                for q in range(sv_indptr[b], sv_indptr[b + 1]):
+                    dot += sv_data[q] * work[sv_indices[q]]
+                out[a, b] = _value(code, dot, 0.0, 0.0, gamma, coef0, degree)
+            for p in range(xa, xb):
+                work[x_indices[p]] = 0.0
 
 
 @njit(cache=True, nogil=True, inline="always")

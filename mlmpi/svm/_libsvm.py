@@ -8,8 +8,15 @@ second's, each in global order) over the rows of every rank, and solves each
 with the distributed SMO of :mod:`mlmpi.svm._smo`. The model (support
 vectors, dual coefficients, intercepts) is then gathered on every rank:
 it is bounded by the number of support vectors (``n_SV × (n_features +
-n_classes)`` float64 per rank). ``predict`` and ``decision_function`` use it
-on each rank's own rows, without communication.
+n_classes)`` float64 per rank; with sparse rows, the support vectors' stored
+values and ``n_SV × n_classes``). ``predict`` and ``decision_function`` use
+it on each rank's own rows, without communication.
+
+Sparse rows are fitted as CSR, as scikit-learn's sparse libsvm: the kernel
+values are those of ``libsvm_sparse`` (sums over the stored columns in
+increasing column order, the dense sums without their zero products), the
+support vectors and ``dual_coef_`` are CSR, and such a model predicts
+sparse rows and converts dense ones to CSR.
 """
 
 import functools
@@ -19,21 +26,30 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn import svm as sk_svm
 from sklearn.base import BaseEstimator, OutlierMixin
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils import deprecated
 from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._array import back_like, on_host, to_host
 from .._contract import collective_method
-from .._sklearn_compat import StrOptions, _fit_context, _one_vs_one_coef, _ovr_decision_function
+from .._sklearn_compat import (
+    StrOptions,
+    _align_api_if_sparse,
+    _fit_context,
+    _one_vs_one_coef,
+    _ovr_decision_function,
+)
 from ..base import DistributedClassifierMixin, DistributedEstimatorMixin, DistributedRegressorMixin
 from ..comms import Comms
 from ..kernels import kernels_for
+from ..random import draws_for
 from ..utils._exact import exact_sums
 from ..utils.stats import global_classes
 from ..utils.validation import agree, check_local, validate_fit_data
-from ._smo import KernelRows, KernelSpec, Problem, solve
+from ._platt import Pair, fit_sigmoids, libsvm_seed, probabilities
+from ._smo import KernelRows, KernelSpec, Problem, canonical_csr, solve
 
 _KERNEL_NAMES = StrOptions({"linear", "poly", "rbf", "sigmoid", "precomputed"})
 
@@ -53,6 +69,8 @@ def _global_gamma(X, comms):
 
     This function is collective.
     """
+    if sp.issparse(X):
+        return _global_gamma_sparse(X, comms)
     n_values = comms.allreduce(np.asarray(X.size, dtype=np.int64))
     # on X / 2**k below 1 in magnitude, the sums cannot overflow, and scaling by
     # a power of two commutes with rounding: a variance above the float range is
@@ -65,6 +83,59 @@ def _global_gamma(X, comms):
     with np.errstate(over="ignore"):
         var = np.ldexp(var, 2 * exponent)
     return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
+
+
+def _global_gamma_sparse(X, comms):
+    """:func:`_global_gamma` of CSR rows with scikit-learn's sparse variance,
+    ``mean(X²) - mean(X)²`` over every value (zeros included), from
+    correctly rounded sums of the stored values: the same at any number of
+    ranks.
+
+    This function is collective.
+    """
+    n_values = comms.allreduce(np.asarray(X.shape[0], dtype=np.int64)) * X.shape[1]
+    largest = comms.allreduce(np.asarray(np.abs(X.data).max(initial=0.0)), op="max")
+    exponent = int(np.frexp(largest)[1])
+    values = np.ldexp(X.data, -exponent)  # below 1 in magnitude: no sum overflows
+    total, squares = exact_sums([values, values * values], comms)
+    mean = total / n_values
+    var = squares / n_values - mean**2
+    with np.errstate(over="ignore"):
+        var = np.ldexp(var, 2 * exponent)
+    return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
+
+
+def _sparse_dual_coef(dual_coef):
+    """scikit-learn's sparse ``dual_coef_``: every coefficient stored, row by row."""
+    n_rows, n_sv = dual_coef.shape
+    if n_sv == 0:
+        return _align_api_if_sparse(sp.csr_array([[]]))
+    indices = np.tile(np.arange(n_sv, dtype=np.int32), n_rows)
+    indptr = np.arange(0, n_rows * n_sv + 1, n_sv, dtype=np.int32)
+    return _align_api_if_sparse(
+        sp.csr_array((dual_coef.ravel(), indices, indptr), shape=(n_rows, n_sv))
+    )
+
+
+def _gather_csr_rows(rows, lengths, order, comms):
+    """Every rank's CSR ``rows`` stacked in rank order, then taken in ``order``
+    (CSR, scikit-learn's sparse interface), on every rank; ``lengths``: the
+    stored values of every rank's rows, in rank order.
+
+    This function is collective: one allgatherv of the stored values and
+    their columns.
+    """
+    lengths = lengths.astype(np.int64)
+    entries = comms.allgatherv(np.column_stack([rows.indices.astype(np.float64), rows.data]))
+    n_features = rows.shape[1]
+    big = max(n_features, entries.shape[0]) > np.iinfo(np.int32).max
+    index = np.int64 if big else np.int32
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(index)
+    stacked = sp.csr_array(
+        (entries[:, 1].copy(), entries[:, 0].astype(index), indptr),
+        shape=(lengths.shape[0], n_features),
+    )
+    return _align_api_if_sparse(stacked[order])
 
 
 def _in_global_order(values, index, comms):
@@ -137,7 +208,11 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
     _impl = None
 
     def _validate_params_here(self):
-        if self._impl not in ("c_svc", "nu_svc") or self.probability == "deprecated":
+        if self._impl not in ("c_svc", "nu_svc"):
+            return
+        # scikit-learn's: 'deprecated' means False, any set value warns
+        self._effective_probability = self.probability != "deprecated" and bool(self.probability)
+        if self.probability == "deprecated":
             return
         warnings.warn(  # scikit-learn's
             "The `probability` parameter was deprecated in 1.9 and will be removed in "
@@ -146,12 +221,6 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
             FutureWarning,
             stacklevel=3,
         )
-        if self.probability:
-            raise NotImplementedError(
-                f"{type(self).__name__}(probability=True) is not implemented in mlmpi "
-                "(libsvm's Platt scaling with internal 5-fold cross-validation); use "
-                "decision_function, or scikit-learn's CalibratedClassifierCV."
-            )
 
     @collective_method
     @_fit_context(prefer_skip_nested_validation=True)
@@ -160,9 +229,12 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_local, n_features) or (n_local, n_samples)
+        X : {array-like, sparse matrix} of shape (n_local, n_features) or \
+                (n_local, n_samples)
             This rank's rows; with ``kernel='precomputed'``, this rank's rows of
-            the (symmetric) kernel matrix between all training rows.
+            the (symmetric, dense) kernel matrix between all training rows.
+            Sparse rows are fitted as CSR (if one rank's are sparse, every
+            rank's are), and the model's support vectors are then CSR.
         y : array-like of shape (n_local,)
             Their targets (class labels, or real values for regression;
             ignored by :class:`OneClassSVM`).
@@ -187,9 +259,14 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
             comms=comms,
             dtype=np.float64,
             order="C",
+            accept_sparse="csr",
         )
         # The SMO runs on the host: device rows are fitted there (the model stays there)
-        X = to_host(X)
+        X = on_host(X)
+        # sparse on one rank: CSR on every rank (validate_fit_data), so all agree
+        if sp.issparse(X) and self.kernel == "precomputed":
+            raise TypeError("Sparse precomputed kernels are not supported.")
+        self._sparse = sp.issparse(X)
         y = None if y is None else to_host(y)
         sample_weight = None if sample_weight is None else to_host(sample_weight)
         n_samples = layout.n_samples
@@ -217,8 +294,17 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
         code = kernels_for("svm", X).kernel_code(self.kernel)
         kernel = KernelSpec(code, self._gamma, float(self.coef0), int(self.degree))
         keys = layout.offset + kept
-        rows = KernelRows(np.ascontiguousarray(X[kept]), keys, kernel, self.cache_size)
+        if self._sparse:
+            local = canonical_csr(X[kept])
+            # the longest row on any rank sizes the records the SMO exchanges
+            longest = np.asarray(np.diff(local.indptr).max(initial=0), dtype=np.int64)
+            longest = int(comms.allreduce(longest, op="max"))
+            rows = KernelRows(local, keys, kernel, self.cache_size, max_row_nnz=longest)
+        else:
+            rows = KernelRows(np.ascontiguousarray(X[kept]), keys, kernel, self.cache_size)
         self._fit_problems(comms, rows, position, y, weight, kept)
+        if self._sparse:
+            self.dual_coef_ = _sparse_dual_coef(self.dual_coef_)
         self.shape_fit_ = (n_samples, X.shape[1])
         self._warn_from_fit_status()
         return self
@@ -233,8 +319,8 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
                 stacklevel=3,
             )
 
-    def _solve(self, problem, comms, nu):
-        return solve(problem, comms, nu=nu, eps=self.tol, max_iter=self.max_iter)
+    def _solve(self, problems, comms, nu):
+        return solve(problems, comms, nu=nu, eps=self.tol, max_iter=self.max_iter)
 
     def _set_model(self, comms, rows, position, coef, classes, intercept, n_iter, timed_out):
         """Gather the support vectors (rows with a non-zero coefficient) in
@@ -245,15 +331,23 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
         """
         sv = np.flatnonzero(np.any(np.abs(coef) > 0, axis=1))
         width = rows.width
-        mine = np.column_stack([classes[sv], position[sv], coef[sv], rows.X[sv, :width]])
+        if rows.sparse:  # the rows' lengths here, their values in a second allgatherv
+            sv_rows = rows.X[sv]
+            mine = np.column_stack([classes[sv], position[sv], coef[sv], np.diff(sv_rows.indptr)])
+        else:
+            mine = np.column_stack([classes[sv], position[sv], coef[sv], rows.X[sv, :width]])
         model = comms.allgatherv(mine)
-        model = model[np.lexsort((model[:, 1], model[:, 0]))]
+        order = np.lexsort((model[:, 1], model[:, 0]))
+        if rows.sparse:
+            self.support_vectors_ = _gather_csr_rows(sv_rows, model[:, -1], order, comms)
+        model = model[order]
         n_coef = coef.shape[1]
         self.support_ = model[:, 1].astype(np.int32)
         self._dual_coef_ = np.ascontiguousarray(model[:, 2 : 2 + n_coef].T)
-        self.support_vectors_ = np.ascontiguousarray(model[:, 2 + n_coef :])
-        if width == 0:
+        if rows.precomputed:
             self.support_vectors_ = np.empty((0, 0))
+        elif not rows.sparse:
+            self.support_vectors_ = np.ascontiguousarray(model[:, 2 + n_coef :])
         n_groups = len(self.classes_) if self._impl in ("c_svc", "nu_svc") else 1
         counts = np.bincount(model[:, 0].astype(np.intp), minlength=n_groups).astype(np.int32)
         self._n_support = counts if n_groups > 1 else np.array([counts[0]] * 2, dtype=np.int32)
@@ -270,6 +364,11 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
                 " preprocessed."
             )
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self.kernel != "precomputed"  # as scikit-learn's
+        return tags
+
     @property
     def n_support_(self):
         """Number of support vectors for each class (one entry for regression
@@ -285,33 +384,42 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_classes * (n_classes - 1) / 2, n_features) or (1, n_features)
+        ndarray or CSR matrix of shape (n_classes * (n_classes - 1) / 2, n_features) \
+                or (1, n_features)
+            CSR (read-only values) after a fit on sparse rows, as scikit-learn's.
         """
         if self.kernel != "linear":
             raise AttributeError("coef_ is only available when using a linear kernel")
         if self.dual_coef_.shape[0] == 1:
             coef = self.dual_coef_ @ self.support_vectors_
         else:
-            coef = np.vstack(
-                _one_vs_one_coef(self.dual_coef_, self._n_support, self.support_vectors_)
-            )
-        coef.flags.writeable = False
+            coef = _one_vs_one_coef(self.dual_coef_, self._n_support, self.support_vectors_)
+            coef = sp.vstack(coef).tocsr() if sp.issparse(coef[0]) else np.vstack(coef)
+        if sp.issparse(coef):
+            coef.data.flags.writeable = False
+        else:
+            coef.flags.writeable = False
         return coef
 
     def _validate_for_predict(self, X):
         check_is_fitted(self)
-        if sp.issparse(X):  # scikit-learn's error: a fitted model is always dense here
+        sparse_fit = getattr(self, "_sparse", False)
+        if sp.issparse(X) and not sparse_fit:  # scikit-learn's error
             raise ValueError(
                 f"cannot use sparse input in {type(self).__name__!r} trained on dense data"
             )
-        X = to_host(check_local(self, X, dtype=np.float64, order="C"))
+        X = check_local(self, X, dtype=np.float64, order="C", accept_sparse="csr")
+        if sparse_fit:  # scikit-learn converts dense rows to CSR for a sparse model
+            X = canonical_csr(X if sp.issparse(X) else sp.csr_matrix(to_host(X)))
+        else:
+            X = to_host(X)
         if self.kernel == "precomputed" and X.shape[1] != self.shape_fit_[0]:
             raise ValueError(
                 f"X.shape[1] = {X.shape[1]} should be equal to {self.shape_fit_[0]}, "
                 "the number of samples at training time"
             )
         sv = self.support_vectors_
-        if sv.size > 0 and self.n_support_.sum() != sv.shape[0]:
+        if sv.shape[0] > 0 and self.n_support_.sum() != sv.shape[0]:
             raise ValueError(f"The internal representation of {type(self).__name__} was altered")
         return X
 
@@ -321,15 +429,15 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
             return X[:, self.support_]
         out = np.empty((X.shape[0], self.support_vectors_.shape[0]))
         kernels = kernels_for("svm", X)
-        kernels.kernel_matrix(
-            X,
-            self.support_vectors_,
-            kernels.kernel_code(self.kernel),
-            self._gamma,
-            float(self.coef0),
-            int(self.degree),
-            out,
-        )
+        code = kernels.kernel_code(self.kernel)
+        kernel = (code, self._gamma, float(self.coef0), int(self.degree))
+        if sp.issparse(X):  # a model fitted on sparse rows: CSR support vectors
+            sv = canonical_csr(self.support_vectors_)
+            kernels.kernel_matrix_csr(
+                X.data, X.indices, X.indptr, sv.data, sv.indices, sv.indptr, *kernel, out
+            )
+        else:
+            kernels.kernel_matrix(X, self.support_vectors_, *kernel, out)
         return out
 
     def _decision_values(self, X):
@@ -382,6 +490,7 @@ class _BaseSVC(DistributedClassifierMixin, _BaseLibSVM):
         weighted_C = self.C * self.class_weight_ if self._impl == "c_svc" else None
         coef = np.zeros((cls.shape[0], n_classes - 1))
         intercept, n_iter, timed_out = [], [], []
+        pairs, problems, platt_pairs = [], [], []
         for a in range(n_classes):
             for b in range(a + 1, n_classes):
                 in_a, in_b = np.flatnonzero(cls == a), np.flatnonzero(cls == b)
@@ -393,17 +502,24 @@ class _BaseSVC(DistributedClassifierMixin, _BaseLibSVM):
                         total[a] + before[b] + np.arange(in_b.shape[0]),
                     ]
                 )
-                problem = self._pair_problem(comms, rows, local, sign, index, W, weighted_C, a, b)
-                solution = self._solve(problem, comms, self._impl == "nu_svc")
-                alpha, rho = solution.alpha * sign, solution.rho
-                if self._impl == "nu_svc":
-                    alpha, rho = alpha / solution.r, rho / solution.r
-                coef[in_a, b - 1] = alpha[: in_a.shape[0]]
-                coef[in_b, a] = alpha[in_a.shape[0] :]
-                intercept.append(-rho)
-                n_iter.append(solution.n_iter)
-                timed_out.append(solution.timed_out)
+                pairs.append((a, b, in_a, in_b, sign))
+                platt_pairs.append(Pair(a, b, in_a, in_b, index, total[a], total[b]))
+                problems.append(
+                    self._pair_problem(comms, rows, local, sign, index, W, weighted_C, a, b)
+                )
+        solutions = self._solve(problems, comms, self._impl == "nu_svc")
+        for (a, b, in_a, in_b, sign), solution in zip(pairs, solutions):
+            alpha, rho = solution.alpha * sign, solution.rho
+            if self._impl == "nu_svc":
+                alpha, rho = alpha / solution.r, rho / solution.r
+            coef[in_a, b - 1] = alpha[: in_a.shape[0]]
+            coef[in_b, a] = alpha[in_a.shape[0] :]
+            intercept.append(-rho)
+            n_iter.append(solution.n_iter)
+            timed_out.append(solution.timed_out)
         self._set_model(comms, rows, position, coef, cls, intercept, n_iter, timed_out)
+        if self._effective_probability:
+            self._fit_probability(comms, rows, W, weighted_C, platt_pairs)
         if n_classes == 2:
             self.intercept_ = -self._intercept_
             self.dual_coef_ = -self._dual_coef_
@@ -440,6 +556,30 @@ class _BaseSVC(DistributedClassifierMixin, _BaseLibSVM):
                 if self.nu * (counts[a] + counts[b]) / 2 > min(counts[a], counts[b]):
                     raise ValueError("specified nu is infeasible")
 
+    def _fit_probability(self, comms, rows, W, weighted_C, pairs):
+        """libsvm's ``probA``/``probB`` of every pair (``probability=True``): see
+        :mod:`mlmpi.svm._platt`. Collective."""
+        n_draws = self._problem_size
+        self.random_draws_ = draws_for(n_draws)
+        nu = self._impl == "nu_svc"
+
+        def problem(local, sign, index, positive, negative):
+            return self._pair_problem(
+                comms, rows, local, sign, index, W, weighted_C, positive, negative
+            )
+
+        self._probA, self._probB, timed_out = fit_sigmoids(
+            comms,
+            rows,
+            pairs,
+            seed=libsvm_seed(self.random_state, comms),
+            draws=self.random_draws_,
+            problem=problem,
+            solve=lambda problems: self._solve(problems, comms, nu),
+            nu=nu,
+        )
+        self.fit_status_ = int(self.fit_status_ or timed_out)
+
     @deprecated(
         "Attribute `probA_` was deprecated in version 1.9 and will be removed in "
         "1.11 as the `probability=True` option for SVC and NuSVC was deprecated "
@@ -447,7 +587,14 @@ class _BaseSVC(DistributedClassifierMixin, _BaseLibSVM):
     )
     @property
     def probA_(self):
-        """Empty: Platt's scaling (``probability=True``) is not implemented."""
+        """Parameter ``A`` of Platt's sigmoid of each one-vs-one pair, learned
+        when ``probability=True``. Replicated.
+
+        Returns
+        -------
+        ndarray of shape (n_classes * (n_classes - 1) / 2,)
+            Empty after a fit with ``probability=False``.
+        """
         return self._probA
 
     @deprecated(
@@ -457,8 +604,65 @@ class _BaseSVC(DistributedClassifierMixin, _BaseLibSVM):
     )
     @property
     def probB_(self):
-        """Empty: Platt's scaling (``probability=True``) is not implemented."""
+        """Parameter ``B`` of Platt's sigmoid of each one-vs-one pair, learned
+        when ``probability=True``. Replicated.
+
+        Returns
+        -------
+        ndarray of shape (n_classes * (n_classes - 1) / 2,)
+            Empty after a fit with ``probability=False``.
+        """
         return self._probB
+
+    def _check_proba(self):
+        if self.probability == "deprecated" or not self.probability:
+            raise AttributeError("predict_proba is not available when probability=False")
+        return True
+
+    @available_if(_check_proba)
+    @_outputs_like_input
+    def predict_proba(self, X):
+        """Class probabilities of this rank's rows (libsvm's Platt scaling and
+        pairwise coupling). No communication.
+
+        Available when ``probability=True``; the model must have been fitted
+        so.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features) or (n_local, n_samples_fit)
+            With ``kernel='precomputed'``: the kernel between these rows and
+            every training row.
+
+        Returns
+        -------
+        ndarray of shape (n_local, n_classes)
+            Columns in the order of ``classes_``. The sigmoids come from an
+            internal 5-fold cross-validation, so the most probable class can
+            differ from :meth:`predict`'s.
+        """
+        X = self._validate_for_predict(X)
+        if self._probA.size == 0 or self._probB.size == 0:
+            raise NotFittedError(
+                "predict_proba is not available when fitted with probability=False"
+            )
+        dec = self._decision_values(X).reshape(-1, self._probA.shape[0])
+        return probabilities(dec, self._probA, self._probB)
+
+    @available_if(_check_proba)
+    @_outputs_like_input
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba` of this rank's rows. No communication.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_local, n_features) or (n_local, n_samples_fit)
+
+        Returns
+        -------
+        ndarray of shape (n_local, n_classes)
+        """
+        return np.log(self.predict_proba(X))
 
     @_outputs_like_input
     def decision_function(self, X):
@@ -526,27 +730,32 @@ _CLASSIFIER_ATTRIBUTES = """
     support_ : ndarray of shape (n_SV,)
         Indices of the support vectors among the global rows of positive
         weight (scikit-learn's indexing), by class, in global order.
-    support_vectors_ : ndarray of shape (n_SV, n_features)
-        Empty with ``kernel='precomputed'``.
+    support_vectors_ : ndarray or CSR matrix of shape (n_SV, n_features)
+        Empty with ``kernel='precomputed'``; CSR after a fit on sparse rows.
     n_support_ : ndarray of shape (n_classes,), dtype=int32
-    dual_coef_ : ndarray of shape (n_classes - 1, n_SV)
-        libsvm's one-vs-one layout, as scikit-learn's.
+    dual_coef_ : ndarray or CSR matrix of shape (n_classes - 1, n_SV)
+        libsvm's one-vs-one layout, as scikit-learn's (CSR after a fit on
+        sparse rows).
     intercept_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
-    coef_ : ndarray of shape (n_classes * (n_classes - 1) / 2, n_features)
-        Only with ``kernel='linear'``.
+    coef_ : ndarray or CSR matrix of shape (n_classes * (n_classes - 1) / 2, n_features)
+        Only with ``kernel='linear'`` (CSR after a fit on sparse rows).
     fit_status_ : int
         0 if every solver converged, 1 if one stopped at ``max_iter``.
     n_iter_ : ndarray of shape (n_classes * (n_classes - 1) / 2,), dtype=int32
         SMO iterations of each one-vs-one problem.
     shape_fit_ : tuple of int
         ``(n_samples, n_features)`` of the global training data.
-    probA_, probB_ : ndarray of shape (0,)
-        Empty: Platt's scaling (``probability=True``) is not implemented.
-        Deprecated (FutureWarning), as scikit-learn's.
+    probA_, probB_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
+        Platt's sigmoid of each one-vs-one pair (``probability=True``; empty
+        otherwise). Deprecated (FutureWarning), as scikit-learn's.
+    random_draws_ : {'scikit-learn', 'per-row'}
+        With ``probability=True``: the folds' random draws
+        (:func:`mlmpi.random.draws_for` of the rows of positive weight).
     n_features_in_ : int
 
     Every fitted attribute is replicated: the model is gathered on every
-    rank, ``n_SV × (n_features + n_classes)`` float64."""
+    rank, ``n_SV × (n_features + n_classes)`` float64 (sparse rows: the
+    support vectors' stored values)."""
 
 _COMMON_NOTES = """
     Notes
@@ -581,7 +790,15 @@ class SVC(_BaseSVC):
     shrinking : bool, default=True
         Accepted; the solver does not shrink (same solution).
     probability : bool, default='deprecated'
-        ``True`` raises NotImplementedError at fit.
+        Deprecated in scikit-learn 1.9 (FutureWarning when set). ``True``:
+        libsvm's Platt scaling, fitted on an internal 5-fold cross-validation
+        of each one-vs-one pair (five more SMO runs per pair), for
+        :meth:`predict_proba` (see :mod:`mlmpi.svm._platt`). The folds are
+        libsvm's own under scikit-learn's random draws
+        (:func:`mlmpi.random.draws_for`), so the probabilities are
+        scikit-learn's; under per-row draws they differ from scikit-learn's
+        by the folds only. Either way they are the same at any number of
+        ranks.
     tol : float, default=1e-3
     cache_size : float, default=200
         MB of kernel rows cached per rank.
@@ -593,7 +810,8 @@ class SVC(_BaseSVC):
     decision_function_shape : {'ovo', 'ovr'}, default='ovr'
     break_ties : bool, default=False
     random_state : int, RandomState instance or None, default=None
-        Accepted for compatibility (used only for probabilities).
+        Seeds the folds of ``probability=True`` as scikit-learn seeds
+        libsvm's (None or a ``RandomState``: rank 0 draws the seed).
     comms : Comms, default=None
         None means :func:`mlmpi.get_comms`.
 """
@@ -677,7 +895,15 @@ class NuSVC(_BaseSVC):
     shrinking : bool, default=True
         Accepted; the solver does not shrink (same solution).
     probability : bool, default='deprecated'
-        ``True`` raises NotImplementedError at fit.
+        Deprecated in scikit-learn 1.9 (FutureWarning when set). ``True``:
+        libsvm's Platt scaling, fitted on an internal 5-fold cross-validation
+        of each one-vs-one pair (five more SMO runs per pair), for
+        :meth:`predict_proba` (see :mod:`mlmpi.svm._platt`). The folds are
+        libsvm's own under scikit-learn's random draws
+        (:func:`mlmpi.random.draws_for`), so the probabilities are
+        scikit-learn's; under per-row draws they differ from scikit-learn's
+        by the folds only. Either way they are the same at any number of
+        ranks.
     tol : float, default=1e-3
     cache_size : float, default=200
     class_weight : dict or 'balanced', default=None
@@ -687,6 +913,7 @@ class NuSVC(_BaseSVC):
     decision_function_shape : {'ovo', 'ovr'}, default='ovr'
     break_ties : bool, default=False
     random_state : int, RandomState instance or None, default=None
+        Seeds the folds of ``probability=True``, as :class:`SVC`'s.
     comms : Comms, default=None
 """
         + _CLASSIFIER_ATTRIBUTES
@@ -779,7 +1006,7 @@ class _BaseSingle(_BaseLibSVM):
                 rows, sign, np.concatenate([local, local]), index, p, np.concatenate([C, C]), alpha
             )
             nu_solver = self._impl == "nu_svr"
-        solution = self._solve(problem, comms, nu_solver)
+        (solution,) = self._solve([problem], comms, nu_solver)
         alpha = (
             solution.alpha if self._impl == "one_class" else solution.alpha[:n] - solution.alpha[n:]
         )
@@ -817,11 +1044,12 @@ _SINGLE_ATTRIBUTES = """
     ----------
     support_ : ndarray of shape (n_SV,)
         Indices of the support vectors among the global rows of positive weight.
-    support_vectors_ : ndarray of shape (n_SV, n_features)
+    support_vectors_ : ndarray or CSR matrix of shape (n_SV, n_features)
+        CSR after a fit on sparse rows (as ``dual_coef_`` and ``coef_``).
     n_support_ : ndarray of shape (1,), dtype=int32
-    dual_coef_ : ndarray of shape (1, n_SV)
+    dual_coef_ : ndarray or CSR matrix of shape (1, n_SV)
     intercept_ : ndarray of shape (1,)
-    coef_ : ndarray of shape (1, n_features)
+    coef_ : ndarray or CSR matrix of shape (1, n_features)
         Only with ``kernel='linear'``.
     fit_status_ : int
     n_iter_ : int

@@ -23,7 +23,9 @@ variables in that order is made here with that index:
   ``alpha``.
 
 So each iteration is two small allgathers (``2 (13 + d)`` and ``13 + d``
-float64 per rank); they cannot be merged, as ``j`` needs the global ``i``
+float64 per rank; with CSR rows ``d`` is ``1 + 2 K``, the selected row's
+column indices and values padded to the longest row ``K``); they cannot be
+merged, as ``j`` needs the global ``i``
 and the next ``i`` the gradient after the step. Between them each rank makes
 one compiled pass over its variables (``select_low``; ``update_select_up``:
 the step, then the next ``i``'s candidates) and computes the kernel rows it
@@ -31,12 +33,25 @@ misses. ``rho`` adds the free variables' gradients in global order, as
 ``calculate_rho``. The result is libsvm's without shrinking, and the same at
 any number of ranks. Kernel rows are kept in a per-rank LRU
 cache of ``cache_size`` MB.
+
+One-vs-one's pairs run in lockstep: each iteration's two allgathers carry
+the candidates of every unfinished pair, so a ``K``-class fit pays the
+collectives' latency once per iteration of its longest pair rather than
+once per iteration of every pair (libsvm's ``K (K - 1) / 2`` sequential
+runs). Every pair still follows its own path, unchanged.
+
+CSR rows stay sparse (sorted columns, duplicates summed; never densified),
+kept twice as the dense rows are: CSR, and CSC for the kernel rows, which
+read only the selected row's columns. The kernels fill the records'
+fixed fields, and :meth:`KernelRows.attach_rows` appends each record's row
+as a payload of its stored columns and values before the allgathers.
 """
 
 from collections import OrderedDict
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..kernels import kernels_for
 from ..kernels.cpu.svm import ALPHA, GMAX2_N, GMAX2_P, HEAD, INDEX, KEY, SIGN, SQUARE, VALUE
@@ -54,45 +69,98 @@ class KernelSpec(NamedTuple):
     degree: int
 
 
+def canonical_csr(X):
+    """``X`` as float64 CSR with sorted column indices and no duplicates (a
+    copy only where ``X`` is not already so); explicit zeros are kept, as
+    libsvm keeps them."""
+    X = X.tocsr() if X.format != "csr" else X
+    if X.dtype != np.float64:
+        X = X.astype(np.float64)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
 class KernelRows:
     """This rank's rows of one problem, their kernel diagonal and a cache of
     their kernel rows against selected rows.
 
     Parameters
     ----------
-    X : ndarray of shape (n_rows, n_features)
+    X : ndarray or sparse matrix of shape (n_rows, n_features)
         The rows (float64, C order); with the precomputed kernel, this rank's
-        rows of the kernel matrix.
+        rows of the kernel matrix. Sparse rows are kept as CSR (see
+        :func:`canonical_csr`) and CSC, never densified.
     keys : ndarray of shape (n_rows,)
         Each row's global index in the data given to ``fit`` (the precomputed
         kernel's column of the row).
     kernel : KernelSpec
     cache_size : float
         MB of kernel rows kept (at least three rows).
+    max_row_nnz : int, default=None
+        CSR rows: the most stored values of a row on any rank. It sizes the
+        records the ranks exchange, so it must be the same on every rank;
+        None: this rank's longest row (one rank).
     """
 
-    def __init__(self, X, keys, kernel, cache_size):
+    def __init__(self, X, keys, kernel, cache_size, max_row_nnz=None):
         self.kernels = kernels_for("svm", X)
-        self.X, self.keys, self.kernel = X, keys, kernel
+        self.keys, self.kernel = keys, kernel
+        self.sparse = sp.issparse(X)
         self.precomputed = kernel.code == self.kernels.kernel_code("precomputed")
-        self._Xt = X if self.precomputed else np.ascontiguousarray(X.T)
-        self._kernel_row = self.kernels.kernel_row
-        self.width = 0 if self.precomputed else X.shape[1]
         n = X.shape[0]
         self.squares = np.zeros(n)
-        if not self.precomputed:
-            self.kernels.squared_norms(X, self.squares)
         self.diagonal = np.empty(n)
-        self.kernels.kernel_diagonal(X, self.squares, keys, *kernel, self.diagonal)
+        if self.sparse:
+            if self.precomputed:
+                raise TypeError("Sparse precomputed kernels are not supported.")
+            X = canonical_csr(X)
+            if max_row_nnz is None:
+                max_row_nnz = int(np.diff(X.indptr).max(initial=0))
+            #: the records the kernels fill carry no features (``width``); the
+            #: row travels after them as ``payload`` float64 (see attach_rows)
+            self.width, self.payload = 0, 1 + 2 * int(max_row_nnz)
+            self._features = np.empty((n, 0))
+            # the transposed copy: a kernel row reads only the selected row's columns
+            self._Xt = X.tocsc()
+            if not self._Xt.has_sorted_indices:
+                self._Xt.sort_indices()
+            self.kernels.squared_norms_csr(X.data, X.indptr, self.squares)
+            self.kernels.kernel_diagonal_csr(X.data, X.indptr, self.squares, *kernel, self.diagonal)
+        else:
+            self._Xt = X if self.precomputed else np.ascontiguousarray(X.T)
+            self.width, self.payload = (0 if self.precomputed else X.shape[1]), 0
+            self._features = X
+            if not self.precomputed:
+                self.kernels.squared_norms(X, self.squares)
+            self.kernels.kernel_diagonal(X, self.squares, keys, *kernel, self.diagonal)
+        self.X = X
         self._slots = max(3, int(cache_size * (1 << 20)) // max(4 * n, 1))
         self._cache = OrderedDict()
 
     def data(self):
-        """``(diagonal, keys, squared norms, rows)``, as the SMO kernels take them."""
-        return self.diagonal, self.keys, self.squares, self.X
+        """``(diagonal, keys, squared norms, rows)``, as the SMO kernels take them
+        (no columns for CSR rows: their records carry no features)."""
+        return self.diagonal, self.keys, self.squares, self._features
+
+    def attach_rows(self, records, rows, out=None):
+        """``records`` as filled by the kernels, with their rows, as they travel
+        to the other ranks: dense rows are in them already (``records`` is
+        returned); CSR rows are appended as payloads (into ``out``, of
+        ``records.shape[1] + payload`` columns, or a new array). ``rows``:
+        each local variable's row."""
+        if not self.sparse:
+            return records
+        if out is None:
+            out = np.empty((records.shape[0], records.shape[1] + self.payload))
+        X = self.X
+        self.kernels.row_payloads_csr(records, rows, X.data, X.indices, X.indptr, out)
+        return out
 
     def row(self, key, square, x):
-        """float32 kernel values of the row ``(key, square, x)`` against every local row."""
+        """float32 kernel values of the row ``(key, square, x)`` against every
+        local row (``x``: the row's features, or its payload for CSR rows)."""
         key = int(key)
         cached = self._cache.get(key)
         if cached is not None:
@@ -102,10 +170,17 @@ class KernelRows:
             _, out = self._cache.popitem(last=False)
         else:
             out = np.empty(self.X.shape[0], dtype=np.float32)
-        code, gamma, coef0, degree = self.kernel
-        self._kernel_row(
-            self.X, self._Xt, self.squares, x, square, key, code, gamma, coef0, degree, out
-        )
+        X = self.X
+        if self.sparse:
+            Xt = self._Xt
+            self.kernels.kernel_row_csr(
+                Xt.data, Xt.indices, Xt.indptr, self.squares, x, square, *self.kernel, out
+            )
+        else:
+            code, gamma, coef0, degree = self.kernel
+            self.kernels.kernel_row(
+                X, self._Xt, self.squares, x, square, key, code, gamma, coef0, degree, out
+            )
         self._cache[key] = out
         return out
 
@@ -170,8 +245,11 @@ class _Solver:
         )
         self.data = self.kr.data()
         width = HEAD + self.kr.width
-        self._up = np.empty((2, width))
-        self._low = np.empty((1, width))
+        self._up = np.empty((2, width + self.kr.payload))
+        self._low = np.empty((1, width + self.kr.payload))
+        # what the kernels fill: the records without the payloads of CSR rows
+        self._up_head = np.empty((2, width)) if self.kr.payload else self._up
+        self._low_head = np.empty((1, width)) if self.kr.payload else self._low
         self._none = np.zeros(self.kr.X.shape[0], dtype=np.float32)
 
     def _row(self, record):
@@ -187,27 +265,36 @@ class _Solver:
         mine = np.flatnonzero(self.status != _LOWER)
         records = np.empty((mine.shape[0], HEAD + self.kr.width))
         self.kernels.fill_records(records, mine, self.variables, self.data)
-        records = self.comms.allgatherv(records)
+        records = self.comms.allgatherv(self.kr.attach_rows(records, pr.rows))
         for record in records[np.argsort(records[:, INDEX], kind="stable")]:
             step = record[SIGN] * record[ALPHA]
             self.kernels.add_gradient(self.G, pr.sign, pr.rows, self._row(record), step)
         none = self._none
         self._update_select_up(
-            self.variables, self.data, self._low[0], self._low[0], none, none, False, self._up
+            self.variables, self.data, self._low[0], self._low[0], none, none, False, self._up_head
         )
+        self.kr.attach_rows(self._up_head, pr.rows, self._up)
 
-    def select(self, eps):
-        """``(i, j, i's row)`` records and row; None when optimal."""
-        up = self.comms.allgather(self._up)
+    def choose_i(self, up):
+        """From every rank's ``i`` candidates (``up``: one ``(2, width)`` block
+        per rank), the global ``i`` (one per sign for ``Solver_NU``) and the
+        local ``j`` candidate into ``self._low``."""
         if self.nu:
             p, n = self._best(up, 0, 2), self._best(up, 1, 2)
         else:
             p = n = self._best(up, 0, 1)
-        cand_p, cand_n = up[p], up[n]
-        row_p = self._row(cand_p)
-        row_n = row_p if n == p else self._row(cand_n)
-        self._select_low(self.variables, self.data, cand_p, cand_n, row_p, row_n, self._low[0])
-        lows = self.comms.allgather(self._low)
+        self._cand_p, self._cand_n = cand_p, cand_n = up[p], up[n]
+        self._row_p = row_p = self._row(cand_p)
+        self._row_n = row_p if n == p else self._row(cand_n)
+        self._select_low(
+            self.variables, self.data, cand_p, cand_n, row_p, self._row_n, self._low_head[0]
+        )
+        self.kr.attach_rows(self._low_head, self.problem.rows, self._low)
+
+    def choose_j(self, lows, eps):
+        """From every rank's ``j`` candidates (``lows``: one ``(1, width)`` block
+        per rank), the pair ``(i, j, i's row)``; None when optimal."""
+        cand_p, cand_n = self._cand_p, self._cand_n
         gmax2_p, gmax2_n = lows[:, GMAX2_P].max(), lows[:, GMAX2_N].max()
         cand_j = lows[self._best(lows, 0, 1)]
         if self.nu:
@@ -217,16 +304,17 @@ class _Solver:
         if gap < eps or cand_j[INDEX] < 0:
             return None
         if cand_j[SIGN] == 1:
-            return cand_p, cand_j, row_p
-        return cand_n, cand_j, row_n
+            return cand_p, cand_j, self._row_p
+        return cand_n, cand_j, self._row_n
 
     def update(self, rec_i, rec_j, row_i):
         """libsvm's update of the pair, then of ``G``, ``alpha`` and the status;
         then the local candidates for the next ``i``."""
         row_j = self._row(rec_j)
         self._update_select_up(
-            self.variables, self.data, rec_i, rec_j, row_i, row_j, True, self._up
+            self.variables, self.data, rec_i, rec_j, row_i, row_j, True, self._up_head
         )
+        self.kr.attach_rows(self._up_head, self.problem.rows, self._up)
 
     def rho(self):
         """libsvm's ``calculate_rho``: ``(rho, r)``; free gradients added in global order."""
@@ -271,41 +359,67 @@ def _check_finite(kernel_rows):
         raise ValueError(_NOT_FINITE)
 
 
-def solve(problem, comms, *, nu=False, eps, max_iter):
+def solve(problems, comms, *, nu=False, eps, max_iter):
     """Run libsvm's SMO (``Solver``, or ``Solver_NU`` with ``nu=True``) without
-    shrinking on ``problem``.
+    shrinking on each of ``problems`` (one-vs-one's pairs), in lockstep.
+
+    Each problem follows its own libsvm path, the one it would follow alone;
+    running them together only shares the collectives: an iteration gathers
+    the candidates of every unfinished problem at once, so a fit of ``K``
+    pairs pays the latency of two allgathers per iteration of its longest
+    problem instead of per iteration of each.
 
     This function is collective: one agreement that the kernel values are
-    finite, two small allgathers per iteration, and an allgatherv of the rows
-    with a non-zero initial ``alpha`` (the Nu formulations and one-class start
-    there).
+    finite, two small allgathers per iteration, and per problem an allgatherv
+    of the rows with a non-zero initial ``alpha`` (the Nu formulations and
+    one-class start there) and two for ``rho``.
 
     Parameters
     ----------
-    problem : Problem
+    problems : list of Problem
+        The same list on every rank (each rank's part of each problem).
     comms : Comms
     nu : bool, default=False
     eps : float
         libsvm's stopping tolerance (scikit-learn's ``tol``).
     max_iter : int
-        -1 for no limit.
+        Per problem; -1 for no limit.
 
     Returns
     -------
-    Solution
+    list of Solution
     """
-    agree_on_errors(comms, lambda: _check_finite(problem.kernel_rows))
-    solver = _Solver(problem, comms, nu)
-    solver.initial_gradient()
-    n_iter, timed_out = 0, False
-    while True:
-        if max_iter != -1 and n_iter >= max_iter:
-            timed_out = True
-            break
-        selected = solver.select(eps)
-        if selected is None:
-            break
-        n_iter += 1
-        solver.update(*selected)
-    rho, r = solver.rho()
-    return Solution(solver.alpha, rho, r, n_iter, timed_out)
+    agree_on_errors(comms, lambda: [_check_finite(p.kernel_rows) for p in problems])
+    solvers = [_Solver(problem, comms, nu) for problem in problems]
+    for solver in solvers:
+        solver.initial_gradient()
+    n_iter = [0] * len(solvers)
+    timed_out = [False] * len(solvers)
+    running = list(range(len(solvers)))
+    while running:
+        if max_iter != -1:
+            for k in running:
+                timed_out[k] = n_iter[k] >= max_iter
+            running = [k for k in running if not timed_out[k]]
+            if not running:
+                break
+        width = solvers[running[0]]._low.shape[1]
+        ups = comms.allgather(np.stack([solvers[k]._up for k in running]))
+        ups = ups.reshape(comms.size, len(running), 2, width)
+        for column, k in enumerate(running):
+            solvers[k].choose_i(np.ascontiguousarray(ups[:, column]).reshape(-1, width))
+        lows = comms.allgather(np.stack([solvers[k]._low[0] for k in running]))
+        lows = lows.reshape(comms.size, len(running), width)
+        still = []
+        for column, k in enumerate(running):
+            selected = solvers[k].choose_j(np.ascontiguousarray(lows[:, column]), eps)
+            if selected is not None:
+                n_iter[k] += 1
+                solvers[k].update(*selected)
+                still.append(k)
+        running = still
+    solutions = []
+    for solver, iterations, stopped in zip(solvers, n_iter, timed_out):
+        rho, r = solver.rho()
+        solutions.append(Solution(solver.alpha, rho, r, iterations, stopped))
+    return solutions

@@ -177,6 +177,16 @@ def case_a_rank_calls_another_estimators_method():
     )
 
 
+def case_a_rank_fits_another_svm():
+    X, y = _data()
+    local, local_y = shard(X, COMMS), shard(y, COMMS)
+    same_error_everywhere(
+        ValueError,
+        rf"called LinearSVC.fit \(call #1\); rank {ODD} called SVC.fit \(call #1\)",
+        lambda: (SVC() if LAST else LinearSVC()).fit(local, local_y),
+    )
+
+
 def case_local_methods_may_run_any_number_of_times():
     # transform/predict of PCA, KMeans and the linear models never communicate.
     X, y = _data()
@@ -265,6 +275,8 @@ def case_full_data_shuffled_differently_on_every_rank_is_an_error():
         lambda: PCA(n_components=2).fit(X[order]),
         lambda: LogisticRegression().fit(X[order], y[order]),
         lambda: HistGradientBoostingClassifier().fit(missing[order], y[order]),
+        lambda: SVC().fit(X[order], y[order]),
+        lambda: LinearSVC().fit(X[order], y[order]),
     ):
         same_error_everywhere(
             ValueError, f"Every rank passed the same {len(X)} rows to .* \\(in some order\\)", fit

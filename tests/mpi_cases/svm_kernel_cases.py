@@ -150,8 +150,5 @@ def case_errors_are_raised_on_every_rank():
     same_error_everywhere(
         ValueError, "specified nu is infeasible", lambda: ml.NuSVC(nu=0.95).fit(Xl, yl)
     )
-    same_error_everywhere(
-        NotImplementedError, "probability=True", lambda: ml.SVC(probability=True).fit(Xl, yl)
-    )
     with pytest.raises(ValueError, match="has to be greater than one"):
         ml.SVC().fit(Xl, np.zeros(len(yl)))
