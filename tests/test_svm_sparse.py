@@ -291,3 +291,19 @@ def test_empty_shard_and_zero_width_rows():
         sk.SVC(tol=1e-6, shrinking=False).fit(X, y).decision_function(empty),
         atol=1e-7,
     )
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_prediction_in_blocks_of_rows(monkeypatch, sparse):
+    """Predictions by blocks of rows (K(rows, SV) kept small) equal those in one block."""
+    from mlmpi.svm import _libsvm
+
+    X, y, _, target = _data()
+    X = X if sparse else X.toarray()
+    classifier = ml.SVC(tol=1e-6).fit(X, y)
+    regressor = ml.NuSVR(tol=1e-6).fit(X, target)
+    whole = [classifier.decision_function(X), classifier.predict(X), regressor.predict(X)]
+    monkeypatch.setattr(_libsvm, "_KERNEL_BLOCK", 7 * classifier.support_.shape[0])
+    blocks = [classifier.decision_function(X), classifier.predict(X), regressor.predict(X)]
+    for a, b in zip(whole, blocks):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)

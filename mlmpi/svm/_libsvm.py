@@ -138,6 +138,10 @@ def _gather_csr_rows(rows, lengths, order, comms):
     return _align_api_if_sparse(stacked[order])
 
 
+#: Kernel values per block of rows at prediction (32 MB of float64).
+_KERNEL_BLOCK = 1 << 22
+
+
 def _in_global_order(values, index, comms):
     """Every rank's ``values`` ordered by their global ``index`` (host, replicated).
 
@@ -441,8 +445,21 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
         return out
 
     def _decision_values(self, X):
-        """libsvm's decision values (before scikit-learn's binary sign flip)."""
-        K = self._kernel_values(self._validate_for_predict(X))
+        """libsvm's decision values (before scikit-learn's binary sign flip), by
+        blocks of rows: ``K(rows, support vectors)`` is never larger than
+        ``_KERNEL_BLOCK`` values."""
+        X = self._validate_for_predict(X)
+        step = max(1, _KERNEL_BLOCK // max(self.support_.shape[0], 1))
+        if X.shape[0] <= step:
+            return self._block_decision_values(X)
+        blocks = [
+            self._block_decision_values(X[start : start + step])
+            for start in range(0, X.shape[0], step)
+        ]
+        return np.concatenate(blocks)
+
+    def _block_decision_values(self, X):
+        K = self._kernel_values(X)
         if self._impl not in ("c_svc", "nu_svc"):
             return K @ self._dual_coef_[0] + self._intercept_[0]
         n_classes = len(self.classes_)
