@@ -192,6 +192,11 @@ SVM_POLY_TIME = (
     "tests/mpi_cases/svm_sparse_cases.py fit poly kernels on sparse rows against "
     "scikit-learn's"
 )
+SVM_CONTAINER_TIME = (
+    "time: the same fits as with csr_matrix (every sparse container becomes CSR rows; "
+    "tests/test_svm_sparse.py checks the containers), each with probability=True's "
+    "five internal fits"
+)
 # test_forest.py: 300 tests of forests of 100 trees; the variants left out for
 # the test-time budget repeat a check that a kept variant makes
 FOREST_TIME = "test-time budget: the same check runs for another estimator, criterion or input"
@@ -396,6 +401,9 @@ DESELECT = {
     "svm/tests/test_sparse.py": {
         "test_svc[poly-X_train2": SVM_POLY_TIME,
         "test_svc[poly-X_train3": SVM_POLY_TIME,
+        "test_svc[csr_array-": SVM_CONTAINER_TIME,
+        "test_svc[lil_matrix-": SVM_CONTAINER_TIME,
+        "test_svc[lil_array-": SVM_CONTAINER_TIME,
         "test_sparse_svc_clone_with_callable_kernel": SVM_CALLABLE,
         "test_timeout": SVM_CALLABLE,
         "test_svc_with_custom_kernel": SVM_CALLABLE,
