@@ -33,6 +33,12 @@ OVERSUBSCRIBED_ENV = {
 ONE_AND_FOUR = (1, 4)
 
 
+def rank_share(one_and_four):
+    """A ``ranks_of`` for :func:`case_params`: a module's rank counts in
+    :data:`ONE_AND_FOUR` (True) or the others (False)."""
+    return lambda module, ranks: tuple(n for n in ranks if (n in ONE_AND_FOUR) == one_and_four)
+
+
 def run_mpi(nranks, argv, *, timeout=180, env=None):
     """Run ``mpiexec -n nranks <argv>``; return ``(returncode, output, timed_out)``.
 

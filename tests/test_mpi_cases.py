@@ -15,13 +15,9 @@ about evenly.
 """
 
 import pytest
-from _mpi import ONE_AND_FOUR, case_params
+from _mpi import case_params, rank_share
 
 
-def _one_and_four(module, ranks):
-    return tuple(n for n in ranks if n in ONE_AND_FOUR)
-
-
-@pytest.mark.parametrize("module, case, nranks", list(case_params(_one_and_four)))
+@pytest.mark.parametrize("module, case, nranks", list(case_params(rank_share(True))))
 def test_mpi_case(mpi_cases, module, case, nranks):
     mpi_cases.check(module, case, nranks)

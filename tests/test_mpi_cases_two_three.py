@@ -2,13 +2,9 @@
 (``tests/test_mpi_cases.py`` has those and says how the cases run)."""
 
 import pytest
-from _mpi import ONE_AND_FOUR, case_params
+from _mpi import case_params, rank_share
 
 
-def _others(module, ranks):
-    return tuple(n for n in ranks if n not in ONE_AND_FOUR)
-
-
-@pytest.mark.parametrize("module, case, nranks", list(case_params(_others)))
+@pytest.mark.parametrize("module, case, nranks", list(case_params(rank_share(False))))
 def test_mpi_case(mpi_cases, module, case, nranks):
     mpi_cases.check(module, case, nranks)
