@@ -32,6 +32,19 @@ def pytest_xdist_auto_num_workers(config):
     return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
 
 
+def pytest_configure(config):
+    """On a cold kernel cache, compile the kernels once, in parallel, before the
+    test workers start (:mod:`_warm_kernels`): otherwise every worker and every
+    rank of the first mpiexec jobs compiles them at the same time."""
+    import _warm_kernels
+
+    controller = not hasattr(config, "workerinput")
+    workers = getattr(config.option, "numprocesses", None)
+    if controller and workers and not config.option.collectonly:
+        if _warm_kernels.cache_is_cold():
+            _warm_kernels.warm(len(os.sched_getaffinity(0)))
+
+
 @pytest.fixture(scope="session")
 def mpi_cases():
     """Session-wide runner of ``tests/mpi_cases`` modules: the modules selected at
