@@ -21,7 +21,8 @@ WORKER = HERE / "mpi_worker.py"
 RANK_COUNTS = (1, 2, 3, 4)
 #: Modules that share one mpiexec job at a rank count: each job starts Python,
 #: MPI and the libraries once for all of them (seconds per rank on two cores).
-MODULES_PER_JOB = 16
+#: 64: one job per rank count for the whole suite (about 50 modules).
+MODULES_PER_JOB = 64
 #: MPICH settings for more ranks than cores: the ranks' progress loops sleep now
 #: and then instead of spinning, so that ranks sharing a core all advance.
 OVERSUBSCRIBED_ENV = {
