@@ -237,3 +237,13 @@ def test_fold_solver_stops_count_in_fit_status():
     with pytest.warns(ConvergenceWarning, match="Solver terminated early"):
         reference = _fit(sk.SVC(probability=True, max_iter=3, random_state=0), X, y)
     assert fitted.fit_status_ == reference.fit_status_ == 1
+
+
+def test_a_refit_without_probability_drops_the_draws():
+    X, y, _ = _data()
+    model = _fit(ml.SVC(probability=True, random_state=0), X, y)
+    assert model.random_draws_ == "scikit-learn"
+    model.set_params(probability=False)
+    _fit(model, X, y)
+    assert not hasattr(model, "random_draws_")
+    assert model.probA_.size == 0

@@ -255,6 +255,7 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
         This method is collective.
         """
         self._validate_params_here()
+        vars(self).pop("random_draws_", None)  # set again only with probability=True
         comms = self._get_comms()
         X, y, _, layout = validate_fit_data(
             self,
