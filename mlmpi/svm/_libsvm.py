@@ -153,13 +153,53 @@ def _in_global_order(values, index, comms):
 
 def _filled(total, C):
     """libsvm's start of the Nu formulations: ``α_t = min(C_t, remaining)``
-    down the variables in order, from ``total``; zero once it is spent."""
+    down the variables in order, from ``total``; zero once it is spent.
+    Returns ``α`` and what remains."""
     alpha = np.zeros(C.shape[0])
     for t, c in enumerate(C.tolist()):
         if total <= 0:
             break
         alpha[t] = min(c, total)
         total -= alpha[t]
+    return alpha, total
+
+
+def _passed_along(comms, state, step):
+    """``state`` after ``step(state)`` on rank 0, then rank 1, ...: a sequential
+    loop over the global rows in rank order, each rank running its part and
+    passing the state (a float) on; returns this rank's output of ``step``
+    and the final state.
+
+    This function is collective: one ``bcast_object`` per rank.
+    """
+    output = None
+    for root in range(comms.size):
+        if comms.rank == root:
+            output, state = step(state)
+        state = comms.bcast_object(state, root=root)
+    return output, state
+
+
+def _added(total, values):
+    """``total`` plus ``values`` one at a time, in order (libsvm's sums)."""
+    for v in values.tolist():
+        total += v
+    return total
+
+
+def _sequential_sum(segments, comms):
+    """:func:`_added` from 0 over the values of ``segments`` in global order
+    (this rank's values of each; the global order runs segment by segment,
+    each in rank order). Collective."""
+    total = 0.0
+    for values in segments:
+        _, total = _passed_along(comms, total, lambda t, v=values: (None, _added(t, v)))
+    return total
+
+
+def _nu_start(total, C, comms):
+    """:func:`_filled` down this rank's ``C`` in global (rank) order. Collective."""
+    alpha, _ = _passed_along(comms, total, lambda remaining: _filled(remaining, C))
     return alpha
 
 
@@ -185,13 +225,6 @@ def _libsvm_weights(sample_weight, n_rows, comms):
         return weight, None
 
     return agree(comms, check)[0]
-
-
-def _sequential_sum(values):
-    total = 0.0
-    for v in values.tolist():
-        total += v
-    return total
 
 
 def _outputs_like_input(method):
@@ -523,7 +556,7 @@ class _BaseSVC(DistributedClassifierMixin, _BaseLibSVM):
                 pairs.append((a, b, in_a, in_b, sign))
                 platt_pairs.append(Pair(a, b, in_a, in_b, index, total[a], total[b]))
                 problems.append(
-                    self._pair_problem(comms, rows, local, sign, index, W, weighted_C, a, b)
+                    self._pair_problem(comms, rows, local, sign, index, W, weighted_C, a, b, True)
                 )
         solutions = self._solve(problems, comms, self._impl == "nu_svc")
         for (a, b, in_a, in_b, sign), solution in zip(pairs, solutions):
@@ -550,20 +583,28 @@ class _BaseSVC(DistributedClassifierMixin, _BaseLibSVM):
                 "Invalid input - all samples with positive weights belong to the same class"
             )
 
-    def _pair_problem(self, comms, rows, local, sign, index, W, weighted_C, a, b):
-        """libsvm's ``solve_c_svc`` or ``solve_nu_svc`` problem of classes ``(a, b)``."""
+    def _pair_problem(self, comms, rows, local, sign, index, W, weighted_C, a, b, in_rank_order):
+        """libsvm's ``solve_c_svc`` or ``solve_nu_svc`` problem of classes ``(a, b)``;
+        ``in_rank_order``: ``index`` runs over class a's rows, then b's, each in
+        rank order (the fit's problem, not a fold's). Collective."""
         n = local.shape[0]
         if self._impl == "c_svc":
             C = W[local] * np.where(sign == 1, weighted_C[a], weighted_C[b])
             return Problem(rows, sign, local, index, -np.ones(n), C, np.zeros(n))
         C = W[local]
+        if in_rank_order:  # the fit's problem: class a's rows, then b's, each in rank order
+            in_a, in_b = C[sign == 1], C[sign == -1]
+            half = _sequential_sum([self.nu * in_a, self.nu * in_b], comms) / 2
+            alpha = np.concatenate([_nu_start(half, in_a, comms), _nu_start(half, in_b, comms)])
+            return Problem(rows, sign, local, index, np.zeros(n), C, alpha)
+        # a fold of libsvm's shuffle (probability=True): its order is gathered
         ordered = _in_global_order(C, index, comms)
         sign_all = _in_global_order(sign.astype(np.float64), index, comms)
-        half = _sequential_sum(self.nu * ordered) / 2
+        half = _added(0.0, self.nu * ordered) / 2
         alpha_all = np.zeros(ordered.shape[0])
         for s in (1, -1):
             mask = sign_all == s
-            alpha_all[mask] = _filled(half, ordered[mask])
+            alpha_all[mask] = _filled(half, ordered[mask])[0]
         return Problem(rows, sign, local, index, np.zeros(n), C, alpha_all[index])
 
     def _check_nu_feasible(self, comms, inverse, weight, n_classes):
@@ -583,7 +624,7 @@ class _BaseSVC(DistributedClassifierMixin, _BaseLibSVM):
 
         def problem(local, sign, index, positive, negative):
             return self._pair_problem(
-                comms, rows, local, sign, index, W, weighted_C, positive, negative
+                comms, rows, local, sign, index, W, weighted_C, positive, negative, False
             )
 
         self._probA, self._probB, timed_out = fit_sigmoids(
@@ -1001,8 +1042,7 @@ class _BaseSingle(_BaseLibSVM):
         local = np.arange(n)
         if self._impl == "one_class":
             C = W
-            ordered = _in_global_order(C, position, comms)
-            alpha = _filled(_sequential_sum(ordered * self.nu), ordered)[position]
+            alpha = _nu_start(_sequential_sum([C * self.nu], comms), C, comms)
             problem = Problem(
                 rows, np.ones(n, dtype=np.int8), local, position, np.zeros(n), C, alpha
             )
@@ -1016,8 +1056,7 @@ class _BaseSingle(_BaseLibSVM):
                 p = np.concatenate([self.epsilon - target, self.epsilon + target])
                 alpha = np.zeros(2 * n)
             else:
-                ordered = _in_global_order(C, position, comms)
-                start = _filled(_sequential_sum(ordered * self.nu) / 2, ordered)[position]
+                start = _nu_start(_sequential_sum([C * self.nu], comms) / 2, C, comms)
                 p = np.concatenate([-target, target])
                 alpha = np.concatenate([start, start])
             problem = Problem(
