@@ -29,6 +29,15 @@ OVERSUBSCRIBED_ENV = {
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64",
 }
+#: The rank counts of ``tests/test_mpi_cases.py``; ``test_mpi_cases_two_three.py``
+#: has the others, so that xdist's workers (whole files each) share the jobs.
+ONE_AND_FOUR = (1, 4)
+
+
+def rank_share(one_and_four):
+    """A ``ranks_of`` for :func:`case_params`: a module's rank counts in
+    :data:`ONE_AND_FOUR` (True) or the others (False)."""
+    return lambda module, ranks: tuple(n for n in ranks if (n in ONE_AND_FOUR) == one_and_four)
 
 
 def run_mpi(nranks, argv, *, timeout=180, env=None):

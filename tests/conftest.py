@@ -15,19 +15,9 @@ _MPI_CASE_JOBS = []
 #: Most test workers ``-n auto`` starts (pyproject's addopts): the tests launch
 #: mpiexec jobs of up to 4 ranks, so more workers would oversubscribe the cores.
 #: ``--dist loadfile`` keeps each test file on one worker: the mpiexec cases of
-#: a rank count share jobs (:class:`CaseRunner`) within one process.
+#: a rank count share jobs (:class:`CaseRunner`) within one process, and
+#: test_mpi_cases.py and test_mpi_cases_two_three.py split the rank counts.
 MAX_WORKERS = 4
-#: The slowest test files, slowest first (CI's durations): the workers take
-#: whole files in collection order (``--no-loadscope-reorder``), and starting
-#: with the longest leaves the short ones to even out the end.
-SLOWEST_FIRST = (
-    "test_mpi_cases.py",
-    "test_sklearn_suites.py",
-    "test_docs.py",
-    "test_examples.py",
-    "test_mistakes.py",
-    "test_bench_gpu.py",
-)
 
 
 def pytest_xdist_auto_num_workers(config):
@@ -92,10 +82,7 @@ def cupy():
 @pytest.hookimpl(trylast=True)  # after -k and -m have deselected
 def pytest_collection_modifyitems(config, items):
     """Tests that use the ``cupy`` fixture are GPU tests: ``-m gpu`` selects them.
-    The mpiexec cases that will run are noted for :meth:`CaseRunner.plan`.
-    The files of :data:`SLOWEST_FIRST` go first."""
-    slowest = {name: rank for rank, name in enumerate(SLOWEST_FIRST)}
-    items.sort(key=lambda item: slowest.get(item.path.name, len(slowest)))
+    The mpiexec cases that will run are noted for :meth:`CaseRunner.plan`."""
     for item in items:
         if "cupy" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.gpu)

@@ -9,15 +9,15 @@ mpiexec jobs (``_mpi.CaseRunner``), which saves starting Python, MPI and the
 libraries once per module. Runs of the same modules with a GPU
 or another backend live in their own test files.
 
-Every rank count is in this one file, so that one xdist worker runs the
-jobs one after the other: two jobs at once (7 ranks on 2 cores) spend their
-time waiting for each other's ranks to be scheduled.
+This file runs them at 1 and 4 ranks, ``test_mpi_cases_two_three.py`` at the
+others: xdist gives each worker whole files, and the two share the jobs
+about evenly.
 """
 
 import pytest
-from _mpi import case_params
+from _mpi import case_params, rank_share
 
 
-@pytest.mark.parametrize("module, case, nranks", list(case_params()))
+@pytest.mark.parametrize("module, case, nranks", list(case_params(rank_share(True))))
 def test_mpi_case(mpi_cases, module, case, nranks):
     mpi_cases.check(module, case, nranks)
