@@ -21,9 +21,8 @@ import numpy as np
 import scipy.sparse as sp
 
 
-def _data(dtype=np.float64, rows=60, features=4, seed=0):
-    rng = np.random.RandomState(seed)
-    X = rng.normal(size=(rows, features)).astype(dtype)
+def _data(dtype=np.float64):
+    X = np.random.RandomState(0).normal(size=(60, 4)).astype(dtype)
     return X, (X[:, 0] > 0).astype(np.int64), X[:, 1] * 2.0 + X[:, 0]
 
 
@@ -41,7 +40,7 @@ def _kmeans():
 
     for X, _, _ in _inputs():
         for k in (3, 40):
-            KMeans(n_clusters=min(k, 50), n_init=1, random_state=0).fit(X).predict(X)
+            KMeans(n_clusters=k, n_init=1, random_state=0).fit(X).predict(X)
 
 
 def _clusters():

@@ -548,7 +548,6 @@ for _path, _names in CV_SUITES.items():
 CONFTEST = '''
 import inspect
 from pathlib import Path
-from xml.etree import ElementTree
 
 import pytest
 from sklearn.base import BaseEstimator
@@ -733,6 +732,7 @@ def suites_command(suites, root):
         "ignore",
         "--tb=native",  # cheap reports for the xfailed tests too
         "--import-mode=importlib",
+        "--continue-on-collection-errors",  # a suite that fails to import fails alone
         "--rootdir",
         str(root),
         "--junitxml",
@@ -753,7 +753,7 @@ def suites_report(tmp_path_factory):
     )
     report = root / "report.xml"
     tree = ElementTree.parse(report) if report.exists() else None
-    return tree, done.stdout[-8000:] + done.stderr[-2000:]
+    return tree, done.returncode, done.stdout[-8000:] + done.stderr[-2000:]
 
 
 def _outcomes(tree, relative):
@@ -761,7 +761,9 @@ def _outcomes(tree, relative):
     directory = suite_directory(relative)
     passed, problems = 0, []
     for case in tree.iter("testcase"):
-        if not case.get("classname", "").startswith(directory + "."):
+        # a collection error has no class name: its name is the module's path
+        address = ".".join(filter(None, (case.get("classname"), case.get("name"))))
+        if not address.startswith(directory + "."):
             continue
         bad = [child for child in case if child.tag in ("failure", "error")]
         if bad:
@@ -774,8 +776,8 @@ def _outcomes(tree, relative):
 
 @pytest.mark.parametrize("relative", list(SUITES))
 def test_sklearn_suite_passes_with_mlmpi_estimators(relative, suites_report):
-    tree, output = suites_report
-    assert tree is not None, output
+    tree, returncode, output = suites_report
+    assert tree is not None and returncode in (0, 1), output  # 1: failures, in the report
     passed, problems = _outcomes(tree, relative)
     assert not problems, "\n\n".join(problems)[-12000:]
     assert passed, f"no test of {relative} passed\n{output}"
