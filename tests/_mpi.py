@@ -12,7 +12,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import _cores
 
 from mlmpi.comms._launch import mpiexec_path as mpiexec
 
@@ -42,6 +45,7 @@ def rank_share(one_and_four):
 
 def run_mpi(nranks, argv, *, timeout=180, env=None):
     """Run ``mpiexec -n nranks <argv>``; return ``(returncode, output, timed_out)``.
+    A job of several ranks has the cores to itself (:func:`_cores.alone`).
 
     ``argv`` starts after the launcher, e.g. ``[sys.executable, "script.py"]``.
     The job runs in its own session so that a timeout kills every rank. Every
@@ -52,7 +56,8 @@ def run_mpi(nranks, argv, *, timeout=180, env=None):
     188 s throttled).
     """
     command = [mpiexec(), "-n", str(nranks)] + [str(a) for a in argv]
-    return _run(command, timeout, {**OVERSUBSCRIBED_ENV, **(env or {})})
+    with _cores.alone(nranks > 1):
+        return _run(command, timeout, {**OVERSUBSCRIBED_ENV, **(env or {})})
 
 
 def run_python(argv, *, timeout=180, env=None):
@@ -87,6 +92,21 @@ def _tail(text, lines=60):
     return "\n".join(text.splitlines()[-lines:])
 
 
+def _job(modules, nranks, timeout, env):
+    """Run ``modules`` in one mpiexec job of ``nranks`` (:data:`WORKER`); returns
+    ``(returncode, output, timed_out, report)``, the report by module."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        returncode, output, timed_out = run_mpi(
+            nranks,
+            [sys.executable, WORKER, report, *modules],
+            timeout=timeout + 60 * (len(modules) - 1),
+            env=env,
+        )
+        reported = json.loads(report.read_text()) if report.exists() else {}
+    return returncode, output, timed_out, reported
+
+
 class CaseRunner:
     """Runs the ``case_*`` functions of ``tests/mpi_cases`` modules in ``mpiexec``
     jobs, and remembers the outcome of each case.
@@ -95,7 +115,8 @@ class CaseRunner:
     share jobs, :data:`MODULES_PER_JOB` at a time, one after the other in the
     same processes; a module that says ``ALONE = True`` (it measures its
     process, or leaves it changed) and a check with its own ``env`` get a job
-    of their own.
+    of their own. The modules of a one-rank job are dealt out to one process
+    per core, side by side.
     """
 
     def __init__(self):
@@ -120,22 +141,19 @@ class CaseRunner:
         variant = tuple(sorted((env or {}).items()))
         if (module, nranks, variant) not in self._results:
             modules = (module,) if env else self._jobs.get((module, nranks), (module,))
-            with tempfile.TemporaryDirectory() as tmp:
-                report = Path(tmp) / "report.json"
-                returncode, output, timed_out = run_mpi(
-                    nranks,
-                    [sys.executable, WORKER, report, *modules],
-                    timeout=timeout + 60 * (len(modules) - 1),
-                    env=env,
-                )
-                reported = json.loads(report.read_text()) if report.exists() else {}
-            for name in modules:
-                self._results[(name, nranks, variant)] = (
-                    returncode,
-                    output,
-                    timed_out,
-                    reported.get(name),
-                )
+            # One rank uses one core: that job runs as one process per core.
+            parts = 1 if nranks > 1 else min(len(modules), len(os.sched_getaffinity(0)))
+            shares = [modules[part::parts] for part in range(parts)]
+            with _cores.alone(parts > 1), ThreadPoolExecutor(parts) as pool:
+                done = pool.map(lambda share: _job(share, nranks, timeout, env), shares)
+                for share, (returncode, output, timed_out, reported) in zip(shares, done):
+                    for name in share:
+                        self._results[(name, nranks, variant)] = (
+                            returncode,
+                            output,
+                            timed_out,
+                            reported.get(name),
+                        )
         return self._results[(module, nranks, variant)]
 
     def check(self, module, case, nranks, **kwargs):

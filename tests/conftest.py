@@ -2,6 +2,7 @@ import os
 import sys
 from pathlib import Path
 
+import _cores
 import pytest
 from _mpi import CaseRunner
 
@@ -33,16 +34,26 @@ def pytest_xdist_auto_num_workers(config):
 
 
 def pytest_configure(config):
-    """On a cold kernel cache, compile the kernels once, in parallel, before the
-    test workers start (:mod:`_warm_kernels`): otherwise every worker and every
-    rank of the first mpiexec jobs compiles them at the same time."""
+    """Before the test workers start: name the lock files of their claims on the
+    cores (:mod:`_cores`), and on a cold kernel cache compile the kernels once,
+    in parallel (:mod:`_warm_kernels`): otherwise every worker and every rank of
+    the first mpiexec jobs compiles them at the same time."""
     import _warm_kernels
 
     controller = not hasattr(config, "workerinput")
     workers = getattr(config.option, "numprocesses", None)
     if controller and workers and not config.option.collectonly:
+        _cores.create()
         if _warm_kernels.cache_is_cold():
             _warm_kernels.warm(len(os.sched_getaffinity(0)))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Each test, fixtures included, holds a shared claim on the cores, which
+    an mpiexec job of several ranks trades for the cores alone (:mod:`_cores`)."""
+    with _cores.shared():
+        return (yield)
 
 
 @pytest.fixture(scope="session")

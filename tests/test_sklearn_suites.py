@@ -3,7 +3,7 @@
 Each suite copies an installed scikit-learn test module into a directory of
 its own, rebinds the exported estimators to mlmpi's after its imports and
 keeps only the tests that reach a replaced estimator, splitter or function
-(see ``CONFTEST``). One pytest subprocess runs every suite (``SelfComms``;
+(see ``CONFTEST``). A pytest subprocess runs each few suites (``SelfComms``;
 one start of Python and the libraries instead of one per suite, about 7 s
 each); each suite's test reads its outcome from that run's junit report.
 ``DESELECT`` names every test left out and why: each is a deliberate
@@ -742,18 +742,34 @@ def suites_command(suites, root):
     return argv, env
 
 
+#: Suites per pytest process: each process takes a minute or so, which a test
+#: worker waiting to run an mpiexec job waits out (``_cores``).
+SUITES_PER_RUN = 5
+
+
 @pytest.fixture(scope="module")
 def suites_report(tmp_path_factory):
-    """The junit report of one pytest process over every suite (one start of
-    Python, pytest and the libraries for them all), and its output."""
-    root = tmp_path_factory.mktemp("suites")
-    argv, env = suites_command(list(SUITES), root)
-    done = subprocess.run(
-        argv, cwd=root, capture_output=True, text=True, timeout=3000, env=env, check=False
-    )
-    report = root / "report.xml"
-    tree = ElementTree.parse(report) if report.exists() else None
-    return tree, done.returncode, done.stdout[-8000:] + done.stderr[-2000:]
+    """``report(relative)``: the junit report of the pytest process that ran the
+    suite, with that process's exit status and output. One process runs each
+    :data:`SUITES_PER_RUN` suites (one start of Python, pytest and the libraries
+    for them all), when the first of its suites' tests asks."""
+    suites = list(SUITES)
+    runs = {}
+
+    def report(relative):
+        start = suites.index(relative) // SUITES_PER_RUN * SUITES_PER_RUN
+        if start not in runs:
+            root = tmp_path_factory.mktemp("suites")
+            argv, env = suites_command(suites[start : start + SUITES_PER_RUN], root)
+            done = subprocess.run(
+                argv, cwd=root, capture_output=True, text=True, timeout=1200, env=env, check=False
+            )
+            path = root / "report.xml"
+            tree = ElementTree.parse(path) if path.exists() else None
+            runs[start] = tree, done.returncode, done.stdout[-8000:] + done.stderr[-2000:]
+        return runs[start]
+
+    return report
 
 
 def _outcomes(tree, relative):
@@ -776,7 +792,7 @@ def _outcomes(tree, relative):
 
 @pytest.mark.parametrize("relative", list(SUITES))
 def test_sklearn_suite_passes_with_mlmpi_estimators(relative, suites_report):
-    tree, returncode, output = suites_report
+    tree, returncode, output = suites_report(relative)
     assert tree is not None and returncode in (0, 1), output  # 1: failures, in the report
     passed, problems = _outcomes(tree, relative)
     assert not problems, "\n\n".join(problems)[-12000:]

@@ -1,0 +1,108 @@
+"""The cores of a test run with several workers: an mpiexec job of two or
+more ranks runs with no other test beside it.
+
+Any process beside a job's ranks slows the whole job, because its ranks wait
+for each other at every collective (on the 2-core CI machine, a case job beside
+a busy worker took 2.3 times as long). So under xdist every test holds a
+shared claim on the cores while it runs (conftest's autouse fixture), and
+:func:`alone` trades it for an exclusive claim for the length of a job. Two
+``flock`` files make the exclusive claim win: a waiting job holds the
+*turnstile*, which every claim passes through, so no test starts until the
+job has run. A claim that cannot be had within :data:`PATIENCE` seconds is
+given up with a warning: a slow run, never a stuck one.
+
+The controller names the lock directory in :data:`VARIABLE` before the workers
+start; without it (one process, ``-n 0``) every claim is a no-op.
+"""
+
+import contextlib
+import fcntl
+import os
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+#: Environment variable naming the directory of the two lock files.
+VARIABLE = "MLMPI_TEST_CORES"
+#: Longest wait for a claim, in seconds (longer than any one test should hold one).
+PATIENCE = 900
+
+#: This process's shared claim, while it holds one: its open lock files.
+_shared = {}
+
+
+def create():
+    """Make the lock directory and name it in :data:`VARIABLE` (on the controller,
+    before the workers start, so that they inherit it)."""
+    os.environ[VARIABLE] = tempfile.mkdtemp(prefix="mlmpi-cores-")
+
+
+def _open(name):
+    return open(Path(os.environ[VARIABLE]) / name, "a")
+
+
+def _lock(file, operation):
+    deadline = time.monotonic() + PATIENCE
+    while True:
+        try:
+            fcntl.flock(file, operation | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                warnings.warn(
+                    f"no claim on the cores after {PATIENCE} s; going on without", stacklevel=3
+                )
+                return False
+            time.sleep(0.02)
+
+
+def _claim(operation):
+    """Pass the turnstile, then take the cores with ``operation`` (``LOCK_SH`` or
+    ``LOCK_EX``); return the files whose closing lets go. An exclusive claim keeps
+    the turnstile until then, so that no other claim starts meanwhile."""
+    turnstile = _open("turnstile")
+    _lock(turnstile, fcntl.LOCK_EX)
+    cores = _open("cores")
+    _lock(cores, operation)
+    if operation == fcntl.LOCK_SH:
+        turnstile.close()
+        return [cores]
+    return [cores, turnstile]
+
+
+def _let_go(files):
+    for file in files:
+        file.close()
+
+
+@contextlib.contextmanager
+def shared():
+    """Hold a shared claim on the cores (under xdist) while the body runs."""
+    if VARIABLE not in os.environ:
+        yield
+        return
+    _shared["files"] = _claim(fcntl.LOCK_SH)
+    try:
+        yield
+    finally:
+        _let_go(_shared.pop("files"))
+
+
+@contextlib.contextmanager
+def alone(wanted=True):
+    """Hold the cores alone while the body runs (under xdist, when ``wanted``):
+    this process's shared claim is given up meanwhile and taken again after."""
+    if VARIABLE not in os.environ or not wanted:
+        yield
+        return
+    held = _shared.pop("files", None)
+    if held is not None:
+        _let_go(held)
+    files = _claim(fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        _let_go(files)
+        if held is not None:
+            _shared["files"] = _claim(fcntl.LOCK_SH)
