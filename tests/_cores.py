@@ -12,13 +12,15 @@ job has run. A claim that cannot be had within :data:`PATIENCE` seconds is
 given up with a warning: a slow run, never a stuck one.
 
 The controller names the lock directory in :data:`VARIABLE` before the workers
-start; without it (one process, ``-n 0``) every claim is a no-op.
+start; without it (one process, ``-n 0``, or a pytest run inside a test)
+every claim is a no-op.
 """
 
 import contextlib
 import fcntl
 import os
 import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -28,14 +30,19 @@ VARIABLE = "MLMPI_TEST_CORES"
 #: Longest wait for a claim, in seconds (longer than any one test should hold one).
 PATIENCE = 900
 
-#: This process's shared claim, while it holds one: its open lock files.
-_shared = {}
+#: This thread's shared claim, while it holds one: its open lock files.
+_shared = threading.local()
 
 
-def create():
-    """Make the lock directory and name it in :data:`VARIABLE` (on the controller,
-    before the workers start, so that they inherit it)."""
-    os.environ[VARIABLE] = tempfile.mkdtemp(prefix="mlmpi-cores-")
+def configure(workers):
+    """On a controller: make the lock directory and name it in :data:`VARIABLE`
+    when there are ``workers`` (before they start, so that they inherit it);
+    otherwise drop a name inherited from a test that started this run (the
+    run's claims would wait on that test's own)."""
+    if workers:
+        os.environ[VARIABLE] = tempfile.mkdtemp(prefix="mlmpi-cores-")
+    else:
+        os.environ.pop(VARIABLE, None)
 
 
 def _open(name):
@@ -82,27 +89,30 @@ def shared():
     if VARIABLE not in os.environ:
         yield
         return
-    _shared["files"] = _claim(fcntl.LOCK_SH)
+    outer = getattr(_shared, "files", None)  # a claim through other lock files
+    _shared.files = _claim(fcntl.LOCK_SH)
     try:
         yield
     finally:
-        _let_go(_shared.pop("files"))
+        _let_go(_shared.files)
+        _shared.files = outer
 
 
 @contextlib.contextmanager
 def alone(wanted=True):
     """Hold the cores alone while the body runs (under xdist, when ``wanted``):
-    this process's shared claim is given up meanwhile and taken again after."""
+    this thread's shared claim is given up meanwhile and taken again after."""
     if VARIABLE not in os.environ or not wanted:
         yield
         return
-    held = _shared.pop("files", None)
+    held = getattr(_shared, "files", None)
     if held is not None:
         _let_go(held)
+        _shared.files = None
     files = _claim(fcntl.LOCK_EX)
     try:
         yield
     finally:
         _let_go(files)
         if held is not None:
-            _shared["files"] = _claim(fcntl.LOCK_SH)
+            _shared.files = _claim(fcntl.LOCK_SH)

@@ -40,12 +40,12 @@ def pytest_configure(config):
     the first mpiexec jobs compiles them at the same time."""
     import _warm_kernels
 
-    controller = not hasattr(config, "workerinput")
-    workers = getattr(config.option, "numprocesses", None)
-    if controller and workers and not config.option.collectonly:
-        _cores.create()
-        if _warm_kernels.cache_is_cold():
-            _warm_kernels.warm(len(os.sched_getaffinity(0)))
+    if hasattr(config, "workerinput"):
+        return
+    workers = getattr(config.option, "numprocesses", None) and not config.option.collectonly
+    _cores.configure(workers)
+    if workers and _warm_kernels.cache_is_cold():
+        _warm_kernels.warm(len(os.sched_getaffinity(0)))
 
 
 @pytest.hookimpl(wrapper=True)
