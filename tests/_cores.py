@@ -20,8 +20,8 @@ import contextlib
 import fcntl
 import os
 import tempfile
-import threading
 import time
+import types
 import warnings
 from pathlib import Path
 
@@ -30,8 +30,9 @@ VARIABLE = "MLMPI_TEST_CORES"
 #: Longest wait for a claim, in seconds (longer than any one test should hold one).
 PATIENCE = 900
 
-#: This thread's shared claim, while it holds one: its open lock files.
-_shared = threading.local()
+#: This process's shared claim, while it holds one: its open lock files (a
+#: process's threads share it: a job started from any of them trades it).
+_shared = types.SimpleNamespace(files=None)
 
 
 def configure(workers):
@@ -89,7 +90,7 @@ def shared():
     if VARIABLE not in os.environ:
         yield
         return
-    outer = getattr(_shared, "files", None)  # a claim through other lock files
+    outer = _shared.files  # a claim through other lock files
     _shared.files = _claim(fcntl.LOCK_SH)
     try:
         yield
@@ -101,11 +102,11 @@ def shared():
 @contextlib.contextmanager
 def alone(wanted=True):
     """Hold the cores alone while the body runs (under xdist, when ``wanted``):
-    this thread's shared claim is given up meanwhile and taken again after."""
+    this process's shared claim is given up meanwhile and taken again after."""
     if VARIABLE not in os.environ or not wanted:
         yield
         return
-    held = getattr(_shared, "files", None)
+    held = _shared.files
     if held is not None:
         _let_go(held)
         _shared.files = None

@@ -1,79 +1,95 @@
 """The test workers' claims on the cores (``tests/_cores.py``): a job that
 wants the cores alone waits for the running tests, and no test starts while
-it waits or runs."""
+it waits or runs. Each claimant is a process of its own, as a test worker is."""
 
-import threading
+import contextlib
+import multiprocessing
 import time
 
 import _cores
 import pytest
 
-#: Long enough for a thread that could go ahead to have gone ahead.
-SETTLE = 0.3
+#: Long enough for a process that could go ahead to have gone ahead.
+SETTLE = 0.5
+FORK = multiprocessing.get_context("fork")
 
 
 @pytest.fixture
-def claims(tmp_path, monkeypatch):
-    """Claims on the cores through lock files in ``tmp_path``; ``events``
-    lists what the threads did, in order."""
+def log(tmp_path, monkeypatch):
+    """Claims through lock files in ``tmp_path``; the claimants write what they
+    did, in order, to the returned file."""
     monkeypatch.setenv(_cores.VARIABLE, str(tmp_path))
-    return []
+    monkeypatch.setattr(_cores, "PATIENCE", 10)  # a claim that waits on itself gives up then
+    path = tmp_path / "log"
+    path.touch()
+    return path
 
 
-def _in_thread(events, name, claim, release):
+def _events(log):
+    return log.read_text().splitlines()
+
+
+def _claimant(log, name, claim, release):
     def body():
+        _cores._shared.files = None  # not the claim of the worker that forked it
+
+        def write(event):
+            with open(log, "a") as f:
+                f.write(f"{name} {event}\n")
+
         with claim():
-            events.append(f"{name} in")
-            release.wait(10)
-        events.append(f"{name} out")
+            write("in")
+            release.wait(20)
+        write("out")
 
-    thread = threading.Thread(target=body)
-    thread.start()
-    return thread
+    process = FORK.Process(target=body)
+    process.start()
+    return process
 
 
-def test_a_job_waits_for_the_running_tests_and_holds_off_new_ones(claims):
-    events = claims
-    running, job, later = threading.Event(), threading.Event(), threading.Event()
-    threads = [_in_thread(events, "test", _cores.shared, running)]
+def _join(processes, timeout=20):
+    for process in processes:
+        process.join(timeout)
+        assert process.exitcode == 0
+
+
+def test_a_job_waits_for_the_running_tests_and_holds_off_new_ones(log):
+    running, job, later = FORK.Event(), FORK.Event(), FORK.Event()
+    processes = [_claimant(log, "test", _cores.shared, running)]
     time.sleep(SETTLE)
-    threads.append(_in_thread(events, "job", _cores.alone, job))
+    processes.append(_claimant(log, "job", _cores.alone, job))
     time.sleep(SETTLE)
-    threads.append(_in_thread(events, "later test", _cores.shared, later))
+    processes.append(_claimant(log, "later", _cores.shared, later))
     time.sleep(SETTLE)
-    assert events == ["test in"]  # the job waits for the test; the later test for the job
+    assert _events(log) == ["test in"]  # the job waits for the test, the later test for the job
     running.set()
     time.sleep(SETTLE)
-    assert events == ["test in", "test out", "job in"]
+    assert _events(log) == ["test in", "test out", "job in"]
     job.set()
     later.set()
-    for thread in threads:
-        thread.join(10)
-    assert events[3:] == ["job out", "later test in", "later test out"]
+    _join(processes)
+    assert _events(log)[3:] == ["job out", "later in", "later out"]
 
 
-def test_tests_share_the_cores(claims):
-    events = claims
-    release = threading.Event()
-    threads = [_in_thread(events, name, _cores.shared, release) for name in ("one", "two")]
+def test_tests_share_the_cores(log):
+    release = FORK.Event()
+    processes = [_claimant(log, name, _cores.shared, release) for name in ("one", "two")]
     time.sleep(SETTLE)
-    assert sorted(events) == ["one in", "two in"]
+    assert sorted(_events(log)) == ["one in", "two in"]
     release.set()
-    for thread in threads:
-        thread.join(10)
+    _join(processes)
 
 
-def test_a_test_that_starts_a_job_gives_up_its_claim_meanwhile(claims):
-    events = claims
-    with _cores.shared():
-        with _cores.alone():  # would wait forever on this thread's own claim otherwise
-            events.append("job")
-        release = threading.Event()
-        other = _in_thread(events, "other test", _cores.shared, release)
-        time.sleep(SETTLE)
-        release.set()
-        other.join(10)
-    assert events == ["job", "other test in", "other test out"]
+def test_a_test_that_starts_a_job_gives_up_its_claim_meanwhile(log):
+    @contextlib.contextmanager
+    def test_with_a_job():
+        with _cores.shared(), _cores.alone():  # would wait on its own claim otherwise
+            yield
+
+    release = FORK.Event()
+    release.set()
+    _join([_claimant(log, "test with a job", test_with_a_job, release)], timeout=5)
+    assert _events(log) == ["test with a job in", "test with a job out"]
 
 
 def test_without_the_variable_claims_are_free(monkeypatch):
