@@ -4,7 +4,8 @@ more ranks runs with no other test beside it.
 Any process beside a job's ranks slows the whole job, because its ranks wait
 for each other at every collective (on the 2-core CI machine, a case job beside
 a busy worker took 2.3 times as long). So under xdist every test holds a
-shared claim on the cores while it runs (conftest's autouse fixture), and
+shared claim on the cores while it runs (conftest's
+``pytest_runtest_protocol``, fixtures included), and
 :func:`alone` trades it for an exclusive claim for the length of a job. Two
 ``flock`` files make the exclusive claim win: a waiting job holds the
 *turnstile*, which every claim passes through, so no test starts until the
@@ -19,6 +20,7 @@ every claim is a no-op.
 import contextlib
 import fcntl
 import os
+import shutil
 import tempfile
 import time
 import types
@@ -44,6 +46,13 @@ def configure(workers):
         os.environ[VARIABLE] = tempfile.mkdtemp(prefix="mlmpi-cores-")
     else:
         os.environ.pop(VARIABLE, None)
+
+
+def remove():
+    """On the controller, after the run: remove the lock directory."""
+    directory = os.environ.pop(VARIABLE, None)
+    if directory:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def _open(name):

@@ -48,6 +48,11 @@ def pytest_configure(config):
         _warm_kernels.warm(len(os.sched_getaffinity(0)))
 
 
+def pytest_unconfigure(config):
+    if not hasattr(config, "workerinput"):
+        _cores.remove()
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """Each test, fixtures included, holds a shared claim on the cores, which
