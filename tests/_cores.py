@@ -1,13 +1,16 @@
-"""The cores of a test run with several workers: an mpiexec job of two or
-more ranks runs with no other test beside it.
+"""The cores of a test run with several workers: the mpiexec case jobs
+(``_mpi.CaseRunner``, minutes each) run with no other test beside them.
 
 Any process beside a job's ranks slows the whole job, because its ranks wait
 for each other at every collective (on the 2-core CI machine, a case job beside
 a busy worker took 2.3 times as long). So under xdist every test holds a
 shared claim on the cores while it runs (conftest's
-``pytest_runtest_protocol``, fixtures included), and
-:func:`alone` trades it for an exclusive claim for the length of a job. Two
-``flock`` files make the exclusive claim win: a waiting job holds the
+``pytest_runtest_protocol``, fixtures included), and :func:`alone` trades it
+for an exclusive claim for the length of a job. Shorter jobs (the examples,
+the mistakes: seconds each) run beside the other tests: waiting for the
+running tests to end would cost more than sharing the cores (measured: the
+examples and mistakes that took the cores alone waited up to a minute and a
+half each behind a suite run or the docs build). Two ``flock`` files make the exclusive claim win: a waiting job holds the
 *turnstile*, which every claim passes through, so no test starts until the
 job has run. A claim that cannot be had within :data:`PATIENCE` seconds is
 given up with a warning: a slow run, never a stuck one.

@@ -43,9 +43,9 @@ def rank_share(one_and_four):
     return lambda module, ranks: tuple(n for n in ranks if (n in ONE_AND_FOUR) == one_and_four)
 
 
-def run_mpi(nranks, argv, *, timeout=180, env=None):
+def run_mpi(nranks, argv, *, timeout=180, env=None, alone=False):
     """Run ``mpiexec -n nranks <argv>``; return ``(returncode, output, timed_out)``.
-    A job of several ranks has the cores to itself (:func:`_cores.alone`).
+    The job runs beside the other tests, unless ``alone`` (:func:`_cores.alone`).
 
     ``argv`` starts after the launcher, e.g. ``[sys.executable, "script.py"]``.
     The job runs in its own session so that a timeout kills every rank. Every
@@ -56,7 +56,7 @@ def run_mpi(nranks, argv, *, timeout=180, env=None):
     188 s throttled).
     """
     command = [mpiexec(), "-n", str(nranks)] + [str(a) for a in argv]
-    with _cores.alone(nranks > 1):
+    with _cores.alone(alone):
         return _run(command, timeout, {**OVERSUBSCRIBED_ENV, **(env or {})})
 
 
@@ -102,6 +102,7 @@ def _job(modules, nranks, timeout, env):
             [sys.executable, WORKER, report, *modules],
             timeout=timeout + 60 * (len(modules) - 1),
             env=env,
+            alone=nranks > 1,
         )
         reported = json.loads(report.read_text()) if report.exists() else {}
     return returncode, output, timed_out, reported

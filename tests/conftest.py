@@ -56,7 +56,7 @@ def pytest_unconfigure(config):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """Each test, fixtures included, holds a shared claim on the cores, which
-    an mpiexec job of several ranks trades for the cores alone (:mod:`_cores`)."""
+    an mpiexec case job trades for the cores alone (:mod:`_cores`)."""
     with _cores.shared():
         return (yield)
 
