@@ -10,10 +10,11 @@ for an exclusive claim for the length of a job. Shorter jobs (the examples,
 the mistakes: seconds each) run beside the other tests: waiting for the
 running tests to end would cost more than sharing the cores (measured: the
 examples and mistakes that took the cores alone waited up to a minute and a
-half each behind a suite run or the docs build). Two ``flock`` files make the exclusive claim win: a waiting job holds the
-*turnstile*, which every claim passes through, so no test starts until the
-job has run. A claim that cannot be had within :data:`PATIENCE` seconds is
-given up with a warning: a slow run, never a stuck one.
+half each behind a suite run or the docs build). Two ``flock`` files make
+the exclusive claim win: a waiting job holds the *turnstile*, which every
+claim passes through, so no test starts until the job has run. A claim
+that cannot be had within :data:`PATIENCE` seconds is given up with a
+warning: a slow run, never a stuck one.
 
 The controller names the lock directory in :data:`VARIABLE` before the workers
 start; without it (one process, ``-n 0``, or a pytest run inside a test)
