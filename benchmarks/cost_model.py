@@ -73,6 +73,34 @@ interconnect of many current clusters):
 A case *stops scaling* where its parallel efficiency falls below 50%
 (strong: T(1) / (P·T(P)); weak: T(1) / T(P)); the largest term there says
 why, beside the case's note (``_scale_cases.py``).
+
+**Latency-bound loops.** A case whose collectives grow with ``n`` (the
+``global_rows`` call term: HDBSCAN's Prim loop, one allgather per edge; the
+kernel SVC's SMO, two allgathers per iteration, iterations about ``n``) makes
+many small collectives, each between two slices of work. Per collective,
+with ``k`` collectives per global row (the fitted call coefficient):
+
+- ``per_row_s`` = the ``pairs`` coefficient / ``k``: the compute per local
+  row between two collectives, which more ranks divide;
+- ``replicated_s`` = the ``global_rows`` compute coefficient / ``k``: the work
+  every rank repeats per collective (the selection, the loop in Python),
+  which more ranks do not divide;
+- measured here: the seconds inside each collective at 2 ranks (a core per
+  rank), the transfer (the shortest time any rank spent in it) and in all
+  (with the wait), from the runs' profiles; at 1 rank, ``software_s``:
+  mlmpi's own time in a collective (its checks, records and copies), which
+  the projection (network latency only) leaves out and which does not
+  shrink with P either;
+- on HDR, ``2·⌈log2 P⌉·1 µs``: doubling the ranks adds ``2 µs`` per
+  collective and saves ``per_row_s · n / 2P``, so extra ranks stop paying
+  below ``4 µs / per_row_s`` rows per rank (``extra_ranks_stop_below_rows``).
+
+For n from 10^4 to 10^9 the section gives the rank count of the shortest
+projected time (the whole model: compute, latency, bandwidth), the first
+rank count whose strong-scaling efficiency falls below 50% (the replicated
+work counts there, latency alone does not decide it), the efficiency at
+1,024 ranks (also with ``software_s`` added to every collective), and, on
+this machine, the smallest ``n`` at which 2 ranks beat one.
 """
 
 import argparse
@@ -293,6 +321,135 @@ def _why(point, base, mode, model):
     return why + (f" ({note})" if explained else "")
 
 
+#: Global rows at which the latency-bound loops are evaluated.
+LOOP_ROWS = tuple(10**e for e in range(4, 10))
+#: Rank counts searched for the shortest projected time (2^0 .. 2^24).
+LOOP_RANKS = tuple(2**e for e in range(25))
+
+
+def _per_collective(model, ranks):
+    """Seconds per collective measured in the runs at ``ranks`` ranks (at
+    most one per core), largest over the ranks, strong and weak: transfer and
+    in all (at 1 rank: mlmpi's own time in a collective, the comms' checks,
+    records and copies, with nothing to wait for and nothing moved)."""
+    out = {}
+    for r in model.runs:
+        if r["ranks"] != ranks or not r["max_rank"]["collectives"]:
+            continue
+        m, calls = r["max_rank"], r["max_rank"]["collectives"]
+        out[r["mode"]] = {
+            "n": r["n"],
+            "collectives": calls,
+            "transfer_s": m["transfer_s"] / calls,
+            "comm_s": m["comm_s"] / calls,
+            "compute_s": m["compute_s"],
+            "seconds": r["seconds"],
+        }
+    return out
+
+
+def _first_below_half(model, n):
+    """The first power of two whose strong-scaling efficiency at ``n`` rows
+    falls below 50% (None: none up to the last of LOOP_RANKS)."""
+    base = model.projected(n, 1)[0]
+    for P in LOOP_RANKS[1:]:
+        if base / (P * model.projected(n, P)[0]) < 0.5:
+            return P
+    return None
+
+
+def _two_ranks_pay_from(model, bandwidth):
+    """The smallest ``n`` (on a grid of 1.1x steps) at which 2 ranks beat one
+    on this machine, by the model (None below 10^9)."""
+    n = 100.0
+    while n < 1e9:
+        if model.here(n, 2, bandwidth) < model.here(n, 1, bandwidth):
+            return int(n)
+        n *= 1.1
+    return None
+
+
+def latency_bound(models, bandwidth):
+    """The loops whose collectives grow with n (see the module docstring)."""
+    out = {}
+    for name, model in models.items():
+        calls = dict(zip(model.spec["calls"], model.calls))
+        compute = dict(zip(model.spec["compute"], model.compute))
+        k = calls.get("global_rows", 0.0)
+        if k <= 0:
+            continue
+        per_row = compute.get("pairs", 0.0) / k
+        message = 2 * HDR["latency_s"]  # what one more level of the tree adds per collective
+        alone = _per_collective(model, 1)
+        software = sum(m["comm_s"] * m["collectives"] for m in alone.values()) / max(
+            sum(m["collectives"] for m in alone.values()), 1
+        )
+        rows = []
+        for n in LOOP_ROWS:
+            seconds = {P: model.projected(n, P)[0] for P in LOOP_RANKS}
+            best = min(seconds, key=seconds.get)
+            # mlmpi's own time per collective (measured at 1 rank), the same at any P
+            extra = software * k * n
+            rows.append(
+                {
+                    "n": n,
+                    "fastest_at_ranks": best,
+                    "fastest_s": seconds[best],
+                    "speedup_there": seconds[1] / seconds[best],
+                    "efficiency_below_half_at": _first_below_half(model, n),
+                    "efficiency_at_1024": seconds[1] / (1024 * seconds[1024]),
+                    "efficiency_at_1024_with_software": (seconds[1] + extra)
+                    / (1024 * (seconds[1024] + extra)),
+                    "seconds_at_1": seconds[1],
+                    "seconds_at_1024": seconds[1024],
+                }
+            )
+        out[name] = {
+            "collectives_per_row": k,
+            "per_row_s": per_row,
+            "replicated_s": compute.get("global_rows", 0.0) / k,
+            "software_s": software,
+            "measured_at_1_rank": alone,
+            "measured_at_2_ranks": _per_collective(model, 2),
+            "fitted_per_call_s": model.per_call[0],
+            "hdr_latency_at_1024_s": 2 * math.ceil(math.log2(1024)) * HDR["latency_s"],
+            "extra_ranks_stop_below_rows": 2 * message / per_row if per_row > 0 else None,
+            "two_ranks_pay_here_from_n": _two_ranks_pay_from(model, bandwidth),
+            "rows": rows,
+        }
+    return out
+
+
+def _print_loops(loops):
+    for name, e in loops.items():
+        print(
+            f"\n{name}: {e['collectives_per_row']:.3g} collectives per global row; per "
+            f"collective {e['per_row_s'] * 1e9:.3g} ns per local row (divided by P), "
+            f"{e['replicated_s'] * 1e6:.3g} us replicated on every rank, "
+            f"{e['software_s'] * 1e6:.3g} us in the comms at 1 rank"
+        )
+        for ranks in (1, 2):
+            for mode, m in sorted(e[f"measured_at_{ranks}_rank{'s' * (ranks > 1)}"].items()):
+                print(
+                    f"  measured at {ranks} rank(s) ({mode}, n={m['n']}): {m['collectives']} "
+                    f"collectives, {m['transfer_s'] * 1e6:.1f} us transfer, "
+                    f"{m['comm_s'] * 1e6:.1f} us with the wait, per collective"
+                )
+        stop = e["extra_ranks_stop_below_rows"]
+        print(
+            f"  HDR: {e['hdr_latency_at_1024_s'] * 1e6:.0f} us per collective at 1,024 ranks; "
+            + (f"extra ranks stop paying below {stop:,.0f} rows per rank" if stop else "")
+            + f"; here 2 ranks pay from n = {e['two_ranks_pay_here_from_n']}"
+        )
+        for r in e["rows"]:
+            print(
+                f"  n={r['n']:>13,}: fastest at P={r['fastest_at_ranks']:>9,} "
+                f"({r['speedup_there']:8.1f}x), efficiency < 0.5 from P="
+                f"{r['efficiency_below_half_at']}, at 1,024: {r['efficiency_at_1024']:.3f} "
+                f"({r['efficiency_at_1024_with_software']:.3f} with the comms' own time)"
+            )
+
+
 def _plot(projection, path):
     try:
         import matplotlib
@@ -365,6 +522,8 @@ def main():
                 + "".join(f" P={P}: {eff[P]:5.2f}" for P in SHOWN)
                 + (f"  stops at {e['stops_at']}: {e['why']}" if e["stops_at"] else "  scales")
             )
+    loops = latency_bound(models, bandwidth)
+    _print_loops(loops)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(
@@ -388,6 +547,7 @@ def main():
                     },
                     "checked": checked,
                     "projection": projection,
+                    "latency_bound": loops,
                     "rows": [],
                 },
                 indent=1,

@@ -183,7 +183,54 @@ def cost_model_tables(model):
             rows,
         )
     )
+    if model.get("latency_bound"):
+        parts.append(_latency_tables(model["latency_bound"]))
     return "\n".join(parts)
+
+
+#: Global row counts of the latency-bound loops' table.
+LOOP_ROWS_SHOWN = (10**5, 10**7, 10**9)
+
+
+def _latency_tables(loops):
+    """The loops whose collectives grow with n (``cost_model.py``'s
+    ``latency_bound``): their cost per collective and where more ranks pay."""
+    parts = [
+        "\nLatency-bound loops (collectives that grow with n, each between two slices of "
+        "work): per collective, the compute per local row (divided by P) and the work every "
+        "rank repeats; from how many rows per rank one more level of HDR's tree (2 µs per "
+        "collective) costs more than it saves; and, for n global rows, the rank count of the "
+        "shortest projected fit with its speed-up over one rank, and the efficiency at "
+        "1,024 ranks.\n\n"
+    ]
+    rows = []
+    for case, loop in loops.items():
+        stop = loop["extra_ranks_stop_below_rows"]
+        by_n = {r["n"]: r for r in loop["rows"]}
+        rows.append(
+            [
+                case,
+                f"{loop['collectives_per_row']:.2f}",
+                f"{loop['per_row_s'] * 1e9:.3g} ns",
+                f"{loop['replicated_s'] * 1e6:.3g} µs",
+                f"{stop:,.0f}" if stop else "never pays",
+                *(
+                    f"P = {by_n[n]['fastest_at_ranks']:,} ({by_n[n]['speedup_there']:,.0f}×), "
+                    f"{by_n[n]['efficiency_at_1024']:.2f}"
+                    for n in LOOP_ROWS_SHOWN
+                ),
+            ]
+        )
+    header = [
+        "case",
+        "collectives per row",
+        "per local row",
+        "replicated",
+        "more ranks stop paying below (rows per rank)",
+        *(f"n = 10^{len(str(n)) - 1}: fastest at, efficiency at 1,024" for n in LOOP_ROWS_SHOWN),
+    ]
+    parts.append(_table(header, rows))
+    return "".join(parts)
 
 
 def write_scale_tables(out_dir):
