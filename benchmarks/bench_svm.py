@@ -21,6 +21,10 @@ own process; mlmpi (no shrinking, ``cache_size`` MB per rank) under mpiexec.
 Reported: fit seconds, mlmpi's fraction of time in communication, seconds
 per SMO iteration, the iterations of both, and the largest dual-coefficient
 difference (different paths at tol=1e-3: shrinking).
+
+ThunderSVM is not timed: its one release on PyPI (0.3.12) is its CUDA 9.0
+build (``libthundersvm.so`` needs ``libcusparse.so.9.0``), which does not
+load without CUDA 9, and no CPU build is published.
 """
 
 import argparse
