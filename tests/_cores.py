@@ -68,13 +68,13 @@ def _lock(file, operation):
     while True:
         try:
             fcntl.flock(file, operation | fcntl.LOCK_NB)
-            return True
+            return
         except BlockingIOError:
             if time.monotonic() > deadline:
                 warnings.warn(
                     f"no claim on the cores after {PATIENCE} s; going on without", stacklevel=3
                 )
-                return False
+                return
             time.sleep(0.02)
 
 

@@ -33,7 +33,8 @@ OVERSUBSCRIBED_ENV = {
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64",
 }
 #: The rank counts of ``tests/test_mpi_cases.py``; ``test_mpi_cases_two_three.py``
-#: has the others, so that xdist's workers (whole files each) share the jobs.
+#: has the others: xdist gives each worker whole files, so both workers start on
+#: case jobs, which then wait for each other rather than for other tests.
 ONE_AND_FOUR = (1, 4)
 
 
@@ -43,9 +44,8 @@ def rank_share(one_and_four):
     return lambda module, ranks: tuple(n for n in ranks if (n in ONE_AND_FOUR) == one_and_four)
 
 
-def run_mpi(nranks, argv, *, timeout=180, env=None, alone=False):
+def run_mpi(nranks, argv, *, timeout=180, env=None):
     """Run ``mpiexec -n nranks <argv>``; return ``(returncode, output, timed_out)``.
-    The job runs beside the other tests, unless ``alone`` (:func:`_cores.alone`).
 
     ``argv`` starts after the launcher, e.g. ``[sys.executable, "script.py"]``.
     The job runs in its own session so that a timeout kills every rank. Every
@@ -56,8 +56,7 @@ def run_mpi(nranks, argv, *, timeout=180, env=None, alone=False):
     188 s throttled).
     """
     command = [mpiexec(), "-n", str(nranks)] + [str(a) for a in argv]
-    with _cores.alone(alone):
-        return _run(command, timeout, {**OVERSUBSCRIBED_ENV, **(env or {})})
+    return _run(command, timeout, {**OVERSUBSCRIBED_ENV, **(env or {})})
 
 
 def run_python(argv, *, timeout=180, env=None):
@@ -102,7 +101,6 @@ def _job(modules, nranks, timeout, env):
             [sys.executable, WORKER, report, *modules],
             timeout=timeout + 60 * (len(modules) - 1),
             env=env,
-            alone=nranks > 1,
         )
         reported = json.loads(report.read_text()) if report.exists() else {}
     return returncode, output, timed_out, reported
@@ -142,10 +140,11 @@ class CaseRunner:
         variant = tuple(sorted((env or {}).items()))
         if (module, nranks, variant) not in self._results:
             modules = (module,) if env else self._jobs.get((module, nranks), (module,))
-            # One rank uses one core: that job runs as one process per core.
+            # One rank uses one core: that job runs as one process per core. The
+            # job (its processes) has the cores alone (_cores) unless it needs one.
             parts = 1 if nranks > 1 else min(len(modules), len(os.sched_getaffinity(0)))
             shares = [modules[part::parts] for part in range(parts)]
-            with _cores.alone(parts > 1), ThreadPoolExecutor(parts) as pool:
+            with _cores.alone(nranks > 1 or parts > 1), ThreadPoolExecutor(parts) as pool:
                 done = pool.map(lambda share: _job(share, nranks, timeout, env), shares)
                 for share, (returncode, output, timed_out, reported) in zip(shares, done):
                     for name in share:

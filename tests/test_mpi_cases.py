@@ -10,8 +10,9 @@ libraries once per module. Runs of the same modules with a GPU
 or another backend live in their own test files.
 
 This file runs them at 1 and 4 ranks, ``test_mpi_cases_two_three.py`` at the
-others: xdist gives each worker whole files, and the two share the jobs
-about evenly.
+others: xdist gives each worker whole files, so both workers start on case
+jobs, which take the cores alone one after the other (``_cores``) instead of
+waiting for a long test on the other worker to end.
 """
 
 import pytest
