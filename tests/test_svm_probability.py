@@ -2,7 +2,7 @@
 
 Under scikit-learn's random draws (the default up to a million rows) the
 folds are libsvm's own, replayed, so ``probA_``, ``probB_`` and
-``predict_proba`` equal scikit-learn's (libsvm without shrinking, at a small
+``predict_proba`` equal scikit-learn's (libsvm with its shrinking, at a small
 ``tol``); under per-row draws the folds differ and the probabilities agree
 loosely. The API (availability, errors, deprecation warnings, shapes) is
 scikit-learn 1.9's.
@@ -79,9 +79,7 @@ def test_equal_scikit_learn_under_its_draws(name, n_classes, params):
             sample_weight=sw,
         )
         reference = _fit(
-            getattr(sk, name)(
-                probability=True, random_state=7, tol=1e-8, shrinking=False, **params
-            ),
+            getattr(sk, name)(probability=True, random_state=7, tol=1e-8, **params),
             X,
             y,
             sample_weight=sw,
@@ -95,7 +93,7 @@ def test_precomputed_kernel_equal_scikit_learn():
     K = X @ X.T
     fitted = _fit(ml.SVC(kernel="precomputed", probability=True, random_state=0, tol=1e-8), K, y)
     reference = _fit(
-        sk.SVC(kernel="precomputed", probability=True, random_state=0, tol=1e-8, shrinking=False),
+        sk.SVC(kernel="precomputed", probability=True, random_state=0, tol=1e-8),
         K,
         y,
     )

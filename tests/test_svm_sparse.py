@@ -1,5 +1,5 @@
 """Kernel SVMs on sparse rows (one process): the same model as scikit-learn's sparse
-libsvm (no shrinking, tol=1e-6) and as mlmpi's dense fit, CSR support vectors and
+libsvm (with shrinking, tol=1e-6) and as mlmpi's dense fit, CSR support vectors and
 dual coefficients as scikit-learn's, predictions on sparse and dense rows, and the
 CSR layouts (unsorted columns, explicit zeros, duplicates, 64-bit indices, empty
 rows) giving the same model."""
@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 import sklearn
 from mlmpi.kernels import kernels_for
+from mlmpi.kernels.cpu.svm import HEAD, INDEX, LOCAL
 from sklearn import svm as sk
 
 import mlmpi.svm as ml
@@ -90,7 +91,7 @@ def test_sparse_fit_equals_sklearn_sparse_fit(name, params, weighted):
     sw = weights if weighted else None
     yy = _target(name, y, target)
     fitted = getattr(ml, name)(tol=1e-6, **params).fit(X, yy, sample_weight=sw)
-    reference = getattr(sk, name)(tol=1e-6, shrinking=False, **params).fit(X, yy, sample_weight=sw)
+    reference = getattr(sk, name)(tol=1e-6, **params).fit(X, yy, sample_weight=sw)
     # scikit-learn's types: CSR support vectors and dual coefficients
     assert type(fitted.support_vectors_) is type(reference.support_vectors_)
     assert type(fitted.dual_coef_) is type(reference.dual_coef_)
@@ -196,7 +197,7 @@ def test_csr_layouts_give_the_same_model(layout):
         if sp.issparse(rows) and rows.format in ("csr", "csc"):
             np.testing.assert_array_equal(rows.indices, before.indices)
     if layout == "explicit_zeros":  # kept in the support vectors, as scikit-learn's
-        reference = sk.SVC(tol=1e-6, shrinking=False).fit(rows, y)
+        reference = sk.SVC(tol=1e-6).fit(rows, y)
         assert fitted.support_vectors_.nnz == reference.support_vectors_.nnz
         np.testing.assert_allclose(
             fitted.dual_coef_.toarray(), reference.dual_coef_.toarray(), rtol=0, atol=ATOL
@@ -251,7 +252,8 @@ def test_errors_and_edge_cases():
 @pytest.mark.parametrize("kernel", ["linear", "poly", "rbf", "sigmoid"])
 def test_csr_kernels_equal_the_dense_kernels(kernel):
     """The CSR kernels add the same products in the same order as the dense
-    ones without their zero products: the same values."""
+    ones without their zero products: the same values; kernel rows computed
+    over a subset of the rows (shrinking) have the bits of whole ones."""
     rng = np.random.RandomState(3)
     X = rng.normal(size=(300, 40))
     X[rng.uniform(size=X.shape) < 0.7] = 0.0
@@ -263,13 +265,17 @@ def test_csr_kernels_equal_the_dense_kernels(kernel):
     assert sp.issparse(sparse.X) and sparse.data()[3].shape == (300, 0)  # no dense copy
     np.testing.assert_array_equal(sparse.squares, dense.squares)
     np.testing.assert_array_equal(sparse.diagonal, dense.diagonal)
-    records = np.zeros((3, sparse.width + 13))
-    records[:, 1] = [0, 7, 250]  # INDEX: a variable
-    records[:, 2] = [0, 7, 250]  # LOCAL: its variable (rows[t] = t)
+    records = np.zeros((3, sparse.width + HEAD))
+    records[:, INDEX] = [0, 7, 250]  # a variable
+    records[:, LOCAL] = [0, 7, 250]  # its variable (rows[t] = t)
     payloads = sparse.attach_rows(records, np.arange(300))
+    subset = np.sort(rng.choice(300, size=90, replace=False))
     for t, payload in zip((0, 7, 250), payloads):
         expected = dense.row(t, dense.squares[t], X[t])
-        np.testing.assert_array_equal(sparse.row(t, sparse.squares[t], payload[13:]), expected)
+        np.testing.assert_array_equal(sparse.row(t, sparse.squares[t], payload[HEAD:]), expected)
+        for rows, x in ((dense, X[t]), (sparse, payload[HEAD:])):
+            part = rows.values(t + 1000, rows.squares[t], x, subset)  # a key not cached
+            np.testing.assert_array_equal(part[subset], expected[subset])
     Q = sp.csr_matrix(rng.normal(size=(25, 40)) * (rng.uniform(size=(25, 40)) < 0.4))
     expected, actual = np.empty((25, 300)), np.empty((25, 300))
     kernels_for("svm", X).kernel_matrix(Q.toarray(), X, *spec, expected)
@@ -288,7 +294,7 @@ def test_empty_shard_and_zero_width_rows():
     empty = sp.csr_matrix((5, X.shape[1]))
     np.testing.assert_allclose(
         fitted.decision_function(empty),
-        sk.SVC(tol=1e-6, shrinking=False).fit(X, y).decision_function(empty),
+        sk.SVC(tol=1e-6).fit(X, y).decision_function(empty),
         atol=1e-7,
     )
 

@@ -28,7 +28,10 @@ selected row's columns, in order, from a CSC copy of its rows.
 
 The SMO variables of a rank are ``sign`` (libsvm's ``y``: ±1), ``rows`` (the
 local row whose kernel row the variable uses: SVR's two copies of a row
-share it), ``status`` (0 lower bound, 1 upper bound, 2 free) and ``G``; a
+share it), ``status`` (0 lower bound, 1 upper bound, 2 free), ``G`` and
+``position`` (the variable's place in libsvm's arrays, which its shrinking
+permutes; scans visit the variables in that order, so ties go to the later
+position as in libsvm); a
 variable's ``Q`` entry against the selected variable ``i`` is
 ``sign[i] sign[t] K[rows[t]]``, as libsvm's float32 ``Q_i[t]``.
 """
@@ -45,10 +48,25 @@ LOWER, UPPER, FREE = 0, 1, 2
 TAU = 1e-12
 #: Fields of a candidate's record (the SMO's allgathers): its value, global
 #: and local index, ``G``, ``alpha``, ``y``, ``C``, ``QD``, the key and squared
-#: norm of its row, the stopping terms and ``K_ij`` (``j``'s record), then
-#: the row's features from ``HEAD`` on.
-VALUE, INDEX, LOCAL, GRAD, ALPHA, SIGN, BOUND, QDIAG, KEY, SQUARE, GMAX2_P, GMAX2_N, KIJ = range(13)
-HEAD = 13
+#: norm of its row, the stopping terms, ``K_ij`` (``j``'s record) and its
+#: position in libsvm's scans, then the row's features from ``HEAD`` on.
+(
+    VALUE,
+    INDEX,
+    LOCAL,
+    GRAD,
+    ALPHA,
+    SIGN,
+    BOUND,
+    QDIAG,
+    KEY,
+    SQUARE,
+    GMAX2_P,
+    GMAX2_N,
+    KIJ,
+    POSITION,
+) = range(14)
+HEAD = 14
 _BLOCK = 256
 #: Rows per block of :func:`kernel_row_csr` (their partial dot products stay in L1).
 _ROW_BLOCK = 2048
@@ -128,6 +146,32 @@ def kernel_row(X, Xt, squares, x, square, key, code, gamma, coef0, degree, out):
             )
 
 
+@njit(cache=True, nogil=True, parallel=True)
+def kernel_row_subset(X, Xt, squares, subset, x, square, key, code, gamma, coef0, degree, out):
+    """``out[j] = float32(K(x, X[j]))`` for the local rows ``j`` in ``subset``
+    only (the others are left as they are), with the bits of
+    :func:`kernel_row`: blocks of the subset's rows advance together through
+    ``Xt``, each dot product summed over the features in order."""
+    n = subset.shape[0]
+    if code == 4:
+        for a in prange(n):
+            out[subset[a]] = np.float32(X[subset[a], key])
+        return
+    for b in prange((n + _BLOCK - 1) // _BLOCK):
+        lo = b * _BLOCK
+        m = min(_BLOCK, n - lo)
+        rows = subset[lo : lo + m]
+        dots = np.zeros(m)
+        for k in range(Xt.shape[0]):
+            xk = x[k]
+            column = Xt[k]
+            for j in range(m):
+                dots[j] += xk * column[rows[j]]
+        for j in range(m):
+            r = rows[j]
+            out[r] = np.float32(_value(code, dots[j], square, squares[r], gamma, coef0, degree))
+
+
 @njit(cache=True, nogil=True)
 def kernel_diagonal(X, squares, keys, code, gamma, coef0, degree, out):
     """``out[j] = K(X[j], X[j])`` in float64 (libsvm's ``QD``); precomputed:
@@ -197,6 +241,32 @@ def kernel_row_csr(data, indices, indptr, squares, x, square, code, gamma, coef0
             out[lo + j] = np.float32(
                 _value(code, dots[j], square, squares[lo + j], gamma, coef0, degree)
             )
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def kernel_row_subset_csr(
+    data, indices, indptr, squares, subset, x, square, code, gamma, coef0, degree, out
+):
+    """``out[j] = float32(K(x, X[j]))`` for the local rows ``j`` in ``subset``
+    only, from the rows in CSR form, with the bits of :func:`kernel_row_csr`
+    (the products of the columns both rows store, in increasing column order)."""
+    width = (x.shape[0] - 1) // 2
+    nnz = np.int64(x[0])
+    for a in prange(subset.shape[0]):
+        j = subset[a]
+        dot = 0.0
+        t, p, stop = 0, indptr[j], indptr[j + 1]
+        while t < nnz and p < stop:
+            k = np.int64(x[1 + t])
+            if k == indices[p]:
+                dot += x[1 + width + t] * data[p]
+                t += 1
+                p += 1
+            elif k < indices[p]:
+                t += 1
+            else:
+                p += 1
+        out[j] = np.float32(_value(code, dot, square, squares[j], gamma, coef0, degree))
 
 
 @njit(cache=True, nogil=True)
@@ -297,7 +367,7 @@ def kernel_matrix_csr(
 @njit(cache=True, nogil=True, inline="always")
 def _fill(out, value, t, variables, data):
     """The record of local variable ``t`` (-1: none) with ``value``."""
-    G, alpha, sign, C, rows, index, status = variables
+    G, alpha, sign, C, rows, index, status, position = variables
     QD, keys, squares, X = data
     out[:] = 0.0
     out[VALUE], out[INDEX] = value, -1
@@ -306,7 +376,7 @@ def _fill(out, value, t, variables, data):
     r = rows[t]
     out[INDEX], out[LOCAL], out[GRAD], out[ALPHA] = index[t], t, G[t], alpha[t]
     out[SIGN], out[BOUND], out[QDIAG] = sign[t], C[t], QD[r]
-    out[KEY], out[SQUARE] = keys[r], squares[r]
+    out[KEY], out[SQUARE], out[POSITION] = keys[r], squares[r], position[t]
     for k in range(out.shape[0] - HEAD):
         out[HEAD + k] = X[r, k]
 
@@ -363,20 +433,24 @@ def _set_alpha(record, value, alpha, C, index, status):
 
 
 @njit(cache=True, nogil=True)
-def update_select_up(variables, data, rec_i, rec_j, row_i, row_j, update, out):
+def update_select_up(variables, data, active, rec_i, rec_j, row_i, row_j, update, out):
     """One SMO step's local work after the pair ``(rec_i, rec_j)`` is chosen,
-    then the local candidates for the next ``i``.
+    then the local candidates for the next ``i``, over the active variables
+    (``active``: local variable indices, in the order of their positions).
 
     With ``update``: libsvm's new pair ``alpha`` (set on the rank that owns
     each) and ``G[t] += Q_i[t] Δα_i + Q_j[t] Δα_j`` with the float32 kernel
-    rows ``row_i``, ``row_j`` of the local rows. Then ``out[0]`` is the
+    rows ``row_i``, ``row_j`` of the local rows (the active variables only,
+    as libsvm). Then ``out[0]`` is the
     record of the largest ``-y G`` over ``I_up`` among the positive
     variables, ``out[1]`` among the negative ones, ties to the later
     variable as libsvm's scan (value ``-inf`` and index -1 where there is
-    none).
+    none); ``out[0]`` also carries the largest ``y G`` over ``I_low`` per
+    sign (``GMAX2_P``, ``GMAX2_N``; :func:`shrink`'s thresholds). Returns
+    the pair's new ``(alpha_i, alpha_j)`` (0, 0 without ``update``).
     """
-    G, alpha, sign, C, rows, index, status = variables
-    step_i = step_j = 0.0
+    G, alpha, sign, C, rows, index, status, position = variables
+    step_i = step_j = alpha_i = alpha_j = 0.0
     if update:
         alpha_i, alpha_j = _pair_update(rec_i, rec_j)
         step_i = rec_i[SIGN] * (alpha_i - rec_i[ALPHA])
@@ -384,7 +458,9 @@ def update_select_up(variables, data, rec_i, rec_j, row_i, row_j, update, out):
         _set_alpha(rec_i, alpha_i, alpha, C, index, status)
         _set_alpha(rec_j, alpha_j, alpha, C, index, status)
     best_p, idx_p, best_n, idx_n = -np.inf, -1, -np.inf, -1
-    for t in range(G.shape[0]):
+    low_p = low_n = -np.inf
+    for a in range(active.shape[0]):
+        t = active[a]
         s = sign[t]
         if update:
             r = rows[t]
@@ -392,15 +468,43 @@ def update_select_up(variables, data, rec_i, rec_j, row_i, row_j, update, out):
         if s == 1:
             if status[t] != UPPER and -G[t] >= best_p:
                 best_p, idx_p = -G[t], t
-        elif status[t] != LOWER and G[t] >= best_n:
-            best_n, idx_n = G[t], t
+            if status[t] != LOWER and G[t] > low_p:
+                low_p = G[t]
+        else:
+            if status[t] != LOWER and G[t] >= best_n:
+                best_n, idx_n = G[t], t
+            if status[t] != UPPER and -G[t] > low_n:
+                low_n = -G[t]
     _fill(out[0], best_p, idx_p, variables, data)
     _fill(out[1], best_n, idx_n, variables, data)
+    out[0, GMAX2_P], out[0, GMAX2_N] = low_p, low_n
+    return alpha_i, alpha_j
 
 
 @njit(cache=True, nogil=True)
-def select_low(variables, data, rec_p, rec_n, row_p, row_n, out):
-    """The local candidate for ``j``: libsvm's second-order choice over ``I_low``.
+def shrinkable(variables, active, thresholds, out):
+    """``out[a]``: libsvm's ``be_shrunk`` of variable ``active[a]``.
+    ``thresholds``: the bound a variable's ``-G`` must exceed to leave at the
+    upper bound (positive, negative variables), then ``G`` at the lower bound
+    (positive, negative): ``Solver``'s ``(Gmax1, Gmax2, Gmax2, Gmax1)``,
+    ``Solver_NU``'s ``(Gmax1, Gmax4, Gmax2, Gmax3)``."""
+    G, alpha, sign, C, rows, index, status, position = variables
+    for a in range(active.shape[0]):
+        t = active[a]
+        s = 0 if sign[t] == 1 else 1
+        if status[t] == UPPER:
+            out[a] = -G[t] > thresholds[s]
+        elif status[t] == LOWER:
+            out[a] = G[t] > thresholds[2 + s]
+        else:
+            out[a] = False
+
+
+@njit(cache=True, nogil=True)
+def select_low(variables, data, active, rec_p, rec_n, row_p, row_n, out):
+    """The local candidate for ``j``: libsvm's second-order choice over ``I_low``
+    among the active variables (``active``: local variable indices, in the
+    order of their positions).
 
     Positive variables are paired with ``rec_p`` and its float32 kernel row
     ``row_p`` of the local rows, negative ones with ``rec_n`` (the same
@@ -411,11 +515,12 @@ def select_low(variables, data, rec_p, rec_n, row_p, row_n, out):
     ones (``GMAX2_N``) and the variable's kernel value against its ``i``
     (``KIJ``).
     """
-    G, alpha, sign, C, rows, index, status = variables
+    G, alpha, sign, C, rows, index, status, position = variables
     QD = data[0]
     Gmax_p, Gmax_n, QD_p, QD_n = rec_p[VALUE], rec_n[VALUE], rec_p[QDIAG], rec_n[QDIAG]
     best, idx, Gmax2_p, Gmax2_n = np.inf, -1, -np.inf, -np.inf
-    for t in range(G.shape[0]):
+    for a in range(active.shape[0]):
+        t = active[a]
         if sign[t] == 1:
             if status[t] == LOWER:
                 continue
@@ -452,20 +557,23 @@ def fill_records(out, ts, variables, data):
 
 @njit(cache=True, nogil=True)
 def best_record(records, start, step):
-    """Position of the record with the largest value among ``records[start::step]``,
-    ties to the larger global index."""
+    """Place of the record with the largest value among ``records[start::step]``,
+    ties to the later ``POSITION`` (libsvm's scans keep the last)."""
     pick = start
     for r in range(start + step, records.shape[0], step):
         value, best = records[r, VALUE], records[pick, VALUE]
-        if value > best or (value == best and records[r, INDEX] > records[pick, INDEX]):
+        if value > best or (value == best and records[r, POSITION] > records[pick, POSITION]):
             pick = r
     return pick
 
 
 @njit(cache=True, nogil=True)
-def add_gradient(G, sign, rows, row, step):
-    """``G[t] += Q_i[t] α_i`` with ``step = y_i α_i`` (the initial gradient)."""
-    for t in range(G.shape[0]):
+def add_gradient(G, sign, rows, ts, row, step):
+    """``G[t] += Q_i[t] α_i`` over the variables ``ts``, with ``step = y_i α_i``
+    (the initial and the reconstructed gradient; libsvm's ``G_bar`` with
+    ``step = y_i C_i``)."""
+    for a in range(ts.shape[0]):
+        t = ts[a]
         G[t] += (sign[t] * step) * np.float64(row[rows[t]])
 
 

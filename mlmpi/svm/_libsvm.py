@@ -358,7 +358,14 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
             )
 
     def _solve(self, problems, comms, nu):
-        return solve(problems, comms, nu=nu, eps=self.tol, max_iter=self.max_iter)
+        return solve(
+            problems,
+            comms,
+            nu=nu,
+            eps=self.tol,
+            max_iter=self.max_iter,
+            shrinking=self.shrinking,
+        )
 
     def _set_model(self, comms, rows, position, coef, classes, intercept, n_iter, timed_out):
         """Gather the support vectors (rows with a non-zero coefficient) in
@@ -820,10 +827,10 @@ _COMMON_NOTES = """
     Notes
     -----
     ``fit`` and ``score`` are collective: every rank calls them with its own
-    rows. ``predict`` and ``decision_function`` are local. The SMO runs
-    without shrinking (``shrinking`` is accepted and has no effect: it
-    changes libsvm's speed, not its solution); each iteration costs two small
-    allgathers, so many ranks on a small problem are latency-bound. With
+    rows. ``predict`` and ``decision_function`` are local. The SMO follows
+    libsvm's iterations, with its shrinking heuristic or without
+    (``shrinking``), so ``n_iter_`` is scikit-learn's; each iteration costs
+    two small allgathers, so many ranks on a small problem are latency-bound. With
     ``kernel='precomputed'`` each rank passes its rows of the symmetric
     kernel matrix ``(n_local, n_samples)``. ``tol`` is libsvm's stopping
     tolerance: set it small (1e-6) for dual coefficients that agree with
@@ -847,7 +854,9 @@ class SVC(_BaseSVC):
         ``'scale'``: ``1 / (n_features * X.var())`` over the global data.
     coef0 : float, default=0.0
     shrinking : bool, default=True
-        Accepted; the solver does not shrink (same solution).
+        libsvm's shrinking heuristic: every ``min(n, 1000)`` iterations the
+        variables at a bound that cannot be chosen leave the scans and the
+        kernel rows, as libsvm's, so the iterations are scikit-learn's.
     probability : bool, default='deprecated'
         Deprecated in scikit-learn 1.9 (FutureWarning when set). ``True``:
         libsvm's Platt scaling, fitted on an internal 5-fold cross-validation
@@ -952,7 +961,9 @@ class NuSVC(_BaseSVC):
     gamma : {'scale', 'auto'} or float, default='scale'
     coef0 : float, default=0.0
     shrinking : bool, default=True
-        Accepted; the solver does not shrink (same solution).
+        libsvm's shrinking heuristic: every ``min(n, 1000)`` iterations the
+        variables at a bound that cannot be chosen leave the scans and the
+        kernel rows, as libsvm's, so the iterations are scikit-learn's.
     probability : bool, default='deprecated'
         Deprecated in scikit-learn 1.9 (FutureWarning when set). ``True``:
         libsvm's Platt scaling, fitted on an internal 5-fold cross-validation
@@ -1133,7 +1144,9 @@ class SVR(_BaseRegressor):
     C : float, default=1.0
     epsilon : float, default=0.1
     shrinking : bool, default=True
-        Accepted; the solver does not shrink (same solution).
+        libsvm's shrinking heuristic: every ``min(n, 1000)`` iterations the
+        variables at a bound that cannot be chosen leave the scans and the
+        kernel rows, as libsvm's, so the iterations are scikit-learn's.
     cache_size : float, default=200
     verbose : bool, default=False
     max_iter : int, default=-1
@@ -1202,7 +1215,9 @@ class NuSVR(_BaseRegressor):
     gamma : {'scale', 'auto'} or float, default='scale'
     coef0 : float, default=0.0
     shrinking : bool, default=True
-        Accepted; the solver does not shrink (same solution).
+        libsvm's shrinking heuristic: every ``min(n, 1000)`` iterations the
+        variables at a bound that cannot be chosen leave the scans and the
+        kernel rows, as libsvm's, so the iterations are scikit-learn's.
     tol : float, default=1e-3
     cache_size : float, default=200
     verbose : bool, default=False
@@ -1272,7 +1287,9 @@ class OneClassSVM(OutlierMixin, _BaseSingle):
     tol : float, default=1e-3
     nu : float, default=0.5
     shrinking : bool, default=True
-        Accepted; the solver does not shrink (same solution).
+        libsvm's shrinking heuristic: every ``min(n, 1000)`` iterations the
+        variables at a bound that cannot be chosen leave the scans and the
+        kernel rows, as libsvm's, so the iterations are scikit-learn's.
     cache_size : float, default=200
     verbose : bool, default=False
     max_iter : int, default=-1

@@ -6,33 +6,52 @@ Every rank owns the SMO variables of its rows: their ``alpha``, gradient
 for its own rows (``mlmpi.kernels.cpu.svm``). A variable's *global index* is
 its position in libsvm's problem (an OvO sub-problem's rows: the first
 class's in global order, then the second's; SVR's ``2 l`` variables: the
-rows, then the rows again), and every choice libsvm makes by scanning the
-variables in that order is made here with that index:
+rows, then the rows again) and its first *position* in libsvm's arrays
+(which shrinking permutes, below); every choice libsvm makes by scanning the
+variables in that order is made here with the position:
 
 - ``i``: each rank's best candidates of ``-y G`` over ``I_up`` (one per sign:
   ``Solver_NU`` needs both) with the candidates' rows are allgathered; the
-  largest value wins, ties to the larger global index (libsvm's ``>=`` scan
-  keeps the last);
+  largest value wins, ties to the later position (libsvm's ``>=`` scan keeps
+  the last);
 - ``j``: with ``i``'s kernel row against its rows, each rank's second-order
   candidate (Fan, Chen and Lin 2005) over ``I_low`` and its part of the
   stopping rule are allgathered; the smallest objective change wins, ties to
-  the larger global index (libsvm's ``<=``);
+  the later position (libsvm's ``<=``);
 - the pair update and clipping are libsvm's, computed identically on every
   rank from the two candidates' data; each rank updates its part of ``G``
   with the two kernel rows (float32, libsvm's ``Qfloat``), the owners their
   ``alpha``.
 
-So each iteration is two small allgathers (``2 (13 + d)`` and ``13 + d``
+So each iteration is two small allgathers (``2 (14 + d)`` and ``14 + d``
 float64 per rank; with CSR rows ``d`` is ``1 + 2 K``, the selected row's
 column indices and values padded to the longest row ``K``); they cannot be
 merged, as ``j`` needs the global ``i``
 and the next ``i`` the gradient after the step. Between them each rank makes
 one compiled pass over its variables (``select_low``; ``update_select_up``:
 the step, then the next ``i``'s candidates) and computes the kernel rows it
-misses. ``rho`` adds the free variables' gradients in global order, as
-``calculate_rho``. The result is libsvm's without shrinking, and the same at
-any number of ranks. Kernel rows are kept in a per-rank LRU
-cache of ``cache_size`` MB.
+misses. ``rho`` adds the free variables' gradients in libsvm's order, as
+``calculate_rho``. The result is libsvm's, and the same at any number of
+ranks. Kernel rows are kept in a per-rank LRU cache of ``cache_size`` MB.
+
+Shrinking is libsvm's too. Every ``min(l, 1000)`` iterations
+(``do_shrinking``) the variables at a bound that the current ``Gmax``
+values rule out leave the scans; the global thresholds come with the ``i``
+candidates (each rank's largest ``y G`` over ``I_low``), and the gradient
+of the variables left out is rebuilt from ``G_bar`` (the part of the
+variables at their upper bound, kept up to date whenever one reaches or
+leaves it) and the free variables' rows (gathered) when libsvm rebuilds
+it. libsvm moves a variable it shrinks to the end of its arrays, trading
+places with the last one that stays, and its scans keep the *last* of
+equal candidates, so that order decides ties (frequent: free variables
+share ``y G`` near the optimum): each variable carries its *position* in
+libsvm's arrays, every scan visits the variables by position, ties go to
+the later position, and each shrink trades positions as libsvm's swaps do
+(an allreduce of how many leave and an allgatherv of the traded
+positions); the candidates are then gathered again in the new order. The
+iterations, ``n_iter_`` included, are libsvm's with shrinking. Kernel rows
+are then computed only over the rows some unfinished problem still scans
+(:meth:`KernelRows.restrict`).
 
 One-vs-one's pairs run in lockstep: each iteration's two allgathers carry
 the candidates of every unfinished pair, so a ``K``-class fit pays the
@@ -54,10 +73,23 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels import kernels_for
-from ..kernels.cpu.svm import ALPHA, GMAX2_N, GMAX2_P, HEAD, INDEX, KEY, SIGN, SQUARE, VALUE
+from ..kernels.cpu.svm import (
+    ALPHA,
+    BOUND,
+    GMAX2_N,
+    GMAX2_P,
+    HEAD,
+    INDEX,
+    KEY,
+    POSITION,
+    SIGN,
+    SQUARE,
+    VALUE,
+)
 from ..utils.validation import agree_on_errors
 
 _LOWER, _UPPER, _FREE = 0, 1, 2
+_AGAIN = "again"
 
 
 class KernelSpec(NamedTuple):
@@ -136,8 +168,13 @@ class KernelRows:
                 self.kernels.squared_norms(X, self.squares)
             self.kernels.kernel_diagonal(X, self.squares, keys, *kernel, self.diagonal)
         self.X = X
+        if self.sparse:  # bound once: it runs twice per SMO iteration
+            self._row_payloads = self.kernels.row_payloads_csr
         self._slots = max(3, int(cache_size * (1 << 20)) // max(4 * n, 1))
+        #: key -> (float32 row, the restrictions' generation when it was computed,
+        #: the local rows it lacks or None)
         self._cache = OrderedDict()
+        self._needed, self._outside, self._generation = None, None, 0
 
     def data(self):
         """``(diagonal, keys, squared norms, rows)``, as the SMO kernels take them
@@ -155,34 +192,84 @@ class KernelRows:
         if out is None:
             out = np.empty((records.shape[0], records.shape[1] + self.payload))
         X = self.X
-        self.kernels.row_payloads_csr(records, rows, X.data, X.indices, X.indptr, out)
+        self._row_payloads(records, rows, X.data, X.indices, X.indptr, out)
         return out
 
-    def row(self, key, square, x):
-        """float32 kernel values of the row ``(key, square, x)`` against every
-        local row (``x``: the row's features, or its payload for CSR rows)."""
+    def restrict(self, rows, grew=False):
+        """Compute new kernel rows only over the local ``rows`` (increasing)
+        until the next call: the rows some unfinished problem still scans
+        (shrinking); None, or most of the rows: every row (a whole row is
+        computed faster than most of one). ``grew``: ``rows`` holds a row the
+        last call's did not."""
+        if rows is not None and 2 * rows.shape[0] > self.X.shape[0]:
+            rows = None
+        if grew or rows is None or self._needed is None:
+            # the partial rows cached so far may lack some of the new rows
+            self._generation += 1
+        self._needed = rows
+        if rows is not None:
+            outside = np.ones(self.X.shape[0], dtype=bool)
+            outside[rows] = False
+            self._outside = np.flatnonzero(outside)
+
+    def row(self, key, square, x, full=False):
+        """float32 kernel values of the row ``(key, square, x)`` against the
+        local rows (``x``: the row's features, or its payload for CSR rows):
+        every row with ``full`` or without a :meth:`restrict`, else at least
+        the rows restricted to (the others may hold anything). A cached
+        row computed over fewer rows than asked is completed in place (its
+        values keep their bits, so a solver holding it sees no change)."""
         key = int(key)
         cached = self._cache.get(key)
         if cached is not None:
             self._cache.move_to_end(key)
-            return cached
+            out, generation, lacking = cached
+            restricted = not full and self._needed is not None
+            if lacking is not None and not (restricted and generation == self._generation):
+                self._compute(key, square, x, lacking, out)
+                self._cache[key] = (out, generation, None)
+            return out
         if len(self._cache) >= self._slots:
-            _, out = self._cache.popitem(last=False)
-        else:
-            out = np.empty(self.X.shape[0], dtype=np.float32)
+            # not reused: a solver may still hold it (one-vs-one's pairs share the cache)
+            self._cache.popitem(last=False)
+        out = np.empty(self.X.shape[0], dtype=np.float32)
+        rows = None if full else self._needed
+        self._compute(key, square, x, rows, out)
+        self._cache[key] = (out, self._generation, None if rows is None else self._outside)
+        return out
+
+    def values(self, key, square, x, rows):
+        """The row's kernel values at least at the local ``rows`` (from the
+        cache when it holds them, else computed there only and not kept)."""
+        key = int(key)
+        cached = self._cache.get(key)
+        if cached is not None and cached[2] is None:
+            return cached[0]
+        out = np.empty(self.X.shape[0], dtype=np.float32)
+        self._compute(key, square, x, rows, out)
+        return out
+
+    def _compute(self, key, square, x, rows, out):
         X = self.X
-        if self.sparse:
+        code, gamma, coef0, degree = self.kernel
+        if rows is not None:
+            if self.sparse:
+                self.kernels.kernel_row_subset_csr(
+                    X.data, X.indices, X.indptr, self.squares, rows, x, square, *self.kernel, out
+                )
+            else:
+                self.kernels.kernel_row_subset(
+                    X, self._Xt, self.squares, rows, x, square, key, code, gamma, coef0, degree, out
+                )
+        elif self.sparse:
             Xt = self._Xt
             self.kernels.kernel_row_csr(
                 Xt.data, Xt.indices, Xt.indptr, self.squares, x, square, *self.kernel, out
             )
         else:
-            code, gamma, coef0, degree = self.kernel
             self.kernels.kernel_row(
                 X, self._Xt, self.squares, x, square, key, code, gamma, coef0, degree, out
             )
-        self._cache[key] = out
-        return out
 
 
 class Problem(NamedTuple):
@@ -222,10 +309,18 @@ def _status(alpha, C):
 
 
 class _Solver:
-    """One SMO run (see the module docstring). This class is collective."""
+    """One SMO run (see the module docstring). This class is collective.
 
-    def __init__(self, problem, comms, nu):
-        self.problem, self.comms, self.nu = problem, comms, nu
+    With ``shrinking``, libsvm's heuristic: every ``min(l, 1000)`` iterations
+    the variables at a bound that the current ``Gmax`` values say cannot be
+    chosen leave the scans (:func:`~mlmpi.kernels.cpu.svm.shrinkable`), their
+    gradient is rebuilt from ``G_bar`` (the upper-bound variables' part) and
+    the free variables when the solver needs them, and the kernel rows are
+    computed over the rows still scanned (:meth:`KernelRows.restrict`).
+    """
+
+    def __init__(self, problem, comms, nu, shrinking, size, eps):
+        self.problem, self.comms, self.nu, self.eps = problem, comms, nu, eps
         self.kr = problem.kernel_rows
         self.kernels = kernels = self.kr.kernels
         self._update_select_up = kernels.update_select_up
@@ -234,6 +329,10 @@ class _Solver:
         self.alpha = problem.alpha.copy()
         self.status = _status(self.alpha, problem.C)
         self.G = problem.p.copy()
+        n = self.G.shape[0]
+        #: each variable's place in libsvm's arrays (its global index until shrinking swaps)
+        self.position = np.array(problem.index, dtype=np.int64)
+        self.in_order = np.argsort(self.position, kind="stable")
         self.variables = (
             self.G,
             self.alpha,
@@ -242,6 +341,7 @@ class _Solver:
             problem.rows,
             problem.index,
             self.status,
+            self.position,
         )
         self.data = self.kr.data()
         width = HEAD + self.kr.width
@@ -251,34 +351,168 @@ class _Solver:
         self._up_head = np.empty((2, width)) if self.kr.payload else self._up
         self._low_head = np.empty((1, width)) if self.kr.payload else self._low
         self._none = np.zeros(self.kr.X.shape[0], dtype=np.float32)
+        self.shrinking = shrinking
+        #: the variables scanned (local indices by position): ``active[:n_active]``;
+        #: replicated: how many there are on all ranks (libsvm's ``active_size``)
+        self.active, self.n_active = self.in_order.copy(), n
+        self.size = self.global_active = size
+        self.G_bar = np.zeros(n) if shrinking else None
+        self.period = min(size, 1000)
+        self.counter = self.period + 1
+        #: replicated: no rank has shrunk a variable since the last reconstruction
+        self.all_active = True
+        self.unshrunk = False
+        #: replicated: the next round selects again after shrinking ("shrunk") or
+        #: after rebuilding the gradient at an optimum ("optimal"), or None
+        self.reselect = None
+        #: this round changed the scanned set: None, "shrunk" or "grew"
+        self.changed = None
+        #: replicated: optimal or out of iterations
+        self.done = False
 
-    def _row(self, record):
+    @property
+    def scanned(self):
+        return self.active[: self.n_active]
+
+    def _row(self, record, full=False):
         if record[INDEX] < 0:
             return self._none
-        return self.kr.row(record[KEY], record[SQUARE], record[HEAD:])
+        return self.kr.row(record[KEY], record[SQUARE], record[HEAD:], full=full)
 
     def initial_gradient(self):
         """libsvm's ``G = p + Σ_i α_i Q_i`` over the variables not at the lower
-        bound, added in global order (the rows travel in one allgatherv); then
+        bound, added in global order (the rows travel in one allgatherv), and
+        with shrinking ``G_bar = Σ C_i Q_i`` over those at the upper bound; then
         the local candidates for the first ``i``."""
         pr = self.problem
         mine = np.flatnonzero(self.status != _LOWER)
         records = np.empty((mine.shape[0], HEAD + self.kr.width))
         self.kernels.fill_records(records, mine, self.variables, self.data)
         records = self.comms.allgatherv(self.kr.attach_rows(records, pr.rows))
+        add = self.kernels.add_gradient
         for record in records[np.argsort(records[:, INDEX], kind="stable")]:
-            step = record[SIGN] * record[ALPHA]
-            self.kernels.add_gradient(self.G, pr.sign, pr.rows, self._row(record), step)
+            row = self._row(record)
+            add(self.G, pr.sign, pr.rows, self.in_order, row, record[SIGN] * record[ALPHA])
+            if self.shrinking and record[ALPHA] >= record[BOUND]:
+                add(self.G_bar, pr.sign, pr.rows, self.in_order, row, record[SIGN] * record[BOUND])
+        self._select_up()
+
+    def _select_up(self):
         none = self._none
         self._update_select_up(
-            self.variables, self.data, self._low[0], self._low[0], none, none, False, self._up_head
+            self.variables,
+            self.data,
+            self.scanned,
+            self._low[0],
+            self._low[0],
+            none,
+            none,
+            False,
+            self._up_head,
         )
-        self.kr.attach_rows(self._up_head, pr.rows, self._up)
+        self.kr.attach_rows(self._up_head, self.problem.rows, self._up)
+
+    def _gmax(self, up):
+        """libsvm's ``Gmax1..4`` of ``do_shrinking`` from every rank's ``up``
+        records: the largest ``-y G`` over ``I_up`` and ``y G`` over ``I_low``,
+        per sign."""
+        up_p, up_n = up[0::2, VALUE].max(), up[1::2, VALUE].max()
+        low_p, low_n = up[0::2, GMAX2_P].max(), up[0::2, GMAX2_N].max()
+        return up_p, up_n, low_p, low_n
+
+    def _shrink(self, up):
+        """libsvm's ``do_shrinking`` (the candidates must then be chosen again)."""
+        up_p, up_n, low_p, low_n = self._gmax(up)
+        if self.nu:
+            gap = max(up_p + low_p, up_n + low_n)
+            thresholds = np.array([up_p, low_n, low_p, up_n])
+        else:
+            gmax1, gmax2 = max(up_p, up_n), max(low_p, low_n)
+            gap = gmax1 + gmax2
+            thresholds = np.array([gmax1, gmax2, gmax2, gmax1])
+        if not self.unshrunk and gap <= self.eps * 10:
+            self.unshrunk = True
+            self.reconstruct()
+        scanned = self.scanned
+        leaving = np.empty(scanned.shape[0], dtype=np.bool_)
+        self.kernels.shrinkable(self.variables, scanned, thresholds, leaving)
+        self._swap(scanned, leaving)
+        self.all_active = False
+        self.changed = self.changed or "shrunk"
+
+    def _swap(self, scanned, leaving):
+        """libsvm's ``swap_index`` loop of ``do_shrinking``: the leaving variables
+        in front of the new ``active_size`` trade places with the staying ones
+        behind it, the first hole with the last staying one, and so on; the
+        scans then visit the staying variables in their new order. An
+        allreduce, and an allgatherv of the traded positions. Collective."""
+        leaving_count = int(self.comms.allreduce(np.array([leaving.sum()], dtype=np.int64))[0])
+        kept_count = self.global_active - leaving_count
+        if leaving_count:
+            position = self.position[scanned]
+            holes = leaving & (position < kept_count)
+            fillers = ~leaving & (position >= kept_count)
+            traded = self.comms.allgatherv(
+                np.concatenate([position[holes], -1 - position[fillers]])
+            )
+            hole_places = np.sort(traded[traded >= 0])
+            filler_places = np.sort(-1 - traded[traded < 0])[::-1]
+            self.position[scanned[holes]] = filler_places[
+                np.searchsorted(hole_places, position[holes])
+            ]
+            order = -filler_places  # increasing
+            self.position[scanned[fillers]] = hole_places[
+                np.searchsorted(order, -position[fillers])
+            ]
+        kept = scanned[~leaving]
+        kept = kept[np.argsort(self.position[kept], kind="stable")]
+        self.active[: kept.shape[0]] = kept
+        self.n_active, self.global_active = kept.shape[0], kept_count
+
+    def reconstruct(self):
+        """libsvm's ``reconstruct_gradient``, then every variable scanned again:
+        the gradient of the variables out of the scans is ``G_bar + p`` plus
+        the free variables' part (they are all scanned), added in the order
+        of their positions (their rows travel in one allgatherv). Collective."""
+        pr = self.problem
+        out = np.ones(self.G.shape[0], dtype=bool)
+        out[self.scanned] = False
+        out = np.flatnonzero(out)
+        self.G[out] = self.G_bar[out] + pr.p[out]
+        free = np.flatnonzero(self.status == _FREE)
+        records = np.empty((free.shape[0], HEAD + self.kr.width))
+        self.kernels.fill_records(records, free, self.variables, self.data)
+        records = self.comms.allgatherv(self.kr.attach_rows(records, pr.rows))
+        if out.shape[0]:
+            needed = np.unique(pr.rows[out])
+            for record in records[np.argsort(records[:, POSITION], kind="stable")]:
+                row = self.kr.values(record[KEY], record[SQUARE], record[HEAD:], needed)
+                step = record[SIGN] * record[ALPHA]
+                self.kernels.add_gradient(self.G, pr.sign, pr.rows, out, row, step)
+        self.in_order = np.argsort(self.position, kind="stable")
+        self.active[:] = self.in_order
+        self.n_active, self.global_active = self.active.shape[0], self.size
+        self.all_active = True
+        self.changed = "grew"
 
     def choose_i(self, up):
         """From every rank's ``i`` candidates (``up``: one ``(2, width)`` block
         per rank), the global ``i`` (one per sign for ``Solver_NU``) and the
-        local ``j`` candidate into ``self._low``."""
+        local ``j`` candidate into ``self._low``; with shrinking, libsvm's
+        ``do_shrinking`` instead when it is due, and False: the candidates
+        must be gathered again (over the variables still scanned)."""
+        if self.shrinking:
+            if self.reselect is None:
+                self.counter -= 1
+                if self.counter == 0:
+                    self.counter = self.period
+                    # the scans' new order can change which of equal candidates wins
+                    self._shrink(up)
+                    self._select_up()
+                    self.reselect = "shrunk"
+                    return False
+            elif self.reselect == "shrunk":
+                self.reselect = None
         if self.nu:
             p, n = self._best(up, 0, 2), self._best(up, 1, 2)
         else:
@@ -287,13 +521,23 @@ class _Solver:
         self._row_p = row_p = self._row(cand_p)
         self._row_n = row_p if n == p else self._row(cand_n)
         self._select_low(
-            self.variables, self.data, cand_p, cand_n, row_p, self._row_n, self._low_head[0]
+            self.variables,
+            self.data,
+            self.scanned,
+            cand_p,
+            cand_n,
+            row_p,
+            self._row_n,
+            self._low_head[0],
         )
         self.kr.attach_rows(self._low_head, self.problem.rows, self._low)
+        return True
 
-    def choose_j(self, lows, eps):
+    def choose_j(self, lows):
         """From every rank's ``j`` candidates (``lows``: one ``(1, width)`` block
-        per rank), the pair ``(i, j, i's row)``; None when optimal."""
+        per rank), the pair ``(i, j, i's row)``; None when optimal; ``_AGAIN``
+        when optimal over the scanned variables only (the gradient is rebuilt
+        and the candidates must be gathered again)."""
         cand_p, cand_n = self._cand_p, self._cand_n
         gmax2_p, gmax2_n = lows[:, GMAX2_P].max(), lows[:, GMAX2_N].max()
         cand_j = lows[self._best(lows, 0, 1)]
@@ -301,28 +545,60 @@ class _Solver:
             gap = max(cand_p[VALUE] + gmax2_p, cand_n[VALUE] + gmax2_n)
         else:
             gap = cand_p[VALUE] + max(gmax2_p, gmax2_n)
-        if gap < eps or cand_j[INDEX] < 0:
+        optimal = gap < self.eps or cand_j[INDEX] < 0
+        if self.reselect == "optimal":
+            self.reselect = None
+            if not optimal:
+                self.counter = 1  # libsvm: shrink at the next iteration
+        elif optimal and not self.all_active:
+            self.reconstruct()
+            self._select_up()
+            self.reselect = "optimal"
+            return _AGAIN
+        if optimal:
             return None
         if cand_j[SIGN] == 1:
             return cand_p, cand_j, self._row_p
         return cand_n, cand_j, self._row_n
 
     def update(self, rec_i, rec_j, row_i):
-        """libsvm's update of the pair, then of ``G``, ``alpha`` and the status;
+        """libsvm's update of the pair, then of ``G``, ``alpha`` and the status
+        (and ``G_bar`` where a variable reaches or leaves its upper bound);
         then the local candidates for the next ``i``."""
         row_j = self._row(rec_j)
-        self._update_select_up(
-            self.variables, self.data, rec_i, rec_j, row_i, row_j, True, self._up_head
+        alphas = self._update_select_up(
+            self.variables,
+            self.data,
+            self.scanned,
+            rec_i,
+            rec_j,
+            row_i,
+            row_j,
+            True,
+            self._up_head,
         )
         self.kr.attach_rows(self._up_head, self.problem.rows, self._up)
+        if self.shrinking:
+            pr = self.problem
+            for record, alpha in zip((rec_i, rec_j), alphas):
+                was, now = record[ALPHA] >= record[BOUND], alpha >= record[BOUND]
+                if was != now:
+                    step = record[SIGN] * record[BOUND] * (1.0 if now else -1.0)
+                    row = self._row(record, full=True)
+                    every = self.in_order
+                    self.kernels.add_gradient(self.G_bar, pr.sign, pr.rows, every, row, step)
 
-    def rho(self):
-        """libsvm's ``calculate_rho``: ``(rho, r)``; free gradients added in global order."""
+    def finish(self):
+        """The gradient of every variable (rebuilt if shrinking left some out),
+        then libsvm's ``calculate_rho``: ``(rho, r)``; free gradients added in
+        the order of their positions. Collective."""
+        if not self.all_active:
+            self.reconstruct()
         pr = self.problem
         bounds = np.empty((2, 2))
         self.kernels.bound_values(self.G, pr.sign, self.status, bounds)
         free = np.flatnonzero(self.status == _FREE)
-        mine = np.column_stack([pr.index[free], self.G[free], pr.sign[free]])
+        mine = np.column_stack([self.position[free], self.G[free], pr.sign[free]])
         gathered = self.comms.allgather(bounds[None])
         ub = gathered[:, :, 0].min(axis=0)  # per sign: smallest G at the lower bound
         lb = gathered[:, :, 1].max(axis=0)  # per sign: largest G at the upper bound
@@ -359,9 +635,27 @@ def _check_finite(kernel_rows):
         raise ValueError(_NOT_FINITE)
 
 
-def solve(problems, comms, *, nu=False, eps, max_iter):
-    """Run libsvm's SMO (``Solver``, or ``Solver_NU`` with ``nu=True``) without
-    shrinking on each of ``problems`` (one-vs-one's pairs), in lockstep.
+def _restrict_rows(solvers):
+    """Each problem's kernel rows over the rows its unfinished shrinking
+    solvers still scan (:meth:`KernelRows.restrict`); called after a round
+    that changed a scanned set."""
+    groups = {}
+    for solver in solvers:
+        groups.setdefault(id(solver.kr), []).append(solver)
+    for group in groups.values():
+        kr = group[0].kr
+        grew = any(solver.changed == "grew" for solver in group)
+        running = [s for s in group if not s.done]
+        rows = np.unique(np.concatenate([s.problem.rows[s.scanned] for s in running] or [[]]))
+        kr.restrict(rows.astype(np.int64), grew)
+        for solver in group:
+            solver.changed = None
+
+
+def solve(problems, comms, *, nu=False, eps, max_iter, shrinking):
+    """Run libsvm's SMO (``Solver``, or ``Solver_NU`` with ``nu=True``), with or
+    without its shrinking heuristic, on each of ``problems`` (one-vs-one's
+    pairs), in lockstep.
 
     Each problem follows its own libsvm path, the one it would follow alone;
     running them together only shares the collectives: an iteration gathers
@@ -369,10 +663,18 @@ def solve(problems, comms, *, nu=False, eps, max_iter):
     pairs pays the latency of two allgathers per iteration of its longest
     problem instead of per iteration of each.
 
+    With ``shrinking`` the path is libsvm's with shrinking, down to the order
+    its swaps give its scans (see the module docstring).
+
     This function is collective: one agreement that the kernel values are
-    finite, two small allgathers per iteration, and per problem an allgatherv
-    of the rows with a non-zero initial ``alpha`` (the Nu formulations and
-    one-class start there) and two for ``rho``.
+    finite, one allreduce of the problems' sizes, two small allgathers per
+    iteration, and per problem an allgatherv of the rows with a non-zero
+    initial ``alpha`` (the Nu formulations and one-class start there) and two
+    for ``rho``; with shrinking, per shrink (every ``min(l, 1000)``
+    iterations) an allreduce, an allgatherv of the traded positions and the
+    candidates' two allgathers again, and an allgatherv of the free
+    variables' rows each time the gradient is rebuilt (a few times per
+    problem).
 
     Parameters
     ----------
@@ -384,13 +686,19 @@ def solve(problems, comms, *, nu=False, eps, max_iter):
         libsvm's stopping tolerance (scikit-learn's ``tol``).
     max_iter : int
         Per problem; -1 for no limit.
+    shrinking : bool
+        libsvm's shrinking heuristic (scikit-learn's ``shrinking``).
 
     Returns
     -------
     list of Solution
     """
     agree_on_errors(comms, lambda: [_check_finite(p.kernel_rows) for p in problems])
-    solvers = [_Solver(problem, comms, nu) for problem in problems]
+    sizes = comms.allreduce(np.array([p.sign.shape[0] for p in problems], dtype=np.int64))
+    solvers = [
+        _Solver(problem, comms, nu, shrinking, int(size), eps)
+        for problem, size in zip(problems, sizes)
+    ]
     for solver in solvers:
         solver.initial_gradient()
     n_iter = [0] * len(solvers)
@@ -400,26 +708,40 @@ def solve(problems, comms, *, nu=False, eps, max_iter):
         if max_iter != -1:
             for k in running:
                 timed_out[k] = n_iter[k] >= max_iter
+                solvers[k].done = timed_out[k]
             running = [k for k in running if not timed_out[k]]
             if not running:
                 break
         width = solvers[running[0]]._low.shape[1]
         ups = comms.allgather(np.stack([solvers[k]._up for k in running]))
         ups = ups.reshape(comms.size, len(running), 2, width)
-        for column, k in enumerate(running):
-            solvers[k].choose_i(np.ascontiguousarray(ups[:, column]).reshape(-1, width))
-        lows = comms.allgather(np.stack([solvers[k]._low[0] for k in running]))
-        lows = lows.reshape(comms.size, len(running), width)
-        still = []
-        for column, k in enumerate(running):
-            selected = solvers[k].choose_j(np.ascontiguousarray(lows[:, column]), eps)
-            if selected is not None:
+        selecting = [
+            k
+            for column, k in enumerate(running)
+            if solvers[k].choose_i(np.ascontiguousarray(ups[:, column]).reshape(-1, width))
+        ]
+        if selecting:
+            lows = comms.allgather(np.stack([solvers[k]._low[0] for k in selecting]))
+            lows = lows.reshape(comms.size, len(selecting), width)
+        # with shrinking, the scanned sets change when a solver shrinks (it
+        # does not select), rebuilds its gradient (_AGAIN) or finishes
+        changed = len(selecting) < len(running)
+        for column, k in enumerate(selecting):
+            selected = solvers[k].choose_j(np.ascontiguousarray(lows[:, column]))
+            if selected is None:
+                solvers[k].done = changed = True
+            elif selected is _AGAIN:
+                changed = True
+            else:
                 n_iter[k] += 1
                 solvers[k].update(*selected)
-                still.append(k)
-        running = still
+        running = [k for k in running if not solvers[k].done]
+        if shrinking and changed:
+            _restrict_rows(solvers)
     solutions = []
     for solver, iterations, stopped in zip(solvers, n_iter, timed_out):
-        rho, r = solver.rho()
+        rho, r = solver.finish()
         solutions.append(Solution(solver.alpha, rho, r, iterations, stopped))
+    for solver in solvers:  # the next problems on these rows scan others
+        solver.kr.restrict(None)
     return solutions

@@ -1,8 +1,8 @@
 """Kernel SVMs under mpiexec: every case builds the same global data on every
-rank, fits scikit-learn's libsvm (no shrinking, tol=1e-6) on all of it and mlmpi
-on each split of it (even, uneven, rank 0 empty), and checks the same support
-vectors, dual coefficients and intercepts (1e-6), and a model identical at
-every layout."""
+rank, fits scikit-learn's libsvm (tol=1e-6, shrinking as mlmpi's) on all of it
+and mlmpi on each split of it (even, uneven, rank 0 empty), and checks the same
+support vectors and iterations, dual coefficients and intercepts (1e-6), and a
+model identical at every layout."""
 
 import numpy as np
 import pytest
@@ -37,6 +37,7 @@ def _check(make_ml, make_sk, X, y, sw, *, predict=("decision_function", "predict
     for _, (Xl, yl, swl) in each_layout(X, y, sw):
         fitted = make_ml().fit(Xl, yl, sample_weight=swl)
         np.testing.assert_array_equal(fitted.support_, reference.support_)
+        np.testing.assert_array_equal(fitted.n_iter_, reference.n_iter_)
         np.testing.assert_allclose(fitted.dual_coef_, reference.dual_coef_, atol=ATOL)
         np.testing.assert_allclose(fitted.intercept_, reference.intercept_, atol=ATOL)
         np.testing.assert_allclose(fitted.support_vectors_, reference.support_vectors_)
@@ -56,10 +57,10 @@ def _check(make_ml, make_sk, X, y, sw, *, predict=("decision_function", "predict
 def case_svc_rbf_and_linear():
     X, y, weights, _ = _data()
     binary = y < 2
-    for kernel in ("rbf", "linear"):
+    for kernel, shrinking in (("rbf", True), ("rbf", False), ("linear", True)):
         _check(
-            lambda: ml.SVC(kernel=kernel, tol=1e-6),
-            lambda: sk.SVC(kernel=kernel, tol=1e-6, shrinking=False),
+            lambda: ml.SVC(kernel=kernel, tol=1e-6, shrinking=shrinking),
+            lambda: sk.SVC(kernel=kernel, tol=1e-6, shrinking=shrinking),
             X[binary],
             y[binary],
             None,
@@ -76,7 +77,7 @@ def case_svc_multiclass_weights_kernels():
     ):
         _check(
             lambda: ml.SVC(tol=1e-6, **params),
-            lambda: sk.SVC(tol=1e-6, shrinking=False, **params),
+            lambda: sk.SVC(tol=1e-6, **params),
             X,
             y,
             sw,
@@ -88,7 +89,7 @@ def case_svc_precomputed():
     K = X @ X.T
     _check(
         lambda: ml.SVC(kernel="precomputed", tol=1e-6),
-        lambda: sk.SVC(kernel="precomputed", tol=1e-6, shrinking=False),
+        lambda: sk.SVC(kernel="precomputed", tol=1e-6),
         K,
         y,
         None,
@@ -99,14 +100,14 @@ def case_regressors_and_nu():
     X, y, weights, target = _data()
     _check(
         lambda: ml.SVR(tol=1e-6, C=2.0),
-        lambda: sk.SVR(tol=1e-6, C=2.0, shrinking=False),
+        lambda: sk.SVR(tol=1e-6, C=2.0),
         X,
         target,
         weights,
         predict=("predict",),
     )
     _check(
-        lambda: ml.NuSVR(tol=1e-6, nu=0.3),
+        lambda: ml.NuSVR(tol=1e-6, nu=0.3, shrinking=False),
         lambda: sk.NuSVR(tol=1e-6, nu=0.3, shrinking=False),
         X,
         target,
@@ -115,7 +116,7 @@ def case_regressors_and_nu():
     )
     _check(
         lambda: ml.NuSVC(tol=1e-6, nu=0.3),
-        lambda: sk.NuSVC(tol=1e-6, nu=0.3, shrinking=False),
+        lambda: sk.NuSVC(tol=1e-6, nu=0.3),
         X,
         y,
         weights,
@@ -124,7 +125,7 @@ def case_regressors_and_nu():
 
 def case_one_class():
     X, _, weights, _ = _data()
-    reference = sk.OneClassSVM(tol=1e-6, nu=0.2, shrinking=False).fit(X, sample_weight=weights)
+    reference = sk.OneClassSVM(tol=1e-6, nu=0.2).fit(X, sample_weight=weights)
     models = []
     for _, (Xl, swl) in each_layout(X, weights):
         fitted = ml.OneClassSVM(tol=1e-6, nu=0.2).fit(Xl, sample_weight=swl)

@@ -65,7 +65,7 @@ def _check(make_ml, X, y, sw, policy, make_sk=None):
 
 def case_svc_three_classes_both_draws():
     X, y, weights = _data()
-    reference = lambda: sk.SVC(probability=True, random_state=3, tol=1e-8, shrinking=False)  # noqa: E731
+    reference = lambda: sk.SVC(probability=True, random_state=3, tol=1e-8)  # noqa: E731
     for policy, make_sk in (("scikit-learn", reference), ("per-row", None)):
         _check(
             lambda: ml.SVC(probability=True, random_state=3, tol=1e-8),
@@ -85,7 +85,7 @@ def case_nusvc_and_binary_class_weight():
         y,
         None,
         "scikit-learn",
-        lambda: sk.NuSVC(probability=True, random_state=0, tol=1e-6, shrinking=False),
+        lambda: sk.NuSVC(probability=True, random_state=0, tol=1e-6),
     )
     _check(
         lambda: ml.NuSVC(probability=True, random_state=0),

@@ -1,5 +1,5 @@
 """Kernel SVMs on sparse rows under mpiexec: every case builds the same global CSR
-data on every rank, fits scikit-learn's sparse libsvm (no shrinking, tol=1e-6) on
+data on every rank, fits scikit-learn's sparse libsvm (with shrinking, tol=1e-6) on
 all of it and mlmpi on each split of it (even, uneven, rank 0 empty), and checks
 the same support vectors, dual coefficients and intercepts (1e-6), CSR models
 bit for bit identical at every layout, and local predictions."""
@@ -76,16 +76,14 @@ def case_svc_binary_and_multiclass():
     binary = y < 2
     _check(
         lambda: ml.SVC(tol=1e-6),
-        lambda: sk.SVC(tol=1e-6, shrinking=False),
+        lambda: sk.SVC(tol=1e-6),
         X[binary],
         y[binary],
         None,
     )
     _check(
         lambda: ml.SVC(kernel="poly", degree=2, coef0=1.0, tol=1e-6, class_weight="balanced"),
-        lambda: sk.SVC(
-            kernel="poly", degree=2, coef0=1.0, tol=1e-6, shrinking=False, class_weight="balanced"
-        ),
+        lambda: sk.SVC(kernel="poly", degree=2, coef0=1.0, tol=1e-6, class_weight="balanced"),
         X,
         y,
         weights,
@@ -96,14 +94,14 @@ def case_nu_and_regressors():
     X, y, weights, target = _data()
     _check(
         lambda: ml.NuSVC(nu=0.3, tol=1e-6),
-        lambda: sk.NuSVC(nu=0.3, tol=1e-6, shrinking=False),
+        lambda: sk.NuSVC(nu=0.3, tol=1e-6),
         X,
         y,
         weights,
     )
     _check(
         lambda: ml.SVR(kernel="linear", C=2.0, tol=1e-6),
-        lambda: sk.SVR(kernel="linear", C=2.0, tol=1e-6, shrinking=False),
+        lambda: sk.SVR(kernel="linear", C=2.0, tol=1e-6),
         X,
         target,
         weights,
@@ -111,7 +109,7 @@ def case_nu_and_regressors():
     )
     _check(
         lambda: ml.NuSVR(nu=0.4, tol=1e-6),
-        lambda: sk.NuSVR(nu=0.4, tol=1e-6, shrinking=False),
+        lambda: sk.NuSVR(nu=0.4, tol=1e-6),
         X,
         target,
         None,
@@ -121,7 +119,7 @@ def case_nu_and_regressors():
 
 def case_one_class():
     X, _, weights, _ = _data()
-    reference = sk.OneClassSVM(nu=0.2, tol=1e-6, shrinking=False).fit(X, sample_weight=weights)
+    reference = sk.OneClassSVM(nu=0.2, tol=1e-6).fit(X, sample_weight=weights)
     models = []
     for _, (Xl, swl) in each_layout(X, weights):
         fitted = ml.OneClassSVM(nu=0.2, tol=1e-6).fit(Xl, sample_weight=swl)
@@ -160,14 +158,14 @@ def case_mixed_layouts_give_the_same_model():
     X, y, _, _ = _data()
     plain = _check(
         lambda: ml.SVC(tol=1e-6, gamma=0.3),
-        lambda: sk.SVC(tol=1e-6, shrinking=False, gamma=0.3),
+        lambda: sk.SVC(tol=1e-6, gamma=0.3),
         X,
         y,
         None,
     )
     mixed = _check(
         lambda: ml.SVC(tol=1e-6, gamma=0.3),
-        lambda: sk.SVC(tol=1e-6, shrinking=False, gamma=0.3),
+        lambda: sk.SVC(tol=1e-6, gamma=0.3),
         X,
         y,
         None,
