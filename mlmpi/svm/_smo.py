@@ -90,6 +90,10 @@ from ..utils.validation import agree_on_errors
 
 _LOWER, _UPPER, _FREE = 0, 1, 2
 _AGAIN = "again"
+#: a restriction to more than this share of the rows computes whole rows
+_WHOLE = 0.8
+#: the rows restricted to are copied again when they shrink below this share
+_RECOPY = 0.75
 
 
 class KernelSpec(NamedTuple):
@@ -174,7 +178,7 @@ class KernelRows:
         #: key -> (float32 row, the restrictions' generation when it was computed,
         #: the local rows it lacks or None)
         self._cache = OrderedDict()
-        self._needed, self._outside, self._generation = None, None, 0
+        self._needed, self._outside, self._compact, self._generation = None, None, None, 0
 
     def data(self):
         """``(diagonal, keys, squared norms, rows)``, as the SMO kernels take them
@@ -196,21 +200,39 @@ class KernelRows:
         return out
 
     def restrict(self, rows, grew=False):
-        """Compute new kernel rows only over the local ``rows`` (increasing)
-        until the next call: the rows some unfinished problem still scans
-        (shrinking); None, or most of the rows: every row (a whole row is
-        computed faster than most of one). ``grew``: ``rows`` holds a row the
-        last call's did not."""
-        if rows is not None and 2 * rows.shape[0] > self.X.shape[0]:
+        """Compute new kernel rows only over the local ``rows`` (increasing), or
+        a few more, until the next call: the rows some unfinished problem
+        still scans (shrinking). None, or most of the rows: every row.
+        ``grew``: ``rows`` holds a row the last call's did not.
+
+        Dense rows restricted to are copied together (transposed, as the
+        whole rows are), so that a restricted kernel row runs the whole-row
+        kernel over them; the copy is kept until the rows shrink by a
+        quarter."""
+        n = self.X.shape[0]
+        if rows is not None and rows.shape[0] > _WHOLE * n:
             rows = None
-        if grew or rows is None or self._needed is None:
-            # the partial rows cached so far may lack some of the new rows
+        if rows is None:
+            if self._needed is not None:  # the partial rows must not count later
+                self._generation += 1
+            self._needed = self._compact = None
+            return
+        kept = self._needed
+        if not grew and kept is not None and rows.shape[0] >= _RECOPY * kept.shape[0]:
+            return  # the rows restricted to still cover these
+        if grew or kept is None:
             self._generation += 1
         self._needed = rows
-        if rows is not None:
-            outside = np.ones(self.X.shape[0], dtype=bool)
-            outside[rows] = False
-            self._outside = np.flatnonzero(outside)
+        outside = np.ones(n, dtype=bool)
+        outside[rows] = False
+        self._outside = np.flatnonzero(outside)
+        if not (self.sparse or self.precomputed):
+            self._compact = (
+                self.X[rows],
+                np.ascontiguousarray(self._Xt[:, rows]),
+                self.squares[rows],
+                np.empty(rows.shape[0], dtype=np.float32),
+            )
 
     def row(self, key, square, x, full=False):
         """float32 kernel values of the row ``(key, square, x)`` against the
@@ -250,25 +272,33 @@ class KernelRows:
         return out
 
     def _compute(self, key, square, x, rows, out):
+        """The kernel values of the row at the local ``rows`` (None: every row)
+        into ``out``; more than those where that is faster (the same bits)."""
         X = self.X
         code, gamma, coef0, degree = self.kernel
-        if rows is not None:
+        if rows is not None and rows.shape[0] > _WHOLE * X.shape[0]:
+            rows = None
+        if rows is None:
             if self.sparse:
-                self.kernels.kernel_row_subset_csr(
-                    X.data, X.indices, X.indptr, self.squares, rows, x, square, *self.kernel, out
+                Xt = self._Xt
+                self.kernels.kernel_row_csr(
+                    Xt.data, Xt.indices, Xt.indptr, self.squares, x, square, *self.kernel, out
                 )
             else:
-                self.kernels.kernel_row_subset(
-                    X, self._Xt, self.squares, rows, x, square, key, code, gamma, coef0, degree, out
+                self.kernels.kernel_row(
+                    X, self._Xt, self.squares, x, square, key, code, gamma, coef0, degree, out
                 )
+        elif rows is self._needed and self._compact is not None:
+            Xc, Xct, squares, values = self._compact
+            self.kernels.kernel_row(Xc, Xct, squares, x, square, key, *self.kernel, values)
+            out[rows] = values
         elif self.sparse:
-            Xt = self._Xt
-            self.kernels.kernel_row_csr(
-                Xt.data, Xt.indices, Xt.indptr, self.squares, x, square, *self.kernel, out
+            self.kernels.kernel_row_subset_csr(
+                X.data, X.indices, X.indptr, self.squares, rows, x, square, *self.kernel, out
             )
         else:
-            self.kernels.kernel_row(
-                X, self._Xt, self.squares, x, square, key, code, gamma, coef0, degree, out
+            self.kernels.kernel_row_subset(
+                X, self._Xt, self.squares, rows, x, square, key, *self.kernel, out
             )
 
 
