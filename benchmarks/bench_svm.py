@@ -17,10 +17,11 @@ SVC (rbf, C=1, gamma='scale', tol=1e-3) on ``--n-samples`` rows of
 
 Both are the same global data at every R.
 scikit-learn runs with its defaults (shrinking, 200 MB cache), timed in its
-own process; mlmpi (no shrinking, ``cache_size`` MB per rank) under mpiexec.
-Reported: fit seconds, mlmpi's fraction of time in communication, seconds
-per SMO iteration, the iterations of both, and the largest dual-coefficient
-difference (different paths at tol=1e-3: shrinking).
+own process; mlmpi (shrinking, ``cache_size`` MB per rank) under mpiexec;
+``--no-shrinking`` turns shrinking off on both sides. Reported: fit seconds,
+mlmpi's fraction of time in communication, seconds per SMO iteration, the
+iterations of both (libsvm's path on both sides: the same), and the largest
+dual-coefficient difference.
 
 ThunderSVM is not timed: its one release on PyPI (0.3.12) is its CUDA 9.0
 build (``libthundersvm.so`` needs ``libcusparse.so.9.0``), which does not
@@ -92,7 +93,7 @@ def worker(args):
     comms.barrier()
     start = time.perf_counter()
     with profile() as prof:
-        model = SVC(cache_size=args.cache_size).fit(X, y)
+        model = SVC(cache_size=args.cache_size, shrinking=not args.no_shrinking).fit(X, y)
     seconds = float(comms.allreduce(np.asarray(time.perf_counter() - start), op="max"))
     comm = float(comms.allreduce(np.asarray(prof.total_seconds), op="max"))
     n_iter = int(model.n_iter_.sum())
@@ -123,12 +124,13 @@ def driver(args):
     def timed():
         with threadpool_limits(limits=args.ranks):
             start = time.perf_counter()
-            fitted["sk"] = SVC().fit(X, y)
+            fitted["sk"] = SVC(shrinking=not args.no_shrinking).fit(X, y)
             elapsed = time.perf_counter() - start
         return {"seconds": elapsed, "n_iter": int(fitted["sk"].n_iter_.sum())}
 
+    shrinking = "" if not args.no_shrinking else " no shrinking"
     row = _driver.compare(
-        f"svc rbf {args.data} {args.n_samples}x{n_features} R={args.ranks}",
+        f"svc rbf {args.data} {args.n_samples}x{n_features}{shrinking} R={args.ranks}",
         script=Path(__file__).resolve(),
         ranks=args.ranks,
         repeats=args.repeats,
@@ -142,6 +144,7 @@ def driver(args):
             args.data,
             "--cache-size",
             str(args.cache_size),
+            *(["--no-shrinking"] if args.no_shrinking else []),
         ],
     )
     last = row["mlmpi_runs"][-1]
@@ -175,6 +178,7 @@ def main():
     parser.add_argument("--n-features", type=int, default=50, help="blobs only")
     parser.add_argument("--data", choices=("blobs", "digits"), default="blobs")
     parser.add_argument("--cache-size", type=float, default=200.0, help="MB per rank")
+    parser.add_argument("--no-shrinking", action="store_true", help="both sides")
     parser.add_argument("--quick", action="store_true", help="2,000 rows, one repeat")
     if "--quick" in sys.argv:
         sys.argv += ["--n-samples", "2000", "--repeats", "1"]
