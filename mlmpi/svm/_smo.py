@@ -206,9 +206,9 @@ class KernelRows:
         ``grew``: ``rows`` holds a row the last call's did not.
 
         Dense rows restricted to are copied together (transposed, as the
-        whole rows are), so that a restricted kernel row runs the whole-row
-        kernel over them; the copy is kept until the rows shrink by a
-        quarter."""
+        whole rows are; at most ``_WHOLE`` of the local rows' memory), so that
+        a restricted kernel row runs the whole-row kernel over them; the copy
+        is kept until the rows shrink by a quarter."""
         n = self.X.shape[0]
         if rows is not None and rows.shape[0] > _WHOLE * n:
             rows = None
@@ -227,12 +227,9 @@ class KernelRows:
         outside[rows] = False
         self._outside = np.flatnonzero(outside)
         if not (self.sparse or self.precomputed):
-            self._compact = (
-                self.X[rows],
-                np.ascontiguousarray(self._Xt[:, rows]),
-                self.squares[rows],
-                np.empty(rows.shape[0], dtype=np.float32),
-            )
+            Xct = np.ascontiguousarray(self._Xt[:, rows])
+            # kernel_row reads the rows through Xct; its X only gives their count
+            self._compact = (Xct.T, Xct, self.squares[rows], np.empty(rows.shape[0], np.float32))
 
     def row(self, key, square, x, full=False):
         """float32 kernel values of the row ``(key, square, x)`` against the
