@@ -521,9 +521,9 @@ CASES = [
         compute=("fixed", "global_rows", "pairs"),
         traffic=("fixed", "global_rows", "global_rows_ranks"),
         calls=("fixed", "global_rows"),
-        note="libsvm's SMO without shrinking: on overlapping classes most rows are support "
+        note="libsvm's SMO with its shrinking: on overlapping classes most rows are support "
         "vectors and the iterations grow as n (about one per row here). Each iteration makes "
-        "two small allgathers (a record of 13 + d numbers per rank and candidate: P records "
+        "two small allgathers (a record of 14 + d numbers per rank and candidate: P records "
         "received, latency-bound), replicated selection work on every rank (global_rows), and "
         "kernel rows and a pass over the n/P local rows (n^2/P in all: pairs); the support "
         "vectors, gathered on every rank at the end, are O(n) too",

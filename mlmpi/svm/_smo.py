@@ -272,7 +272,6 @@ class KernelRows:
         """The kernel values of the row at the local ``rows`` (None: every row)
         into ``out``; more than those where that is faster (the same bits)."""
         X = self.X
-        code, gamma, coef0, degree = self.kernel
         if rows is not None and rows.shape[0] > _WHOLE * X.shape[0]:
             rows = None
         if rows is None:
@@ -283,7 +282,7 @@ class KernelRows:
                 )
             else:
                 self.kernels.kernel_row(
-                    X, self._Xt, self.squares, x, square, key, code, gamma, coef0, degree, out
+                    X, self._Xt, self.squares, x, square, key, *self.kernel, out
                 )
         elif rows is self._needed and self._compact is not None:
             Xc, Xct, squares, values = self._compact
@@ -386,20 +385,23 @@ class _Solver:
         self.G_bar = np.zeros(n) if shrinking else None
         self.period = min(size, 1000)
         self.counter = self.period + 1
-        #: replicated: no rank has shrunk a variable since the last reconstruction
-        self.all_active = True
         self.unshrunk = False
         #: replicated: the next round selects again after shrinking ("shrunk") or
         #: after rebuilding the gradient at an optimum ("optimal"), or None
         self.reselect = None
-        #: this round changed the scanned set: None, "shrunk" or "grew"
-        self.changed = None
+        #: the scanned set grew since the kernel rows were last restricted
+        self.grew = False
         #: replicated: optimal or out of iterations
         self.done = False
 
     @property
     def scanned(self):
         return self.active[: self.n_active]
+
+    @property
+    def all_active(self):
+        """Replicated: every variable is scanned (libsvm's ``active_size == l``)."""
+        return self.global_active == self.size
 
     def _row(self, record, full=False):
         if record[INDEX] < 0:
@@ -464,8 +466,6 @@ class _Solver:
         leaving = np.empty(scanned.shape[0], dtype=np.bool_)
         self.kernels.shrinkable(self.variables, scanned, thresholds, leaving)
         self._swap(scanned, leaving)
-        self.all_active = False
-        self.changed = self.changed or "shrunk"
 
     def _swap(self, scanned, leaving):
         """libsvm's ``swap_index`` loop of ``do_shrinking``: the leaving variables
@@ -519,8 +519,7 @@ class _Solver:
         self.in_order = np.argsort(self.position, kind="stable")
         self.active[:] = self.in_order
         self.n_active, self.global_active = self.active.shape[0], self.size
-        self.all_active = True
-        self.changed = "grew"
+        self.grew = True
 
     def choose_i(self, up):
         """From every rank's ``i`` candidates (``up``: one ``(2, width)`` block
@@ -671,12 +670,12 @@ def _restrict_rows(solvers):
         groups.setdefault(id(solver.kr), []).append(solver)
     for group in groups.values():
         kr = group[0].kr
-        grew = any(solver.changed == "grew" for solver in group)
+        grew = any(solver.grew for solver in group)
         running = [s for s in group if not s.done]
         rows = np.unique(np.concatenate([s.problem.rows[s.scanned] for s in running] or [[]]))
         kr.restrict(rows.astype(np.int64), grew)
         for solver in group:
-            solver.changed = None
+            solver.grew = False
 
 
 def solve(problems, comms, *, nu=False, eps, max_iter, shrinking):
