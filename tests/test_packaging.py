@@ -2,8 +2,9 @@
 regular (non-editable) install or a wheel carries all of mlmpi, not only the
 editable install the tests run from."""
 
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 
