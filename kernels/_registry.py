@@ -85,6 +85,9 @@ declare("hgb", dense=_Layout(cpu="cpu.hgb", gpu="gpu.hgb"))
 declare("hgb_split", dense=_Layout(cpu="cpu.hgb_split"))
 # Kernel SVMs: kernel rows and the SMO's local selection and gradient steps, on the host.
 declare("svm", dense=_Layout(cpu="cpu.svm"))
+# t-SNE: perplexities, the Barnes-Hut tree over the gathered embedding and the
+# gradients of a rank's rows, on the host.
+declare("tsne", dense=_Layout(cpu="cpu.tsne"))
 # Exact sums of float64 values (integer buckets per exponent, host only), and the
 # column extrema and moment limbs of sums on fixed-point grids (either device).
 declare(

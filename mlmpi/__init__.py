@@ -49,6 +49,7 @@ _PUBLIC = {
     "NuSVC": "mlmpi.svm",
     "NuSVR": "mlmpi.svm",
     "OneClassSVM": "mlmpi.svm",
+    "TSNE": "mlmpi.manifold",
 }
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
@@ -70,6 +71,7 @@ _SUBMODULES = {
     "io",
     "kernels",
     "linear_model",
+    "manifold",
     "metrics",
     "mixture",
     "model_selection",

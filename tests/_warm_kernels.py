@@ -155,6 +155,14 @@ def _mixtures_and_bayes():
             GaussianNB().fit(X, y)
 
 
+def _embeddings():
+    from mlmpi.manifold import TSNE
+
+    X, _, _ = _data()
+    for method in ("barnes_hut", "exact"):
+        TSNE(perplexity=5, method=method, max_iter=250, random_state=0).fit(X)
+
+
 WORKLOADS = (
     _boosting,
     _svm,
@@ -166,6 +174,7 @@ WORKLOADS = (
     _preprocessing_and_metrics,
     _decomposition,
     _mixtures_and_bayes,
+    _embeddings,
 )
 
 

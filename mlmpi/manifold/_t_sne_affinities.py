@@ -1,0 +1,121 @@
+"""t-SNE's joint probabilities ``P`` of the rows of every rank, each rank
+holding its own rows of ``P``.
+
+Each row's conditional probabilities come from its exact nearest neighbours
+(:class:`mlmpi.NearestNeighbors`, ties to the smaller global index, the same
+distances at any number of ranks) by scikit-learn's binary search for the
+perplexity, a per-row computation. ``P = C + Cᵀ`` needs the transposed
+entries: each entry ``(i, j)`` also travels to the rank of row ``j`` (one
+all-to-all exchange of ``n_local · k`` entries), where the at most two values
+of a pair are added (in either order: one addition). The normalisation is an
+exact sum (:func:`mlmpi.utils._exact.exact_sums`), so every entry of ``P`` has
+the same bits at any number of ranks.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kernels import kernels_for
+from ..neighbors import NearestNeighbors
+from ..utils._exact import exact_sums
+
+MACHINE_EPSILON = np.finfo(np.double).eps
+
+
+@dataclass(frozen=True)
+class LocalRows:
+    """This rank's rows of a sparse matrix over the global columns (CSR).
+
+    Attributes
+    ----------
+    indptr : ndarray of shape (n_local + 1,), int64
+    indices : ndarray of int64
+        Global column indices, increasing within a row.
+    values : ndarray of float64
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+
+    def dense(self, n_columns):
+        """The rows as a dense ``(n_local, n_columns)`` float64 array."""
+        out = np.zeros((len(self.indptr) - 1, n_columns))
+        rows = np.repeat(np.arange(len(self.indptr) - 1), np.diff(self.indptr))
+        out[rows, self.indices] = self.values
+        return out
+
+
+def squared_neighbour_distances(X, n_neighbors, metric, metric_params, comms):
+    """Each local row's ``n_neighbors`` nearest other rows: ``(squared distances
+    as float32, global indices)``, as scikit-learn's TSNE computes them
+    (distances squared after the search, then rounded to float32).
+
+    This function is collective.
+    """
+    search = NearestNeighbors(
+        n_neighbors=n_neighbors, metric=metric, metric_params=metric_params, comms=comms
+    )
+    distances, indices = search.fit(X).kneighbors()
+    distances = np.asarray(distances, dtype=np.float64)
+    return (distances * distances).astype(np.float32), np.asarray(indices, dtype=np.int64)
+
+
+def conditional_probabilities(sq_distances, perplexity):
+    """Each row's ``P_{j|i}`` over its neighbours (float64, scikit-learn's
+    binary search). Local."""
+    out = np.empty(sq_distances.shape)
+    if sq_distances.size:
+        kernels_for("tsne", sq_distances).binary_search_perplexity(
+            np.ascontiguousarray(sq_distances), float(perplexity), out
+        )
+    return out
+
+
+def symmetrized(conditional, indices, layout, comms):
+    """This rank's rows of ``C + Cᵀ`` for the conditional probabilities ``C``
+    (``conditional[r, m]`` at global column ``indices[r, m]``), unnormalised.
+
+    This function is collective (one all-to-all exchange).
+    """
+    n_local, k = indices.shape
+    rows = np.repeat(np.arange(layout.offset, layout.offset + n_local, dtype=np.int64), k)
+    cols = indices.ravel()
+    values = conditional.ravel()
+    bounds = np.cumsum((0,) + tuple(layout.counts))
+    owner = np.searchsorted(bounds, cols, side="right") - 1
+    sent = np.argsort(owner, kind="stable")
+    entries = np.empty((cols.shape[0], 3), dtype=np.int64)
+    entries[:, 0] = cols[sent]
+    entries[:, 1] = rows[sent]
+    entries[:, 2] = values[sent].view(np.int64)
+    received = np.asarray(comms.alltoallv(entries, np.bincount(owner, minlength=comms.size)))
+    rows = np.concatenate([rows, received[:, 0]])
+    cols = np.concatenate([cols, received[:, 1]])
+    values = np.concatenate([values, received[:, 2].copy().view(np.float64)])
+    order = np.lexsort((cols, rows))
+    rows, cols, values = rows[order], cols[order], values[order]
+    first = np.ones(rows.shape[0], dtype=bool)
+    first[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
+    starts = np.flatnonzero(first)
+    summed = np.add.reduceat(values, starts) if starts.size else values
+    local_rows = rows[starts] - layout.offset
+    indptr = np.zeros(n_local + 1, dtype=np.int64)
+    np.cumsum(np.bincount(local_rows, minlength=n_local), out=indptr[1:])
+    return LocalRows(indptr, cols[starts], summed)
+
+
+def joint_probabilities(X, *, n_neighbors, perplexity, metric, metric_params, layout, comms):
+    """This rank's rows of t-SNE's joint probabilities from ``n_neighbors``
+    exact neighbours of each row, normalised to sum to one over all ranks.
+
+    This function is collective.
+    """
+    sq_distances, indices = squared_neighbour_distances(
+        X, n_neighbors, metric, metric_params, comms
+    )
+    conditional = conditional_probabilities(sq_distances, perplexity)
+    P = symmetrized(conditional, indices, layout, comms)
+    total = max(float(exact_sums([P.values], comms)[0]), MACHINE_EPSILON)
+    return LocalRows(P.indptr, P.indices, P.values / total)
