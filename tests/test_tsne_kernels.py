@@ -3,6 +3,7 @@
 ``_kl_divergence``, and against direct O(n^2) sums."""
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 from mlmpi.kernels.cpu import tsne as kernels
 from numpy.testing import assert_allclose, assert_array_equal
@@ -36,14 +37,18 @@ def test_binary_search_perplexity_is_scikit_learns(perplexity):
     D = _neighbour_sq_distances(rng, 200, k)
     expected = _binary_search_perplexity(D, perplexity, 0)
     out = np.empty((200, k))
-    kernels.binary_search_perplexity(D, perplexity, out)
+    beta = np.empty(200)
+    kernels.binary_search_perplexity(D, perplexity, out, beta)
     assert_array_equal(out, expected)
+    # the precision found gives these probabilities (rows 0-4: degenerate on purpose)
+    weights = np.exp(-D[5:].astype(np.float64) * beta[5:, None])
+    assert_allclose(weights / weights.sum(axis=1, keepdims=True), out[5:], rtol=1e-12)
     out32 = np.empty((200, k), dtype=np.float32)
-    kernels.binary_search_perplexity(D, perplexity, out32)
+    kernels.binary_search_perplexity(D, perplexity, out32, beta)
     assert_array_equal(out32, expected.astype(np.float32))
     # a block of rows alone gets the same rows
     part = np.empty((50, k))
-    kernels.binary_search_perplexity(D[120:170], perplexity, part)
+    kernels.binary_search_perplexity(D[120:170], perplexity, part, beta[:50])
     assert_array_equal(part, expected[120:170])
 
 
@@ -55,7 +60,7 @@ def test_binary_search_perplexity_of_a_square_matrix_without_its_diagonal():
     expected = _binary_search_perplexity(D, 10.0, 0)
     off = ~np.eye(40, dtype=bool)
     out = np.empty((40, 39))
-    kernels.binary_search_perplexity(D[off].reshape(40, 39), 10.0, out)
+    kernels.binary_search_perplexity(D[off].reshape(40, 39), 10.0, out, np.empty(40))
     full = np.zeros((40, 40))
     full[off] = out.ravel()
     assert_array_equal(full, expected)
@@ -277,4 +282,20 @@ def test_project_rows():
     assert_allclose(out, (X - mean) @ axes.T, rtol=1e-12, atol=1e-12)
     part = np.empty((130, 3))
     kernels.project_rows(X[170:], mean, axes, part)
+    assert_array_equal(part, out[170:])
+
+
+def test_project_rows_csr():
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(300, 7))
+    X[np.abs(X) < 0.8] = 0.0
+    csr = sp.csr_matrix(X)
+    mean = X.mean(axis=0)
+    axes = np.linalg.svd(X - mean, full_matrices=False)[2][:2].copy()
+    out = np.empty((300, 2))
+    kernels.project_rows_csr(csr.data, csr.indices, csr.indptr, mean, axes, out)
+    assert_allclose(out, (X - mean) @ axes.T, rtol=1e-12, atol=1e-12)
+    rows = csr[170:]
+    part = np.empty((130, 2))
+    kernels.project_rows_csr(rows.data, rows.indices, rows.indptr, mean, axes, part)
     assert_array_equal(part, out[170:])

@@ -41,7 +41,7 @@ MACHINE_EPSILON = float(np.finfo(np.float64).eps)
 
 
 @njit(cache=True, nogil=True)
-def binary_search_perplexity(sq_distances, perplexity, out):
+def binary_search_perplexity(sq_distances, perplexity, out, beta_out):
     """Conditional probabilities ``P_{j|i}`` of each row's neighbours.
 
     scikit-learn's ``_binary_search_perplexity`` for neighbour distances: a
@@ -61,6 +61,9 @@ def binary_search_perplexity(sq_distances, perplexity, out):
     out : ndarray of shape (n_rows, k), float64 or float32
         Receives the probabilities. float64 holds scikit-learn's result bit
         for bit; float32 gets it rounded.
+    beta_out : ndarray of shape (n_rows,), float64
+        Receives each row's precision (scikit-learn reports the mean of
+        ``sqrt(1 / beta)``, "Mean sigma").
 
     Notes
     -----
@@ -104,6 +107,7 @@ def binary_search_perplexity(sq_distances, perplexity, out):
                     beta = (beta + beta_min) / 2.0
         for j in range(k):
             out[i, j] = row[j]
+        beta_out[i] = beta
 
 
 # Columns of the tree's integer side table.
@@ -623,3 +627,30 @@ def project_rows(X, mean, axes, out):
             for f in range(n_features):
                 total += (X[r, f] - mean[f]) * axes[c, f]
             out[r, c] = total
+
+
+@njit(cache=True, nogil=True)
+def project_rows_csr(data, indices, indptr, mean, axes, out):
+    """:func:`project_rows` for CSR rows: ``out[r, c] = sum_f X[r, f] * axes[c, f]
+    - sum_f mean[f] * axes[c, f]``, each sum in the order of its terms (the
+    row's stored entries, then the features), so that a row's projection
+    depends on that row only.
+
+    Parameters
+    ----------
+    data, indices, indptr : ndarray
+        The CSR rows (float64 values; ``indptr`` from 0).
+    mean : ndarray of shape (n_features,), float64
+    axes : ndarray of shape (n_components, n_features), float64
+    out : ndarray of shape (n_rows, n_components), float64
+    """
+    n_components, n_features = axes.shape
+    for c in range(n_components):
+        centre = 0.0
+        for f in range(n_features):
+            centre += mean[f] * axes[c, f]
+        for r in range(len(indptr) - 1):
+            total = 0.0
+            for m in range(indptr[r], indptr[r + 1]):
+                total += data[m] * axes[c, indices[m]]
+            out[r, c] = total - centre

@@ -3,9 +3,10 @@
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
-from .._array import get_namespace, to_host, to_namespace
+from .._array import get_namespace, on_host, to_namespace
 from .._contract import collective_method
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from ..base import DistributedEstimatorMixin
@@ -17,8 +18,18 @@ from . import _t_sne_affinities as affinities
 from . import _t_sne_init as start
 from ._t_sne_descent import BarnesHut, Exact, gradient_descent
 
-_EXPLORATION_MAX_ITER = 250  # scikit-learn's iterations with early exaggeration
-_N_ITER_CHECK = 50  # and between its progress checks
+
+class _Say:
+    """scikit-learn's progress messages, printed by rank 0 at ``verbose``
+    (the same on every rank: what a message needs is computed everywhere)."""
+
+    def __init__(self, verbose, comms):
+        self.verbose = verbose
+        self._prints = bool(verbose) and comms.rank == 0
+
+    def __call__(self, message):
+        if self._prints:
+            print(message)
 
 
 class TSNE(
@@ -140,7 +151,8 @@ class TSNE(
     rank's rows and their neighbours, plus the gathered embedding
     (``n_samples · n_components`` values) and its tree; with
     ``method='exact'``, this rank's rows of the dense ``P``
-    (``n_local · n_samples`` values). Sparse input is not accepted.
+    (``n_local · n_samples`` values). CSR rows are searched with the
+    euclidean family and cosine; ``'precomputed'`` takes dense rows.
 
     Examples
     --------
@@ -151,6 +163,11 @@ class TSNE(
     >>> embedding.shape
     (4, 2)
     """
+
+    # scikit-learn's iterations with early exaggeration, and between progress
+    # checks (class attributes there too, which its tests set)
+    _EXPLORATION_MAX_ITER = 250
+    _N_ITER_CHECK = 50
 
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -217,9 +234,10 @@ class TSNE(
 
         Parameters
         ----------
-        X : array-like of shape (n_local, n_features) or (n_local, n_samples)
-            This rank's rows (may be empty), or with ``metric='precomputed'``
-            its rows of the distance matrix.
+        X : {array-like, sparse matrix} of shape (n_local, n_features) or (n_local, n_samples)
+            This rank's rows (may be empty; CSR, other sparse formats
+            converted), or with ``metric='precomputed'`` its dense rows of
+            the distance matrix.
         y : None
             Ignored.
 
@@ -240,9 +258,10 @@ class TSNE(
 
         Parameters
         ----------
-        X : array-like of shape (n_local, n_features) or (n_local, n_samples)
-            This rank's rows (may be empty), or with ``metric='precomputed'``
-            its rows of the distance matrix.
+        X : {array-like, sparse matrix} of shape (n_local, n_features) or (n_local, n_samples)
+            This rank's rows (may be empty; CSR, other sparse formats
+            converted), or with ``metric='precomputed'`` its dense rows of
+            the distance matrix.
         y : None
             Ignored.
 
@@ -278,28 +297,34 @@ class TSNE(
     def _fit(self, X):
         comms = self._get_comms()
         X, _, _, layout = validate_fit_data(
-            self, X, comms=comms, dtype=[np.float32, np.float64], ensure_min_samples=2
+            self,
+            X,
+            comms=comms,
+            dtype=[np.float32, np.float64],
+            ensure_min_samples=2,
+            accept_sparse="csr",
         )
         xp = get_namespace(X)
-        X = to_host(X)
+        X = on_host(X)
         n_samples = layout.n_samples
         self._check_params(n_samples)
         if self.metric == "precomputed":
             agree_on_errors(comms, lambda: _check_distances(X, n_samples))
+        say = _Say(self.verbose, comms)
         self.learning_rate_ = (
             max(n_samples / self.early_exaggeration / 4, 50)
             if self.learning_rate == "auto"
             else self.learning_rate
         )
         seed = shared_seed(self.random_state, comms)
-        objective = self._objective(X, layout, comms)
+        objective = self._objective(X, layout, comms, say)
         Y = self._start(X, seed, layout, comms)
         dtype = Y.dtype
         Y = Y.astype(np.float64)
-        self.kl_divergence_, self.n_iter_ = self._optimize(objective, Y, comms)
+        self.kl_divergence_, self.n_iter_ = self._optimize(objective, Y, comms, say)
         self.embedding_ = to_namespace(Y.astype(dtype), xp)
 
-    def _objective(self, X, layout, comms):
+    def _objective(self, X, layout, comms, say):
         """The gradient of this rank's rows, from their rows of ``P``. Collective."""
         dof = max(self.n_components - 1, 1)
         n_samples = layout.n_samples
@@ -314,6 +339,7 @@ class TSNE(
             metric_params=self.metric_params,
             layout=layout,
             comms=comms,
+            say=say,
         )
         if not exact:
             return BarnesHut(P, self.angle, dof, layout, comms)
@@ -330,41 +356,29 @@ class TSNE(
             return start.pca_embedding(X, self.n_components, seed, layout, comms)
         return start.random_embedding(seed, self.n_components, layout)
 
-    def _optimize(self, objective, Y, comms):
+    def _optimize(self, objective, Y, comms, say):
         """scikit-learn's two stages of gradient descent on this rank's rows ``Y``
         (moved in place): ``(KL divergence, last iteration)``. Collective."""
-        report = None
-        if self.verbose >= 2 and comms.rank == 0:
-
-            def report(i, error, grad_norm):
-                print(
-                    f"[t-SNE] Iteration {i + 1}: error = {error:.7f}, "
-                    f"gradient norm = {grad_norm:.7f}"
-                )
-
+        exploration = self._EXPLORATION_MAX_ITER
         common = dict(
             learning_rate=self.learning_rate_,
-            n_iter_check=_N_ITER_CHECK,
+            n_iter_check=self._N_ITER_CHECK,
             min_grad_norm=self.min_grad_norm,
             comms=comms,
-            report=report,
+            say=say,
         )
         error, it = gradient_descent(
             objective,
             Y,
             0,
-            _EXPLORATION_MAX_ITER,
+            exploration,
             exaggeration=self.early_exaggeration,
             momentum=0.5,
-            n_iter_without_progress=_EXPLORATION_MAX_ITER,
+            n_iter_without_progress=exploration,
             **common,
         )
-        if self.verbose and comms.rank == 0:
-            print(
-                f"[t-SNE] KL divergence after {it + 1} iterations with early "
-                f"exaggeration: {error:f}"
-            )
-        if it < _EXPLORATION_MAX_ITER or self.max_iter > _EXPLORATION_MAX_ITER:
+        say(f"[t-SNE] KL divergence after {it + 1} iterations with early exaggeration: {error:f}")
+        if it < exploration or self.max_iter > exploration:
             error, it = gradient_descent(
                 objective,
                 Y,
@@ -375,9 +389,14 @@ class TSNE(
                 n_iter_without_progress=self.n_iter_without_progress,
                 **common,
             )
-        if self.verbose and comms.rank == 0:
-            print(f"[t-SNE] KL divergence after {it + 1} iterations: {error:f}")
+        say(f"[t-SNE] KL divergence after {it + 1} iterations: {error:f}")
         return error, it
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.metric == "precomputed"
+        tags.input_tags.sparse = True
+        return tags
 
     @property
     def _n_features_out(self):
@@ -387,6 +406,11 @@ class TSNE(
 
 def _check_distances(D, n_samples):
     """scikit-learn's checks of this rank's rows of a precomputed distance matrix."""
+    if issparse(D):
+        raise TypeError(
+            "mlmpi's TSNE takes dense rows of the distance matrix with "
+            "metric='precomputed', not a sparse neighbours graph."
+        )
     if D.shape[1] != n_samples:
         raise ValueError("X should be a square distance matrix")
     if (D < 0).any():

@@ -13,6 +13,7 @@ the same bits at any number of ranks.
 """
 
 from dataclasses import dataclass
+from time import perf_counter
 
 import numpy as np
 
@@ -64,13 +65,14 @@ def squared_neighbour_distances(X, n_neighbors, metric, metric_params, comms):
 
 def conditional_probabilities(sq_distances, perplexity):
     """Each row's ``P_{j|i}`` over its neighbours (float64, scikit-learn's
-    binary search). Local."""
+    binary search) and its precision ``beta``. Local."""
     out = np.empty(sq_distances.shape)
+    beta = np.empty(sq_distances.shape[0])
     if sq_distances.size:
         kernels_for("tsne", sq_distances).binary_search_perplexity(
-            np.ascontiguousarray(sq_distances), float(perplexity), out
+            np.ascontiguousarray(sq_distances), float(perplexity), out, beta
         )
-    return out
+    return out, beta
 
 
 def symmetrized(conditional, indices, layout, comms):
@@ -106,16 +108,28 @@ def symmetrized(conditional, indices, layout, comms):
     return LocalRows(indptr, cols[starts], summed)
 
 
-def joint_probabilities(X, *, n_neighbors, perplexity, metric, metric_params, layout, comms):
+def joint_probabilities(X, *, n_neighbors, perplexity, metric, metric_params, layout, comms, say):
     """This rank's rows of t-SNE's joint probabilities from ``n_neighbors``
     exact neighbours of each row, normalised to sum to one over all ranks.
+    ``say`` prints scikit-learn's progress messages (rank 0, ``verbose``).
 
     This function is collective.
     """
+    n_samples = layout.n_samples
+    say(f"[t-SNE] Computing {n_neighbors} nearest neighbors...")
+    start = perf_counter()
     sq_distances, indices = squared_neighbour_distances(
         X, n_neighbors, metric, metric_params, comms
     )
-    conditional = conditional_probabilities(sq_distances, perplexity)
+    say(f"[t-SNE] Computed neighbors for {n_samples} samples in {perf_counter() - start:.3f}s...")
+    start = perf_counter()
+    conditional, beta = conditional_probabilities(sq_distances, perplexity)
+    if say.verbose:
+        mean_sigma = np.sqrt(n_samples / exact_sums([beta], comms)[0])
+        say(f"[t-SNE] Computed conditional probabilities for sample {n_samples} / {n_samples}")
+        say(f"[t-SNE] Mean sigma: {mean_sigma:f}")
     P = symmetrized(conditional, indices, layout, comms)
     total = max(float(exact_sums([P.values], comms)[0]), MACHINE_EPSILON)
+    if say.verbose >= 2:
+        say(f"[t-SNE] Computed conditional probabilities in {perf_counter() - start:.3f}s")
     return LocalRows(P.indptr, P.indices, P.values / total)

@@ -11,6 +11,8 @@ and each row's arithmetic reads only the gathered embedding, so the
 embedding has the same bits at any number of ranks.
 """
 
+from time import perf_counter
+
 import numpy as np
 
 from ..kernels import kernels_for
@@ -117,8 +119,8 @@ def gradient_descent(
     n_iter_without_progress,
     min_grad_norm,
     comms,
+    say,
     min_gain=0.01,
-    report=None,
 ):
     """scikit-learn's ``_gradient_descent`` over this rank's rows ``Y`` (float64,
     moved in place): iterations ``it`` to ``max_iter - 1``, stopping early
@@ -126,6 +128,7 @@ def gradient_descent(
     iterations or the gradient norm falls to ``min_grad_norm`` (both checked
     every ``n_iter_check`` iterations, on exact global sums).
 
+    ``say`` prints scikit-learn's progress messages (rank 0, ``verbose >= 2``).
     Returns ``(error, last iteration)``, the same on every rank.
     This function is collective.
     """
@@ -133,6 +136,7 @@ def gradient_descent(
     gains = np.ones_like(Y)
     error = best_error = np.finfo(float).max
     best_iter = i = it
+    tic = perf_counter()
     for i in range(it, max_iter):
         check = (i + 1) % n_iter_check == 0
         compute_error = check or i == max_iter - 1
@@ -152,12 +156,24 @@ def gradient_descent(
         if not check:
             continue
         grad_norm = float(np.sqrt(squares))
-        if report is not None:
-            report(i, error, grad_norm)
+        toc = perf_counter()
+        if say.verbose >= 2:
+            say(
+                f"[t-SNE] Iteration {i + 1}: error = {error:.7f}, gradient norm = "
+                f"{grad_norm:.7f} ({n_iter_check} iterations in {toc - tic:0.3f}s)"
+            )
+        tic = toc
         if error < best_error:
             best_error, best_iter = error, i
         elif i - best_iter > n_iter_without_progress:
+            if say.verbose >= 2:
+                say(
+                    f"[t-SNE] Iteration {i + 1}: did not make any progress during the "
+                    f"last {n_iter_without_progress} episodes. Finished."
+                )
             break
         if grad_norm <= min_grad_norm:
+            if say.verbose >= 2:
+                say(f"[t-SNE] Iteration {i + 1}: gradient norm {grad_norm:f}. Finished.")
             break
     return error, i

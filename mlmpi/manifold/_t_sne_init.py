@@ -7,7 +7,8 @@ number of ranks.
   the first column's standard deviation is ``1e-4`` (scikit-learn's rule).
   The axes come from a uniform sample of the global rows of at most
   :data:`PCA_SAMPLE_VALUES` values (all rows when they fit), gathered on
-  every rank and decomposed there with one BLAS thread: the same input, the
+  every rank (CSR rows densified) and decomposed there with one BLAS
+  thread: the same input, the
   same arithmetic, the same axes on every rank and at any number of ranks,
   and a bounded cost per rank. Each rank projects its rows in a fixed
   order (the ``tsne`` kernels), and the standard deviation is an exact sum.
@@ -16,6 +17,7 @@ number of ranks.
 """
 
 import numpy as np
+from scipy.sparse import issparse
 from threadpoolctl import threadpool_limits
 
 from ..decomposition._base import flip_signs
@@ -48,6 +50,7 @@ def principal_axes(X, n_components, seed, layout, comms):
         start, stop = layout.offset, layout.offset + layout.n_local
         taken = subset_parts(seed, _SAMPLE_STREAM, layout.n_samples, (size,), start, stop) == 0
         X = X[taken]
+    X = X.toarray() if issparse(X) else X  # at most the sample's values
     sample = np.asarray(comms.allgatherv(np.ascontiguousarray(X, dtype=np.float64)))
     with threadpool_limits(1):
         mean = sample.mean(axis=0)
@@ -63,10 +66,14 @@ def pca_embedding(X, n_components, seed, layout, comms):
     This function is collective.
     """
     mean, axes = principal_axes(X, n_components, seed, layout, comms)
+    axes = np.ascontiguousarray(axes)
     projected = np.empty((X.shape[0], n_components))
-    kernels_for("tsne", projected).project_rows(
-        np.ascontiguousarray(X, dtype=np.float64), mean, np.ascontiguousarray(axes), projected
-    )
+    kernels = kernels_for("tsne", projected)
+    if issparse(X):
+        data = X.data.astype(np.float64)
+        kernels.project_rows_csr(data, X.indices, X.indptr, mean, axes, projected)
+    else:
+        kernels.project_rows(np.ascontiguousarray(X, dtype=np.float64), mean, axes, projected)
     embedding = projected.astype(np.float32)
     first = embedding[:, 0].astype(np.float64)
     n = layout.n_samples
