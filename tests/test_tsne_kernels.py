@@ -3,8 +3,8 @@
 ``_kl_divergence``, and against direct O(n^2) sums."""
 
 import numpy as np
-import scipy.sparse as sp
 import pytest
+import scipy.sparse as sp
 from mlmpi.kernels.cpu import tsne as kernels
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.spatial.distance import pdist, squareform
@@ -299,3 +299,23 @@ def test_project_rows_csr():
     part = np.empty((130, 2))
     kernels.project_rows_csr(rows.data, rows.indices, rows.indptr, mean, axes, part)
     assert_array_equal(part, out[170:])
+
+
+def test_two_column_paths_have_the_general_paths_bits():
+    """The default embedding (two columns, one degree of freedom) takes loops in
+    scalars; they make the same operations in the same order."""
+    rng = np.random.default_rng(11)
+    Y = rng.normal(size=(400, 2))
+    Y[5] = Y[6]  # a duplicate
+    tree = kernels.build_tree(Y)
+    out = [(np.empty((400, 2)), np.empty(400)) for _ in range(2)]
+    kernels._repulsive_forces_2d(tree, Y, 0, 400, 0.5, *out[0])
+    kernels._repulsive_forces_any(tree, Y, 0, 400, 0.5, 1.0, *out[1])
+    assert_array_equal(out[0][0], out[1][0])
+    assert_array_equal(out[0][1], out[1][1])
+    P = _joint_p(400)
+    indptr, indices, values = P.indptr.astype(np.int64), P.indices.astype(np.int64), P.data
+    fast, general = np.empty((400, 2)), np.empty((400, 2))
+    kernels._attractive_forces_2d(Y, indptr, indices, values, 0, fast)
+    kernels._attractive_forces_any(Y, indptr, indices, values, 0, 1.0, general)
+    assert_array_equal(fast, general)

@@ -329,6 +329,15 @@ def repulsive_forces(tree, Y, start, stop, theta, dof, neg_out, z_out):
     z_out : ndarray of shape (stop - start,), float64
         Receives each row's share of ``Z``, the sum of its ``q``.
     """
+    if Y.shape[1] == 2 and dof == 1.0:
+        _repulsive_forces_2d(tree, Y, start, stop, theta, neg_out, z_out)
+    else:
+        _repulsive_forces_any(tree, Y, start, stop, theta, dof, neg_out, z_out)
+
+
+@njit(cache=True, nogil=True)
+def _repulsive_forces_any(tree, Y, start, stop, theta, dof, neg_out, z_out):
+    """:func:`repulsive_forces` for any number of columns and degrees of freedom."""
     children, count, barycenter, squared_max_width, is_leaf = tree
     d = Y.shape[1]
     n_children = children.shape[1]
@@ -378,6 +387,50 @@ def repulsive_forces(tree, Y, start, stop, theta, dof, neg_out, z_out):
         z_out[i - start] = z
 
 
+@njit(cache=True, nogil=True)
+def _repulsive_forces_2d(tree, Y, start, stop, theta, neg_out, z_out):
+    """:func:`repulsive_forces` for two columns and one degree of freedom (the
+    default embedding), with the coordinates in scalars: the same
+    operations in the same order, so the same bits, about twice as fast."""
+    children, count, barycenter, squared_max_width, is_leaf = tree
+    squared_theta = theta * theta
+    stack = np.empty(children.shape[0], dtype=np.int64)
+    for i in range(start, stop):
+        y0, y1 = Y[i, 0], Y[i, 1]
+        neg0 = 0.0
+        neg1 = 0.0
+        z = 0.0
+        stack[0] = 0
+        top = 1
+        while top > 0:
+            top -= 1
+            node = stack[top]
+            diff0 = y0 - barycenter[node, 0]
+            diff1 = y1 - barycenter[node, 1]
+            dist2 = 0.0
+            dist2 += diff0 * diff0
+            dist2 += diff1 * diff1
+            if is_leaf[node]:
+                if abs(diff0) <= _EPSILON and abs(diff1) <= _EPSILON:
+                    continue
+            elif not squared_max_width[node] < squared_theta * dist2:
+                for c in range(3, -1, -1):
+                    child = children[node, c]
+                    if child >= 0:
+                        stack[top] = child
+                        top += 1
+                continue
+            q = 1.0 / (1.0 + dist2)
+            size = np.float64(count[node])
+            z += size * q
+            mult = size * q * q
+            neg0 += mult * diff0
+            neg1 += mult * diff1
+        neg_out[i - start, 0] = neg0
+        neg_out[i - start, 1] = neg1
+        z_out[i - start] = z
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _student_q(Y, i, j, dof, exponent, diff):
     """``(dof / (dof + |Y[i] - Y[j]|^2)) ** exponent``; ``diff`` receives
@@ -418,6 +471,15 @@ def attractive_forces(Y, indptr, indices, p_values, start, dof, pos_out):
     pos_out : ndarray of shape (n_rows, d), float64
         Receives the positive forces.
     """
+    if Y.shape[1] == 2 and dof == 1.0:
+        _attractive_forces_2d(Y, indptr, indices, p_values, start, pos_out)
+    else:
+        _attractive_forces_any(Y, indptr, indices, p_values, start, dof, pos_out)
+
+
+@njit(cache=True, nogil=True)
+def _attractive_forces_any(Y, indptr, indices, p_values, start, dof, pos_out):
+    """:func:`attractive_forces` for any number of columns and degrees of freedom."""
     d = Y.shape[1]
     exponent = (dof + 1.0) / 2.0
     diff = np.empty(d)
@@ -433,6 +495,29 @@ def attractive_forces(Y, indptr, indices, p_values, start, dof, pos_out):
                 pos[a] += pq * diff[a]
         for a in range(d):
             pos_out[r, a] = pos[a]
+
+
+@njit(cache=True, nogil=True)
+def _attractive_forces_2d(Y, indptr, indices, p_values, start, pos_out):
+    """:func:`attractive_forces` for two columns and one degree of freedom, in
+    scalars: the same operations in the same order, so the same bits."""
+    for r in range(indptr.shape[0] - 1):
+        i = start + r
+        y0, y1 = Y[i, 0], Y[i, 1]
+        pos0 = 0.0
+        pos1 = 0.0
+        for k in range(indptr[r], indptr[r + 1]):
+            j = indices[k]
+            diff0 = y0 - Y[j, 0]
+            diff1 = y1 - Y[j, 1]
+            dist2 = 0.0
+            dist2 += diff0 * diff0
+            dist2 += diff1 * diff1
+            pq = p_values[k] * (1.0 / (1.0 + dist2))
+            pos0 += pq * diff0
+            pos1 += pq * diff1
+        pos_out[r, 0] = pos0
+        pos_out[r, 1] = pos1
 
 
 @njit(cache=True, nogil=True)
