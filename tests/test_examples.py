@@ -44,6 +44,16 @@ def check_hdbscan_digits(output):
     assert float(agreement) >= 0.85
 
 
+def check_tsne_hdbscan_digits(output):
+    assert "same embedding as one process: True" in output, output
+    (trust,) = _lines(r"^trustworthiness \(10 neighbours\): (\S+)$", output, 1)
+    assert float(trust) >= 0.98
+    (agreement,) = _lines(
+        r"^adjusted Rand index with the digits \(clustered images\): (\S+)$", output, 1
+    )
+    assert float(agreement) >= 0.8
+
+
 def check_workflow(output):
     found = dict(_lines(r"^(mlmpi|scikit-learn)\s+(best C .*)$", output, 2))
     assert found["mlmpi"] == found["scikit-learn"]

@@ -19,7 +19,6 @@ from ..kernels import kernels_for
 from ..utils._exact import exact_sums
 
 FLOAT64_EPS = np.finfo(np.float64).eps
-MACHINE_EPSILON = FLOAT64_EPS
 
 
 class BarnesHut:
