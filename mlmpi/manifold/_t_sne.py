@@ -367,24 +367,24 @@ class TSNE(
             comms=comms,
             say=say,
         )
+        objective.exaggerate(self.early_exaggeration)
         error, it = gradient_descent(
             objective,
             Y,
             0,
             exploration,
-            exaggeration=self.early_exaggeration,
             momentum=0.5,
             n_iter_without_progress=exploration,
             **common,
         )
         say(f"[t-SNE] KL divergence after {it + 1} iterations with early exaggeration: {error:f}")
         if it < exploration or self.max_iter > exploration:
+            objective.exaggerate(1.0)
             error, it = gradient_descent(
                 objective,
                 Y,
                 it + 1,
                 self.max_iter,
-                exaggeration=1.0,
                 momentum=0.8,
                 n_iter_without_progress=self.n_iter_without_progress,
                 **common,

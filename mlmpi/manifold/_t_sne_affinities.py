@@ -20,6 +20,7 @@ import numpy as np
 from ..kernels import kernels_for
 from ..neighbors import NearestNeighbors
 from ..utils._exact import exact_sums
+from ..utils._global_rows import by_owner
 
 MACHINE_EPSILON = np.finfo(np.double).eps
 
@@ -85,14 +86,12 @@ def symmetrized(conditional, indices, layout, comms):
     rows = np.repeat(np.arange(layout.offset, layout.offset + n_local, dtype=np.int64), k)
     cols = indices.ravel()
     values = conditional.ravel()
-    bounds = np.cumsum((0,) + tuple(layout.counts))
-    owner = np.searchsorted(bounds, cols, side="right") - 1
-    sent = np.argsort(owner, kind="stable")
+    sent, counts = by_owner(cols, layout.counts)
     entries = np.empty((cols.shape[0], 3), dtype=np.int64)
     entries[:, 0] = cols[sent]
     entries[:, 1] = rows[sent]
     entries[:, 2] = values[sent].view(np.int64)
-    received = np.asarray(comms.alltoallv(entries, np.bincount(owner, minlength=comms.size)))
+    received = np.asarray(comms.alltoallv(entries, counts))
     rows = np.concatenate([rows, received[:, 0]])
     cols = np.concatenate([cols, received[:, 1]])
     values = np.concatenate([values, received[:, 2].copy().view(np.float64)])

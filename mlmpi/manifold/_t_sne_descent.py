@@ -17,8 +17,7 @@ import numpy as np
 
 from ..kernels import kernels_for
 from ..utils._exact import exact_sums
-
-FLOAT64_EPS = np.finfo(np.float64).eps
+from ._t_sne_affinities import MACHINE_EPSILON
 
 
 class BarnesHut:
@@ -45,8 +44,13 @@ class BarnesHut:
         self.angle, self.dof = float(angle), float(dof)
         self.layout, self.comms = layout, comms
         self.kernels = kernels_for("tsne", P.values)
+        self.exaggerate(1.0)
 
-    def __call__(self, Y_all, exaggeration, compute_error):
+    def exaggerate(self, factor):
+        """Use ``factor · P`` from now on (scikit-learn's early exaggeration). Local."""
+        self.values = self.P.values * factor
+
+    def __call__(self, Y_all, compute_error):
         """``(gradient of this rank's rows, their KL terms or None)``. Collective."""
         k, layout = self.kernels, self.layout
         start, n_local = layout.offset, layout.n_local
@@ -55,8 +59,8 @@ class BarnesHut:
         negative = np.empty((n_local, n_components))
         z = np.empty(n_local)
         k.repulsive_forces(tree, Y_all, start, start + n_local, self.angle, self.dof, negative, z)
-        sum_q = max(float(exact_sums([z], self.comms)[0]), FLOAT64_EPS)
-        values = self.P.values * exaggeration
+        sum_q = max(float(exact_sums([z], self.comms)[0]), MACHINE_EPSILON)
+        values = self.values
         positive = np.empty((n_local, n_components))
         k.attractive_forces(Y_all, self.P.indptr, self.P.indices, values, start, self.dof, positive)
         grad = positive - negative / sum_q
@@ -86,15 +90,20 @@ class Exact:
         self.dof = float(dof)
         self.layout, self.comms = layout, comms
         self.kernels = kernels_for("tsne", P_rows)
+        self.exaggerate(1.0)
 
-    def __call__(self, Y_all, exaggeration, compute_error):
+    def exaggerate(self, factor):
+        """Use ``factor · P`` from now on (scikit-learn's early exaggeration). Local."""
+        self.scaled_rows = self.P_rows * factor
+
+    def __call__(self, Y_all, compute_error):
         """``(gradient of this rank's rows, their KL terms or None)``. Collective."""
         k, layout = self.kernels, self.layout
         start, n_local = layout.offset, layout.n_local
         z = np.empty(n_local)
         k.exact_z(Y_all, start, start + n_local, self.dof, z)
         sum_z = float(exact_sums([z], self.comms)[0])
-        P_rows = self.P_rows * exaggeration
+        P_rows = self.scaled_rows
         grad = np.empty((n_local, Y_all.shape[1]))
         k.exact_gradient(Y_all, P_rows, start, self.dof, sum_z, grad)
         grad *= 2.0 * (self.dof + 1.0) / self.dof
@@ -111,7 +120,6 @@ def gradient_descent(
     it,
     max_iter,
     *,
-    exaggeration,
     momentum,
     learning_rate,
     n_iter_check,
@@ -140,7 +148,7 @@ def gradient_descent(
         check = (i + 1) % n_iter_check == 0
         compute_error = check or i == max_iter - 1
         Y_all = np.asarray(comms.allgatherv(Y))
-        grad, terms = objective(Y_all, exaggeration, compute_error)
+        grad, terms = objective(Y_all, compute_error)
         increase = update * grad < 0.0
         gains[increase] += 0.2
         gains[~increase] *= 0.8

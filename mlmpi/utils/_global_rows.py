@@ -17,7 +17,7 @@ def owners(indices, counts):
     return np.searchsorted(np.cumsum(counts), indices, side="right")
 
 
-def _by_owner(flat, counts):
+def by_owner(flat, counts):
     """``(order, send)``: ``flat[order]`` groups the indices by owner, ``send[r]``
     of them going to rank ``r``."""
     owner = owners(flat, counts)
@@ -33,7 +33,7 @@ def fetch_rows(values, indices, comms, counts):
     This function is collective.
     """
     flat = to_host(indices).ravel().astype(np.int64)
-    order, send = _by_owner(flat, counts)
+    order, send = by_owner(flat, counts)
     requested, received = comms.alltoallv(flat[order], send, return_counts=True)
     offset = int(sum(counts[: comms.rank]))
     replies = comms.alltoallv(np.ascontiguousarray(values[requested - offset]), received)
@@ -51,7 +51,7 @@ def scatter_min(target, indices, values, comms, counts):
     This function is collective.
     """
     flat = np.asarray(indices, dtype=np.int64)
-    order, send = _by_owner(flat, counts)
+    order, send = by_owner(flat, counts)
     pairs = np.stack([flat[order], np.asarray(values, dtype=np.int64)[order]], axis=1)
     got = comms.alltoallv(pairs, send)
     offset = int(sum(counts[: comms.rank]))
