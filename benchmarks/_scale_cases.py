@@ -29,6 +29,8 @@ COMPUTE = {
     "rows_log_local": lambda n, d, P: n / P * np.log2(max(n / P, 2)),
     "pairs": lambda n, d, P: n * n / P,  # every local row against every global row
     "global_rows": lambda n, d, P: float(n),  # replicated work over all rows (a ring's passes)
+    # replicated work over all rows with a log factor (a tree over a gathered embedding)
+    "global_rows_log": lambda n, d, P: n * np.log2(max(n, 2)),
     "cross": lambda n, d, P: n / P * (P - 1) / P,  # a local row's pairs with other ranks' rows
     "ranks": lambda n, d, P: float(P),  # per-rank work that grows with the ranks
 }
@@ -234,6 +236,20 @@ def _hdbscan(X, y, comms):
     return {}, {"labels_": model.labels_, "probabilities_": model.probabilities_}
 
 
+def _tsne(X, y, comms):
+    from mlmpi.manifold import TSNE
+
+    model = TSNE(perplexity=30, max_iter=250, random_state=0).fit(X)
+    return {"kl_divergence_": model.kl_divergence_}, {"embedding_": model.embedding_}
+
+
+def _umap(X, y, comms):
+    from mlmpi.manifold import UMAP
+
+    model = UMAP(n_neighbors=15, n_epochs=100, random_state=0).fit(X)
+    return {}, {"embedding_": model.embedding_}
+
+
 def _every_eighth(X, comms):
     """The rows of global index 0, 8, 16, ... that this rank holds: the same
     global query set at every rank count."""
@@ -437,6 +453,36 @@ CASES = [
         "the next node (n collectives of P records: latency-bound); every rank then runs "
         "scikit-learn's tree code on the n - 1 edges (O(n) per rank); the core distances take "
         "one pass of every row round the ring",
+    ),
+    Case(
+        "TSNE",
+        "manifold",
+        "blobs",
+        _tsne,
+        n=40_000,  # 4,000 rows at --size 0.1
+        rtol=0,
+        compute=("fixed", "pairs", "rows_log", "global_rows_log"),
+        traffic=("fixed", "ring", "global_rows"),
+        calls=("fixed", "ring_blocks"),
+        note="the exact neighbour search (every local row against every row: n^2/P, the rows "
+        "passing round the ring), then 250 iterations that each gather the embedding on every "
+        "rank (n values per rank: the global_rows traffic) and build the same Barnes-Hut tree "
+        "over it on every rank (n log n, replicated), each rank moving its rows against it",
+    ),
+    Case(
+        "UMAP",
+        "manifold",
+        "blobs",
+        _umap,
+        n=40_000,  # 4,000 rows at --size 0.1
+        rtol=0,
+        compute=("fixed", "pairs", "rows", "global_rows"),
+        traffic=("fixed", "ring", "global_rows"),
+        calls=("fixed", "ring_blocks"),
+        note="the exact neighbour search (n^2/P, the rows passing round the ring), the spectral "
+        "start (each LOBPCG product gathers an n x 4 block) and 100 epochs that each gather the "
+        "embedding (n values per rank: the global_rows traffic and copies) while each rank "
+        "moves its rows through their edges",
     ),
     Case(
         "GaussianMixture",

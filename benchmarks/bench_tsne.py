@@ -20,8 +20,8 @@ embeddings the same way: trustworthiness (10 neighbours,
 ``sklearn.manifold.trustworthiness``; on at most ``--quality-rows`` rows
 drawn with a fixed seed, the pairwise distances of more not fitting in
 memory) and the 5-fold accuracy of a 10-nearest-neighbour classifier on the
-embedding (all rows), plus the KL divergence each reports. umap-learn is
-not timed: mlmpi has no UMAP yet.
+embedding (all rows), plus the KL divergence each reports. UMAP has its own
+benchmark against umap-learn, `bench_umap.py`.
 """
 
 import argparse

@@ -11,7 +11,7 @@ features, ``P`` ranks:
 
 - **compute** per rank = sum of the case's compute terms (``rows``: n/P,
   ``rows_log``: n/P·log2 n, ``rows_log_local``: n/P·log2(n/P), ``pairs``: n²/P,
-  ``global_rows``: n,
+  ``global_rows``: n, ``global_rows_log``: n·log2 n,
   ``cross``: n/P·(P-1)/P, ``ranks``: P, ``fixed``: 1), each with a
   non-negative coefficient fitted (non-negative least squares, relative) to
   the compute seconds of the slowest rank in the runs with at most one rank
@@ -297,6 +297,7 @@ REASONS = {
     "compute:pairs": "pairwise work, n^2/P: every row against every row, so the work per rank "
     "grows with n",
     "compute:global_rows": "work over all n rows on every rank",
+    "compute:global_rows_log": "a tree over all n rows built on every rank",
     "compute:cross": "work per pair of a local row with another rank's row",
     "compute:ranks": "work that grows with P (the forests' split search on rank 0, in "
     "measurements taken before it was spread over the ranks)",
@@ -317,7 +318,12 @@ def _why(point, base, mode, model):
     else:
         why = REASONS[worst]
     note = model.spec.get("note")  # why the case has a term that grows with n per rank
-    explained = note and worst in ("bandwidth", "compute:global_rows", "compute:cross")
+    explained = note and worst in (
+        "bandwidth",
+        "compute:global_rows",
+        "compute:global_rows_log",
+        "compute:cross",
+    )
     return why + (f" ({note})" if explained else "")
 
 

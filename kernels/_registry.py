@@ -88,6 +88,9 @@ declare("svm", dense=_Layout(cpu="cpu.svm"))
 # t-SNE: perplexities, the Barnes-Hut tree over the gathered embedding and the
 # gradients of a rank's rows, on the host.
 declare("tsne", dense=_Layout(cpu="cpu.tsne"))
+# UMAP: the fuzzy graph's rows, the spectral start's products and the layout's
+# epochs of a rank's rows against the gathered embedding, on the host.
+declare("umap", dense=_Layout(cpu="cpu.umap"))
 # Exact sums of float64 values (integer buckets per exponent, host only), and the
 # column extrema and moment limbs of sums on fixed-point grids (either device).
 declare(

@@ -50,6 +50,7 @@ _PUBLIC = {
     "NuSVR": "mlmpi.svm",
     "OneClassSVM": "mlmpi.svm",
     "TSNE": "mlmpi.manifold",
+    "UMAP": "mlmpi.manifold",
 }
 
 __all__ = sorted(_PUBLIC) + ["__version__"]

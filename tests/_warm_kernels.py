@@ -156,11 +156,12 @@ def _mixtures_and_bayes():
 
 
 def _embeddings():
-    from mlmpi.manifold import TSNE
+    from mlmpi.manifold import TSNE, UMAP
 
     X, _, _ = _data()
     for method in ("barnes_hut", "exact"):
         TSNE(perplexity=5, method=method, max_iter=250, random_state=0).fit(X)
+    UMAP(n_neighbors=5, n_epochs=20, random_state=0).fit(X).transform(X[:5])
 
 
 WORKLOADS = (

@@ -159,6 +159,7 @@ CASES = [
     ("OneClassSVM", lambda: mlmpi.OneClassSVM(), "rows"),
     # docs/user_guide/manifold.rst: computed on the host, embedding_ goes back to the device
     ("TSNE", lambda: mlmpi.TSNE(perplexity=10, max_iter=250, random_state=0), "rows"),
+    ("UMAP", lambda: mlmpi.UMAP(n_neighbors=5, n_epochs=20, random_state=0), "rows"),
 ]
 
 #: Public classes that are not estimators fitted on arrays (left out).

@@ -54,6 +54,11 @@ def check_tsne_hdbscan_digits(output):
     assert float(agreement) >= 0.8
 
 
+def check_umap_hdbscan_digits(output):
+    assert "same new rows as one process: True" in output, output
+    check_tsne_hdbscan_digits(output)  # the same lines and thresholds
+
+
 def check_workflow(output):
     found = dict(_lines(r"^(mlmpi|scikit-learn)\s+(best C .*)$", output, 2))
     assert found["mlmpi"] == found["scikit-learn"]

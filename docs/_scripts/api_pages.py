@@ -19,7 +19,7 @@ MODULES = [
     ("mlmpi.neighbors", "Nearest neighbours with a distributed index."),
     ("mlmpi.naive_bayes", "Gaussian, multinomial and Bernoulli naive Bayes."),
     ("mlmpi.mixture", "Gaussian mixtures: EM and variational Bayes."),
-    ("mlmpi.manifold", "Embeddings: t-SNE, the same at any number of ranks."),
+    ("mlmpi.manifold", "Embeddings: t-SNE and UMAP, the same at any number of ranks."),
     (
         "mlmpi.ensemble",
         "Forests and gradient boosting grown on global histograms.",

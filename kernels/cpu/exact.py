@@ -157,3 +157,32 @@ def _sparse_moment_limbs(data, indices, scales, out):
         x = np.float64(data[p])
         _add_limbs(out, 0, f, x, scales[0, f])
         _add_limbs(out, 1, f, x * x, scales[1, f])
+
+
+@njit(cache=True, nogil=True)
+def cross_product_limbs(A, B, scales, out):
+    """Two-limb sums of the products ``A[i, a] · B[i, b]`` over the rows, each
+    product on its grid: ``out[0, a, b]`` and ``out[1, a, b]`` gain the high and
+    low limbs of ``Σ_i trunc(A[i, a] · B[i, b] · scales[a, b])``. Exact for fewer
+    than ``2**32`` rows.
+
+    Parameters
+    ----------
+    A : ndarray of shape (n, p), float64  (IN)
+    B : ndarray of shape (n, q), float64  (IN)
+    scales : ndarray of shape (p, q), float64 powers of two  (IN)
+    out : ndarray of shape (2, p, q), int64  (INOUT)
+    """
+    n, p = A.shape
+    q = B.shape[1]
+    block = np.zeros((p, q), dtype=np.int64)
+    for start in range(0, n, _EXACT_ROWS):
+        for i in range(start, min(start + _EXACT_ROWS, n)):
+            for a in range(p):
+                for b in range(q):
+                    block[a, b] += np.int64(A[i, a] * B[i, b] * scales[a, b])
+        for a in range(p):
+            for b in range(q):
+                out[0, a, b] += block[a, b] >> LIMB_BITS
+                out[1, a, b] += block[a, b] & LIMB_MASK
+                block[a, b] = 0

@@ -16,6 +16,7 @@ from ..random import shared_seed
 from ..utils.validation import agree_on_errors, validate_fit_data
 from . import _t_sne_affinities as affinities
 from . import _t_sne_init as start
+from ._local_rows import MACHINE_EPSILON
 from ._t_sne_descent import BarnesHut, Exact, gradient_descent
 
 
@@ -343,7 +344,7 @@ class TSNE(
         )
         if not exact:
             return BarnesHut(P, self.angle, dof, layout, comms)
-        P_rows = np.maximum(P.dense(n_samples), affinities.MACHINE_EPSILON)
+        P_rows = np.maximum(P.dense(n_samples), MACHINE_EPSILON)
         own = np.arange(layout.n_local)
         P_rows[own, own + layout.offset] = 0.0
         return Exact(P_rows, dof, layout, comms)

@@ -12,7 +12,6 @@ exact sum (:func:`mlmpi.utils._exact.exact_sums`), so every entry of ``P`` has
 the same bits at any number of ranks.
 """
 
-from dataclasses import dataclass
 from time import perf_counter
 
 import numpy as np
@@ -20,33 +19,7 @@ import numpy as np
 from ..kernels import kernels_for
 from ..neighbors import NearestNeighbors
 from ..utils._exact import exact_sums
-from ..utils._global_rows import by_owner
-
-MACHINE_EPSILON = np.finfo(np.double).eps
-
-
-@dataclass(frozen=True)
-class LocalRows:
-    """This rank's rows of a sparse matrix over the global columns (CSR).
-
-    Attributes
-    ----------
-    indptr : ndarray of shape (n_local + 1,), int64
-    indices : ndarray of int64
-        Global column indices, increasing within a row.
-    values : ndarray of float64
-    """
-
-    indptr: np.ndarray
-    indices: np.ndarray
-    values: np.ndarray
-
-    def dense(self, n_columns):
-        """The rows as a dense ``(n_local, n_columns)`` float64 array."""
-        out = np.zeros((len(self.indptr) - 1, n_columns))
-        rows = np.repeat(np.arange(len(self.indptr) - 1), np.diff(self.indptr))
-        out[rows, self.indices] = self.values
-        return out
+from ._local_rows import MACHINE_EPSILON, LocalRows, with_transposed
 
 
 def squared_neighbour_distances(X, n_neighbors, metric, metric_params, comms):
@@ -82,29 +55,8 @@ def symmetrized(conditional, indices, layout, comms):
 
     This function is collective (one all-to-all exchange).
     """
-    n_local, k = indices.shape
-    rows = np.repeat(np.arange(layout.offset, layout.offset + n_local, dtype=np.int64), k)
-    cols = indices.ravel()
-    values = conditional.ravel()
-    sent, counts = by_owner(cols, layout.counts)
-    entries = np.empty((cols.shape[0], 3), dtype=np.int64)
-    entries[:, 0] = cols[sent]
-    entries[:, 1] = rows[sent]
-    entries[:, 2] = values[sent].view(np.int64)
-    received = np.asarray(comms.alltoallv(entries, counts))
-    rows = np.concatenate([rows, received[:, 0]])
-    cols = np.concatenate([cols, received[:, 1]])
-    values = np.concatenate([values, received[:, 2].copy().view(np.float64)])
-    order = np.lexsort((cols, rows))
-    rows, cols, values = rows[order], cols[order], values[order]
-    first = np.ones(rows.shape[0], dtype=bool)
-    first[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
-    starts = np.flatnonzero(first)
-    summed = np.add.reduceat(values, starts) if starts.size else values
-    local_rows = rows[starts] - layout.offset
-    indptr = np.zeros(n_local + 1, dtype=np.int64)
-    np.cumsum(np.bincount(local_rows, minlength=n_local), out=indptr[1:])
-    return LocalRows(indptr, cols[starts], summed)
+    rows, transposed = with_transposed(conditional, indices, layout, comms)
+    return LocalRows(rows.indptr, rows.indices, rows.values + transposed)
 
 
 def joint_probabilities(X, *, n_neighbors, perplexity, metric, metric_params, layout, comms, say):

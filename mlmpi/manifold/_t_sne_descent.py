@@ -17,7 +17,7 @@ import numpy as np
 
 from ..kernels import kernels_for
 from ..utils._exact import exact_sums
-from ._t_sne_affinities import MACHINE_EPSILON
+from ._local_rows import MACHINE_EPSILON
 
 
 class BarnesHut:

@@ -266,3 +266,36 @@ def exact_moments(X, n_samples, comms):
     sums = limbs_to_float(to_host(reduce_limbs(limbs, comms)), exponents) / n_samples
     mean = sums[0] + shift
     return ExactMoments(low, high, mean, np.maximum(sums[1] - sums[0] ** 2, 0.0))
+
+
+def exact_cross_products(A, B, comms):
+    """``Aᵀ B`` over the global rows on two-limb grids: the same on every rank and
+    at any number of ranks.
+
+    Parameters
+    ----------
+    A : ndarray of shape (n_local, p), float64
+    B : ndarray of shape (n_local, q), float64
+        This rank's finite rows (host); a rank may hold none.
+    comms : Comms
+
+    Returns
+    -------
+    products : ndarray of shape (p, q), float64
+        Each entry's sum of products rounded onto its grid, 50 bits below
+        the product of the two columns' largest magnitudes.
+
+    Notes
+    -----
+    This function is collective: one allreduce of ``p + q`` float64 (the
+    columns' largest magnitudes), then one of ``2 · p · q`` int64.
+    """
+    A = np.ascontiguousarray(A, dtype=np.float64)
+    B = np.ascontiguousarray(B, dtype=np.float64)
+    p, q = A.shape[1], B.shape[1]
+    local = np.concatenate([np.abs(A).max(axis=0, initial=0.0), np.abs(B).max(axis=0, initial=0.0)])
+    largest = comms.allreduce(local, op="max")
+    exponents = limb_exponents(np.outer(largest[:p], largest[p:]).ravel()).reshape(p, q)
+    limbs = np.zeros((2, p, q), dtype=np.int64)
+    kernels_for("exact", A).cross_product_limbs(A, B, limb_scales(exponents), limbs)
+    return limbs_to_float(reduce_limbs(limbs, comms), exponents)
