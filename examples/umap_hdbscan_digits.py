@@ -48,10 +48,13 @@ all_labels = comms.allgatherv(labels)
 all_new = comms.allgatherv(new_embedding)
 
 if comms.rank == 0:
-    alone = UMAP(n_neighbors=15, min_dist=0.0, random_state=0, comms=SelfComms()).fit(fitted)
+    alone = reducer  # one process: the fit above
+    if comms.size > 1:
+        alone = UMAP(n_neighbors=15, min_dist=0.0, random_state=0, comms=SelfComms()).fit(fitted)
     print(f"ranks: {comms.size}   images: {all_labels.size} fitted, {all_new.shape[0]} new")
     print(f"same embedding as one process: {np.array_equal(all_embedding, alone.embedding_)}")
-    print(f"same new rows as one process: {np.array_equal(all_new, alone.transform(new))}")
+    alone_new = alone.transform(new) if comms.size > 1 else all_new
+    print(f"same new rows as one process: {np.array_equal(all_new, alone_new)}")
     trust = trustworthiness(fitted, all_embedding, n_neighbors=10)
     print(f"trustworthiness (10 neighbours): {trust:.4f}")
     print(f"clusters: {n_clusters}   noise: {int((all_labels == -1).sum())}")

@@ -237,7 +237,6 @@ def _clip(value):
     return min(max(value, -4.0), 4.0)
 
 
-@njit(cache=True, nogil=True)
 def layout_epoch(
     head,
     tail,
@@ -299,6 +298,49 @@ def layout_epoch(
         weight of the negative samples.
     seed : uint64
     """
+    _layout_epoch(
+        head,
+        tail,
+        first_row,
+        self_edges,
+        indptr,
+        indices,
+        epochs_per_sample,
+        next_sample,
+        epochs_per_negative_sample,
+        next_negative_sample,
+        due,
+        second_pull,
+        epoch,
+        alpha,
+        a,
+        b,
+        gamma,
+        seed,
+    )
+
+
+@njit(cache=True, nogil=True)
+def _layout_epoch(
+    head,
+    tail,
+    first_row,
+    self_edges,
+    indptr,
+    indices,
+    epochs_per_sample,
+    next_sample,
+    epochs_per_negative_sample,
+    next_negative_sample,
+    due,
+    second_pull,
+    epoch,
+    alpha,
+    a,
+    b,
+    gamma,
+    seed,
+):
     n_rows, dim = head.shape
     n_tail = np.uint64(tail.shape[0])
     current = np.empty(dim)
