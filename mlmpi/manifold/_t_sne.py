@@ -282,13 +282,8 @@ class TSNE(
             )
         if self.metric == "precomputed" and isinstance(self.init, str) and self.init == "pca":
             raise ValueError('The parameter init="pca" cannot be used with metric="precomputed".')
-        shape = (n_samples, self.n_components)
-        if isinstance(self.init, np.ndarray) and self.init.shape != shape:
-            raise ValueError(
-                f"init must be the initial embedding of all {n_samples} rows, of shape "
-                f"(n_samples, n_components) = {shape}, the same on every rank; got shape "
-                f"{self.init.shape}."
-            )
+        if isinstance(self.init, np.ndarray):
+            start.check_given_embedding(self.init, n_samples, self.n_components)
         if self.method == "barnes_hut" and self.n_components > 3:
             raise ValueError(
                 "'n_components' should be inferior to 4 for the barnes_hut algorithm as it "

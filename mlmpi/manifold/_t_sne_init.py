@@ -82,6 +82,18 @@ def pca_embedding(X, n_components, seed, layout, comms):
     return embedding / np.float32(std) * np.float32(1e-4)
 
 
+def check_given_embedding(init, n_samples, n_components):
+    """Raise unless ``init`` is the start of all ``n_samples`` global rows, of
+    shape ``(n_samples, n_components)`` (a replicated fact: every rank raises alike)."""
+    shape = (n_samples, n_components)
+    if init.shape != shape:
+        raise ValueError(
+            f"init must be the initial embedding of all {n_samples} rows, of shape "
+            f"(n_samples, n_components) = {shape}, the same on every rank; got shape "
+            f"{init.shape}."
+        )
+
+
 def given_embedding(init, layout):
     """This rank's rows of the global initial embedding ``init`` (checked by the
     caller), in its floating dtype (float64 for other dtypes). Local."""

@@ -20,7 +20,7 @@ from ..random import RowStream, shared_seed
 from ..utils.validation import RowLayout, agree, check_local, validate_fit_data
 from . import _umap_graph as fuzzy
 from ._local_rows import LocalRows
-from ._t_sne_init import given_embedding
+from ._t_sne_init import check_given_embedding, given_embedding
 from ._umap_layout import find_ab_params, optimize_layout, pruned
 from ._umap_spectral import spectral_embedding
 
@@ -260,13 +260,8 @@ class UMAP(
         """umap-learn's checks that need the global row count (replicated facts)."""
         if self.min_dist > self.spread:
             raise ValueError("min_dist must be less than or equal to spread")
-        shape = (n_samples, self.n_components)
-        if isinstance(self.init, np.ndarray) and self.init.shape != shape:
-            raise ValueError(
-                f"init must be the initial embedding of all {n_samples} rows, of shape "
-                f"(n_samples, n_components) = {shape}, the same on every rank; got shape "
-                f"{self.init.shape}."
-            )
+        if isinstance(self.init, np.ndarray):
+            check_given_embedding(self.init, n_samples, self.n_components)
 
     def _fit(self, X):
         comms = self._get_comms()
