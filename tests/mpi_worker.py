@@ -10,12 +10,17 @@ other in the same processes (one start of Python, MPI and the libraries for
 all of them). Rank 0 writes ``{module: {case: {rank: traceback}}}`` (an
 empty dict: passed on every rank); a module that fails to import reports
 its traceback under the case name ``import``.
+
+With ``MLMPI_CASE_SECONDS=PATH`` set, rank 0 also appends one JSON line per
+case to PATH: ``{"ranks", "module", "case", "seconds"}`` (the suite's time
+budget: which cases cost what).
 """
 
 import importlib
 import json
 import os
 import sys
+import time
 import traceback
 
 os.environ.setdefault("MLMPI_ABORT_ON_ERROR", "0")
@@ -44,6 +49,7 @@ def main():
 
     harness = MPI.COMM_WORLD.Dup()
     results = {}
+    seconds_log = os.environ.get("MLMPI_CASE_SECONDS")
 
     def record(module_name, case, errors):
         if harness.rank == 0:  # rewritten after every case: a later hang keeps these
@@ -51,15 +57,29 @@ def main():
             with open(report, "w") as f:
                 json.dump(results, f, indent=1)
 
+    def timed(module_name, case, call):
+        start = time.perf_counter()
+        errors = _run(call, harness)
+        if seconds_log and harness.rank == 0:
+            line = {"ranks": harness.size, "module": module_name, "case": case}
+            with open(seconds_log, "a") as f:
+                f.write(json.dumps({**line, "seconds": round(time.perf_counter() - start, 3)}))
+                f.write("\n")
+        return errors
+
     for module_name in module_names:
         loaded = {}
-        errors = _run(lambda: loaded.update(module=importlib.import_module(module_name)), harness)
+
+        def load(name=module_name):
+            loaded["module"] = importlib.import_module(name)
+
+        errors = timed(module_name, "import", load)
         if harness.bcast(bool(errors), root=0):
             record(module_name, "import", errors)
             continue
         module = loaded["module"]
         for case in [name for name in vars(module) if name.startswith("case_")]:
-            record(module_name, case, _run(getattr(module, case), harness))
+            record(module_name, case, timed(module_name, case, getattr(module, case)))
 
 
 if __name__ == "__main__":
