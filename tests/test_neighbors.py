@@ -172,6 +172,42 @@ def test_cpu_selection_across_chunks(metric, dtype):
         np.testing.assert_array_equal(best_d, np.take_along_axis(reference, order[:, :k], 1))
 
 
+@pytest.mark.parametrize("metric", ["cosine", "sqeuclidean"])
+def test_float32_ties_as_stored_go_to_the_smaller_index(metric):
+    """A distance recomputed in float64 is rounded to float32 before it meets
+    the stored top-k: duplicate rows tie as stored, the smaller index first,
+    whatever blocks the rows arrive in (compared in float64, the later
+    duplicate could pass the earlier one, and the k-th neighbour changed with
+    the block size and the number of ranks)."""
+    rng = np.random.RandomState(0)
+    X = np.round(rng.rand(700, 8) * 4, 1).astype(np.float32)
+    X[5] = X[6]
+    found = []
+    for batch_size in (100, 350, 700):
+        nn = NearestNeighbors(n_neighbors=8, metric=metric, batch_size=batch_size).fit(X)
+        dist, ind = nn.kneighbors(X)
+        order = np.lexsort((ind, dist), axis=1)
+        np.testing.assert_array_equal(order, np.broadcast_to(np.arange(8), order.shape))
+        found.append(ind)
+    np.testing.assert_array_equal(found[1], found[0])
+    np.testing.assert_array_equal(found[2], found[0])
+
+
+def test_merge_topk_equals_the_top_k_of_the_union():
+    rng = np.random.RandomState(2)
+    dist = rng.randint(0, 4, size=(30, 12)).astype(np.float32)
+    index = np.argsort(rng.rand(30, 12), axis=1)  # distinct per row
+    kernels = kernels_for("knn", dist)
+    order = np.lexsort((index, dist), axis=1)
+    expected = np.take_along_axis(index, order, axis=1)[:, :5]
+    best_d = np.full((30, 5), np.inf, dtype=np.float32)
+    best_i = np.full((30, 5), np.iinfo(np.int64).max)
+    for part in (slice(0, 5), slice(5, 6), slice(6, 12)):
+        kernels.merge_topk(dist[:, part], index[:, part], best_d, best_i)
+    np.testing.assert_array_equal(best_i, expected)
+    np.testing.assert_array_equal(best_d, np.take_along_axis(dist, order, axis=1)[:, :5])
+
+
 def test_kneighbors_graph_matches_sklearn():
     rng = np.random.RandomState(0)
     X, Q = rng.standard_normal((60, 3)), rng.standard_normal((10, 3))

@@ -18,6 +18,7 @@ signatures for CuPy arrays.
   those within the query's bound, and most chunks are passed over whole.
 """
 
+import numpy as np
 from numba import njit, prange
 
 from ..shared.knn import gemm_distances
@@ -88,6 +89,10 @@ def _insert(e, g, i, best_dist, best_index):
 def _update(Q, X, D, q_term, x_term, tol, start, code, p, exact_again, best_dist, best_index):
     k = best_dist.shape[1]
     n = D.shape[1]
+    # A distance recomputed in float64 is rounded to the top-k's dtype before it
+    # is compared: ties are then ties as stored, and go to the smaller index
+    # whatever order the rows arrive in.
+    stored = np.empty(1, dtype=best_dist.dtype)
     for i in range(D.shape[0]):
         row = D[i]
         limit = best_dist[i, k - 1] + tol[i] - q_term[i]
@@ -98,8 +103,8 @@ def _update(Q, X, D, q_term, x_term, tol, start, code, p, exact_again, best_dist
             for j in range(c0, c1):
                 if row[j] + x_term[j] > limit:
                     continue
-                e = _reduced(Q[i], X[j], code, p) if exact_again else row[j]
-                _insert(e, start + j, i, best_dist, best_index)
+                stored[0] = _reduced(Q[i], X[j], code, p) if exact_again else row[j]
+                _insert(stored[0], start + j, i, best_dist, best_index)
                 limit = best_dist[i, k - 1] + tol[i] - q_term[i]
 
 

@@ -19,6 +19,7 @@ from ..._array import get_namespace
 from ..shared.knn import (
     GEMM_METRICS,
     gemm_distances,
+    merge_candidates,
     pair_distances,
     reduce_differences,
 )
@@ -40,7 +41,7 @@ def block_distances(Q, X, metric, p, out):
 def update_topk(Q, X, D, q_term, x_term, tol, start, metric, p, best_dist, best_index):
     """See ``mlmpi.kernels.cpu.knn.update_topk`` (CuPy arrays here)."""
     xp = get_namespace(D)
-    n_queries, n_rows = D.shape
+    n_rows = D.shape[1]
     if D.size == 0:
         return
     D = D + q_term[:, None] + x_term[None, :]
@@ -53,16 +54,4 @@ def update_topk(Q, X, D, q_term, x_term, tol, start, metric, p, best_dist, best_
         reduced = pair_distances(Q, X, rows, cols, metric, p)
     else:
         reduced = D[rows, cols]
-    all_rows = xp.concatenate([rows, xp.repeat(xp.arange(n_queries), k)])
-    all_dist = xp.concatenate([reduced.astype(best_dist.dtype), best_dist.ravel()])
-    all_index = xp.concatenate([cols.astype(best_index.dtype) + start, best_index.ravel()])
-    keys = xp.stack(
-        [all_index.astype(xp.float64), all_dist.astype(xp.float64), all_rows.astype(xp.float64)]
-    )
-    order = xp.lexsort(keys)
-    sorted_rows = all_rows[order]
-    first = xp.searchsorted(sorted_rows, xp.arange(n_queries))
-    position = xp.arange(order.shape[0]) - first[sorted_rows]
-    keep = position < k
-    best_dist[sorted_rows[keep], position[keep]] = all_dist[order[keep]]
-    best_index[sorted_rows[keep], position[keep]] = all_index[order[keep]]
+    merge_candidates(rows, reduced, cols.astype(best_index.dtype) + start, best_dist, best_index)

@@ -37,6 +37,46 @@ def gemm_distances(Q, X, metric, out):
     return xp.matmul(Q, (X * scale).T, out=out)
 
 
+def merge_candidates(rows, dist, index, best_dist, best_index):
+    """Merge candidate neighbours into the running top-k of their queries.
+
+    Parameters
+    ----------
+    rows : ndarray of shape (n_candidates,)
+        The query (row of ``best_dist``) of each candidate.
+    dist, index : ndarray of shape (n_candidates,)
+        The candidates' exact reduced distances and global indices; none is
+        already in its query's top-k.
+    best_dist, best_index : ndarray of shape (n_queries, k)
+        Running top-k, sorted by (distance, global index). Updated.
+    """
+    xp = get_namespace(best_dist)
+    n_queries, k = best_dist.shape
+    all_rows = xp.concatenate([rows, xp.repeat(xp.arange(n_queries), k)])
+    all_dist = xp.concatenate([dist.astype(best_dist.dtype), best_dist.ravel()])
+    all_index = xp.concatenate([index.astype(best_index.dtype), best_index.ravel()])
+    keys = xp.stack(
+        [all_index.astype(xp.float64), all_dist.astype(xp.float64), all_rows.astype(xp.float64)]
+    )
+    order = xp.lexsort(keys)
+    sorted_rows = all_rows[order]
+    first = xp.searchsorted(sorted_rows, xp.arange(n_queries))
+    position = xp.arange(order.shape[0]) - first[sorted_rows]
+    keep = position < k
+    best_dist[sorted_rows[keep], position[keep]] = all_dist[order[keep]]
+    best_index[sorted_rows[keep], position[keep]] = all_index[order[keep]]
+
+
+def merge_topk(dist, index, best_dist, best_index):
+    """Merge another top-k of the same queries (``dist``, ``index``: sorted or
+    not, of shape (n_queries, k'), pairs disjoint from the running ones; ``inf``
+    and ``iinfo.max`` where empty) into the running top-k. Updated:
+    ``best_dist``, ``best_index``."""
+    xp = get_namespace(best_dist)
+    rows = xp.repeat(xp.arange(dist.shape[0]), dist.shape[1])
+    merge_candidates(rows, dist.ravel(), index.ravel(), best_dist, best_index)
+
+
 def row_terms(X, metric):
     """Per-row terms of the approximate reduced distances (see :func:`gemm_distances`):
     ``||x||²`` for sqeuclidean, ``1/2`` for cosine (each side), 0 otherwise."""

@@ -403,6 +403,11 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
                 counts=self.shard_counts_,
                 batch_size=self._batch_size(),
             )
+        elif query_is_train:  # each pair of fitted rows met once, for both
+            reduced, indices = _ring.self_kneighbors(
+                self._fit_X, n_neighbors=n_neighbors, **self._search_args(comms)
+            )
+            dist = _ring.to_distance(reduced, self._metric, self._p)
         else:
             reduced, indices = _ring.kneighbors(
                 _ring.prepare_rows(Q, self._metric),

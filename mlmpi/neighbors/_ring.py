@@ -15,7 +15,13 @@ The kernels (the ``knn`` kernel family) keep each query's running
 top-k sorted by (exact distance, global index), which makes the result
 independent of the number of ranks, of the shards and of the order in
 which the blocks arrive.
+
+The search of the fitted rows among themselves (:func:`self_kneighbors`)
+computes each pair of blocks once, for the queries of both: half the
+distance blocks, half the ring.
 """
+
+import math
 
 from .._array import get_namespace
 from ..kernels import kernels_for
@@ -123,6 +129,121 @@ def kneighbors(Q, X, *, n_neighbors, metric, p, comms, counts, batch_size):
         )
 
     _search(Q, X, comms, counts, metric, p, batch_size, visit)
+    return best_dist, best_index
+
+
+def _pair_sides(hop, size, local_block, block, rank, owner):
+    """Which queries a rank serves when its ``local_block``-th block meets
+    ``owner``'s ``block``-th block, ``hop`` places before it in the ring:
+    None (neither: another meeting serves the pair), ``"local"`` (this rank's
+    rows only: a block meeting itself) or ``"both"``. Every pair of blocks is
+    served exactly once: on its owner, by the earlier of its two blocks; across
+    ranks, by the rank that meets the other's blocks in the first half of the
+    ring; halfway round an even ring both ranks meet, and they take alternate
+    pairs."""
+    if hop == 0:
+        if local_block == block:
+            return "local"
+        return "both" if local_block < block else None
+    if 2 * hop == size and ((local_block + block) % 2 == 0) != (rank < owner):
+        return None
+    return "both"
+
+
+def self_kneighbors(X, *, n_neighbors, metric, p, comms, counts, batch_size):
+    """:func:`kneighbors` of this rank's fitted rows ``X`` (each row its own
+    nearest neighbour too) among every rank's.
+
+    The same result as ``kneighbors(prepare_rows(X), X, ...)``, with half of
+    its distance blocks: the blocks go half way round the ring (:func:`_pair_sides`
+    says who serves which pair), and each distance block updates the top-k
+    of its queries and, transposed, that of the visiting block's rows; those
+    go back to the block's owner after each hop, which merges them. Distances
+    are symmetric to the bit in the kernels, and every pair is served once,
+    so the top-k are the same as the one-way search's.
+
+    This function is collective.
+    """
+    xp = get_namespace(X)
+    kernels = kernels_for("knn", X)
+    reduced = REDUCED[metric]
+    rank, size = comms.rank, comms.size
+    Q = prepare_rows(X, metric)
+    q_terms = kernels.row_terms(Q, reduced)
+    n_local = Q.shape[0]
+    best_dist = xp.full((n_local, n_neighbors), xp.inf, dtype=X.dtype)
+    best_index = xp.full((n_local, n_neighbors), xp.iinfo(xp.int64).max, dtype=xp.int64)
+    n_rows = kernels.query_rows(batch_size)
+    buffer = xp.empty(n_rows * batch_size, dtype=X.dtype)
+    turned = xp.empty(n_rows * batch_size, dtype=X.dtype)
+    offsets = [sum(counts[:r]) for r in range(size)]
+    local_blocks = range(math.ceil(n_local / batch_size))
+    blocks = ring_blocks(
+        X, comms, counts, batch_size, lambda rows: prepare_rows(rows, metric), hops=size // 2 + 1
+    )
+    for block, owner, start, request in blocks:
+        hop = (rank - owner) % size
+        visiting = slice(start, start + block.shape[0])
+        if hop == 0:  # this rank's own block: its rows' top-k are this rank's
+            block_dist, block_index = best_dist[visiting], best_index[visiting]
+        else:
+            block_dist = xp.full((block.shape[0], n_neighbors), xp.inf, dtype=X.dtype)
+            block_index = xp.full(block_dist.shape, xp.iinfo(xp.int64).max, dtype=xp.int64)
+        x_term = kernels.row_terms(block, reduced)
+        slope, offset = _tolerance_terms(block, x_term, reduced)
+        for local_block in local_blocks:
+            sides = _pair_sides(hop, size, local_block, start // batch_size, rank, owner)
+            if sides is None or block.shape[0] == 0:
+                continue
+            end = min((local_block + 1) * batch_size, n_local)
+            for lo in range(local_block * batch_size, end, n_rows):
+                batch = slice(lo, min(lo + n_rows, end))
+                Qb, q_term = Q[batch], q_terms[batch]
+                D = buffer[: Qb.shape[0] * block.shape[0]].reshape(Qb.shape[0], block.shape[0])
+                kernels.block_distances(Qb, block, reduced, p, D)
+                tol = slope * q_term + offset
+                kernels.update_topk(
+                    Qb,
+                    block,
+                    D,
+                    q_term,
+                    x_term,
+                    tol,
+                    offsets[owner] + start,
+                    reduced,
+                    p,
+                    best_dist[batch],
+                    best_index[batch],
+                )
+                if sides == "both":
+                    DT = turned[: D.size].reshape(D.shape[1], D.shape[0])
+                    DT[...] = D.T
+                    slope_t, offset_t = _tolerance_terms(Qb, q_term, reduced)
+                    kernels.update_topk(
+                        block,
+                        Qb,
+                        DT,
+                        x_term,
+                        q_term,
+                        slope_t * x_term + offset_t,
+                        offsets[rank] + lo,
+                        reduced,
+                        p,
+                        block_dist,
+                        block_index,
+                    )
+                if request is not None:
+                    request.test()  # lets MPI progress the transfer between batches
+        if hop > 0:  # the visiting rows' top-k go home; this rank's come back
+            source = (rank + hop) % size
+            own = max(0, min(batch_size, n_local - start))
+            found = [
+                comms.isendrecv(part, dest=owner, source=source, recv_rows=own)
+                for part in (block_dist, block_index)
+            ]
+            dist, index = (request.wait() for request in found)
+            mine = slice(start, start + own)
+            kernels.merge_topk(dist, index, best_dist[mine], best_index[mine])
     return best_dist, best_index
 
 

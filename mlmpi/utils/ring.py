@@ -12,7 +12,7 @@ the kNN searches, DBSCAN's neighbourhoods and the rank-statistic metrics.
 import math
 
 
-def ring_blocks(local, comms, counts, rows, prepare=None):
+def ring_blocks(local, comms, counts, rows, prepare=None, hops=None):
     """Yield ``(block, owner, start, request)`` for every block of every rank's
     ``local`` rows.
 
@@ -21,19 +21,22 @@ def ring_blocks(local, comms, counts, rows, prepare=None):
     global index); ``request`` (None on the last hop) brings the next block,
     already in flight: calling its ``test()`` while working lets MPI progress
     it. ``prepare(block)``, if given, is applied by the owner before the block
-    leaves. ``counts`` holds every rank's number of rows.
+    leaves. ``counts`` holds every rank's number of rows. ``hops``: the ranks
+    each block visits, its owner first (default: all of them); with ``hops=h``
+    a rank meets the blocks of the ``h - 1`` ranks before it in the ring.
 
     This function is collective (every rank iterates to the end).
     """
     rank, size = comms.rank, comms.size
+    hops = size if hops is None else hops
     rounds = max((math.ceil(c / rows) for c in counts), default=0)
     for j in range(rounds):
         block = local[j * rows : (j + 1) * rows]
         if prepare is not None:
             block = prepare(block)
-        for hop in range(size):
+        for hop in range(hops):
             request = None
-            if hop < size - 1:
+            if hop < hops - 1:
                 coming = counts[(rank - hop - 1) % size] - j * rows  # the next owner's rows left
                 request = comms.isendrecv(
                     block,

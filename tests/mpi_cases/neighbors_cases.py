@@ -157,6 +157,42 @@ def case_kneighbors_self_exclusion():
         assert (graph != 0).sum() <= 6 * len(X_local)
 
 
+def case_self_search_serves_each_pair_once_at_every_layout():
+    """``kneighbors()`` of the fitted rows (each pair of blocks met once, for
+    both: half the ring) equals the one-way search of the same rows as
+    queries, with each row's own index dropped as scikit-learn drops it: the
+    same bits, for every metric, float64 and float32 rows with exact ties and
+    duplicates, several blocks per rank (and an index block larger than a
+    shard), at every layout, halfway round an even ring included."""
+    from mlmpi.neighbors._base import _drop_self
+
+    X, _ = _integer_ties()
+    X = np.r_[X, X[:25]]  # duplicates: ties at distance zero and at every other distance
+    for dtype in (np.float64, np.float32):
+        for metric, params in METRICS:
+            ref_d, _ = (
+                sk.NearestNeighbors(n_neighbors=7, metric=metric, **params).fit(X).kneighbors()
+            )
+            first = None
+            for batch_size in (16, 1024):
+                for name, counts, X_local in _splits(X.astype(dtype)):
+                    start = sum(counts[: COMMS.rank])
+                    where = f"{metric} {params} {dtype.__name__} batch_size={batch_size} {name}"
+                    nn = NearestNeighbors(
+                        n_neighbors=7, metric=metric, batch_size=batch_size, **params
+                    ).fit(X_local)
+                    dist, ind = nn.kneighbors()
+                    one_way = _drop_self(*nn.kneighbors(X_local, n_neighbors=8), start)
+                    np.testing.assert_array_equal(ind, one_way[1], err_msg=where)
+                    np.testing.assert_array_equal(dist, one_way[0], err_msg=where)
+                    mine = ref_d[start : start + len(X_local)]
+                    np.testing.assert_allclose(dist, mine, rtol=1e-5, atol=1e-6, err_msg=where)
+                    whole = np.concatenate(COMMS.allgather_object(ind))
+                    if first is None:
+                        first = whole
+                    np.testing.assert_array_equal(whole, first, err_msg=where)
+
+
 def case_radius_neighbors():
     X, Q = _digits()
     Q_local = shard(Q, COMMS, counts=_query_counts(len(Q)))
