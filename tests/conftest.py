@@ -19,14 +19,6 @@ _MPI_CASE_JOBS = []
 #: a rank count share jobs (:class:`CaseRunner`) within one process, and
 #: test_mpi_cases.py and test_mpi_cases_two_three.py split the rank counts.
 MAX_WORKERS = 4
-#: Thread-count variables of the BLAS, OpenMP and numba runtimes, set for the
-#: test workers and the processes they start (:func:`pytest_configure`).
-THREAD_VARIABLES = (
-    "OMP_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "NUMBA_NUM_THREADS",
-)
 
 
 def pytest_xdist_auto_num_workers(config):
@@ -43,35 +35,17 @@ def pytest_xdist_auto_num_workers(config):
 
 def pytest_configure(config):
     """Before the test workers start: name the lock files of their claims on the
-    cores (:mod:`_cores`), give each worker its share of the cores' threads
-    (:func:`share_threads`), and on a cold kernel cache compile the kernels
-    once, in parallel (:mod:`_warm_kernels`): otherwise every worker and every
-    rank of the first mpiexec jobs compiles them at the same time."""
+    cores (:mod:`_cores`), and on a cold kernel cache compile the kernels once,
+    in parallel (:mod:`_warm_kernels`): otherwise every worker and every rank of
+    the first mpiexec jobs compiles them at the same time."""
     import _warm_kernels
 
     if hasattr(config, "workerinput"):
         return
     workers = getattr(config.option, "numprocesses", None) and not config.option.collectonly
     _cores.configure(workers)
-    if workers:
-        share_threads(workers)
     if workers and _warm_kernels.cache_is_cold():
         _warm_kernels.warm(len(os.sched_getaffinity(0)))
-
-
-def share_threads(workers):
-    """Cap the threads of every worker, and of the processes it starts (suite
-    runs, the docs build, mpiexec jobs), at its share of the cores, through the
-    runtimes' variables (a user's own settings win). The workers run side by
-    side: each with as many BLAS and numba threads as there are cores
-    oversubscribes them, and the runtimes' spinning threads cost more than the
-    threads gain (measured on 2 cores, 2 workers: the scikit-learn suites, the
-    docs build and the examples took 661 s with 2 threads each, 486 s with 1).
-    The ranks of an mpiexec job split the cores among themselves as before
-    (``mlmpi._threads``), within the numba cap set here."""
-    threads = str(max(1, len(os.sched_getaffinity(0)) // workers))
-    for variable in THREAD_VARIABLES:
-        os.environ.setdefault(variable, threads)
 
 
 def pytest_unconfigure(config):
