@@ -178,10 +178,11 @@ def self_kneighbors(X, *, n_neighbors, metric, p, comms, counts, batch_size):
     turned = xp.empty(n_rows * batch_size, dtype=X.dtype)
     offsets = [sum(counts[:r]) for r in range(size)]
     local_blocks = range(math.ceil(n_local / batch_size))
-    blocks = ring_blocks(
-        X, comms, counts, batch_size, lambda rows: prepare_rows(rows, metric), hops=size // 2 + 1
-    )
-    for block, owner, start, request in blocks:
+    # The blocks are slices of the prepared rows: normalised once, row by row, as
+    # the one-way search's blocks are.
+    for block, owner, start, request in ring_blocks(
+        Q, comms, counts, batch_size, hops=size // 2 + 1
+    ):
         hop = (rank - owner) % size
         visiting = slice(start, start + block.shape[0])
         if hop == 0:  # this rank's own block: its rows' top-k are this rank's
@@ -191,9 +192,9 @@ def self_kneighbors(X, *, n_neighbors, metric, p, comms, counts, batch_size):
             block_index = xp.full(block_dist.shape, xp.iinfo(xp.int64).max, dtype=xp.int64)
         x_term = kernels.row_terms(block, reduced)
         slope, offset = _tolerance_terms(block, x_term, reduced)
-        for local_block in local_blocks:
+        for local_block in local_blocks if block.shape[0] else ():
             sides = _pair_sides(hop, size, local_block, start // batch_size, rank, owner)
-            if sides is None or block.shape[0] == 0:
+            if sides is None:
                 continue
             end = min((local_block + 1) * batch_size, n_local)
             for lo in range(local_block * batch_size, end, n_rows):
