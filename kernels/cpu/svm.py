@@ -109,6 +109,16 @@ def _value(code, dot, square_i, square_j, gamma, coef0, degree):
 
 
 @njit(cache=True, nogil=True)
+def libm_exp(x, out):
+    """``out[i] = exp(x[i])`` by the C library's ``exp``, which libsvm's Platt
+    scaling calls: NumPy's SIMD ``exp`` differs from it by an ulp on some
+    values and CPUs (AVX-512), which changes probabilities that must equal
+    libsvm's to the bit."""
+    for i in range(x.shape[0]):
+        out[i] = math.exp(x[i])
+
+
+@njit(cache=True, nogil=True)
 def squared_norms(X, out):
     """``out[j] = X[j]·X[j]`` (libsvm's ``x_square``)."""
     for j in range(X.shape[0]):

@@ -46,6 +46,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from ..kernels import kernels_for
 from ..random import shared_seed
 from ..random._policy import SKLEARN
 from ..random._tree import subset_parts
@@ -336,8 +337,12 @@ def _global_sums(columns, comms):
 
 
 def _split_logistic(fApB):
-    """``exp(-|fApB|)``: libsvm's branches on the sign of ``fApB`` use it alone."""
-    return np.exp(-np.abs(fApB))
+    """``exp(-|fApB|)``: libsvm's branches on the sign of ``fApB`` use it alone
+    (the C library's ``exp``, as libsvm's)."""
+    values = np.ascontiguousarray(-np.abs(fApB), dtype=np.float64)
+    out = np.empty_like(values)
+    kernels_for("svm", values).libm_exp(values.reshape(-1), out.reshape(-1))
+    return out
 
 
 def _objective(dec, target, A, B, comms):
