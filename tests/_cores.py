@@ -7,7 +7,8 @@ a busy worker took 2.3 times as long). So under xdist every test holds a
 shared claim on the cores while it runs (conftest's
 ``pytest_runtest_protocol``, fixtures included), and :func:`alone` trades it
 for an exclusive claim for the length of a job. Shorter jobs (the examples,
-the mistakes: seconds each) run beside the other tests: waiting for the
+the mistakes, a case module run alone or with its own environment: seconds
+each) run beside the other tests: waiting for the
 running tests to end would cost more than sharing the cores (measured: the
 examples and mistakes that took the cores alone waited up to a minute and a
 half each behind a suite run or the docs build). Two ``flock`` files make

@@ -112,9 +112,10 @@ class CaseRunner:
 
     After :meth:`plan`, the modules a session checks at the same rank count
     share jobs, :data:`MODULES_PER_JOB` at a time, one after the other in the
-    same processes; a module that says ``ALONE = True`` (it measures its
-    process, or leaves it changed) and a check with its own ``env`` get a job
-    of their own. The modules of a one-rank job are dealt out to one process
+    same processes, with the cores alone (:mod:`_cores`); a module that says
+    ``ALONE = True`` (it measures its process, or leaves it changed) and a
+    check with its own ``env`` get a job of their own, which runs beside the
+    other tests. The modules of a one-rank job are dealt out to one process
     per core, side by side.
     """
 
@@ -140,11 +141,12 @@ class CaseRunner:
         variant = tuple(sorted((env or {}).items()))
         if (module, nranks, variant) not in self._results:
             modules = (module,) if env else self._jobs.get((module, nranks), (module,))
-            # One rank uses one core: that job runs as one process per core. The
-            # job (its processes) has the cores alone (_cores) unless it needs one.
+            # One rank uses one core: that job runs as one process per core. A job
+            # of several modules (minutes) has the cores alone (_cores); a job of
+            # one module (seconds) runs beside the other tests, as the examples do.
             parts = 1 if nranks > 1 else min(len(modules), len(os.sched_getaffinity(0)))
             shares = [modules[part::parts] for part in range(parts)]
-            with _cores.alone(nranks > 1 or parts > 1), ThreadPoolExecutor(parts) as pool:
+            with _cores.alone(len(modules) > 1), ThreadPoolExecutor(parts) as pool:
                 done = pool.map(lambda share: _job(share, nranks, timeout, env), shares)
                 for share, (returncode, output, timed_out, reported) in zip(shares, done):
                     for name in share:

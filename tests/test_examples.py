@@ -2,8 +2,9 @@
 (``notebook_engines.py`` runs as one process: it starts 2 MPI engines itself).
 
 Each example prints ``ranks: N`` and its comparison from rank 0; the checks
-below read those lines. The trainer also runs at 1 rank (its result at 1-3
-ranks is compared in tests/mpi_cases/dnn_cases.py).
+below read those lines. One process runs each of them too: the docs build's
+gallery (tests/test_docs.py). The trainer's result at 1-3 ranks is compared
+in tests/mpi_cases/dnn_cases.py.
 """
 
 import importlib.util
@@ -145,6 +146,7 @@ CHECKS = {
     if name.startswith("check_")
 }
 HAS_TORCH = importlib.util.find_spec("torch") is not None
+NRANKS = 2
 # Started as one process: it starts its own MPI job (2 ipyparallel engines).
 ONE_PROCESS = {"notebook_engines.py"}
 
@@ -153,11 +155,8 @@ def test_every_example_has_a_check():
     assert sorted(path.name for path in EXAMPLES.glob("*.py")) == sorted(CHECKS)
 
 
-@pytest.mark.parametrize(
-    "name, nranks",
-    [(name, 2) for name in sorted(CHECKS)] + [("train_digits.py", 1)],
-)
-def test_example(name, nranks, tmp_path):
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_example(name, tmp_path):
     if name == "train_digits.py" and not HAS_TORCH:
         pytest.skip("the trainer's example needs torch")
     if name in ONE_PROCESS:
@@ -166,7 +165,7 @@ def test_example(name, nranks, tmp_path):
         returncode, output, timed_out = run_python([EXAMPLES / name], timeout=300, env=env)
     else:
         argv = [sys.executable, EXAMPLES / name]
-        returncode, output, timed_out = run_mpi(nranks, argv, timeout=300)
+        returncode, output, timed_out = run_mpi(NRANKS, argv, timeout=300)
     assert not timed_out and returncode == 0, output
-    assert f"ranks: {nranks} " in output or f"ranks: {nranks}\n" in output, output
+    assert f"ranks: {NRANKS} " in output or f"ranks: {NRANKS}\n" in output, output
     CHECKS[name](output)

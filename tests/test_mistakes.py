@@ -71,8 +71,17 @@ def _ranks(ranks):
     return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, ranks))
 
 
-@pytest.mark.parametrize("nranks", [2, 3])
-@pytest.mark.parametrize("mistake", list(MISTAKES))
+def _at_three_and_two_ranks_in_turn(params):
+    """``(*param, nranks)`` for each of ``params``, at 3 and 2 ranks in turn: each
+    mistake once (a job each; both counts for each doubled this file's time),
+    three ranks putting two ranks on a side of it, two giving the messages'
+    one-rank forms."""
+    return [(*param, 3 if i % 2 == 0 else 2) for i, param in enumerate(params)]
+
+
+@pytest.mark.parametrize(
+    "mistake, nranks", _at_three_and_two_ranks_in_turn([(name,) for name in MISTAKES])
+)
 def test_mistake_ends_the_job_with_one_clear_error(mistake, nranks):
     dnn = "batches" in mistake
     if dnn:
@@ -107,10 +116,11 @@ def test_mistake_ends_the_job_with_one_clear_error(mistake, nranks):
 EARLY_END = HERE / "scripts" / "early_end.py"
 
 
-@pytest.mark.parametrize("nranks", [2, 3])
 @pytest.mark.parametrize(
-    "mode, runner",
-    [("before_any_comms", False), ("exit_before_import", True), ("raise_before_import", True)],
+    "mode, runner, nranks",
+    _at_three_and_two_ranks_in_turn(
+        [("before_any_comms", False), ("exit_before_import", True), ("raise_before_import", True)]
+    ),
 )
 def test_a_rank_that_ends_before_any_collective_meets_the_others(mode, runner, nranks):
     # Without the import-time join (or the runner), the others waited in MPI_Init forever.

@@ -3,9 +3,9 @@
 Each suite copies an installed scikit-learn test module into a directory of
 its own, rebinds the exported estimators to mlmpi's after its imports and
 keeps only the tests that reach a replaced estimator, splitter or function
-(see ``CONFTEST``). A pytest subprocess runs each few suites (``SelfComms``;
-one start of Python and the libraries instead of one per suite, about 7 s
-each); each suite's test reads its outcome from that run's junit report.
+(see ``CONFTEST``). One pytest subprocess runs every suite (``SelfComms``;
+one start of Python and the libraries instead of one per suite); each
+suite's test reads its outcome from that run's junit report.
 ``DESELECT`` names every test left out and why: each is a deliberate
 difference listed in docs/differences.rst, or (``TORCH``, ``PROCESS_POOL``)
 a test left out for time alone.
@@ -759,34 +759,24 @@ def suites_command(suites, root):
     return argv, env
 
 
-#: Suites per pytest process: each process takes a minute or so, which a test
-#: worker waiting to run an mpiexec job waits out (``_cores``).
-SUITES_PER_RUN = 5
-
-
 @pytest.fixture(scope="module")
 def suites_report(tmp_path_factory):
-    """``report(relative)``: the junit report of the pytest process that ran the
-    suite, with that process's exit status and output. One process runs each
-    :data:`SUITES_PER_RUN` suites (one start of Python, pytest and the libraries
-    for them all), when the first of its suites' tests asks."""
-    suites = list(SUITES)
-    runs = {}
+    """``(tree, returncode, output)``: the junit report of the one pytest process
+    that runs every suite (one start of Python, pytest and the libraries and one
+    collection for them all: measured 167 s alone, against 318 s of worker time
+    for the same suites in six processes), its exit status and its output.
 
-    def report(relative):
-        start = suites.index(relative) // SUITES_PER_RUN * SUITES_PER_RUN
-        if start not in runs:
-            root = tmp_path_factory.mktemp("suites")
-            argv, env = suites_command(suites[start : start + SUITES_PER_RUN], root)
-            done = subprocess.run(
-                argv, cwd=root, capture_output=True, text=True, timeout=1200, env=env, check=False
-            )
-            path = root / "report.xml"
-            tree = ElementTree.parse(path) if path.exists() else None
-            runs[start] = tree, done.returncode, done.stdout[-8000:] + done.stderr[-2000:]
-        return runs[start]
-
-    return report
+    One run takes minutes, which a test worker waiting to run an mpiexec case
+    job would wait out (``_cores``); xdist hands out the files with the most
+    tests first, so the case jobs (``test_mpi_cases*.py``) have run by then."""
+    root = tmp_path_factory.mktemp("suites")
+    argv, env = suites_command(list(SUITES), root)
+    done = subprocess.run(
+        argv, cwd=root, capture_output=True, text=True, timeout=1500, env=env, check=False
+    )
+    path = root / "report.xml"
+    tree = ElementTree.parse(path) if path.exists() else None
+    return tree, done.returncode, done.stdout[-8000:] + done.stderr[-2000:]
 
 
 def _outcomes(tree, relative):
@@ -809,7 +799,7 @@ def _outcomes(tree, relative):
 
 @pytest.mark.parametrize("relative", list(SUITES))
 def test_sklearn_suite_passes_with_mlmpi_estimators(relative, suites_report):
-    tree, returncode, output = suites_report(relative)
+    tree, returncode, output = suites_report
     assert tree is not None and returncode in (0, 1), output  # 1: failures, in the report
     passed, problems = _outcomes(tree, relative)
     assert not problems, "\n\n".join(problems)[-12000:]

@@ -15,7 +15,7 @@ import sklearn.model_selection as sk
 import sklearn.naive_bayes as skn
 import sklearn.pipeline as skp
 import sklearn.preprocessing as skpre
-from shards import each_layout, gather_rows
+from shards import UNEQUAL, each_layout, gather_rows
 from sklearn.datasets import load_diabetes, load_iris
 
 import mlmpi.metrics as mm
@@ -38,15 +38,6 @@ from mlmpi.metrics import get_scorer
 from mlmpi.pipeline import make_pipeline
 from mlmpi.preprocessing import StandardScaler
 from mlmpi.random import draws
-
-
-def _layouts(*arrays):
-    """The uneven layout and the one with an empty rank (at one rank, its one layout):
-    the even one adds nothing these cases need, at a third of their time."""
-    size = get_comms().size
-    for name, local in each_layout(*arrays):
-        if (size == 1 and name == "even") or (size > 1 and name != "even"):
-            yield name, local
 
 
 def _diabetes():
@@ -95,7 +86,7 @@ def case_batched_searches_equal_pairs_and_scikit_learn():
         pipe_grid,
         cv=cv,
     ).fit(X, y)
-    for layout, (Xl, yl) in _layouts(X, y):
+    for layout, (Xl, yl) in each_layout(X, y, names=UNEQUAL):
         found = ms.GridSearchCV(Ridge(), grid, cv=cv, return_train_score=True).fit(Xl, yl)
         _same_results(found.cv_results_, ridge.cv_results_, 1e-10)
         if layout != "empty":  # the pair-by-pair loop (a plain callable scorer) agrees
@@ -132,7 +123,7 @@ def case_batched_logistic_search_and_cross_validate():
     reference_cross = sk.cross_validate(
         skl.LogisticRegression(solver="newton-cholesky"), X, y, cv=3, return_train_score=True
     )
-    for layout, (Xl, yl) in _layouts(X, y):
+    for layout, (Xl, yl) in each_layout(X, y, names=UNEQUAL):
         pipe = make_pipeline(StandardScaler(), LogisticRegression(solver="newton-cg"))
         options = {"cv": 3, "refit": "neg_log_loss"}
         found = ms.GridSearchCV(pipe, grid, scoring=scoring, **options).fit(Xl, yl)
@@ -170,7 +161,9 @@ def case_cv_estimators_equal_scikit_learn():
     logistic = skl.LogisticRegressionCV(
         solver="newton-cholesky", use_legacy_attributes=False, **options
     ).fit(Xc, yc)
-    for (_, (Xl, Yl, wl)), (_, (Xcl, ycl)) in zip(_layouts(X, Y, weights), _layouts(Xc, yc)):
+    for (_, (Xl, Yl, wl)), (_, (Xcl, ycl)) in zip(
+        each_layout(X, Y, weights, names=UNEQUAL), each_layout(Xc, yc, names=UNEQUAL)
+    ):
         found = RidgeCV(alphas=[1e-3, 0.1, 10.0], store_cv_results=True).fit(Xl, Yl, wl)
         assert found.alpha_ == ridge.alpha_
         np.testing.assert_allclose(found.coef_, ridge.coef_, rtol=1e-10)
@@ -231,7 +224,7 @@ def case_group_and_time_splitters_cut_by_global_row():
         ),
     ]
     comms = get_comms()
-    for _, (Xl, yl, gl) in _layouts(X, y, groups):
+    for _, (Xl, yl, gl) in each_layout(X, y, groups, names=UNEQUAL):
         offset, _ = comms.exclusive_scan_rows(len(Xl))
         for ours, reference in pairs:
             by_group = isinstance(ours, (ms.GroupKFold, ms.StratifiedGroupKFold))
@@ -267,7 +260,9 @@ def case_predictions_curves_and_importances_by_global_row():
     importances = ski.permutation_importance(
         skl.Ridge(alpha=0.1).fit(Xd, yd), Xd, yd, n_repeats=2, random_state=0, max_samples=0.7
     )
-    for (_, (Xl, yl)), (_, (Xdl, ydl)) in zip(_layouts(X, y), _layouts(Xd, yd)):
+    for (_, (Xl, yl)), (_, (Xdl, ydl)) in zip(
+        each_layout(X, y, names=UNEQUAL), each_layout(Xd, yd, names=UNEQUAL)
+    ):
         found = ms.cross_val_predict(
             LogisticRegression(solver="newton-cholesky"), Xl, yl, cv=4, method="predict_proba"
         )
@@ -313,7 +308,7 @@ def case_cv_given_as_each_ranks_pairs_equals_scikit_learn():
     curve = sk.learning_curve(skn.GaussianNB(), X, y, cv=pairs, train_sizes=[0.5, 1.0])
     search = sk.GridSearchCV(skn.GaussianNB(), {"var_smoothing": [1e-9, 1e-1]}, cv=pairs)
     search.fit(X, y)
-    for name, (Xl, yl) in _layouts(X, y):
+    for name, (Xl, yl) in each_layout(X, y, names=UNEQUAL):
         local = _local_pairs(pairs, get_comms().allgather(Xl.shape[0]))
         found = ms.cross_val_score(GaussianNB(), Xl, yl, cv=local)
         np.testing.assert_allclose(found, scores, atol=1e-12, err_msg=name)
@@ -337,7 +332,7 @@ def case_per_row_importances_are_the_same_at_any_rank_count():
     with draws("per-row"):
         expected = permutation_importance(model, X, y, **params, comms=SelfComms())
         model.set_params(comms=None)
-        for layout, (Xl, yl) in each_layout(X, y):
+        for layout, (Xl, yl) in each_layout(X, y, names=UNEQUAL):
             found = permutation_importance(model, Xl, yl, **params)
             np.testing.assert_array_equal(found.importances, expected.importances, err_msg=layout)
     # the sample and the shuffles are uniform: scikit-learn's importances but for the draws
@@ -383,7 +378,7 @@ def case_new_metrics_equal_scikit_learn():
         lambda m, d: m.cohen_kappa_score(d[5], d[6], sample_weight=d[2], labels=[0, 1, 2, 3]),
     ]
     expected = [call(skm, data) for call in calls]
-    for _, local in _layouts(*data):
+    for _, local in each_layout(*data, names=UNEQUAL):
         for call, reference in zip(calls, expected):
             found = call(mm, local)
             for part, value in zip(_parts(found), _parts(reference)):

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import sklearn.preprocessing as skp
-from shards import layouts
+from shards import tested_layouts
 
 import mlmpi.cluster
 import mlmpi.decomposition
@@ -76,7 +76,7 @@ def case_feature_names_and_pandas_output():
     n = 36
     X = pd.DataFrame(rng.rand(n, 3), columns=["a", "b", "c"], index=np.arange(500, 500 + n))
     y = (X["a"] > 0.5).astype(np.int64).to_numpy()
-    for counts in layouts(n, COMMS.size).values():
+    for counts in tested_layouts(n, COMMS.size).values():
         Xl, yl = _mine(X, counts), y[sum(counts[: COMMS.rank]) :][: counts[COMMS.rank]]
         for name, est in _estimators():
             pandas_output = hasattr(est, "transform") and hasattr(est, "set_output")
@@ -107,7 +107,7 @@ def case_categorical_encoders():
             "text": rng.choice(["p", "q"], n),
         }
     )
-    for counts in layouts(n, COMMS.size).values():
+    for counts in tested_layouts(n, COMMS.size).values():
         local = _mine(X, counts)
         # Each rank's categorical dtype knows only its own categories.
         local = local.assign(colour=local["colour"].astype(str).astype("category"))
@@ -181,7 +181,7 @@ def case_partial_fit_equals_fit():
         ("Ridge", lambda: mlmpi.linear_model.Ridge(alpha=0.5), X, y_reg, None),
         ("PCA", lambda: mlmpi.decomposition.PCA(3, svd_solver="covariance_eigh"), X, None, None),
     ]
-    for counts in layouts(n, COMMS.size).values():
+    for counts in tested_layouts(n, COMMS.size).values():
         start = sum(counts[: COMMS.rank])
         rows = slice(start, start + counts[COMMS.rank])
         for name, make, data, target, first_call in cases:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import sklearn.ensemble as sk
-from shards import each_layout, gather_rows, layouts, same_error_everywhere
+from shards import each_layout, gather_rows, same_error_everywhere, tested_layouts
 from sklearn.datasets import make_classification, make_regression
 from sklearn.ensemble._hist_gradient_boosting.binning import _BinMapper
 from sklearn.model_selection import train_test_split
@@ -55,21 +55,12 @@ def _state(model):
     )
 
 
-def _distinct_layouts(*arrays):
-    """``each_layout`` without repeats (at one rank every layout is the same)."""
-    seen = set()
-    for name, local in each_layout(*arrays):
-        counts = tuple(layouts(arrays[0].shape[0], get_comms().size)[name])
-        if counts not in seen:
-            seen.add(counts)
-            yield name, counts, local
-
-
 def _check_identical(make, X, y, weights=None, frame=None):
     """The model of every layout is the single-process model; local predictions too."""
     reference = make(SelfComms()).fit(X if frame is None else frame, y, sample_weight=weights)
     data = (X, y) if weights is None else (X, y, weights)
-    for name, counts, local in _distinct_layouts(*data):
+    for name, local in each_layout(*data):
+        counts = tested_layouts(X.shape[0], get_comms().size)[name]
         Xl, yl, wl = (*local, None)[:3]
         if frame is not None:
             start = int(sum(counts[: get_comms().rank]))
@@ -216,7 +207,7 @@ def case_binning_subsample_and_validation_rows_by_global_position():
         expected = _BinMapper(n_bins=32, subsample=300, random_state=seed).fit(
             X_train, sample_weight=None if w is None else w_train
         )
-        for _, _, (Xl, yl, wl) in _distinct_layouts(X, y, weights):
+        for _, (Xl, yl, wl) in each_layout(X, y, weights):
             layout = RowLayout(tuple(comms.allgather_object(len(yl))), comms.rank)
             rows = split_rows(layout, 0.25, seed, yl, 3, "scikit-learn", comms)
             mapper = _BinMapper(n_bins=32, subsample=300, random_state=seed)
@@ -246,7 +237,7 @@ def case_small_trainset_of_the_scorer_by_global_position():
         stratify=y[train],
     )
     expected = np.sort(train[picked])
-    for _, _, (yl,) in _distinct_layouts(y):
+    for _, (yl,) in each_layout(y):
         layout = RowLayout(tuple(comms.allgather_object(len(yl))), comms.rank)
         rows = split_rows(layout, 0.1, seed, yl, 3, "scikit-learn", comms)
         local = small_trainset(rows, seed, yl[rows.train], 3, comms)
@@ -259,7 +250,7 @@ def case_warm_start_staged_predictions_and_pickle():
     params = {**SMALL, "warm_start": True, "early_stopping": False}
     reference = ml.HistGradientBoostingClassifier(random_state=0, comms=SelfComms(), **params)
     reference.fit(X, y).set_params(max_iter=9).fit(X, y)
-    for _, _, (Xl, yl) in _distinct_layouts(X, y):
+    for _, (Xl, yl) in each_layout(X, y):
         model = ml.HistGradientBoostingClassifier(random_state=0, **params).fit(Xl, yl)
         model.set_params(max_iter=9).fit(Xl, yl)
         assert _state(model) == _state(reference)
@@ -279,8 +270,8 @@ def case_explicit_validation_rows_of_every_rank():
     reference.fit(X_train, y_train, X_val=X_val, y_val=y_val)
     theirs = sk.HistGradientBoostingClassifier(random_state=0, **params)
     assert theirs.fit(X_train, y_train, X_val=X_val, y_val=y_val).n_iter_ == reference.n_iter_
-    for (_, _, train), (_, _, validation) in zip(
-        _distinct_layouts(X_train, y_train), _distinct_layouts(X_val, y_val)
+    for (_, train), (_, validation) in zip(
+        each_layout(X_train, y_train), each_layout(X_val, y_val)
     ):
         model = ml.HistGradientBoostingClassifier(random_state=0, **params)
         model.fit(*train, X_val=validation[0], y_val=validation[1])
@@ -397,7 +388,7 @@ def case_per_row_split_and_subsamples_are_the_same_at_any_layout():
     )
     expected = np.bincount(y[train]), np.bincount(y[picked])
     found = []
-    for _, _, (Xl, yl, wl) in _distinct_layouts(X, y, weights):
+    for _, (Xl, yl, wl) in each_layout(X, y, weights):
         layout = RowLayout(tuple(comms.allgather_object(len(yl))), comms.rank)
         found.append(_per_row_draws(layout, Xl, yl, wl, seed, expected))
     for mine in found[1:]:

@@ -11,7 +11,7 @@ import sklearn.model_selection as sk
 import sklearn.naive_bayes as skn
 import sklearn.neighbors as skne
 from scipy.stats import loguniform
-from shards import each_layout, gather_rows, same_error_everywhere
+from shards import UNEQUAL, each_layout, gather_rows, same_error_everywhere
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
 from sklearn.metrics import pairwise_distances
 from sklearn.preprocessing import FunctionTransformer, Normalizer, StandardScaler
@@ -283,15 +283,6 @@ def case_scikit_learn_learners_warn_once_per_class():
     assert _shard_local_warnings(lambda: ms.cross_val_score(stateless, Xl, yl, cv=cv)) == []
 
 
-def _unequal_layouts(*arrays):
-    """This rank's arrays in the uneven layout and in the one with rank 0 empty
-    (at one rank, its one layout)."""
-    size = get_comms().size
-    for name, local in each_layout(*arrays):
-        if size == 1 or name != "even":
-            yield local
-
-
 def case_learning_curve_incremental_passes_params():
     X, y = load_iris(return_X_y=True)
     weights = np.random.RandomState(1).rand(y.shape[0]) ** 3
@@ -307,7 +298,7 @@ def case_learning_curve_incremental_passes_params():
     )
     unweighted = sk.learning_curve(skn.GaussianNB(), X, y, **kwargs)
     assert not np.array_equal(reference[2], unweighted[2])  # the weights change the scores
-    for Xl, yl, wl in _unequal_layouts(X, y, weights):
+    for _, (Xl, yl, wl) in each_layout(X, y, weights, names=UNEQUAL):
         found = ms.learning_curve(GaussianNB(), Xl, yl, params={"sample_weight": wl}, **kwargs)
         for part, expected in zip(found, reference):
             np.testing.assert_allclose(part, expected, rtol=1e-12)
@@ -321,7 +312,7 @@ def case_cross_val_predict_cuts_both_axes_of_a_precomputed_matrix():
     reference = sk.cross_val_predict(
         skne.KNeighborsClassifier(5, metric="precomputed"), D, y, cv=4, method="predict_proba"
     )
-    for Dl, yl in _unequal_layouts(D, y):
+    for _, (Dl, yl) in each_layout(D, y, names=UNEQUAL):
         found = ms.cross_val_predict(
             KNeighborsClassifier(5, metric="precomputed"), Dl, yl, cv=4, method="predict_proba"
         )

@@ -7,7 +7,7 @@ empty) with the queries split differently (the last rank without queries)."""
 import numpy as np
 import pytest
 import sklearn.neighbors as sk
-from shards import layouts
+from shards import tested_layouts
 from sklearn.datasets import load_digits
 from sklearn.metrics import pairwise_distances
 
@@ -37,7 +37,7 @@ def _query_counts(n):
 
 
 def _splits(X):
-    for name, counts in layouts(len(X), COMMS.size).items():
+    for name, counts in tested_layouts(len(X), COMMS.size).items():
         yield name, counts, shard(X, COMMS, counts=counts)
 
 
@@ -252,7 +252,7 @@ def case_classifier_matches_sklearn():
     counts_q = _query_counts(len(Q))
     q0, nq = sum(counts_q[: COMMS.rank]), counts_q[COMMS.rank]
     names = np.array(list("abcdefghijk"))  # string labels
-    for name, counts in layouts(len(X), COMMS.size).items():
+    for name, counts in tested_layouts(len(X), COMMS.size).items():
         labels = names[_classes_on_one_rank(y, counts)]
         X_local, y_local = shard(X, COMMS, counts=counts), shard(labels, COMMS, counts=counts)
         for weights, metric in (("uniform", "euclidean"), ("distance", "manhattan")):
@@ -291,7 +291,7 @@ def case_classifier_multi_output():
     ref = sk.KNeighborsClassifier(4, weights="distance", algorithm="brute").fit(X, Y)
     counts_q = _query_counts(len(Q))
     q0, nq = sum(counts_q[: COMMS.rank]), counts_q[COMMS.rank]
-    for name, counts in layouts(len(X), COMMS.size).items():
+    for name, counts in tested_layouts(len(X), COMMS.size).items():
         clf = KNeighborsClassifier(4, weights="distance").fit(
             shard(X, COMMS, counts=counts), shard(Y, COMMS, counts=counts)
         )
@@ -308,7 +308,7 @@ def case_regressor_matches_sklearn():
     Yq = np.c_[yq * 1.5, np.sin(np.arange(len(yq)))]
     counts_q = _query_counts(len(Q))
     q0, nq = sum(counts_q[: COMMS.rank]), counts_q[COMMS.rank]
-    for name, counts in layouts(len(X), COMMS.size).items():
+    for name, counts in tested_layouts(len(X), COMMS.size).items():
         X_local = shard(X, COMMS, counts=counts)
         for weights, targets in (("uniform", Y[:, 0]), ("distance", Y), ("uniform", Y)):
             y_local = shard(targets, COMMS, counts=counts)

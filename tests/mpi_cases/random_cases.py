@@ -3,7 +3,7 @@ unequal and empty shards: the shuffled order, the exact subsets and both
 bootstraps, each against the same draws made on one rank."""
 
 import numpy as np
-from shards import layouts
+from shards import tested_layouts
 
 from mlmpi import get_comms
 from mlmpi.comms.self import SelfComms
@@ -16,7 +16,7 @@ N_ROWS = 3 * LEAF + 123  # leaves cut by the ranks' boundaries
 
 
 def _each_layout():
-    for name, counts in layouts(N_ROWS, COMMS.size).items():
+    for name, counts in tested_layouts(N_ROWS, COMMS.size).items():
         yield name, RowLayout(tuple(counts), COMMS.rank)
 
 

@@ -22,10 +22,31 @@ def layouts(n_samples, size):
     return {"even": even_counts(n_samples, size), "uneven": list(uneven), "empty": empty}
 
 
-def each_layout(*arrays, comms=None):
-    """Yield ``(name, local_arrays)`` for every layout of ``arrays`` (same rows)."""
+#: The layouts with unequal shards, one of them with an empty rank.
+UNEQUAL = ("uneven", "empty")
+
+
+def tested_layouts(n_samples, size, names=None):
+    """The layouts of :func:`layouts` a case runs, ``{name: counts}``: at one rank
+    the one layout (all three are the same there), at two ranks all three, from
+    three ranks on the two :data:`UNEQUAL` ones: an even split is one more
+    unequal split there, at a third more of the cases' time. ``names``: only
+    those layouts (each distinct list of counts once)."""
+    every = layouts(n_samples, size)
+    if names is None:
+        names = tuple(every) if size == 2 else UNEQUAL
+    chosen = {}
+    for name in names:
+        if every[name] not in chosen.values():
+            chosen[name] = every[name]
+    return chosen
+
+
+def each_layout(*arrays, comms=None, names=None):
+    """Yield ``(name, local_arrays)`` for every layout of ``arrays`` (same rows)
+    that :func:`tested_layouts` gives; ``names`` as there."""
     comms = comms or get_comms()
-    for name, counts in layouts(arrays[0].shape[0], comms.size).items():
+    for name, counts in tested_layouts(arrays[0].shape[0], comms.size, names).items():
         yield name, tuple(None if a is None else shard(a, comms, counts=counts) for a in arrays)
 
 
