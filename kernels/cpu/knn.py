@@ -93,9 +93,21 @@ def _update(Q, X, D, q_term, x_term, tol, start, code, p, exact_again, best_dist
     # is compared: ties are then ties as stored, and go to the smaller index
     # whatever order the rows arrive in.
     stored = np.empty(1, dtype=best_dist.dtype)
+    screened = np.empty(n, dtype=D.dtype)
     for i in range(D.shape[0]):
         row = D[i]
+        cap = np.inf
         limit = best_dist[i, k - 1] + tol[i] - q_term[i]
+        if limit == np.inf and n >= k:
+            # A top-k still filling would take every column until k are in, each
+            # recomputed exactly (six times the GEMM's time on a tile). The k-th
+            # smallest approximate distance of the block bounds the k-th exact one
+            # from above (within tol), so no column beyond it plus twice the
+            # rounding bound can enter: the same top-k from a few recomputations.
+            for j in range(n):
+                screened[j] = row[j] + x_term[j]
+            cap = np.float64(np.partition(screened, k - 1)[k - 1]) + 2.0 * np.float64(tol[i])
+            limit = cap
         for c0 in range(0, n, _CHUNK):
             c1 = min(c0 + _CHUNK, n)
             if _count_within(row[c0:c1], x_term[c0:c1], limit) == 0:
@@ -105,7 +117,7 @@ def _update(Q, X, D, q_term, x_term, tol, start, code, p, exact_again, best_dist
                     continue
                 stored[0] = _reduced(Q[i], X[j], code, p) if exact_again else row[j]
                 _insert(stored[0], start + j, i, best_dist, best_index)
-                limit = best_dist[i, k - 1] + tol[i] - q_term[i]
+                limit = min(cap, best_dist[i, k - 1] + tol[i] - q_term[i])
 
 
 def query_rows(batch_size):
