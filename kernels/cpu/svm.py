@@ -119,6 +119,14 @@ def libm_exp(x, out):
 
 
 @njit(cache=True, nogil=True)
+def libm_log(x, out):
+    """``out[i] = log(x[i])`` by the C library's ``log`` (libsvm's sigmoid fit;
+    NumPy's SIMD ``log`` differs from it as its ``exp`` does)."""
+    for i in range(x.shape[0]):
+        out[i] = math.log(x[i])
+
+
+@njit(cache=True, nogil=True)
 def squared_norms(X, out):
     """``out[j] = X[j]·X[j]`` (libsvm's ``x_square``)."""
     for j in range(X.shape[0]):

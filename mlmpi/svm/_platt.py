@@ -40,6 +40,7 @@ The pure per-row helpers (:func:`libsvm_permutation`, :func:`sigmoid_predict`,
 :func:`fit_sigmoids` owns the fold loop and the collectives.
 """
 
+import math
 import numbers
 from typing import NamedTuple
 
@@ -336,19 +337,25 @@ def _global_sums(columns, comms):
     return sums[:-1]
 
 
-def _split_logistic(fApB):
-    """``exp(-|fApB|)``: libsvm's branches on the sign of ``fApB`` use it alone
-    (the C library's ``exp``, as libsvm's)."""
-    values = np.ascontiguousarray(-np.abs(fApB), dtype=np.float64)
+def _libm(function, values):
+    """``function`` (``"exp"`` or ``"log"``) of every value by the C library, as
+    libsvm computes it: NumPy's SIMD versions differ from it by an ulp on some
+    values and CPUs."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
     out = np.empty_like(values)
-    kernels_for("svm", values).libm_exp(values.reshape(-1), out.reshape(-1))
+    getattr(kernels_for("svm", values), f"libm_{function}")(values.reshape(-1), out.reshape(-1))
     return out
+
+
+def _split_logistic(fApB):
+    """``exp(-|fApB|)``: libsvm's branches on the sign of ``fApB`` use it alone."""
+    return _libm("exp", -np.abs(fApB))
 
 
 def _objective(dec, target, A, B, comms):
     fApB = dec * A + B
     e = _split_logistic(fApB)
-    terms = np.where(fApB >= 0, target * fApB, (target - 1) * fApB) + np.log(1 + e)
+    terms = np.where(fApB >= 0, target * fApB, (target - 1) * fApB) + _libm("log", 1 + e)
     return np.float64(_global_sums([terms], comms)[0])
 
 
@@ -384,7 +391,7 @@ def sigmoid_train(dec, positive, prior1, prior0, comms):
     hi_target = (prior1 + 1.0) / (prior1 + 2.0)
     lo_target = 1 / (prior0 + 2.0)
     target = np.where(positive, hi_target, lo_target)
-    A, B = np.float64(0.0), np.float64(np.log((prior0 + 1.0) / (prior1 + 1.0)))
+    A, B = np.float64(0.0), np.float64(math.log((prior0 + 1.0) / (prior1 + 1.0)))
     with np.errstate(all="ignore"):
         fval = _objective(dec, target, A, B, comms)
         for _ in range(max_iter):
