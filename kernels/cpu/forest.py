@@ -9,8 +9,9 @@ Pure local compute into caller-owned buffers; nothing here communicates.
   active rows (dense statistics, or one weighted count per output).
 - :func:`find_splits`: the best split of each node over a block of
   (node, feature) histograms.
-- :func:`route_rows`: moves active rows to the next level's open nodes,
-  grouped by node, and marks the rows that reached a leaf.
+- :func:`route_rows`: the order that groups the rows going on by the next
+  level's open nodes, and the leaf of each row that stops.
+- :func:`take_rows`: gathers rows of a 2-D array (the level's rows, reordered).
 - :func:`accumulate_leaves`: adds every tree's leaf value of each row.
 
 The statistics of a node (see ``mlmpi/ensemble/_criteria.py``) come in two
@@ -70,100 +71,117 @@ def bin_csr(data, indices, indptr, edges, edge_starts, missing_bin, out):
 
 
 @njit(cache=True, nogil=True)
-def build_histograms(binned, rows, node_of_row, node_index, features, row_stats, hist):
-    """``hist[n, k, b, :] += row_stats[i]`` for every active row ``i`` of the
-    open node ``m`` with ``node_index[m] = n`` whose bin of feature
-    ``features[n, k]`` is ``b``.
+def build_histograms(binned, starts, node_slot, features, row_stats, hist):
+    """``hist[n, k, b, :] += row_stats[r]`` for every row ``r`` of the open node
+    ``m`` with ``node_slot[m] = n`` whose bin of feature ``features[n, k]`` is ``b``.
 
-    ``hist`` has shape (nodes, sampled features, bins, statistics) and is
-    zeroed by the caller; rows of open nodes with ``node_index`` -1 are skipped.
+    The level's rows are grouped by open node, in arrays of their own
+    (:func:`route_rows` keeps them so): node ``m``'s rows are
+    ``binned[starts[m]:starts[m + 1]]``, read in order. ``hist`` has shape
+    (nodes, sampled features, bins, statistics) and is zeroed by the caller;
+    the rows of open nodes with ``node_slot`` -1 are skipped.
     """
     n_sampled = features.shape[1]
     n_stats = row_stats.shape[1]
-    for r in range(rows.shape[0]):
-        i = rows[r]
-        n = node_index[node_of_row[i]]
+    for m in range(node_slot.shape[0]):
+        n = node_slot[m]
         if n < 0:
             continue
-        for k in range(n_sampled):
-            b = binned[i, features[n, k]]
-            for s in range(n_stats):
-                hist[n, k, b, s] += row_stats[i, s]
+        for r in range(starts[m], starts[m + 1]):
+            for k in range(n_sampled):
+                b = binned[r, features[n, k]]
+                for s in range(n_stats):
+                    hist[n, k, b, s] += row_stats[r, s]
     return hist
 
 
 @njit(cache=True, nogil=True)
-def build_count_histograms(
-    binned, rows, node_of_row, node_index, features, stat_index, weight, hist
-):
+def build_count_histograms(binned, starts, node_slot, features, stat_index, weight, hist):
     """:func:`build_histograms` for statistics that are weighted counts: row
-    ``i`` adds ``weight[i]`` to the statistics ``stat_index[i, :]`` (its class,
+    ``r`` adds ``weight[r]`` to the statistics ``stat_index[r, :]`` (its class,
     or target bin, of each output) and 1 to the last (the row count)."""
     n_sampled = features.shape[1]
     n_outputs = stat_index.shape[1]
     rows_stat = hist.shape[3] - 1
-    for r in range(rows.shape[0]):
-        i = rows[r]
-        n = node_index[node_of_row[i]]
+    for m in range(node_slot.shape[0]):
+        n = node_slot[m]
         if n < 0:
             continue
-        w = weight[i]
-        for k in range(n_sampled):
-            b = binned[i, features[n, k]]
-            for o in range(n_outputs):
-                hist[n, k, b, stat_index[i, o]] += w
-            hist[n, k, b, rows_stat] += 1.0
+        for r in range(starts[m], starts[m + 1]):
+            w = weight[r]
+            for k in range(n_sampled):
+                b = binned[r, features[n, k]]
+                for o in range(n_outputs):
+                    hist[n, k, b, stat_index[r, o]] += w
+                hist[n, k, b, rows_stat] += 1.0
     return hist
 
 
 @njit(cache=True, nogil=True)
 def route_rows(
     binned,
-    rows,
-    node_of_row,
+    starts,
     split_feature,
     split_bin,
     missing_left,
     missing_bin,
     targets,
-    out,
-    starts,
+    ids,
+    leaf_of_row,
+    order,
+    next_starts,
 ):
-    """Send each active row of open node ``n`` to ``targets[n, 0]`` (left: bin
-    <= ``split_bin[n]``, or the missing bin with ``missing_left[n]``) or
-    ``targets[n, 1]``; where ``split_feature[n] < 0`` to ``targets[n, 0]``.
-    A target >= 0 is an open node of the next level; -2 - id marks the leaf
-    ``id`` of the tree. Updates ``node_of_row`` in place and writes the rows
-    still active into ``out`` grouped by next node (within a node in the order
-    of ``rows``): next node ``m``'s rows are ``out[starts[m]:starts[m + 1]]``
-    (``starts`` has one more entry than there are next nodes)."""
-    n_next = starts.shape[0] - 1
-    starts[:] = 0
-    for r in range(rows.shape[0]):
-        i = rows[r]
-        n = node_of_row[i]
-        f = split_feature[n]
-        side = 0
-        if f >= 0:
-            b = binned[i, f]
-            if b == missing_bin:
-                side = 0 if missing_left[n] else 1
-            elif b > split_bin[n]:
-                side = 1
-        nxt = targets[n, side]
-        node_of_row[i] = nxt
+    """Send each row of open node ``m`` (rows ``starts[m]:starts[m + 1]``, grouped
+    by node as :func:`build_histograms` reads them) to ``targets[m, 0]`` (left:
+    bin <= ``split_bin[m]``, or the missing bin with ``missing_left[m]``) or
+    ``targets[m, 1]``; where ``split_feature[m] < 0`` to ``targets[m, 0]``.
+
+    A target >= 0 is an open node of the next level: ``order`` gets the
+    positions of the rows that go on, grouped by next node (within a node in
+    their order here), next node ``m``'s at ``order[next_starts[m]:next_starts[m
+    + 1]]`` (``next_starts`` has one more entry than there are next nodes), so
+    that the caller gathers the level's arrays with it. A target -2 - id marks
+    the leaf ``id`` of the tree: ``leaf_of_row[ids[r]]`` is set to it.
+    Returns the number of rows that go on."""
+    n_next = next_starts.shape[0] - 1
+    next_starts[:] = 0
+    to = np.empty(binned.shape[0], dtype=np.int64)
+    for m in range(starts.shape[0] - 1):
+        f = split_feature[m]
+        for r in range(starts[m], starts[m + 1]):
+            side = 0
+            if f >= 0:
+                b = binned[r, f]
+                if b == missing_bin:
+                    side = 0 if missing_left[m] else 1
+                elif b > split_bin[m]:
+                    side = 1
+            nxt = targets[m, side]
+            to[r] = nxt
+            if nxt >= 0:
+                next_starts[nxt + 1] += 1
+            else:
+                leaf_of_row[ids[r]] = nxt
+    for m in range(n_next):
+        next_starts[m + 1] += next_starts[m]
+    fill = next_starts[:-1].copy()
+    for r in range(binned.shape[0]):
+        nxt = to[r]
         if nxt >= 0:
-            starts[nxt + 1] += 1
-    for n in range(n_next):
-        starts[n + 1] += starts[n]
-    fill = starts[:-1].copy()
-    for r in range(rows.shape[0]):
-        i = rows[r]
-        n = node_of_row[i]
-        if n >= 0:
-            out[fill[n]] = i
-            fill[n] += 1
-    return starts[n_next]
+            order[fill[nxt]] = r
+            fill[nxt] += 1
+    return next_starts[n_next]
+
+
+@njit(cache=True, nogil=True)
+def take_rows(source, order, out):
+    """``out[p] = source[order[p]]`` for 2-D arrays (rows of a few values: a
+    loop copies them several times faster than NumPy's indexing)."""
+    for p in range(order.shape[0]):
+        row = order[p]
+        for j in range(source.shape[1]):  # not slices: each would be a counted view
+            out[p, j] = source[row, j]
+    return out
 
 
 @njit(cache=True, nogil=True)

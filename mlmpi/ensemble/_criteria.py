@@ -18,6 +18,8 @@ so that a split's weighted impurity decrease summed over the outputs is
 up to a constant of the node).
 """
 
+import math
+
 import numpy as np
 from scipy.special import xlogy
 
@@ -171,13 +173,26 @@ class RowStats:
         out[-1] = np.count_nonzero(self.weight > 0)
         return out
 
-    def histograms(self, kernels, binned, rows, node_of_row, node_index, features, hist):
-        """Add the rows' statistics to ``hist`` (a kernel; see ``kernels/cpu/forest.py``)."""
+    def take(self, rows, take_rows):
+        """The statistics of ``rows`` (positions), in their order; ``take_rows``
+        gathers the rows of a 2-D array (the kernel ``forest.take_rows``)."""
+
+        def taken(array):
+            flat = array.reshape(array.shape[0], math.prod(array.shape[1:]))
+            out = np.empty((rows.shape[0], flat.shape[1]), dtype=array.dtype)
+            return take_rows(flat, rows, out).reshape((rows.shape[0],) + array.shape[1:])
+
         if self.dense is not None:
-            kernels.build_histograms(
-                binned, rows, node_of_row, node_index, features, self.dense, hist
-            )
+            return RowStats(self.n_stats, dense=taken(self.dense))
+        return RowStats(self.n_stats, index=taken(self.index), weight=taken(self.weight))
+
+    def histograms(self, kernels, binned, starts, node_slot, features, hist):
+        """Add the statistics of the rows grouped by open node (``binned`` and
+        these statistics, node ``m``'s rows at ``starts[m]:starts[m + 1]``) to
+        ``hist`` (a kernel; see ``kernels/cpu/forest.py``)."""
+        if self.dense is not None:
+            kernels.build_histograms(binned, starts, node_slot, features, self.dense, hist)
         else:
             kernels.build_count_histograms(
-                binned, rows, node_of_row, node_index, features, self.index, self.weight, hist
+                binned, starts, node_slot, features, self.index, self.weight, hist
             )

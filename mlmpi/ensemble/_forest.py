@@ -317,7 +317,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
                 rng=np.random.default_rng(int(tree_seed)),
                 comms=comms,
                 kernels=kernels,
-                transfer_dtype=np.float32 if exact_float32 else np.float64,
+                hist_dtype=np.float32 if exact_float32 else np.float64,
             )
             # scikit-learn's numbering of the nodes (a best-first tree's also its pruning)
             if self.max_leaf_nodes is None:

@@ -57,21 +57,18 @@ class Blocks:
         """This rank's items, as a slice of the item axis."""
         return slice(self.start, self.stop)
 
-    def reduce(self, local, transfer_dtype=None):
+    def reduce(self, local):
         """Global sums of this rank's block of the local histograms.
 
         Parameters
         ----------
         local : array of shape (n_items, ...)
             This rank's histograms of every item (NumPy or CuPy).
-        transfer_dtype : dtype, default=None
-            The type the sums travel in, when it holds every sum exactly
-            (``local``'s otherwise); the block comes back in ``local``'s.
 
         Returns
         -------
         block : array of shape (stop - start, ...)
-            Sums over every rank (``local`` itself at one rank).
+            Sums over every rank (``local`` itself at one rank), in ``local``'s dtype.
 
         Notes
         -----
@@ -79,8 +76,7 @@ class Blocks:
         """
         if self.comms.size == 1:
             return local
-        sent = local if transfer_dtype is None else local.astype(transfer_dtype, copy=False)
-        return self.comms.reduce_scatter(sent, self.counts).astype(local.dtype, copy=False)
+        return self.comms.reduce_scatter(local, self.counts)
 
     def gather(self, found):
         """Every rank's rows of its block, in item order.
