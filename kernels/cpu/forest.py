@@ -25,22 +25,21 @@ moment at ``1 + K + k``. The last statistic is always the number of rows.
 import numpy as np
 from numba import njit
 
+from ._cells import cell_tables, count_below
+
 EPSILON = np.finfo(np.float64).eps
 
 
 @njit(cache=True, nogil=True)
-def _bin_value(edges, x, missing_bin):
-    if np.isnan(x):
-        return missing_bin
-    return np.searchsorted(edges, np.float64(np.float32(x)), side="left")
-
-
-@njit(cache=True, nogil=True)
 def _bin_columns(X, edges, edge_starts, missing_bin, out):
-    for f in range(X.shape[1]):
-        column_edges = edges[edge_starts[f] : edge_starts[f + 1]]
-        for i in range(X.shape[0]):
-            out[i, f] = _bin_value(column_edges, X[i, f], missing_bin)
+    origin, scale, first = cell_tables(edges, edge_starts)
+    for i in range(X.shape[0]):  # row by row: X and out are read and written once
+        for f in range(X.shape[1]):
+            x = np.float64(np.float32(X[i, f]))
+            if np.isnan(x):
+                out[i, f] = missing_bin
+            else:
+                out[i, f] = count_below(edges, edge_starts, origin, scale, first, f, x)
 
 
 def bin_columns(X, edges, edge_starts, missing_bin, out):
@@ -59,14 +58,20 @@ def bin_csr(data, indices, indptr, edges, edge_starts, missing_bin, out):
     """:func:`bin_columns` of the CSR matrix ``(data, indices, indptr)`` into the
     dense ``out`` (zeros, stored or not, take the bin of 0.0)."""
     n_features = out.shape[1]
+    origin, scale, first = cell_tables(edges, edge_starts)
     zero_bins = np.empty(n_features, dtype=out.dtype)
     for f in range(n_features):
-        zero_bins[f] = _bin_value(edges[edge_starts[f] : edge_starts[f + 1]], 0.0, missing_bin)
+        zero_bins[f] = count_below(edges, edge_starts, origin, scale, first, f, 0.0)
     for i in range(out.shape[0]):
-        out[i, :] = zero_bins
+        for f in range(n_features):  # not a slice: numba counts each as a view
+            out[i, f] = zero_bins[f]
         for p in range(indptr[i], indptr[i + 1]):
             f = indices[p]
-            out[i, f] = _bin_value(edges[edge_starts[f] : edge_starts[f + 1]], data[p], missing_bin)
+            x = np.float64(np.float32(data[p]))
+            if np.isnan(x):
+                out[i, f] = missing_bin
+            else:
+                out[i, f] = count_below(edges, edge_starts, origin, scale, first, f, x)
     return out
 
 

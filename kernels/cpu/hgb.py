@@ -25,6 +25,8 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from ._cells import cell_tables, count_below
+
 # Below this many elements of work a kernel runs on one thread: waking the
 # others costs more than it saves (and on a loaded machine a parallel region
 # waits for every one of its threads to be scheduled: milliseconds).
@@ -45,52 +47,17 @@ def _threads_for(work):
         numba.set_num_threads(previous)
 
 
-# A feature's value range is cut into this many equal cells; a value's bin is
-# searched only among the thresholds of its cell (often none or one).
-_CELLS = 1024
-
-
-@njit(cache=True, nogil=True)
-def _cell_starts(edges):
-    """``(origin, scale, first)``: the cell of ``x`` is ``(x - origin) * scale``
-    and ``first[c]`` counts the thresholds below cell ``c``'s left end."""
-    m = edges.shape[0]
-    origin = edges[0] if m else 0.0
-    span = edges[m - 1] - origin if m else 0.0
-    scale = _CELLS / span if span > 0 else 0.0
-    first = np.empty(_CELLS + 2, dtype=np.int64)
-    j = 0
-    for c in range(_CELLS + 1):
-        left = origin + c / scale if scale > 0 else origin
-        while j < m and edges[j] < left:
-            j += 1
-        first[c] = j
-    first[_CELLS + 1] = m
-    return origin, scale, first
-
-
 @njit(parallel=True, cache=True, nogil=True)
 def _bin_columns(X, thresholds, starts, is_categorical, missing_bin, out):
+    origin, scale, first = cell_tables(thresholds, starts)
     for f in range(X.shape[1]):
-        edges = thresholds[starts[f] : starts[f + 1]]
-        m = edges.shape[0]
-        origin, scale, first = _cell_starts(edges)
         categorical = is_categorical[f] != 0
         for i in prange(X.shape[0]):
             x = X[i, f]
             if np.isnan(x) or (categorical and x < 0):
                 out[i, f] = missing_bin
-                continue
-            position = (x - origin) * scale
-            cell = np.int64(min(position, _CELLS)) if position >= 0 else 0  # NaN: 0
-            lo = first[cell]
-            k = lo + np.searchsorted(edges[lo : first[cell + 1]], x, side="left")
-            # a value on a cell's end may land one cell off after rounding
-            while k < m and edges[k] < x:
-                k += 1
-            while k > 0 and edges[k - 1] >= x:
-                k -= 1
-            out[i, f] = k
+            else:
+                out[i, f] = count_below(thresholds, starts, origin, scale, first, f, x)
 
 
 def bin_columns(X, thresholds, starts, is_categorical, missing_bin, out):
