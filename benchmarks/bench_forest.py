@@ -158,6 +158,10 @@ def driver(args):
     )
 
 
+def _max_depth(text):
+    return None if text.lower() == "none" else int(text)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -175,7 +179,9 @@ def main():
     parser.add_argument("--n-features", type=int, default=20)
     parser.add_argument("--n-classes", type=int, default=3)
     parser.add_argument("--n-estimators", type=int, default=20)
-    parser.add_argument("--max-depth", type=int, default=12)
+    parser.add_argument(
+        "--max-depth", type=_max_depth, default=12, help="an integer, or none (full trees)"
+    )
     _driver.run_main(parser, driver=driver, worker=worker, sized=("n_samples", "n_test"))
 
 

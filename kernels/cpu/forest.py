@@ -12,6 +12,8 @@ Pure local compute into caller-owned buffers; nothing here communicates.
 - :func:`route_rows`: the order that groups the rows going on by the next
   level's open nodes, and the leaf of each row that stops.
 - :func:`take_rows`: gathers rows of a 2-D array (the level's rows, reordered).
+- :func:`preorder`, :func:`inherit`: a grown tree's depth-first numbering,
+  and values passed down from parents (depths, kept ancestors).
 - :func:`accumulate_leaves`: adds every tree's leaf value of each row.
 
 The statistics of a node (see ``mlmpi/ensemble/_criteria.py``) come in two
@@ -187,6 +189,37 @@ def take_rows(source, order, out):
         for j in range(source.shape[1]):  # not slices: each would be a counted view
             out[p, j] = source[row, j]
     return out
+
+
+@njit(cache=True, nogil=True)
+def preorder(left, right, split, out):
+    """``out``: the nodes in depth-first preorder from the root 0, left child
+    first (scikit-learn's depth-first numbering). Returns how many there are."""
+    stack = np.empty(left.shape[0], dtype=np.int64)
+    stack[0], top, count = 0, 1, 0
+    while top:
+        top -= 1
+        node = stack[top]
+        out[count] = node
+        count += 1
+        if split[node]:
+            stack[top], stack[top + 1] = right[node], left[node]
+            top += 2
+    return count
+
+
+@njit(cache=True, nogil=True)
+def inherit(left, right, split, values, step):
+    """Each child of a split node whose ``values`` entry is negative takes its
+    parent's plus ``step``, parents first (a parent's id is below its
+    children's): the depth of every node (``step`` 1, zeros), or the kept
+    ancestor of every node of a pruned tree (``step`` 0)."""
+    for node in range(left.shape[0]):
+        if split[node]:
+            for child in (left[node], right[node]):
+                if values[child] < 0:
+                    values[child] = values[node] + step
+    return values
 
 
 @njit(cache=True, nogil=True)

@@ -321,9 +321,9 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             )
             # scikit-learn's numbering of the nodes (a best-first tree's also its pruning)
             if self.max_leaf_nodes is None:
-                grown, ends = grown.depth_first()
+                grown, ends = grown.depth_first(kernels)
             else:
-                grown, ends = grown.best_first(self.max_leaf_nodes)
+                grown, ends = grown.best_first(self.max_leaf_nodes, kernels)
             leaf_of_row[active] = -2 - ends[-2 - leaf_of_row[active]]
             values = self._node_values(
                 criterion, grown, leaf_of_row, active, targets, tree_weight, comms

@@ -66,18 +66,14 @@ class _Tree:
         self.bounds = np.concatenate([self.bounds, bounds])
         return left_ids, left_ids + 1
 
-    def depth_first(self):
+    def depth_first(self, kernels):
         """This tree with its nodes numbered as scikit-learn's depth-first builder
         numbers them (preorder, left child first), and the new id of each node."""
-        order, stack = [], [0]
-        while stack:
-            node = stack.pop()
-            order.append(node)
-            if self.feature[node] >= 0:
-                stack += [self.right[node], self.left[node]]
-        return self._renumbered(np.asarray(order, dtype=np.int64))
+        order = np.empty(self.node_count, dtype=np.int64)
+        count = kernels.preorder(self.left, self.right, self.feature >= 0, order)
+        return self._renumbered(order[:count], kernels)
 
-    def best_first(self, max_leaf_nodes):
+    def best_first(self, max_leaf_nodes, kernels):
         """The subtree that best-first growth (scikit-learn's with ``max_leaf_nodes``)
         makes of this tree, numbered as scikit-learn's best-first builder numbers
         it: from the root, split the open node of largest impurity decrease (ties
@@ -96,10 +92,10 @@ class _Tree:
                 order.append(child)
                 if self.feature[child] >= 0:
                     heapq.heappush(heap, (-self.decrease[child], child))
-        subtree, new_id = self._renumbered(np.asarray(order, dtype=np.int64), expanded)
+        subtree, new_id = self._renumbered(np.asarray(order, dtype=np.int64), kernels, expanded)
         return subtree, new_id
 
-    def _renumbered(self, order, split=None):
+    def _renumbered(self, order, kernels, split=None):
         """The tree of the nodes ``order`` (old ids, parents first), node ``order[i]``
         becoming node ``i``; only the nodes in ``split`` (all split nodes when None)
         keep their split. Also returns, for each old node, the new id of the node
@@ -109,12 +105,7 @@ class _Tree:
             keep &= np.isin(order, np.fromiter(split, dtype=np.int64, count=len(split)))
         new_id = np.full(self.node_count, -1, dtype=np.int64)
         new_id[order] = np.arange(order.shape[0])
-        ends = np.zeros(self.node_count, dtype=np.int64)
-        for node in range(self.node_count):  # parents come before their children
-            if new_id[node] >= 0:
-                ends[node] = new_id[node]
-            if self.feature[node] >= 0:
-                ends[self.left[node]] = ends[self.right[node]] = ends[node]
+        ends = kernels.inherit(self.left, self.right, self.feature >= 0, new_id.copy(), 0)
         tree = _Tree(self.stats[0])
         tree.stats = self.stats[order]
         tree.bounds = self.bounds[order]

@@ -194,9 +194,9 @@ def sklearn_tree(grown, threshold, values, *, criterion, n_features, n_classes):
 
 
 def _max_depth(left, right, leaf):
-    depth = np.zeros(left.shape[0], dtype=np.int64)
-    for node in np.flatnonzero(~leaf):  # parents come before their children
-        depth[left[node]] = depth[right[node]] = depth[node] + 1
+    depth = np.full(left.shape[0], -1, dtype=np.int64)
+    depth[0] = 0
+    kernels_for("forest", np.empty(0)).inherit(left, right, ~leaf, depth, 1)
     return int(depth.max(initial=0))
 
 
