@@ -94,11 +94,12 @@ def build_histograms(binned, starts, node_slot, features, row_stats, hist):
         n = node_slot[m]
         if n < 0:
             continue
+        node_hist, node_features = hist[n], features[n]  # the node's: fewer index products
         for r in range(starts[m], starts[m + 1]):
             for k in range(n_sampled):
-                b = binned[r, features[n, k]]
+                b = binned[r, node_features[k]]
                 for s in range(n_stats):
-                    hist[n, k, b, s] += row_stats[r, s]
+                    node_hist[k, b, s] += row_stats[r, s]
     return hist
 
 
@@ -114,13 +115,14 @@ def build_count_histograms(binned, starts, node_slot, features, stat_index, weig
         n = node_slot[m]
         if n < 0:
             continue
+        node_hist, node_features = hist[n], features[n]  # the node's: fewer index products
         for r in range(starts[m], starts[m + 1]):
             w = weight[r]
             for k in range(n_sampled):
-                b = binned[r, features[n, k]]
+                b = binned[r, node_features[k]]
                 for o in range(n_outputs):
-                    hist[n, k, b, stat_index[r, o]] += w
-                hist[n, k, b, rows_stat] += 1.0
+                    node_hist[k, b, stat_index[r, o]] += w
+                node_hist[k, b, rows_stat] += 1.0
     return hist
 
 
