@@ -410,16 +410,20 @@ def _find_splits(
     rows_stat = n_stats - 1
     running = np.empty(n_stats)
     right = np.empty(n_stats)
+    occupied = np.empty(n_bins, dtype=np.int64)
     for p in range(n_pairs):
         gain[p] = -np.inf
         split_bin[p] = 0
         missing_left[p] = False
         n = pair_node[p]
-        low, high = n_bins, -1
+        # the occupied bins in order, without a branch per bin (whether a bin is
+        # empty is unpredictable, and the scan below then visits only these)
+        n_occupied = 0
         for b in range(n_bins):
-            if b != missing_bin and hist[p, b, rows_stat] > 0:
-                low = min(low, b)
-                high = b
+            occupied[n_occupied] = b
+            n_occupied += (b != missing_bin) & (hist[p, b, rows_stat] > 0)
+        low = occupied[0] if n_occupied else n_bins
+        high = occupied[n_occupied - 1] if n_occupied else -1
         has_missing = missing_bin >= 0 and hist[p, missing_bin, rows_stat] > 0
         constant[p] = high < low or (high == low and not has_missing)
         if not pair_valid[p] or constant[p]:
@@ -429,13 +433,12 @@ def _find_splits(
         passes = 2 if has_missing else 1
         for side in range(passes):
             send_left = side == 1
-            first, last = low, high
+            first = low
             if uniform.shape[0]:
                 if side != (1 if has_missing and uniform[p, 1] < 0.5 else 0):
                     continue
                 if high > low:
                     first = _random_bin(bin_min[f], bin_max[f], low, high, uniform[p, 0])
-                last = first
             running[:] = 0.0
             if send_left:
                 for s in range(n_stats):
@@ -443,9 +446,10 @@ def _find_splits(
             for b in range(low, first):
                 for s in range(n_stats):
                     running[s] += hist[p, b, s]
-            for b in range(first, last + 1):
-                if b > first and hist[p, b, rows_stat] == 0:
-                    continue  # an empty bin: the partition of the bin before
+            # the candidates: every occupied bin (an empty one partitions as the bin
+            # before it), or ExtraTrees' one random bin
+            for t in range(1 if uniform.shape[0] else n_occupied):
+                b = first if uniform.shape[0] else occupied[t]
                 for s in range(n_stats):
                     running[s] += hist[p, b, s]
                 at_bin = b
