@@ -4,8 +4,8 @@ for the implementation that fits their array.
 
 A declaration names up to three modules per layout (dense rows, CSR rows):
 
-- ``cpu``: NumPy/numba (``kernels/cpu``);
-- ``gpu``: CuPy (``kernels/gpu``);
+- ``cpu``: NumPy/numba (``kernels/cpu``), or a tuple of such modules;
+- ``gpu``: CuPy (``kernels/gpu``), or a tuple of such modules;
 - ``shared``: one implementation written against the API NumPy and CuPy
   (SciPy and ``cupyx.scipy.sparse``) share, serving both devices
   (``kernels/shared``), or a tuple of such modules; a device module, where
@@ -23,17 +23,20 @@ from importlib import import_module
 from .._array import is_device_array, is_sparse
 
 
+def _names(slot):
+    return (slot,) if isinstance(slot, str) else slot or ()
+
+
 @dataclass(frozen=True)
 class _Layout:
-    cpu: str | None = None
-    gpu: str | None = None
+    cpu: str | tuple | None = None
+    gpu: str | tuple | None = None
     shared: str | tuple | None = None
 
     def modules(self, device=None):
         """The modules for ``device`` (device-specific first); None: every module."""
-        shared = (self.shared,) if isinstance(self.shared, str) else self.shared or ()
-        own = (self.cpu, self.gpu) if device is None else (getattr(self, device),)
-        return tuple(m for m in own if m is not None) + shared
+        devices = ("cpu", "gpu") if device is None else (device,)
+        return sum((_names(getattr(self, d)) for d in devices), ()) + _names(self.shared)
 
 
 _FAMILIES = {}
@@ -78,10 +81,12 @@ declare("mixture", dense=_Layout(shared=("shared.mixture", "shared.columns")))
 # Exact quantiles bucket the host copy of the data (CuPy input is moved there).
 declare("quantiles", dense=_Layout(cpu="cpu.quantiles"))
 # Binned histograms and tree traversal run on the host (CuPy input is binned there).
-declare("forest", dense=_Layout(cpu="cpu.forest"))
+# The search of a value's bin among its cell's thresholds (cpu.cells) serves both
+# tree families' binning.
+declare("forest", dense=_Layout(cpu=("cpu.forest", "cpu.cells")))
 # Histogram gradient boosting: binning, histograms, partitions and predictions on the
 # rows' device; the split search on a node's (small) histograms, on the host.
-declare("hgb", dense=_Layout(cpu="cpu.hgb", gpu="gpu.hgb"))
+declare("hgb", dense=_Layout(cpu=("cpu.hgb", "cpu.cells"), gpu="gpu.hgb"))
 declare("hgb_split", dense=_Layout(cpu="cpu.hgb_split"))
 # Kernel SVMs: kernel rows and the SMO's local selection and gradient steps, on the host.
 declare("svm", dense=_Layout(cpu="cpu.svm"))

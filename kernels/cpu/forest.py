@@ -27,7 +27,7 @@ moment at ``1 + K + k``. The last statistic is always the number of rows.
 import numpy as np
 from numba import njit
 
-from ._cells import cell_tables, count_below
+from .cells import cell_tables, count_below
 
 EPSILON = np.finfo(np.float64).eps
 

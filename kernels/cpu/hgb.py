@@ -25,7 +25,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ._cells import cell_tables, count_below
+from .cells import cell_tables, count_below
 
 # Below this many elements of work a kernel runs on one thread: waking the
 # others costs more than it saves (and on a loaded machine a parallel region
