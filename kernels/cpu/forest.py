@@ -381,31 +381,15 @@ def bin_ranges(X, binned, low, high):
 
 
 @njit(nogil=True, inline="always")
-def _find_splits(
-    criterion,
-    hist,
-    pair_node,
-    pair_feature,
-    pair_valid,
-    bin_min,
-    bin_max,
-    totals,
-    offsets,
-    values,
-    missing_bin,
-    min_samples_leaf,
-    min_weight_leaf,
-    monotonic,
-    lower,
-    upper,
-    uniform,
-    gain,
-    split_bin,
-    missing_left,
-    left,
-    constant,
-):
-    """:func:`find_splits` with ``criterion`` first (inlined into its specialisations)."""
+def _find_splits(criterion, hist, pairs, nodes, bins, measure, rules, out):
+    """:func:`find_splits` for criterion code ``criterion`` (inlined into its
+    specialisations; ``measure`` is the criterion's ``(offsets, values)``)."""
+    pair_node, pair_feature, pair_valid, uniform = pairs
+    totals, lower, upper = nodes
+    bin_min, bin_max, missing_bin = bins
+    offsets, values = measure
+    min_samples_leaf, min_weight_leaf, monotonic = rules
+    gain, split_bin, missing_left, left, constant = out
     n_pairs, n_bins, n_stats = hist.shape
     rows_stat = n_stats - 1
     running = np.empty(n_stats)
@@ -506,53 +490,8 @@ def _specialised(criterion):
     the bins it cost 160 ns per bin (gini), against 12 ns specialised."""
 
     @njit(cache=True, nogil=True)
-    def find_splits_for(
-        hist,
-        pair_node,
-        pair_feature,
-        pair_valid,
-        bin_min,
-        bin_max,
-        totals,
-        offsets,
-        values,
-        missing_bin,
-        min_samples_leaf,
-        min_weight_leaf,
-        monotonic,
-        lower,
-        upper,
-        uniform,
-        gain,
-        split_bin,
-        missing_left,
-        left,
-        constant,
-    ):
-        return _find_splits(
-            criterion,
-            hist,
-            pair_node,
-            pair_feature,
-            pair_valid,
-            bin_min,
-            bin_max,
-            totals,
-            offsets,
-            values,
-            missing_bin,
-            min_samples_leaf,
-            min_weight_leaf,
-            monotonic,
-            lower,
-            upper,
-            uniform,
-            gain,
-            split_bin,
-            missing_left,
-            left,
-            constant,
-        )
+    def find_splits_for(hist, pairs, nodes, bins, measure, rules, out):
+        return _find_splits(criterion, hist, pairs, nodes, bins, measure, rules, out)
 
     return find_splits_for
 
@@ -560,73 +499,45 @@ def _specialised(criterion):
 _FIND_SPLITS = tuple(_specialised(criterion) for criterion in range(5))
 
 
-def find_splits(
-    hist,
-    pair_node,
-    pair_feature,
-    pair_valid,
-    bin_min,
-    bin_max,
-    totals,
-    criterion,
-    offsets,
-    values,
-    missing_bin,
-    min_samples_leaf,
-    min_weight_leaf,
-    monotonic,
-    lower,
-    upper,
-    uniform,
-    gain,
-    split_bin,
-    missing_left,
-    left,
-    constant,
-):
+def find_splits(hist, pairs, nodes, bins, criterion, rules, out):
     """Best split of each (node, feature) pair from its global histogram.
 
-    ``hist`` (pairs, bins, statistics): the global histogram of feature
-    ``pair_feature[p]`` over the rows of node ``pair_node[p]``, whose
-    statistics are ``totals[pair_node[p]]``; pairs where ``pair_valid`` is
-    false are only checked for constancy. Bin ``missing_bin`` holds the rows
-    whose value is NaN (-1: none anywhere).
+    Parameters
+    ----------
+    hist : ndarray of shape (pairs, bins, statistics), float64
+        The global histogram of feature ``pair_feature[p]`` over the rows of
+        node ``pair_node[p]``.
+    pairs : tuple ``(pair_node, pair_feature, pair_valid, uniform)``
+        Each pair's node (a row of ``totals``), feature, and whether to search
+        it (False: only its constancy is checked); ``uniform``: ExtraTrees'
+        draws (pairs, 2), or empty (0, 2).
+    nodes : tuple ``(totals, lower, upper)``
+        The nodes' statistics and the bounds of their constrained values.
+    bins : tuple ``(bin_min, bin_max, missing_bin)``
+        Each feature's extremes per bin (features, bins; ExtraTrees only), and
+        the bin of the rows whose value is NaN (-1: none anywhere).
+    criterion : tuple ``(code, offsets, values)``
+        The criterion (``mlmpi/ensemble/_criteria.py``).
+    rules : tuple ``(min_samples_leaf, min_weight_leaf, monotonic)``
+        ``monotonic``: per feature 1, -1 or 0 (empty: no constraints).
+    out : tuple ``(gain, split_bin, missing_left, left, constant)``
+        Written, per pair.
 
+    Notes
+    -----
     Candidates, in scikit-learn's order: every bin boundary with the missing
     rows right, then the split that sends only the missing rows right (bin
     ``missing_bin - 1``: threshold +inf), then every boundary with them left;
-    ties go to the first. Where ``monotonic`` (per feature; empty: none) is 1 (-1),
-    the left child's :func:`constrained_value` may not exceed (fall below) the
-    right's, and both must lie within the node's ``lower``/``upper`` bounds.
-    With a non-empty ``uniform`` (pairs, 2): one random
-    boundary (:func:`_random_bin` on ``bin_min``/``bin_max``, (features, bins))
-    and a random side for the missing rows (ExtraTrees).
+    ties go to the first. Where ``monotonic`` is 1 (-1), the left child's
+    :func:`constrained_value` may not exceed (fall below) the right's, and
+    both must lie within the node's ``lower``/``upper`` bounds. With
+    ExtraTrees' draws: one random boundary (:func:`_random_bin`) and a random
+    side for the missing rows.
 
     Writes per pair the best ``gain`` (weighted impurity decrease summed over
     the outputs; -inf: no valid split), ``split_bin`` (last bin going left),
     ``missing_left`` and the ``left`` child's statistics; ``constant[p]``:
     one occupied bin and no missing rows, or only missing rows.
     """
-    return _FIND_SPLITS[criterion](
-        hist,
-        pair_node,
-        pair_feature,
-        pair_valid,
-        bin_min,
-        bin_max,
-        totals,
-        offsets,
-        values,
-        missing_bin,
-        min_samples_leaf,
-        min_weight_leaf,
-        monotonic,
-        lower,
-        upper,
-        uniform,
-        gain,
-        split_bin,
-        missing_left,
-        left,
-        constant,
-    )
+    code, offsets, values = criterion
+    return _FIND_SPLITS[code](hist, pairs, nodes, bins, (offsets, values), rules, out)

@@ -96,27 +96,12 @@ class SplitRules:
         crit = self.criterion
         kernels_for("forest", block).find_splits(
             block,
-            pair_node,
-            pair_feature,
-            pair_valid,
-            self.bin_min,
-            self.bin_max,
-            totals,
-            crit.code,
-            crit.offsets,
-            crit.values,
-            self.missing_bin,
-            self.min_samples_leaf,
-            max(self.min_weight_leaf, EPSILON),
-            self.monotonic,
-            np.ascontiguousarray(bounds[:, 0]),
-            np.ascontiguousarray(bounds[:, 1]),
-            uniform,
-            gain,
-            split_bin,
-            missing_left,
-            left,
-            constant,
+            (pair_node, pair_feature, pair_valid, uniform),
+            (totals, np.ascontiguousarray(bounds[:, 0]), np.ascontiguousarray(bounds[:, 1])),
+            (self.bin_min, self.bin_max, self.missing_bin),
+            (crit.code, crit.offsets, crit.values),
+            (self.min_samples_leaf, max(self.min_weight_leaf, EPSILON), self.monotonic),
+            (gain, split_bin, missing_left, left, constant),
         )
         return np.concatenate(
             [np.stack([gain, split_bin, missing_left, constant], axis=1), left], axis=1
