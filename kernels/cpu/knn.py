@@ -14,7 +14,7 @@ signatures for CuPy arrays.
   the current k-th (exact) distance, and it is then recomputed directly
   from the rows, so rounding in the GEMM can neither lose a neighbour nor
   reorder ties; equal distances go to the smaller global index. The
-  columns are screened in chunks of ``_CHUNK``: one vectorised count of
+  columns are screened in chunks of ``_CHUNK``: one vectorised test for
   those within the query's bound, and most chunks are passed over whole.
 """
 
@@ -60,12 +60,12 @@ _CHUNK = 128
 _TILE = 1 << 18
 
 
-@njit(cache=True, nogil=True)
-def _count_within(row, x_term, limit):
-    hits = 0
-    for j in range(row.shape[0]):  # from 0: vectorises (no negative-index wraparound)
-        hits += row[j] + x_term[j] <= limit
-    return hits
+@njit(cache=True, nogil=True, inline="always")
+def _any_within(row, x_term, start, stop, limit):
+    hit = False
+    for j in range(np.uint64(start), np.uint64(stop)):  # unsigned: no wraparound check
+        hit |= row[j] + x_term[j] <= limit
+    return hit
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -110,7 +110,7 @@ def _update(Q, X, D, q_term, x_term, tol, start, code, p, exact_again, best_dist
             limit = cap
         for c0 in range(0, n, _CHUNK):
             c1 = min(c0 + _CHUNK, n)
-            if _count_within(row[c0:c1], x_term[c0:c1], limit) == 0:
+            if not _any_within(row, x_term, c0, c1, limit):
                 continue
             for j in range(c0, c1):
                 if row[j] + x_term[j] > limit:
