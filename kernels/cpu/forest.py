@@ -504,7 +504,7 @@ def find_splits(hist, pairs, nodes, bins, criterion, rules, out):
 
     Parameters
     ----------
-    hist : ndarray of shape (pairs, bins, statistics), float64
+    hist : ndarray of shape (pairs, bins, statistics), float32 or float64
         The global histogram of feature ``pair_feature[p]`` over the rows of
         node ``pair_node[p]``.
     pairs : tuple ``(pair_node, pair_feature, pair_valid, uniform)``

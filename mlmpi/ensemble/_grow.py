@@ -316,7 +316,6 @@ class _Search:
         level_rows.stats.histograms(self.kernels, level_rows.binned, starts, slot, features, hist)
         blocks = Blocks(n_nodes * n_slots, self.comms)
         block = blocks.reduce(hist.reshape(n_nodes * n_slots, self.n_bins, n_stats))
-        block = block.astype(np.float64, copy=False)  # the search's sums
         uniform = (
             self.rng.random((n_nodes * n_slots, 2))
             if self.rules.random_thresholds
