@@ -487,7 +487,7 @@ def _specialised(criterion):
     constant, numba drops the other criteria's branches of the helpers, and
     with them the reference counting of the statistics arrays passed to
     them, which it cannot prune across those branches: inside the scan of
-    the bins it cost 160 ns per bin (gini), against 12 ns specialised."""
+    the bins it cost 160 ns per occupied bin (gini), against 34 ns specialised."""
 
     @njit(cache=True, nogil=True)
     def find_splits_for(hist, pairs, nodes, bins, measure, rules, out):

@@ -142,6 +142,15 @@ def weighted_median_of_bins(counts, weight, values):
     return values[index]
 
 
+def gathered(array, rows, take_rows):
+    """``array[rows]`` for an array of any number of dimensions, by
+    ``take_rows``, which gathers the rows of a 2-D array (the kernel
+    ``forest.take_rows``)."""
+    flat = array.reshape(array.shape[0], math.prod(array.shape[1:]))
+    out = np.empty((rows.shape[0], flat.shape[1]), dtype=array.dtype)
+    return take_rows(flat, rows, out).reshape((rows.shape[0],) + array.shape[1:])
+
+
 class RowStats:
     """The rows' statistics: a dense matrix (moments family), or, for weighted
     counts, the statistic each row adds its weight to per output (``index``)
@@ -174,17 +183,14 @@ class RowStats:
         return out
 
     def take(self, rows, take_rows):
-        """The statistics of ``rows`` (positions), in their order; ``take_rows``
-        gathers the rows of a 2-D array (the kernel ``forest.take_rows``)."""
-
-        def taken(array):
-            flat = array.reshape(array.shape[0], math.prod(array.shape[1:]))
-            out = np.empty((rows.shape[0], flat.shape[1]), dtype=array.dtype)
-            return take_rows(flat, rows, out).reshape((rows.shape[0],) + array.shape[1:])
-
+        """The statistics of ``rows`` (positions), in their order (:func:`gathered`)."""
         if self.dense is not None:
-            return RowStats(self.n_stats, dense=taken(self.dense))
-        return RowStats(self.n_stats, index=taken(self.index), weight=taken(self.weight))
+            return RowStats(self.n_stats, dense=gathered(self.dense, rows, take_rows))
+        return RowStats(
+            self.n_stats,
+            index=gathered(self.index, rows, take_rows),
+            weight=gathered(self.weight, rows, take_rows),
+        )
 
     def histograms(self, kernels, binned, starts, node_slot, features, hist):
         """Add the statistics of the rows grouped by open node (``binned`` and

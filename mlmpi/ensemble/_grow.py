@@ -23,6 +23,7 @@ import heapq
 
 import numpy as np
 
+from ._criteria import gathered
 from ._split_search import Blocks
 
 _HISTOGRAM_ELEMENTS = 1 << 21  # float64 values of one reduced histogram chunk (16 MiB)
@@ -130,11 +131,12 @@ class _LevelRows:
     def take(self, order, kernels):
         """The rows at positions ``order``, in that order (gathered by the kernel
         ``forest.take_rows``)."""
-        binned = np.empty((order.shape[0], self.binned.shape[1]), dtype=self.binned.dtype)
-        kernels.take_rows(self.binned, order, binned)
-        ids = np.empty((order.shape[0], 1), dtype=self.ids.dtype)
-        kernels.take_rows(self.ids[:, None], order, ids)
-        return _LevelRows(ids[:, 0], binned, self.stats.take(order, kernels.take_rows))
+        take = kernels.take_rows
+        return _LevelRows(
+            gathered(self.ids, order, take),
+            gathered(self.binned, order, take),
+            self.stats.take(order, take),
+        )
 
 
 class _Level:
