@@ -68,7 +68,7 @@ declare(
     dense=_Layout(cpu="cpu.decomposition", shared=("shared.decomposition", "shared.columns")),
     sparse=_Layout(shared=("shared.decomposition", "shared.columns")),
 )
-declare("linear", dense=_Layout(shared="shared.linear"))
+declare("linear", dense=_Layout(cpu="cpu.linear", shared="shared.linear"))
 # The Gram matrix it works on is small and replicated, always on the host.
 declare("coordinate_descent", dense=_Layout(cpu="cpu.coordinate_descent"))
 # k-d trees and the union-find run on the host (the brute-force path uses "knn").

@@ -93,6 +93,26 @@ def test_large_offsets_are_centred_without_cancellation():
     assert_allclose(LinearRegression().fit(X, y).coef_, reference.coef_, rtol=1e-7)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_host_augmented_rows_are_the_array_expressions_bits(dtype, order, weighted):
+    """The host loop that writes ``√w [X - c, Y - c_y, 1]`` gives the bits of the
+    array operations that the device path runs."""
+    from mlmpi.kernels.cpu.linear import shifted_rows
+    from mlmpi.kernels.shared.linear import _device_shifted_rows
+
+    rng = np.random.default_rng(3)
+    X = np.asarray(rng.normal(3.0, 2.0, size=(301, 7)), dtype=dtype, order=order)
+    Y = rng.normal(size=(301, 2)).astype(dtype)
+    weight = rng.uniform(0.1, 4.0, size=301).astype(dtype) if weighted else None
+    x_shift, y_shift = rng.normal(size=7), rng.normal(size=2)
+    host, arrays = np.empty((301, 10)), np.empty((301, 10))
+    shifted_rows(X, Y, weight, x_shift, y_shift, host)
+    _device_shifted_rows(X, Y, weight, x_shift, y_shift, arrays)
+    np.testing.assert_array_equal(host, arrays)
+
+
 def test_ridge_cholesky_falls_back_to_svd_when_singular():
     X, y = _diabetes()
     X = np.c_[X, X[:, 3]]

@@ -2,14 +2,15 @@
 caller-owned float64 buffers, never any communication.
 
 Written against the API that SciPy sparse and ``cupyx.scipy.sparse`` (and
-NumPy/CuPy) share, so one implementation serves both devices
-(declared once for both in the kernel registry) and the CPU tests run the
-GPU's code. The products run over row blocks, so their temporaries stay
-proportional to a block (of non-zeros, for CSR rows); results accumulate in
-float64.
+NumPy/CuPy) share, so one implementation serves both devices and the CPU
+tests run the GPU's code; only the rows of the augmented dense block are
+written by a host loop on the host (``kernels.cpu.linear``). The products
+run over row blocks, so their temporaries stay proportional to a block (of
+non-zeros, for CSR rows); results accumulate in float64.
 """
 
 from ..._array import get_namespace, is_device_array
+from ..cpu.linear import shifted_rows
 
 # Host blocks bound the temporaries; device blocks are large enough to fill the GPU.
 _BLOCK_ROWS = 8192
@@ -56,18 +57,27 @@ def add_shifted_products(X, Y, sample_weight, x_shift, y_shift, out):
     else:
         rows = max(64, _DENSE_BLOCK_BYTES // (8 * (d + t + 1)))
     block = xp.empty((min(rows, n), d + t + 1), dtype=xp.float64)
-    block[:, d + t] = 1.0
+    fill = _device_shifted_rows if is_device_array(X) else shifted_rows
     for start in range(0, n, rows):
         stop = min(start + rows, n)
         a = block[: stop - start]
-        xp.subtract(X[start:stop], x_shift, out=a[:, :d])
-        xp.subtract(Y[start:stop], y_shift, out=a[:, d : d + t])
-        if sample_weight is not None:
-            root = xp.sqrt(sample_weight[start:stop].astype(xp.float64))
-            a[:, : d + t] *= root[:, None]
-            a[:, d + t] = root
+        weight = None if sample_weight is None else sample_weight[start:stop]
+        fill(X[start:stop], Y[start:stop], weight, x_shift, y_shift, a)
         out += a.T @ a  # one symmetric product (BLAS syrk in NumPy)
     return out
+
+
+def _device_shifted_rows(X, Y, weight, x_shift, y_shift, out):
+    """``kernels.cpu.linear.shifted_rows`` in CuPy's array operations."""
+    xp = get_namespace(X)
+    d, t = X.shape[1], Y.shape[1]
+    xp.subtract(X, x_shift, out=out[:, :d])
+    xp.subtract(Y, y_shift, out=out[:, d : d + t])
+    out[:, d + t] = 1.0
+    if weight is not None:
+        root = xp.sqrt(weight.astype(xp.float64))
+        out[:, : d + t] *= root[:, None]
+        out[:, d + t] = root
 
 
 def _row_blocks(X, *arrays):
