@@ -113,6 +113,38 @@ def test_host_augmented_rows_are_the_array_expressions_bits(dtype, order, weight
     np.testing.assert_array_equal(host, arrays)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n_classes", [3, 10])
+@pytest.mark.parametrize("with_proba", [False, True])
+def test_host_softmax_residual_has_the_array_operations_bits(dtype, n_classes, with_proba):
+    """The multinomial loss's host loops give the bits of the array operations that
+    the device runs (so host and stand-in fits take the same iterations), and its
+    loss and residuals are those of the definitions."""
+    from mlmpi.kernels.cpu.linear import softmax_residual as host
+    from mlmpi.kernels.shared.linear import softmax_residual as arrays
+    from scipy.special import log_softmax, softmax
+
+    rng = np.random.default_rng(5)
+    raw = (rng.normal(size=(500, n_classes)) * 5).astype(dtype)
+    classes = rng.integers(0, n_classes, 500)
+    weight = rng.uniform(0.5, 2.0, 500).astype(dtype)
+    out = [raw.copy(), raw.copy()]
+    probas = [np.empty_like(raw), np.empty_like(raw)] if with_proba else [None, None]
+    losses = [f(o, classes, weight, p) for f, o, p in zip((host, arrays), out, probas)]
+    assert losses[0] == losses[1]
+    np.testing.assert_array_equal(out[0], out[1])
+    rows, exact = np.arange(500), raw.astype(np.float64)
+    expected = -(weight * log_softmax(exact, axis=1)[rows, classes]).sum()
+    residual = softmax(exact, axis=1)
+    residual[rows, classes] -= 1
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    assert_allclose(losses[0], expected, rtol=rtol)
+    assert_allclose(out[0], residual * weight[:, None], rtol=rtol, atol=rtol)
+    if with_proba:
+        np.testing.assert_array_equal(probas[0], probas[1])
+        assert_allclose(probas[0], softmax(exact, axis=1), rtol=rtol, atol=rtol)
+
+
 def test_ridge_cholesky_falls_back_to_svd_when_singular():
     X, y = _diabetes()
     X = np.c_[X, X[:, 3]]

@@ -42,3 +42,83 @@ def shifted_rows(X, Y, weight, x_shift, y_shift, out):
         for k in range(t):
             out[i, d + k] = (np.float64(Y[i, k]) - y_shift[k]) * root
         out[i, d + t] = root
+
+
+@njit(cache=True, nogil=True)
+def _shift_by_row_max(raw, classes_idx, picked):
+    """Subtract each row's maximum from it; ``picked[i]`` gets row ``i``'s
+    shifted value at its class."""
+    n, k = raw.shape
+    for i in range(n):
+        top = raw[i, 0]
+        for j in range(1, k):
+            if raw[i, j] > top:
+                top = raw[i, j]
+        for j in range(k):
+            raw[i, j] -= top
+        picked[i] = raw[i, classes_idx[i]]
+
+
+@njit(cache=True, nogil=True)
+def _normalise_rows(exp, classes_idx, weight, total, proba):
+    """Each row's sum (added in column order) into ``total``; the rows of
+    ``exp`` become their weighted residuals, ``proba`` (or None) the
+    probabilities."""
+    n, k = exp.shape
+    for i in range(n):
+        row_total = 0.0
+        for j in range(k):
+            row_total += exp[i, j]
+        total[i] = row_total
+        if proba is not None:
+            for j in range(k):
+                proba[i, j] = exp[i, j] / row_total
+        w = np.float64(weight[i])
+        scale = w / row_total
+        for j in range(k):
+            exp[i, j] *= scale
+        exp[i, classes_idx[i]] -= w
+
+
+def softmax_residual(raw, classes_idx, weight, proba=None):
+    """The multinomial logistic loss of rows of logits, and their gradient's
+    residuals, in place.
+
+    Returns ``Σ_i w_i (log Σ_j exp(raw_ij) - raw_i,y_i)`` (float64) and
+    overwrites ``raw`` with ``w_i (p_ij - [j = y_i])``, ``p`` the softmax
+    probabilities, which ``proba`` receives when given. Each row is shifted
+    by its maximum. The loops over the rows are numba's; the exponentials,
+    logarithms and the loss's sum are NumPy's, so that the array operations
+    of ``kernels.shared.linear.softmax_residual`` (the device's) give the
+    same bits.
+
+    Parameters
+    ----------
+    raw : ndarray of shape (n, k), float
+        Logits; overwritten by the residuals.
+    classes_idx : ndarray of shape (n,), int
+        Each row's class ``y_i``.
+    weight : ndarray of shape (n,)
+        Sample weights ``w_i``.
+    proba : ndarray of shape (n, k), default=None
+        Receives the probabilities.
+
+    Returns
+    -------
+    loss : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> raw = np.log(np.array([[1.0, 3.0]]))
+    >>> round(softmax_residual(raw, np.array([1]), np.ones(1)), 6)  # -log(3/4)
+    0.287682
+    >>> raw
+    array([[ 0.25, -0.25]])
+    """
+    n = raw.shape[0]
+    picked, total = np.empty(n), np.empty(n)
+    _shift_by_row_max(raw, classes_idx, picked)
+    np.exp(raw, out=raw)
+    _normalise_rows(raw, classes_idx, weight, total, proba)
+    return float(weight.astype(np.float64) @ (np.log(total) - picked))

@@ -80,6 +80,30 @@ def _device_shifted_rows(X, Y, weight, x_shift, y_shift, out):
         out[:, d + t] = root
 
 
+def softmax_residual(raw, classes_idx, weight, proba=None):
+    """``kernels.cpu.linear.softmax_residual`` in array operations (the
+    device's), with the host kernel's bits on NumPy arrays.
+
+    Returns the multinomial logistic loss ``Σ_i w_i (log Σ_j exp(raw_ij) -
+    raw_i,y_i)`` (float64) and overwrites ``raw`` with the weighted residuals
+    ``w_i (p_ij - [j = y_i])``; ``proba`` (or None) receives the probabilities.
+    """
+    xp = get_namespace(raw)
+    rows = xp.arange(raw.shape[0])
+    raw -= raw.max(axis=1, keepdims=True)
+    picked = raw[rows, classes_idx].astype(xp.float64)
+    xp.exp(raw, out=raw)
+    total = raw[:, 0].astype(xp.float64)
+    for j in range(1, raw.shape[1]):  # in column order, as the host's loop
+        total += raw[:, j]
+    if proba is not None:
+        xp.divide(raw, total[:, None], out=proba)
+    w = weight.astype(xp.float64)
+    raw *= (w / total)[:, None]
+    raw[rows, classes_idx] -= w
+    return float(w @ (xp.log(total) - picked))
+
+
 def _row_blocks(X, *arrays):
     """``(block of X, matching slices of arrays)`` for consecutive row blocks."""
     rows = _DEVICE_BLOCK_ROWS if is_device_array(X) else _BLOCK_ROWS

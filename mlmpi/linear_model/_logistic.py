@@ -162,7 +162,6 @@ class LogisticObjective(LogisticTerms):
         if self.n_outputs == 1:
             self.target = (classes_idx == 1).astype(X.dtype)
         else:
-            self.rows = xp.arange(X.shape[0])
             self.classes_idx = classes_idx
 
     def _logits(self, W):
@@ -172,10 +171,11 @@ class LogisticObjective(LogisticTerms):
             raw += W[:, d]
         return raw
 
-    def _local(self, W):
+    def _local(self, W, want_proba=True):
         """``(Σ s_i loss_i, proba, residual)``: the residual ``s (p - y)``'s products
         with X give the gradient; ``proba`` (the predicted probabilities, one
-        column for binary) gives the Hessian."""
+        column for binary) gives the Hessian (None for more classes without
+        ``want_proba``)."""
         xp = self.xp
         raw = self._logits(W)
         if self.n_outputs == 1:
@@ -184,16 +184,13 @@ class LogisticObjective(LogisticTerms):
             loss = self.weight @ (softplus - self.target * raw).astype(xp.float64)
             proba = xp.exp(raw - softplus)[:, None]
             residual = proba - self.target[:, None]
+            residual *= self.weight.astype(residual.dtype)[:, None]
         else:
-            top = raw.max(axis=1, keepdims=True)
-            exp = xp.exp(raw - top)
-            total = exp.sum(axis=1, keepdims=True)
-            log_norm = (top + xp.log(total))[:, 0]
-            loss = self.weight @ (log_norm - raw[self.rows, self.classes_idx]).astype(xp.float64)
-            proba = exp / total
-            residual = proba.copy()
-            residual[self.rows, self.classes_idx] -= 1
-        residual *= self.weight.astype(residual.dtype)[:, None]
+            proba = xp.empty_like(raw) if want_proba else None
+            residual = raw
+            loss = kernels_for("linear", raw).softmax_residual(
+                residual, self.classes_idx, self.weight, proba
+            )
         return loss, proba, residual
 
     def _products(self, residual, out):
@@ -228,7 +225,7 @@ class LogisticObjective(LogisticTerms):
 
         This method is collective.
         """
-        loss, _, residual = self._local(self._params(params))
+        loss, _, residual = self._local(self._params(params), want_proba=False)
         loss, grad, _ = self._allreduce(loss, residual)
         return self._penalised(params, loss, grad)
 
