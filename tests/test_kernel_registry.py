@@ -2,6 +2,7 @@
 
 import importlib
 import inspect
+import os
 import pkgutil
 
 import numpy as np
@@ -108,3 +109,39 @@ def test_cpu_column_moments_add_in_row_order(dtype, shape):
     np.testing.assert_array_equal(sums, expected_sums)
     np.testing.assert_array_equal(squares, expected_squares)
     np.testing.assert_array_equal(sums, X.sum(axis=0, dtype=np.float64))
+
+
+def _numba_dispatchers():
+    """Every cached numba function of the package's modules (those that import)."""
+    import mlmpi.kernels  # binds mlmpi too
+
+    found = {}
+    packages = [(mlmpi.__path__, "mlmpi."), (mlmpi.kernels.__path__, "mlmpi.kernels.")]
+    infos = [info for path, prefix in packages for info in pkgutil.walk_packages(path, prefix)]
+    for info in infos:
+        if info.name.endswith("__main__"):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # CuPy's modules
+            continue
+        for value in vars(module).values():
+            values = value if isinstance(value, tuple) else (value,)
+            for v in values:
+                cache = getattr(getattr(v, "_cache", None), "_cache_file", None)
+                if cache is not None:
+                    found[id(v)] = (v, cache)
+    return found.values()
+
+
+def test_cached_kernels_have_cache_files_of_their_own():
+    """numba files a cached function's machine code under an index named after
+    its qualified name and keyed by signature and closure values. Two functions
+    of one name (closures made in a loop) would share an index that processes
+    update without a lock, so one's code could be filed under the other's key."""
+    owners = {}
+    for dispatcher, cache in _numba_dispatchers():
+        path = os.path.join(cache._cache_path, cache._index_name)
+        assert path not in owners, (dispatcher.py_func, owners.get(path))
+        owners[path] = dispatcher.py_func
+    assert len(owners) > 50  # the search found the kernels

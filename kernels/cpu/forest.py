@@ -487,13 +487,21 @@ def _specialised(criterion):
     constant, numba drops the other criteria's branches of the helpers, and
     with them the reference counting of the statistics arrays passed to
     them, which it cannot prune across those branches: inside the scan of
-    the bins it cost 160 ns per occupied bin (gini), against 34 ns specialised."""
+    the bins it cost 160 ns per occupied bin (gini), against 34 ns specialised.
 
-    @njit(cache=True, nogil=True)
+    Each specialisation has a name of its own: numba names a function's
+    cache files after its qualified name, and the closures, with the same
+    name and signature, would share one index, keyed by the criterion.
+    Processes that compile different criteria at once (test workers, two
+    jobs) update that index without a lock, so one criterion's machine code
+    could be filed under another's key: a wrong split search, or a crash
+    ("NRT_adapt_ndarray_to_python: descr is NULL", seen in a test run)."""
+
     def find_splits_for(hist, pairs, nodes, bins, measure, rules, out):
         return _find_splits(criterion, hist, pairs, nodes, bins, measure, rules, out)
 
-    return find_splits_for
+    find_splits_for.__name__ = find_splits_for.__qualname__ = f"find_splits_criterion_{criterion}"
+    return njit(cache=True, nogil=True)(find_splits_for)
 
 
 _FIND_SPLITS = tuple(_specialised(criterion) for criterion in range(5))
