@@ -1,10 +1,16 @@
-"""Host kernels of the linear models (numba): the rows of the augmented
-least-squares block, written in one loop.
+"""Host kernels of the linear models (numba), each with a twin in array
+operations in ``kernels/shared/linear.py`` (the device's) that gives the
+same bits on NumPy arrays:
 
-NumPy's two broadcast subtractions into the strided columns of a block (and
-the weights' scaling) cost a third of the moments' pass over 64 features:
-0.08 s of 0.24 s per million rows, against 0.05 s for this loop, and the
-symmetric product that follows (``kernels/shared/linear.py``) is the rest.
+- :func:`shifted_rows`, the rows of the augmented least-squares block in one
+  loop. NumPy's two broadcast subtractions into the strided columns of a
+  block (and the weights' scaling) cost a third of the moments' pass over 64
+  features: 0.08 s of 0.24 s per million rows, against 0.05 s for this loop;
+  the symmetric product that follows is the rest;
+- :func:`softmax_residual`, the multinomial logistic loss and its residuals
+  in two loops over the rows around NumPy's ``exp`` and ``log``: 7 ms for
+  250,000 rows of 10 classes, against 59 ms for NumPy's temporaries and
+  reductions along the short class axis.
 """
 
 import numpy as np
