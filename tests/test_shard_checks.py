@@ -8,16 +8,16 @@ import pytest
 import scipy.sparse
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
-from mlmpi.utils._row_hash import moments_and_checksum, rows_checksum
-from mlmpi.utils._shard_checks import same_rows, scaling_kind
-from mlmpi.utils.validation import _moments_and_checksum
+from mlmpi.utils._row_hash import _array_checksum, rows_checksum
+from mlmpi.utils._shard_checks import may_hold_the_same_rows, rows_fingerprint, scaling_kind
+from mlmpi.utils.validation import _column_moments
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((50, 4))
 
 
 def _moments(X):
-    return _moments_and_checksum(X, checksum=False)[0]
+    return _column_moments(X)
 
 
 def test_the_checksum_is_the_multiset_of_rows():
@@ -58,23 +58,44 @@ def test_the_checksum_of_sparse_rows_is_the_dense_rows_checksum():
     assert rows_checksum(scipy.sparse.csr_matrix(dense[1:])) != rows_checksum(csr)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.bool_])
-def test_the_one_pass_kernel_is_the_checksum_and_the_moments(dtype):
-    data = (RNG.standard_normal((20_000, 5)) * 3).astype(dtype)  # more than one block
-    if data.dtype.kind == "f":
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.uint8, np.bool_])
+@pytest.mark.parametrize("n_features", [0, 1, 7, 64])
+def test_the_host_loop_is_the_array_operations_checksum(dtype, n_features):
+    data = (RNG.standard_normal((20_000, n_features)) * 3).astype(dtype)  # several blocks
+    if data.dtype.kind == "f" and n_features > 2:
         data[::7, 2] = np.nan  # a missing value is a value like any other
     for layout in (data, np.asfortranarray(data), data[::-1]):
-        moments, checksum = moments_and_checksum(layout)
-        assert checksum == rows_checksum(data)
-        np.testing.assert_allclose(moments, _moments(data), rtol=1e-12, atol=1e-9)
+        assert rows_checksum(layout) == _array_checksum(data, np)
 
 
-def test_same_rows_needs_two_rows_and_the_same_checksum():
-    fingerprint = (len(X), rows_checksum(X))
-    assert same_rows([fingerprint, (len(X), rows_checksum(X[::-1].copy()))])
-    assert not same_rows([fingerprint, (len(X), rows_checksum(X[1:]))])
-    assert not same_rows([(1, rows_checksum(X[:1]))] * 2)
-    assert not same_rows([(0, None), (0, None)])
+def _fingerprint(X, order=None):
+    """The fingerprint of ``X`` with its moments summed in row ``order``."""
+    rows = X if order is None else X[order]
+    return rows_fingerprint(len(X), np.array([rows.sum(axis=0), (rows * rows).sum(axis=0)]))
+
+
+def test_the_fingerprints_of_the_same_rows_in_any_order_may_be_the_same():
+    # Large values that cancel: every order's rounding stays inside the bounds.
+    data = np.vstack([X * 1e12, -X * 1e12, X]).astype(np.float64)
+    orders = [None, np.arange(len(data))[::-1]] + [RNG.permutation(len(data)) for _ in range(5)]
+    fingerprints = [_fingerprint(data, order) for order in orders]
+    fingerprints.append(rows_fingerprint(len(data), _column_moments(data)))  # the kernel's
+    assert len({fp[1][0] for fp in fingerprints}) > 1  # the orders round differently
+    assert may_hold_the_same_rows(fingerprints)
+
+
+def test_the_fingerprints_rule_out_other_rows():
+    first, second = X[:25], X[25:]
+    assert not may_hold_the_same_rows([_fingerprint(first), _fingerprint(second)])
+    nudged = first.copy()
+    nudged[3, 1] += 1e-6
+    assert not may_hold_the_same_rows([_fingerprint(first), _fingerprint(nudged)])
+    assert not may_hold_the_same_rows([_fingerprint(first), _fingerprint(first[1:])])
+    assert not may_hold_the_same_rows([_fingerprint(first[:1])] * 2)  # one row: no copy
+    assert not may_hold_the_same_rows([rows_fingerprint(25, None)] * 2)  # not numbers
+    missing = first.copy()
+    missing[0, 0] = np.nan  # kept NaN: the checksum decides
+    assert may_hold_the_same_rows([_fingerprint(missing), _fingerprint(first)])
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -13,10 +13,11 @@ words): the same rows in any order give the same checksum, another multiset
 of rows (one row changed, duplicated or missing) another, but for such a
 collision.
 
-On host dense rows, :func:`moments_and_checksum` computes it in the pass that
-adds the column sums and sums of squares (numba, one read of every row, the
-words' 32-bit halves); :func:`rows_checksum` computes it with array operations
-(CuPy, sparse rows).
+:func:`rows_checksum` hashes host dense rows in a numba loop over the words'
+32-bit halves and other rows (CuPy, sparse) with array operations, to the
+same bits. A collective ``fit`` computes it only when the shards' cheaper
+summaries leave room for every rank to hold the same rows
+(:mod:`mlmpi.utils._shard_checks`).
 """
 
 import sys
@@ -61,24 +62,18 @@ _LOW_HALF, _HIGH_HALF = (0, 1) if sys.byteorder == "little" else (1, 0)
 
 
 @njit(cache=True, nogil=True)
-def _add_rows(X, words, a, b, zero_total, sums, squares):
-    """``sums += Σ x`` and ``squares += Σ x²`` per column (float64, in row
-    order, as ``mlmpi.kernels.cpu.decomposition``), and the wrapping sum of
-    the rows' scrambled hashes. ``words``: X's bit patterns, as 32-bit halves
-    (``(n, 2 d)`` uint32) for 64-bit dtypes, else as they are (zero-extended
-    words, high half 0); ``zero_total``: the columns' counts of a zero,
-    summed. Row by row, the hash's loop in 32-bit lanes (its sums modulo
-    2**32 are the halves' wrapping adds): 0.058 s per million rows of 64
-    float64 features on one core, against 0.068 s for 64-bit words four rows
-    at a time, with the same bits."""
-    n, d = X.shape
+def _hash_rows(words, a, b, zero_total):
+    """The wrapping sum of the scrambled hashes of rows of words. ``words``:
+    the rows' bit patterns, as 32-bit halves (``(n, 2 d)`` uint32, with
+    ``wide``) for 64-bit dtypes, else as they are (zero-extended words, high
+    half 0); ``zero_total``: the columns' counts of a zero, summed. Row by
+    row, in 32-bit lanes (their sums modulo 2**32 are the halves' wrapping
+    adds): 0.03 s per million rows of 64 float64 features on one core."""
+    n = words.shape[0]
+    d = a.shape[0]
     wide = d > 0 and words.shape[1] == 2 * d
     total = np.uint64(0)
     for i in range(n):
-        for f in range(d):
-            v = np.float64(X[i, f])
-            sums[f] += v
-            squares[f] += v * v
         h = np.uint64(0)
         if wide:
             for f in range(d):
@@ -97,33 +92,18 @@ def _words(values, xp):
     return xp.ascontiguousarray(values).view(width)
 
 
-def moments_and_checksum(X):
-    """Column moments and :func:`rows_checksum` of host dense rows, in one pass.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_local, n_features)
-        Real numbers (bool, integer or float).
-
-    Returns
-    -------
-    moments : ndarray of shape (2, n_features)
-        ``[Σ x, Σ x²]`` per column, float64, added in row order.
-    checksum : int
-        :func:`rows_checksum` of ``X``.
-    """
-    moments = np.zeros((2, X.shape[1]), dtype=np.float64)
+def _host_checksum(X):
+    """:func:`rows_checksum` of host dense rows (numba, by blocks of rows)."""
     a, b, zero = _column_keys(X.shape[1])
     zero_total = zero.sum(dtype=np.uint64)
     a, b = a.astype(np.uint32), b.astype(np.uint32)  # 32-bit keys: 32-bit lanes
     total = 0
     for start in range(0, X.shape[0], _BLOCK_ROWS):
-        block = np.ascontiguousarray(X[start : start + _BLOCK_ROWS])
-        words = _words(block, np)
+        words = _words(X[start : start + _BLOCK_ROWS], np)
         if words.dtype.itemsize == 8:
             words = words.view(np.uint32)
-        total += int(_add_rows(block, words, a, b, zero_total, moments[0], moments[1]))
-    return moments, total % 2**64
+        total += int(_hash_rows(words, a, b, zero_total))
+    return total % 2**64
 
 
 def _entry_counts(values, columns, n_features, xp):
@@ -146,6 +126,13 @@ def rows_checksum(X):
         In ``[0, 2**64)``; a sparse shard's equals that of the same rows dense.
     """
     xp = get_namespace(X)
+    if xp is np and not is_sparse(X):
+        return _host_checksum(X)
+    return _array_checksum(X, xp)
+
+
+def _array_checksum(X, xp):
+    """:func:`rows_checksum` in array operations (CuPy, SciPy sparse rows)."""
     if is_sparse(X):
         X = X.tocsr()
         X.sum_duplicates()

@@ -2,11 +2,14 @@
 
 - **The same rows on every rank** (forgetting to shard, each copy in any
   order): the model would fit every row once per rank. Each rank sends its
-  row count and an exact, order-free checksum of its rows
-  (:mod:`mlmpi.utils._row_hash`, from the pass over ``X`` that also checks it
-  for NaN/inf) with the facts every rank exchanges at ``fit``; the same count
-  (of more than one row) and checksum on every rank raises the same
-  ``ValueError`` on every rank, or warns with ``MLMPI_IDENTICAL_SHARDS=warn``.
+  row count and keyed column sums (:func:`rows_fingerprint`, from the pass
+  over ``X`` that also checks it for NaN/inf) with the facts every rank
+  exchanges at ``fit``. Only where these leave room for the same rows on
+  every rank does each rank compute an exact, order-free checksum of its
+  rows (:mod:`mlmpi.utils._row_hash`, one more read of them) and send it;
+  the same count (of more than one row) and checksum on every rank raises
+  the same ``ValueError`` on every rank, or warns with
+  ``MLMPI_IDENTICAL_SHARDS=warn``.
 - **A scaler fitted on each rank** (scikit-learn's ``StandardScaler`` or
   ``MinMaxScaler`` in a scikit-learn ``Pipeline``): every rank's shard has
   mean 0 and variance 1 in every column, or minimum 0 and maximum 1
@@ -51,17 +54,63 @@ def user_stacklevel():
 # -- the same rows on every rank -----------------------------------------------------------
 
 
-def same_rows(fingerprints):
-    """Whether every rank's ``(rows, checksum)`` (checksum None where not
-    computed) shows the same rows, more than one.
+_UNIT_ROUNDOFF = 2.0**-53
+
+
+def rows_fingerprint(rows, moments):
+    """What a rank tells the others about its rows so that they can rule out
+    that every rank holds the same ones without reading them again.
+
+    ``(rows, summary)``: ``summary`` is None without moments (rows that are
+    not real numbers, never taken for copies), else ``(S, Q, ES, EQ)``: the
+    keyed sums ``S = Σ_j k_j Σ x_j`` and ``Q = Σ_j k_j Σ x_j²`` over the
+    columns (keys ``k_j`` in [1, 2)) and bounds on their rounding errors in
+    any order of summation (``|Σ x| <= sqrt(n Σ x²)``, with a margin of two).
+    The same rows in another order or on another device give sums within the
+    bounds of each other.
+
+    Parameters
+    ----------
+    rows : int
+    moments : ndarray of shape (2, n_features) or None
+        ``[Σ x, Σ x²]`` per column (host float64), from any pass.
+    """
+    if moments is None:
+        return rows, None
+    sums, squares = moments
+    d = sums.shape[0]
+    keys = 1.0 + (np.arange(1, d + 1) * 0.6180339887498949) % 1.0
+    error = 2 * (rows + d + 4) * _UNIT_ROUNDOFF
+    with np.errstate(all="ignore"):
+        Q = float(keys @ squares)
+        magnitude = float(keys @ np.sqrt(rows * squares))
+        return rows, (float(keys @ sums), Q, error * magnitude, error * Q)
+
+
+def may_hold_the_same_rows(fingerprints):
+    """Whether every rank's :func:`rows_fingerprint` leaves room for the same
+    rows (more than one) on every rank: the same count, and sums within
+    rounding of each other (or not finite). Only then are the rows' checksums
+    (:func:`mlmpi.utils._row_hash.rows_checksum`) worth computing.
 
     Examples
     --------
-    >>> same_rows([(3, 7), (3, 7)]), same_rows([(3, 7), (3, 8)]), same_rows([(1, 7), (1, 7)])
-    (True, False, False)
+    >>> one = rows_fingerprint(3, np.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> other = rows_fingerprint(3, np.array([[1.0, 2.5], [3.0, 4.0]]))
+    >>> may_hold_the_same_rows([one, one]), may_hold_the_same_rows([one, other])
+    (True, False)
+    >>> may_hold_the_same_rows([rows_fingerprint(1, np.ones((2, 1)))] * 2)
+    False
     """
-    first = fingerprints[0]
-    return first[0] > 1 and first[1] is not None and all(fp == first for fp in fingerprints)
+    rows, first = fingerprints[0]
+    if rows < 2 or first is None or any(fp[0] != rows or fp[1] is None for fp in fingerprints):
+        return False
+    if not all(np.isfinite(fp[1]).all() for fp in fingerprints):
+        return True  # NaN or inf kept (ensure_all_finite=False): the checksum decides
+    S, Q, ES, EQ = first
+    return all(
+        abs(s - S) <= es + ES and abs(q - Q) <= eq + EQ for _, (s, q, es, eq) in fingerprints
+    )
 
 
 def identical_shards(estimator, rows, comms, policy):

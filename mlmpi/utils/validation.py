@@ -26,12 +26,13 @@ from ..comms._agreement import usage_error
 from ..comms._calls import by_rank
 from ..comms._method import current_method
 from ..kernels import kernels_for
-from ._row_hash import moments_and_checksum, rows_checksum
+from ._row_hash import rows_checksum
 from ._shard_checks import (
     IdenticalShardsWarning,
     PerRankScalingWarning,
     identical_shards,
-    same_rows,
+    may_hold_the_same_rows,
+    rows_fingerprint,
     scaling_kind,
     warn_per_rank_scaling,
 )
@@ -271,7 +272,7 @@ class _ShardFacts(NamedTuple):
     weight_sum: float
     weighted: bool  # sample_weight given
     label_kind: object  # see _label_kind
-    fingerprint: tuple  # (rows, their checksum or None), see same_rows
+    fingerprint: tuple  # see rows_fingerprint
     scaling: object  # see scaling_kind
     sparse: bool
     identical_shards: str  # this rank's MLMPI_IDENTICAL_SHARDS
@@ -321,6 +322,7 @@ def validate_fit_data(
     sample_weight=None,
     dtype=_FLOAT_DTYPES,
     ensure_min_samples=1,
+    row_pass=None,
     **check_params,
 ):
     """Validate the shards of a collective ``fit`` and agree on the outcome.
@@ -333,6 +335,21 @@ def validate_fit_data(
     total, the same ``y.shape[1:]``, the same kind of labels, and shards
     that are not all the same rows (:mod:`mlmpi.utils._shard_checks`). Any
     failure raises the same error on every rank.
+
+    The column moments that these checks read (NaN/inf, scaling, a summary
+    of the rows) come from one pass over ``X``: the validation's own, or
+    ``row_pass``'s.
+
+    Parameters
+    ----------
+    row_pass : callable, optional
+        ``row_pass(X, y, sample_weight)``, called on this rank's validated
+        shard inside the agreed checks, where the estimator's own first read
+        of the rows yields their column moments: it returns ``[Σ x, Σ x²]``
+        per column (host float64 of shape (2, n_features), in any order of
+        summation) to be read in place of the validation's pass, or None
+        (then the validation reads the rows itself). It keeps what else it
+        computes; it must not communicate.
 
     Returns
     -------
@@ -366,10 +383,16 @@ def validate_fit_data(
 
     def check():
         Xv, yv = _validate_shard(estimator, X, y, dtype, check_params)
-        moments, checksum = _moments_and_checksum(Xv, comms.size > 1)
+        name = type(estimator).__name__
+        try:
+            swv = _check_weights(sample_weight, Xv)
+        except (ValueError, TypeError):
+            if own_finite_check:  # scikit-learn reports NaN/inf in X before bad weights
+                assert_all_finite(Xv, input_name="X", estimator_name=name)
+            raise
+        moments = _column_moments(Xv, row_pass(Xv, yv, swv) if row_pass is not None else None)
         if own_finite_check and moments is not None and not np.isfinite(moments).all():
-            assert_all_finite(Xv, input_name="X", estimator_name=type(estimator).__name__)
-        swv = _check_weights(sample_weight, Xv)
+            assert_all_finite(Xv, input_name="X", estimator_name=name)
         facts = _ShardFacts(
             shard=Shard(
                 Xv.shape[0],
@@ -381,7 +404,7 @@ def validate_fit_data(
             weight_sum=Xv.shape[0] if swv is None else float(swv.sum()),
             weighted=swv is not None,
             label_kind=_label_kind(yv),
-            fingerprint=(Xv.shape[0], checksum),
+            fingerprint=rows_fingerprint(Xv.shape[0], moments),
             scaling=scaling_kind(Xv, moments),
             sparse=is_sparse(Xv),
             identical_shards=_config.identical_shards(),
@@ -392,8 +415,9 @@ def validate_fit_data(
     _check_global_facts(estimator, facts, ensure_min_samples)
     if comms.size > 1:
         warn_sklearn_model_selection(estimator, comms)
-        if same_rows([f.fingerprint for f in facts]):
-            identical_shards(estimator, Xv.shape[0], comms, facts[0].identical_shards)
+        if may_hold_the_same_rows([f.fingerprint for f in facts]):
+            if len(set(comms.allgather_object(rows_checksum(Xv)))) == 1:
+                identical_shards(estimator, Xv.shape[0], comms, facts[0].identical_shards)
         warn_per_rank_scaling(estimator, [(f.scaling, f.shard.rows) for f in facts], comms)
     if unknown_width:
         Xv = _empty_rows_like(estimator, Xv, facts)
@@ -463,20 +487,19 @@ def _checks_finite_itself(X, check_params):
     )
 
 
-def _moments_and_checksum(X, checksum):
-    """``([Σ x, Σ x²] per column, float64 on the host; the rows' checksum)`` of
-    this shard, the checksum only with ``checksum`` (several ranks): host dense
-    rows in one pass (:func:`mlmpi.utils._row_hash.moments_and_checksum`).
-    ``(None, None)`` for an empty shard or rows that are not real numbers
-    (strings or complex values, which encoders check themselves)."""
+def _column_moments(X, read=None):
+    """``[Σ x, Σ x²]`` per column of this shard (float64, on the host): those
+    ``read`` by an estimator's row pass, else from a pass of their own. None
+    for an empty shard or rows that are not real numbers (strings or complex
+    values, which encoders check themselves)."""
     if X.shape[0] == 0 or X.dtype.kind not in "biuf":
-        return None, None
-    if checksum and not (is_device_array(X) or is_sparse(X)):
-        return moments_and_checksum(X)
+        return None
+    if read is not None:
+        return read
     xp = get_namespace(X)
     moments = xp.zeros((2, X.shape[1]), dtype=xp.float64)
     kernels_for("decomposition", X).column_moments(X, moments[0], moments[1])
-    return to_host(moments), rows_checksum(X) if checksum else None
+    return to_host(moments)
 
 
 def _label_kind(y):
