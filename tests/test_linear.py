@@ -108,9 +108,14 @@ def test_host_augmented_rows_are_the_array_expressions_bits(dtype, order, weight
     weight = rng.uniform(0.1, 4.0, size=301).astype(dtype) if weighted else None
     x_shift, y_shift = rng.normal(size=7), rng.normal(size=2)
     host, arrays = np.empty((301, 10)), np.empty((301, 10))
-    shifted_rows(X, Y, weight, x_shift, y_shift, host)
-    _device_shifted_rows(X, Y, weight, x_shift, y_shift, arrays)
+    host_moments, array_moments = np.zeros((2, 7)), np.zeros((2, 7))
+    shifted_rows(X, Y, weight, x_shift, y_shift, host, host_moments)
+    _device_shifted_rows(X, Y, weight, x_shift, y_shift, arrays, array_moments)
     np.testing.assert_array_equal(host, arrays)
+    values = X.astype(np.float64)
+    expected = [values.sum(axis=0), (values**2).sum(axis=0)]  # unweighted, for the validation
+    np.testing.assert_allclose(host_moments, expected, rtol=1e-13)
+    np.testing.assert_allclose(array_moments, expected, rtol=1e-13)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -3,10 +3,12 @@ operations in ``kernels/shared/linear.py`` (the device's) that gives the
 same bits on NumPy arrays:
 
 - :func:`shifted_rows`, the rows of the augmented least-squares block in one
-  loop. NumPy's two broadcast subtractions into the strided columns of a
-  block (and the weights' scaling) cost a third of the moments' pass over 64
-  features: 0.08 s of 0.24 s per million rows, against 0.05 s for this loop;
-  the symmetric product that follows is the rest;
+  loop, with X's column moments (what the fit's validation reads, so the
+  rows are read once). NumPy's two broadcast subtractions into the strided
+  columns of a block (and the weights' scaling) cost a third of the
+  moments' pass over 64 features: 0.08 s of 0.24 s per million rows,
+  against 0.05 s for this loop; the symmetric product that follows is the
+  rest;
 - :func:`softmax_residual`, the multinomial logistic loss and its residuals
   in two loops over the rows around NumPy's ``exp`` and ``log``: 7 ms for
   250,000 rows of 10 classes, against 59 ms for NumPy's temporaries and
@@ -18,8 +20,11 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def shifted_rows(X, Y, weight, x_shift, y_shift, out):
-    """``out[i] = √w_i [X[i] - x_shift, Y[i] - y_shift, 1]`` for every row ``i``.
+def shifted_rows(X, Y, weight, x_shift, y_shift, out, moments):
+    """``out[i] = √w_i [X[i] - x_shift, Y[i] - y_shift, 1]`` for every row
+    ``i``, and ``moments += [Σ x, Σ x²]`` per column of X (unweighted, in row
+    order): the column moments that the fit's validation reads, from the
+    same read of the rows.
 
     Parameters
     ----------
@@ -28,23 +33,31 @@ def shifted_rows(X, Y, weight, x_shift, y_shift, out):
     weight : ndarray of shape (n,), or None (weights of one)
     x_shift, y_shift : float64 ndarrays of shape (d,), (t,)
     out : float64 ndarray of shape (n, d + t + 1); overwritten.
+    moments : float64 ndarray of shape (2, d); updated in place.
 
     Examples
     --------
     >>> import numpy as np
-    >>> out = np.empty((2, 3))
+    >>> out, moments = np.empty((2, 3)), np.zeros((2, 1))
     >>> shifted_rows(np.array([[1.0], [3.0]]), np.array([[2.0], [6.0]]), None,
-    ...              np.array([2.0]), np.array([4.0]), out)
+    ...              np.array([2.0]), np.array([4.0]), out, moments)
     >>> out
     array([[-1., -2.,  1.],
            [ 1.,  2.,  1.]])
+    >>> moments
+    array([[ 4.],
+           [10.]])
     """
     n, d = X.shape
     t = Y.shape[1]
+    sums, squares = moments[0], moments[1]
     for i in range(n):
         root = 1.0 if weight is None else np.sqrt(np.float64(weight[i]))
         for k in range(d):
-            out[i, k] = (np.float64(X[i, k]) - x_shift[k]) * root
+            value = np.float64(X[i, k])
+            sums[k] += value
+            squares[k] += value * value
+            out[i, k] = (value - x_shift[k]) * root
         for k in range(t):
             out[i, d + k] = (np.float64(Y[i, k]) - y_shift[k]) * root
         out[i, d + t] = root

@@ -21,13 +21,14 @@ _DEVICE_BLOCK_ROWS = 1 << 17
 _DENSE_BLOCK_BYTES = 1 << 19
 
 
-def add_shifted_products(X, Y, sample_weight, x_shift, y_shift, out):
+def add_shifted_products(X, Y, sample_weight, x_shift, y_shift, out, moments=None):
     """``out += AᵀA`` for the augmented dense rows ``A = √w [X - x_shift, Y - y_shift, 1]``.
 
     One read of the rows gives every moment of a least-squares problem about
     the shift: ``AᵀA`` holds ``Σ w (x - c)(x - c)ᵀ``, ``Σ w (x - c)(y - c_y)ᵀ``,
     ``Σ w (y - c_y)²``, the shifted sums ``Σ w (x - c)`` and ``Σ w``. A shift
-    near the rows' mean keeps the products free of cancellation.
+    near the rows' mean keeps the products free of cancellation. The same
+    read adds X's unweighted column moments into ``moments``.
 
     Parameters
     ----------
@@ -36,6 +37,8 @@ def add_shifted_products(X, Y, sample_weight, x_shift, y_shift, out):
     sample_weight : array of shape (n_local,) or None (weights of one)
     x_shift, y_shift : float64 arrays of shape (d,), (t,), X's namespace
     out : float64 array of shape (d + t + 1, d + t + 1), X's namespace; updated in place.
+    moments : float64 array of shape (2, d), X's namespace, or None
+        ``[Σ x, Σ x²]`` per column added in place (row order on the host).
 
     Examples
     --------
@@ -56,29 +59,34 @@ def add_shifted_products(X, Y, sample_weight, x_shift, y_shift, out):
         rows = _DEVICE_BLOCK_ROWS
     else:
         rows = max(64, _DENSE_BLOCK_BYTES // (8 * (d + t + 1)))
+    if moments is None:
+        moments = xp.zeros((2, d), dtype=xp.float64)
     block = xp.empty((min(rows, n), d + t + 1), dtype=xp.float64)
     fill = _device_shifted_rows if is_device_array(X) else shifted_rows
     for start in range(0, n, rows):
         stop = min(start + rows, n)
         a = block[: stop - start]
         weight = None if sample_weight is None else sample_weight[start:stop]
-        fill(X[start:stop], Y[start:stop], weight, x_shift, y_shift, a)
+        fill(X[start:stop], Y[start:stop], weight, x_shift, y_shift, a, moments)
         out += a.T @ a  # one symmetric product (BLAS syrk in NumPy)
     return out
 
 
-def _device_shifted_rows(X, Y, weight, x_shift, y_shift, out):
-    """``kernels.cpu.linear.shifted_rows`` in CuPy's array operations."""
+def _device_shifted_rows(X, Y, weight, x_shift, y_shift, out, moments):
+    """``kernels.cpu.linear.shifted_rows`` in CuPy's array operations (the
+    same rows; the moments summed in the device's order)."""
     xp = get_namespace(X)
     d, t = X.shape[1], Y.shape[1]
-    xp.subtract(X, x_shift, out=out[:, :d])
+    values = X.astype(xp.float64)
+    moments[0] += values.sum(axis=0)
+    moments[1] += (values * values).sum(axis=0)
+    xp.subtract(values, x_shift, out=out[:, :d])
     xp.subtract(Y, y_shift, out=out[:, d : d + t])
     out[:, d + t] = 1.0
     if weight is not None:
         root = xp.sqrt(weight.astype(xp.float64))
         out[:, : d + t] *= root[:, None]
         out[:, d + t] = root
-
 
 def softmax_residual(raw, classes_idx, weight, proba=None):
     """``kernels.cpu.linear.softmax_residual`` in array operations (the

@@ -20,11 +20,18 @@ def gram_fits(X):
     return not is_sparse(X) or X.shape[1] <= GRAM_MAX_FEATURES
 
 
-def regression_data(estimator, X, y, sample_weight):
+def targets(y, dtype):
+    """The validated targets as a 2-D array (one column per target) of X's ``dtype``."""
+    return (y[:, None] if y.ndim == 1 else y).astype(dtype, copy=False)
+
+
+def regression_data(estimator, X, y, sample_weight, row_pass=None):
     """Validate a regressor's shards: ``(X, Y, sample_weight, single_target, comms, layout)``.
 
     ``Y`` is always 2-D (one column per target) in ``X``'s dtype. ``X`` may be
     CSR (SciPy or ``cupyx``; other sparse formats are converted).
+    ``row_pass``: the solver's first read of the rows, run by the
+    validation (:func:`mlmpi.utils.validation.validate_fit_data`).
 
     This function is collective.
     """
@@ -38,10 +45,9 @@ def regression_data(estimator, X, y, sample_weight):
         multi_output=True,
         y_numeric=True,
         accept_sparse="csr",
+        row_pass=row_pass,
     )
-    single = y.ndim == 1
-    Y = (y[:, None] if single else y).astype(X.dtype, copy=False)
-    return X, Y, sample_weight, single, comms, layout
+    return X, targets(y, X.dtype), sample_weight, y.ndim == 1, comms, layout
 
 
 def set_coefficients(estimator, coef, moments, *, single, like, ravel_one_column=False):

@@ -53,7 +53,7 @@ from ._base import (
     set_coefficients,
 )
 from ._iterative import CentredRows, conjugate_gradient, lsqr
-from ._stats import centred_moments, merge_moments, reduced_qr
+from ._stats import ProductsPass, centred_moments, merge_moments, reduced_qr
 
 _MAX_SCALED_CONDITION = 1e6  # of the Gram matrix, i.e. cond(X) <= 1e3
 
@@ -135,7 +135,10 @@ def stream_moments(estimator, X, y, sample_weight):
     """
     previous = getattr(estimator, "_moments", None)
     shape = getattr(estimator, "_stream_shape", None)
-    X, Y, sample_weight, single, comms, _ = regression_data(estimator, X, y, sample_weight)
+    first_read = ProductsPass(estimator.fit_intercept)
+    X, Y, sample_weight, single, comms, _ = regression_data(
+        estimator, X, y, sample_weight, row_pass=first_read
+    )
     if not gram_fits(X):
         raise ValueError(_NO_STREAM.format(X.shape[1]))
     name = type(estimator).__name__
@@ -149,7 +152,9 @@ def stream_moments(estimator, X, y, sample_weight):
             f"y has {Y.shape[1]} target(s) ({'1-D' if single else '2-D'}), but {name} was "
             f"fitted with {shape[1]} ({'1-D' if shape[2] else '2-D'}) before this partial_fit."
         )
-    batch = centred_moments(X, Y, sample_weight, comms, fit_intercept=estimator.fit_intercept)
+    batch = centred_moments(
+        X, Y, sample_weight, comms, fit_intercept=estimator.fit_intercept, local=first_read.local
+    )
     moments = batch if previous is None else merge_moments(previous, batch)
     _keep_stream(estimator, moments, (X.shape[1], Y.shape[1], single))
     return X, moments, single
@@ -276,10 +281,19 @@ class LinearRegression(
         -----
         This method is collective.
         """
-        X, Y, sample_weight, single, comms, _ = regression_data(self, X, y, sample_weight)
+        first_read = ProductsPass(self.fit_intercept)
+        X, Y, sample_weight, single, comms, _ = regression_data(
+            self, X, y, sample_weight, row_pass=first_read
+        )
         gram = gram_fits(X)
         moments = centred_moments(
-            X, Y, sample_weight, comms, fit_intercept=self.fit_intercept, products=gram
+            X,
+            Y,
+            sample_weight,
+            comms,
+            fit_intercept=self.fit_intercept,
+            products=gram,
+            local=first_read.local,
         )
         for name in ("rank_", "singular_"):  # not set by every path
             self.__dict__.pop(name, None)
@@ -621,7 +635,10 @@ class Ridge(
         This method is collective.
         """
         solver = self._check_solver()
-        X, Y, sample_weight, single, comms, _ = regression_data(self, X, y, sample_weight)
+        first_read = ProductsPass(self.fit_intercept) if solver in ("cholesky", "nnls") else None
+        X, Y, sample_weight, single, comms, _ = regression_data(
+            self, X, y, sample_weight, row_pass=first_read
+        )
         solver = self._sparse_solver(solver, X)
         alphas = _alphas(self.alpha, Y.shape[1])
         moments = centred_moments(
@@ -631,6 +648,7 @@ class Ridge(
             comms,
             fit_intercept=self.fit_intercept,
             products=solver in ("cholesky", "nnls"),
+            local=None if first_read is None else first_read.local,
         )
         coef, n_iter = None, None
         if solver == "cholesky":

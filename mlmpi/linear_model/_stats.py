@@ -22,6 +22,7 @@ from .._array import get_namespace, is_sparse, to_host
 from .._linalg import tsqr_r
 from ..kernels import kernels_for
 from ..utils.stats import weighted_means
+from ._base import targets
 
 _CACHE_BYTES = 1 << 19
 
@@ -64,33 +65,74 @@ def _shift(A, rows=256):
     return A[:rows].astype(xp.float64).mean(axis=0)
 
 
-def _products_about(X, Y, sample_weight, shift):
+def _products_about(X, Y, sample_weight, shift, moments=None):
     """``AᵀA`` (host float64) of this rank's augmented dense rows
     ``√w [X - c, Y - c_y, 1]`` about ``shift = [c, c_y]``, from one read of
-    the rows (the kernel ``linear.add_shifted_products``); no communication."""
+    the rows (the kernel ``linear.add_shifted_products``, which adds X's
+    column moments into ``moments``, X's namespace); no communication."""
     xp = get_namespace(X)
     d, t = X.shape[1], Y.shape[1]
     products = xp.zeros((d + t + 1, d + t + 1), dtype=xp.float64)
     kernels_for("linear", X).add_shifted_products(
-        X, Y, sample_weight, xp.asarray(shift[:d]), xp.asarray(shift[d:]), products
+        X, Y, sample_weight, xp.asarray(shift[:d]), xp.asarray(shift[d:]), products, moments
     )
     return to_host(products)
 
 
-def _dense_moments(X, Y, sample_weight, comms, fit_intercept):
+def local_products(X, Y, sample_weight, fit_intercept, moments=None):
+    """``(shift, products)``: :func:`_products_about` a shift near the mean of
+    this rank's first rows (zero without ``fit_intercept``); no communication."""
+    if not fit_intercept:
+        shift = np.zeros(X.shape[1] + Y.shape[1])
+    else:
+        shift = np.concatenate([to_host(_shift(X)), to_host(_shift(Y))])
+    return shift, _products_about(X, Y, sample_weight, shift, moments)
+
+
+class ProductsPass:
+    """The least-squares solvers' first read of dense rows, as the fit's
+    validation's row pass (``validate_fit_data(row_pass=...)``): this rank's
+    :func:`local_products`, and X's column moments from the same read.
+
+    Parameters
+    ----------
+    fit_intercept : bool
+
+    Attributes
+    ----------
+    local : tuple or None
+        ``(shift, products)`` of the validated dense rows; None for sparse
+        rows (their products come from the sparse kernels).
+    """
+
+    def __init__(self, fit_intercept):
+        self.fit_intercept = fit_intercept
+        self.local = None
+
+    def __call__(self, X, y, sample_weight):
+        if is_sparse(X) or X.dtype.kind != "f":
+            return None
+        xp = get_namespace(X)
+        moments = xp.zeros((2, X.shape[1]), dtype=xp.float64)
+        Y = targets(y, X.dtype)
+        self.local = local_products(X, Y, sample_weight, self.fit_intercept, moments)
+        return to_host(moments)
+
+
+def _dense_moments(X, Y, sample_weight, comms, fit_intercept, local=None):
     """``(Σw, x̄, ȳ, products of [X, Y] centred at the global means)`` for dense
-    rows, from one read of them, in two allreduces. Each rank forms its
-    products about a shift near its own mean, centres them at its own mean,
-    and the ranks merge them at the global mean as Chan's pairwise update
-    does (each rank adds ``w_r (m_r - m)(m_r - m)ᵀ``). Without
+    rows, from one read of them (:func:`local_products`, or ``local`` when
+    the validation's row pass formed them), in two allreduces. Each rank
+    forms its products about a shift near its own mean, centres them at its
+    own mean, and the ranks merge them at the global mean as Chan's pairwise
+    update does (each rank adds ``w_r (m_r - m)(m_r - m)ᵀ``). Without
     ``fit_intercept``: the means are zeros and the products uncentred, in one
     allreduce. This function is collective."""
     d, t = X.shape[1], Y.shape[1]
+    shift, products = local_products(X, Y, sample_weight, fit_intercept) if local is None else local
     if not fit_intercept:
-        total = to_host(comms.allreduce(_products_about(X, Y, sample_weight, np.zeros(d + t))))
+        total = to_host(comms.allreduce(products))
         return float(total[-1, -1]), np.zeros(d), np.zeros(t), total[:-1, :-1]
-    shift = np.concatenate([to_host(_shift(X)), to_host(_shift(Y))])
-    products = _products_about(X, Y, sample_weight, shift)
     weight = float(products[-1, -1])
     mean, centred = np.zeros(d + t), np.zeros((d + t, d + t))
     if weight > 0:
@@ -122,7 +164,7 @@ def _sparse_products(X, Y, y_mean, sample_weight, out):
     yty += (weighted * Yc).sum(axis=0)
 
 
-def centred_moments(X, Y, sample_weight, comms, *, fit_intercept, products=True):
+def centred_moments(X, Y, sample_weight, comms, *, fit_intercept, products=True, local=None):
     """Global :class:`LeastSquaresStats` of the weighted data, centred at the global means.
 
     Dense rows are read once: each rank forms its products about a shift
@@ -145,6 +187,10 @@ def centred_moments(X, Y, sample_weight, comms, *, fit_intercept, products=True)
     products : bool, default=True
         False: only the means (one allreduce, for a solver that never reads
         the Gram matrices).
+    local : tuple, default=None
+        This rank's ``(shift, products)`` of dense rows from the fit's
+        validation (:attr:`ProductsPass.local`), so that the rows are not
+        read again; None to form them here. Ignored for CSR rows.
 
     Returns
     -------
@@ -158,7 +204,7 @@ def centred_moments(X, Y, sample_weight, comms, *, fit_intercept, products=True)
     d, t = X.shape[1], Y.shape[1]
     if products and not is_sparse(X):
         weight_sum, x_mean, y_mean, total = _dense_moments(
-            X, Y, sample_weight, comms, fit_intercept
+            X, Y, sample_weight, comms, fit_intercept, local
         )
         gram = total[:d, :d]
         return LeastSquaresStats(
