@@ -88,6 +88,7 @@ def _device_shifted_rows(X, Y, weight, x_shift, y_shift, out, moments):
         out[:, : d + t] *= root[:, None]
         out[:, d + t] = root
 
+
 def softmax_residual(raw, classes_idx, weight, proba=None):
     """``kernels.cpu.linear.softmax_residual`` in array operations (the
     device's), with the host kernel's bits on NumPy arrays.
