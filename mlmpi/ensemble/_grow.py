@@ -26,7 +26,8 @@ import numpy as np
 from ._criteria import gathered
 from ._split_search import Blocks
 
-_HISTOGRAM_ELEMENTS = 1 << 21  # float64 values of one reduced histogram chunk (16 MiB)
+_HISTOGRAM_ELEMENTS = 1 << 21  # values of one reduced histogram chunk (16 MiB in float64)
+_BYTE_COUNTS = 255  # integer counts up to this: every bin's sum fits a uint8, exactly
 
 
 class _Tree:
@@ -203,7 +204,8 @@ def grow_tree(
         Seeded alike on every rank: the feature draws and ExtraTrees' thresholds.
     hist_dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         The histograms' type, built and reduced: float32 only where every
-        sum is an integer that float32 holds exactly (half the bytes).
+        sum is an integer that float32 holds exactly (half the bytes); then
+        uint8 for nodes of at most 255 counts (:meth:`_Search._byte_counts`).
 
     Returns
     -------
@@ -288,41 +290,57 @@ class _Search:
     def pairs(self, nodes, features, valid, totals, bounds, rows):
         """The best split of every (node, feature) pair of ``nodes`` (positions
         in the level, increasing) and their ``features`` (padding where not
-        ``valid``), in chunks of nodes: (nodes, slots, 4 + statistics).
+        ``valid``): (nodes, slots, 4 + statistics). The nodes go in chunks of
+        one histogram dtype (:meth:`_byte_counts`), each chunk's nodes in
+        level order; ExtraTrees' draws are made for all pairs at once, in
+        level order, so the chunks do not change them.
         ``rows``: the level's ``(_LevelRows, starts)``."""
         level_rows, starts = rows
         n_nodes, n_slots = features.shape
         chunk = max(1, _HISTOGRAM_ELEMENTS // (n_slots * self.n_bins * self.n_stats))
+        in_bytes = self._byte_counts(totals)
+        uniform = (
+            self.rng.random((n_nodes, n_slots, 2))
+            if self.rules.random_thresholds
+            else np.empty((n_nodes, 0, 2))
+        )
         slot = np.full(starts.shape[0] - 1, -1, dtype=np.int64)
-        parts = []
-        for first in range(0, n_nodes, chunk):
-            part = nodes[first : first + chunk]
-            slot[:] = -1
-            slot[part] = np.arange(part.shape[0])
-            parts.append(
-                self._chunk(
-                    features[first : first + chunk],
-                    valid[first : first + chunk],
-                    totals[first : first + chunk],
-                    bounds[first : first + chunk],
+        found = np.empty((n_nodes, n_slots, 4 + self.n_stats))
+        for group, dtype in ((~in_bytes, self.hist_dtype), (in_bytes, np.uint8)):
+            members = np.flatnonzero(group)
+            for first in range(0, members.shape[0], chunk):
+                these = members[first : first + chunk]
+                slot[:] = -1
+                slot[nodes[these]] = np.arange(these.shape[0])
+                found[these] = self._chunk(
+                    features[these],
+                    valid[these],
+                    totals[these],
+                    bounds[these],
+                    uniform[these].reshape(-1, 2),
                     (level_rows, starts, slot),
-                )
-            )
-        return np.concatenate(parts).reshape(n_nodes, n_slots, 4 + self.n_stats)
+                    dtype,
+                ).reshape(these.shape[0], n_slots, -1)
+        return found
 
-    def _chunk(self, features, valid, totals, bounds, rows):
+    def _byte_counts(self, totals):
+        """Per node, whether its histograms can be uint8: statistics that are
+        integer counts (float32 histograms, no class weights) of at most 255 in
+        the node, so that every bin's sum, on a rank and over all of them, fits
+        a byte exactly. The same integers, in a quarter of float32's bytes to
+        zero, build, reduce and scan: most nodes of deep trees are that small."""
+        if self.hist_dtype != np.float32 or np.any(np.asarray(self.rules.scale) != 1.0):
+            return np.zeros(totals.shape[0], dtype=bool)
+        return totals.max(axis=1, initial=0.0) <= _BYTE_COUNTS
+
+    def _chunk(self, features, valid, totals, bounds, uniform, rows, hist_dtype):
         n_nodes, n_slots = features.shape
         n_stats = self.n_stats
         level_rows, starts, slot = rows
-        hist = np.zeros((n_nodes, n_slots, self.n_bins, n_stats), dtype=self.hist_dtype)
+        hist = np.zeros((n_nodes, n_slots, self.n_bins, n_stats), dtype=hist_dtype)
         level_rows.stats.histograms(self.kernels, level_rows.binned, starts, slot, features, hist)
         blocks = Blocks(n_nodes * n_slots, self.comms)
         block = blocks.reduce(hist.reshape(n_nodes * n_slots, self.n_bins, n_stats))
-        uniform = (
-            self.rng.random((n_nodes * n_slots, 2))
-            if self.rules.random_thresholds
-            else np.empty((0, 2))
-        )
         mine = blocks.owned
         pair_node = np.repeat(np.arange(n_nodes), n_slots)[mine]
         found = self.rules.search(
