@@ -10,7 +10,8 @@ Pure local compute into caller-owned buffers; nothing here communicates.
 - :func:`find_splits`: the best split of each node over a block of
   (node, feature) histograms.
 - :func:`route_rows`: the order that groups the rows going on by the next
-  level's open nodes, and the leaf of each row that stops.
+  level's open nodes, and the leaf of each row that stops;
+  :func:`add_left_sums` sums the rows that the splits send left.
 - :func:`take_rows`: gathers rows of a 2-D array (the level's rows, reordered).
 - :func:`preorder`, :func:`inherit`: a grown tree's depth-first numbering,
   and values passed down from parents (depths, kept ancestors).
@@ -20,8 +21,10 @@ The statistics of a node (see ``mlmpi/ensemble/_criteria.py``) come in two
 families. "Counts" criteria (0 gini, 1 entropy, 4 absolute error on binned
 targets) keep, per output ``o``, the weighted counts of its classes (or
 target bins) at ``offsets[o]:offsets[o + 1]``; "moments" criteria (2 squared
-error, 3 Poisson) keep ``W`` at 0, ``Σwy_k`` at ``1 + k`` and a second
-moment at ``1 + K + k``. The last statistic is always the number of rows.
+error, 3 Poisson) keep ``W`` at 0 and ``Σwy_k`` at ``1 + k`` in the
+histograms, which the split search reads (their other moments are summed
+for the children of the splits made, :func:`add_left_sums`). The last
+statistic is always the number of rows.
 """
 
 import numpy as np
@@ -126,6 +129,30 @@ def build_count_histograms(binned, starts, node_slot, features, stat_index, weig
     return hist
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _side(b, split_bin, missing_left, missing_bin):
+    """0 (left) or 1 (right): where a split sends a row of bin ``b``."""
+    if b == missing_bin:
+        return 0 if missing_left else 1
+    return 1 if b > split_bin else 0
+
+
+@njit(cache=True, nogil=True)
+def add_left_sums(binned, starts, split_feature, split_bin, missing_left, missing_bin, values, out):
+    """``out[m] += values[r]`` for every row ``r`` of open node ``m`` (rows
+    ``starts[m]:starts[m + 1]``) that its split sends left, as
+    :func:`route_rows` sends them; nothing for nodes with ``split_feature[m] < 0``."""
+    for m in range(starts.shape[0] - 1):
+        f = split_feature[m]
+        if f < 0:
+            continue
+        for r in range(starts[m], starts[m + 1]):
+            if _side(binned[r, f], split_bin[m], missing_left[m], missing_bin) == 0:
+                for s in range(values.shape[1]):
+                    out[m, s] += values[r, s]
+    return out
+
+
 @njit(cache=True, nogil=True)
 def route_rows(
     binned,
@@ -160,11 +187,7 @@ def route_rows(
         for r in range(starts[m], starts[m + 1]):
             side = 0
             if f >= 0:
-                b = binned[r, f]
-                if b == missing_bin:
-                    side = 0 if missing_left[m] else 1
-                elif b > split_bin[m]:
-                    side = 1
+                side = _side(binned[r, f], split_bin[m], missing_left[m], missing_bin)
             nxt = targets[m, side]
             to[r] = nxt
             if nxt >= 0:

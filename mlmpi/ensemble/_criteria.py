@@ -52,6 +52,12 @@ class Criterion:
         )
         self.n_stats = width + 1
         self.values = np.zeros(0) if values is None else np.asarray(values, dtype=np.float64)
+        # The split search reads the moments' W and Σwy_k only (and the row
+        # count): Σwy_k² and Σw y_k log y_k stay out of the histograms.
+        columns = np.arange(self.n_stats)
+        searched = columns < 1 + self.n_outputs if self.moments else columns >= 0
+        searched[-1] = True
+        self.search_columns, self.extra_columns = columns[searched], columns[~searched]
 
     def row_stats(self, targets, weight):
         """Each row's statistics (:class:`RowStats`); ``targets`` (n, n_outputs):
@@ -66,7 +72,12 @@ class Criterion:
         if self.name == "poisson":
             stats[:, 1 + 2 * k : 1 + 3 * k] = weight[:, None] * xlogy(targets, targets)
         stats[:, -1] = weight > 0
-        return RowStats(self.n_stats, dense=stats)
+        return RowStats(
+            self.search_columns.shape[0],
+            dense=stats[:, self.search_columns],
+            extra=stats[:, self.extra_columns],
+            columns=(self.search_columns, self.extra_columns),
+        )
 
     def weight(self, stats):
         """Total weight of nodes with these statistics."""
@@ -154,17 +165,27 @@ def gathered(array, rows, take_rows):
 class RowStats:
     """The rows' statistics: a dense matrix (moments family), or, for weighted
     counts, the statistic each row adds its weight to per output (``index``)
-    and the weight; the row count comes last either way."""
+    and the weight; the row count comes last either way.
 
-    def __init__(self, n_stats, *, dense=None, index=None, weight=None):
+    ``n_stats`` is the width of the histograms (the statistics the split
+    search reads). The moments family keeps the others (Σwy², Σw y log y)
+    apart, in ``extra``, summed only for the children of the splits made
+    (:meth:`left_extra`); ``columns`` places ``dense`` and ``extra`` in the
+    criterion's full layout (:class:`Criterion`).
+    """
+
+    def __init__(self, n_stats, *, dense=None, index=None, weight=None, extra=None, columns=None):
         self.n_stats = n_stats
         self.dense, self.index, self.weight = dense, index, weight
+        self.extra, self.columns = extra, columns
 
     def round_sums(self, rounding):
         """Replace the summed statistics by ``rounding`` of them (a 2-D array:
         the moments, or the counts' weight as one column)."""
         if self.dense is not None:
-            self.dense[:, :-1] = rounding(self.dense[:, :-1])
+            searched = self.dense.shape[1] - 1  # the row count stays as it is
+            rounded = rounding(np.concatenate([self.dense[:, :-1], self.extra], axis=1))
+            self.dense[:, :-1], self.extra[:] = rounded[:, :searched], rounded[:, searched:]
         else:
             self.weight = rounding(self.weight[:, None])[:, 0]
 
@@ -173,9 +194,12 @@ class RowStats:
         return self.dense is None and bool(np.all(self.weight == np.floor(self.weight)))
 
     def total(self):
-        """Sum over this rank's rows."""
+        """Sum over this rank's rows, in the criterion's full layout."""
         if self.dense is not None:
-            return self.dense.sum(axis=0)
+            searched, extra = self.columns
+            out = np.zeros(searched.shape[0] + extra.shape[0])
+            out[searched], out[extra] = self.dense.sum(axis=0), self.extra.sum(axis=0)
+            return out
         out = np.zeros(self.n_stats)
         for o in range(self.index.shape[1]):
             out += np.bincount(self.index[:, o], weights=self.weight, minlength=self.n_stats)
@@ -185,12 +209,36 @@ class RowStats:
     def take(self, rows, take_rows):
         """The statistics of ``rows`` (positions), in their order (:func:`gathered`)."""
         if self.dense is not None:
-            return RowStats(self.n_stats, dense=gathered(self.dense, rows, take_rows))
+            return RowStats(
+                self.n_stats,
+                dense=gathered(self.dense, rows, take_rows),
+                extra=gathered(self.extra, rows, take_rows),
+                columns=self.columns,
+            )
         return RowStats(
             self.n_stats,
             index=gathered(self.index, rows, take_rows),
             weight=gathered(self.weight, rows, take_rows),
         )
+
+    def full(self, searched, left_extra):
+        """Statistics in the criterion's full layout from the searched ones
+        (nodes, ``n_stats``) and the others (:meth:`left_extra`)."""
+        if self.columns is None:
+            return searched
+        out = np.zeros((searched.shape[0], sum(c.shape[0] for c in self.columns)))
+        out[:, self.columns[0]], out[:, self.columns[1]] = searched, left_extra
+        return out
+
+    def left_extra(self, kernels, binned, starts, split, missing_bin):
+        """This rank's sums of ``extra`` over the rows that each open node's
+        ``split`` (``(feature, bin, missing_left)``, feature -1: none) sends
+        left (a kernel); (nodes, extras), empty without extras."""
+        n_nodes = starts.shape[0] - 1
+        if self.extra is None or not self.extra.shape[1]:
+            return np.zeros((n_nodes, 0))
+        out = np.zeros((n_nodes, self.extra.shape[1]))
+        return kernels.add_left_sums(binned, starts, *split, missing_bin, self.extra, out)
 
     def histograms(self, kernels, binned, starts, node_slot, features, hist):
         """Add the statistics of the rows grouped by open node (``binned`` and

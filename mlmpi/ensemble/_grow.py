@@ -231,7 +231,10 @@ def grow_tree(
     depth = 0
     while level is not None and level.node_ids.shape[0]:
         best, constant = search.level(tree, level, rows, starts)
-        level, targets, split = _decide(tree, level, best, constant, depth, rules, n_sampled, rng)
+        left = search.left_stats(best, rows, starts)
+        level, targets, split = _decide(
+            tree, level, best, left, constant, depth, rules, n_sampled, rng
+        )
         order = np.empty(rows.ids.shape[0], dtype=np.int64)
         next_starts = np.empty(level.node_ids.shape[0] + 1, dtype=np.int64)
         kept = kernels.route_rows(
@@ -266,7 +269,7 @@ class _Search:
         be constant in each node. The level's rows are ``rows`` (:class:`_LevelRows`),
         open node ``m``'s at ``starts[m]:starts[m + 1]``."""
         n_open = level.node_ids.shape[0]
-        totals = tree.stats[level.node_ids]
+        totals = tree.stats[level.node_ids][:, self.rules.criterion.search_columns]
         bounds = tree.bounds[level.node_ids]
         rows = (rows, starts)
         found = self.pairs(np.arange(n_open), level.features, level.valid, totals, bounds, rows)
@@ -286,6 +289,22 @@ class _Search:
                 constant[stuck[rows_], features[rows_, cols]] = True
                 best[stuck] = _pick(more, features, valid & ~more_constant, first=True)
         return best, constant
+
+    def left_stats(self, best, rows, starts):
+        """The statistics, in the criterion's full layout, of the left child of
+        each open node's best split (``best``, from :meth:`level`): those the
+        search read, and the others (the moments' Σwy², Σw y log y) summed over
+        the rows that go left on every rank, in one allreduce (exact: the
+        statistics lie on exact grids). This method is collective where the
+        criterion has such statistics."""
+        feature = np.where(np.isfinite(best[:, 0]), best[:, 3], -1).astype(np.int64)
+        split = (feature, best[:, 1].astype(np.int64), best[:, 2] > 0)
+        extra = rows.stats.left_extra(
+            self.kernels, rows.binned, starts, split, self.rules.missing_bin
+        )
+        if extra.shape[1]:
+            extra = self.comms.allreduce(extra)
+        return rows.stats.full(best[:, 4:], extra)
 
     def pairs(self, nodes, features, valid, totals, bounds, rows):
         """The best split of every (node, feature) pair of ``nodes`` (positions
@@ -369,9 +388,10 @@ def _pick(found, features, searched, *, first):
     return best
 
 
-def _decide(tree, level, best, constant, depth, rules, n_sampled, rng):
+def _decide(tree, level, best, left, constant, depth, rules, n_sampled, rng):
     """Record the level's splits, open the children worth a histogram, and
-    say where each open node's rows go (``targets``: next open node, or -2 - leaf)."""
+    say where each open node's rows go (``targets``: next open node, or -2 - leaf).
+    ``left``: the statistics of each node's best left child (full layout)."""
     nodes = level.node_ids
     totals = tree.stats[nodes]
     gain = best[:, 0]
@@ -387,7 +407,7 @@ def _decide(tree, level, best, constant, depth, rules, n_sampled, rng):
     tree.bin[parents] = split_bin[open_idx]
     tree.missing_left[parents] = missing_left[open_idx]
     tree.decrease[parents] = gain[open_idx]
-    left = best[open_idx, 4:]
+    left = left[open_idx]
     right = totals[open_idx] - left
     bounds = rules.child_bounds(split_feature[open_idx], tree.bounds[parents], left, right)
     left_ids, right_ids = tree.add_children(parents, left, right, *bounds)
