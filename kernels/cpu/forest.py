@@ -8,7 +8,8 @@ Pure local compute into caller-owned buffers; nothing here communicates.
   sampled feature, bin) sums of the per-row statistics of this rank's
   active rows (dense statistics, or one weighted count per output).
 - :func:`find_splits`: the best split of each node over a block of
-  (node, feature) histograms.
+  (node, feature) histograms; :func:`subtract_histograms` derives a node's
+  histograms from its parent's and its sibling's.
 - :func:`route_rows`: the order that groups the rows going on by the next
   level's open nodes, and the leaf of each row that stops;
   :func:`add_left_sums` sums the rows that the splits send left.
@@ -126,6 +127,22 @@ def build_count_histograms(binned, starts, node_slot, features, stat_index, weig
                 for o in range(n_outputs):
                     node_hist[k, b, stat_index[r, o]] += w
                 node_hist[k, b, rows_stat] += 1.0
+    return hist
+
+
+@njit(cache=True, nogil=True)
+def subtract_histograms(parents, parent_index, hist, sibling_index, first):
+    """``hist[f, first + i] = parents[f, parent_index[i]] - hist[f, sibling_index[i]]``
+    for every feature ``f`` and ``i``: a node's histograms as its parent's less
+    its sibling's (exact for integer or exact-grid sums), with no temporaries.
+    ``parents`` and ``hist`` have shape (features, nodes, bins x statistics)."""
+    width = hist.shape[2]
+    for f in range(hist.shape[0]):
+        for i in range(parent_index.shape[0]):
+            source, sibling = parents[f, parent_index[i]], hist[f, sibling_index[i]]
+            out = hist[f, first + i]
+            for k in range(width):
+                out[k] = source[k] - sibling[k]
     return hist
 
 

@@ -28,6 +28,7 @@ from ._split_search import Blocks
 
 _HISTOGRAM_ELEMENTS = 1 << 21  # values of one reduced histogram chunk (16 MiB in float64)
 _BYTE_COUNTS = 255  # integer counts up to this: every bin's sum fits a uint8, exactly
+_KEPT_BYTES = 1 << 27  # a level's reduced histograms kept for the next one's subtraction
 
 
 class _Tree:
@@ -262,6 +263,9 @@ class _Search:
         self.n_stats, self.n_bins = n_stats, n_bins
         self.rules, self.rng, self.comms, self.kernels = rules, rng, comms, kernels
         self.hist_dtype = hist_dtype
+        # (node ids, reduced histograms, their index of each node) of the last
+        # level, by feature (_by_feature), and the level before's memory
+        self.kept, self._spare = None, None
 
     def level(self, tree, level, rows, starts):
         """Best split of every open node: ``(best, constant)``, ``best`` (nodes,
@@ -272,7 +276,9 @@ class _Search:
         totals = tree.stats[level.node_ids][:, self.rules.criterion.search_columns]
         bounds = tree.bounds[level.node_ids]
         rows = (rows, starts)
-        found = self.pairs(np.arange(n_open), level.features, level.valid, totals, bounds, rows)
+        found = self._by_feature(tree, level, totals, bounds, rows)
+        if found is None:
+            found = self.pairs(np.arange(n_open), level.features, level.valid, totals, bounds, rows)
         constant = level.constant.copy()
         drawn_constant = found[:, :, 3] > 0
         rows_, cols = np.nonzero(drawn_constant)
@@ -305,6 +311,123 @@ class _Search:
         if extra.shape[1]:
             extra = self.comms.allreduce(extra)
         return rows.stats.full(best[:, 4:], extra)
+
+    def _by_feature(self, tree, level, totals, bounds, rows):
+        """:meth:`pairs` of a level whose nodes draw every feature, the ranks
+        sharing out the features (each the same ones at every level), or None
+        where that does not apply (fewer features drawn, fewer features than
+        ranks, or more histograms than ``_KEPT_BYTES`` on a rank).
+
+        Each rank keeps the reduced histograms of its features for the level's
+        nodes, so that of two open siblings at the next level only the one
+        with fewer global rows is built and reduced: the other is the parent's
+        histogram less it (exact: the statistics are integers or lie on exact
+        grids, so the same bits as building it). The histograms are stored
+        built nodes first, then derived ones (``order``: level positions)."""
+        level_rows, starts = rows
+        n_nodes, n_features = level.features.shape
+        by_feature = Blocks(n_features, self.comms)
+        owned = np.arange(by_feature.start, by_feature.stop)
+        shape = (owned.shape[0], n_nodes, self.n_bins, self.n_stats)
+        largest = by_feature.counts[0] * int(np.prod(shape[1:]))
+        if (  # the same answer on every rank
+            n_features != level.constant.shape[1]
+            or self.comms.size > n_features
+            or largest * np.dtype(self.hist_dtype).itemsize > _KEPT_BYTES
+        ):
+            self.kept = None
+            return None
+        uniform = np.empty((0, 2))
+        if self.rules.random_thresholds:  # drawn in level order, as pairs() draws them
+            uniform = self.rng.random((n_nodes, n_features, 2))
+        built, derived, parent, sibling = self._derivable(tree, level.node_ids)
+        order = np.concatenate([built, derived])
+        where = np.empty(n_nodes, dtype=np.int64)
+        where[order] = np.arange(n_nodes)
+        hist = self._buffer(shape)
+        chunk = max(1, _HISTOGRAM_ELEMENTS // (n_features * self.n_bins * self.n_stats))
+        slot = np.full(starts.shape[0] - 1, -1, dtype=np.int64)
+        for first in range(0, built.shape[0], chunk):
+            these = built[first : first + chunk]
+            local = np.zeros((n_features, these.shape[0], *shape[2:]), self.hist_dtype)
+            slot[:] = -1
+            slot[these] = np.arange(these.shape[0])
+            level_rows.stats.histograms(
+                self.kernels,
+                level_rows.binned,
+                starts,
+                slot,
+                level.features[these],
+                local.transpose(1, 0, 2, 3),
+            )
+            block = by_feature.reduce(local.reshape(n_features, -1))
+            hist[:, first : first + these.shape[0]] = block.reshape(
+                owned.shape[0], these.shape[0], *shape[2:]
+            )
+        if derived.shape[0]:
+            kept_hist, kept_where = self.kept[1:]
+            self.kernels.subtract_histograms(
+                kept_hist.reshape(*kept_hist.shape[:2], -1),
+                kept_where[parent],
+                hist.reshape(*shape[:2], -1),
+                where[sibling],
+                built.shape[0],
+            )
+        found = self.rules.search(
+            hist.reshape(-1, *shape[2:]),
+            np.tile(order, owned.shape[0]),
+            np.repeat(level.features[0, owned], n_nodes),
+            level.valid[order][:, owned].T.ravel(),
+            totals,
+            bounds,
+            uniform[order][:, owned].transpose(1, 0, 2).reshape(-1, 2)
+            if uniform.shape[0]
+            else uniform,
+        )
+        if self.kept is not None:
+            self._spare = self.kept[1].base  # the flat buffer under it
+        self.kept = (level.node_ids, hist, where)
+        found = found.reshape(owned.shape[0], n_nodes, -1)[:, where]
+        every = by_feature.gather(found.reshape(owned.shape[0], -1))
+        return every.reshape(n_features, n_nodes, -1).transpose(1, 0, 2)
+
+    def _buffer(self, shape):
+        """An array of ``shape`` in the histograms' dtype, in the memory of the
+        level before last where it is large enough (no new pages a level)."""
+        size = int(np.prod(shape))
+        spare, self._spare = self._spare, None
+        if spare is None or spare.size < size:
+            spare = np.empty(size, dtype=self.hist_dtype)
+        return spare[:size].reshape(shape)  # a view: its .base is the flat buffer
+
+    def _derivable(self, tree, nodes):
+        """For the open ``nodes`` of a level: ``(built, derived, parent, sibling)``:
+        the positions of the nodes whose histograms are built, those of the
+        nodes whose histograms are their parent's (kept, at position
+        ``parent`` of the last level) less their open sibling's (at position
+        ``sibling`` here), each in level order. Of two open siblings, the one
+        with more global rows is derived (the left one on a tie)."""
+        n = nodes.shape[0]
+        empty = np.zeros(0, dtype=np.int64)
+        if self.kept is None:
+            return np.arange(n), empty, empty, empty
+        parents = self.kept[0]
+        position = np.full(tree.node_count, -1, dtype=np.int64)
+        position[nodes] = np.arange(n)
+        left, right = tree.left[parents], tree.right[parents]
+        both = (left >= 0) & (right >= 0)
+        both[both] = (position[left[both]] >= 0) & (position[right[both]] >= 0)
+        families = np.flatnonzero(both)
+        left, right = position[left[families]], position[right[families]]
+        rows = tree.stats[nodes, -1]
+        left_larger = rows[left] >= rows[right]
+        larger = np.where(left_larger, left, right)
+        by_position = np.argsort(larger)
+        derived = larger[by_position]
+        is_derived = np.zeros(n, dtype=bool)
+        is_derived[derived] = True
+        sibling = np.where(left_larger, right, left)[by_position]
+        return np.flatnonzero(~is_derived), derived, families[by_position], sibling
 
     def pairs(self, nodes, features, valid, totals, bounds, rows):
         """The best split of every (node, feature) pair of ``nodes`` (positions
