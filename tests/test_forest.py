@@ -141,3 +141,85 @@ def test_friedman_mse_is_squared_error_with_scikit_learns_warning():
     with pytest.warns(FutureWarning, match="friedman_mse"):
         model = RandomForestRegressor(criterion="friedman_mse")
     assert model.criterion == "squared_error"
+
+
+def _tree_arrays(forest):
+    names = ("feature", "threshold", "children_left", "children_right", "missing_go_to_left")
+    names += ("n_node_samples", "weighted_n_node_samples", "impurity", "value")
+    return [np.asarray(getattr(e.tree_, name)) for e in forest.estimators_ for name in names]
+
+
+def _forest_data(target):
+    """Rows with missing values and ``target``: 'one' or 'two' (positive)
+    regression targets, or three 'classes'."""
+    X, Y = make_regression(3000, 8, n_informative=5, n_targets=2, random_state=0)
+    X[::17, 3] = np.nan
+    Y = np.abs(Y) + 1.0
+    if target == "classes":
+        return X, np.digitize(Y[:, 0], np.quantile(Y[:, 0], [0.3, 0.7]))
+    return X, Y if target == "two" else Y[:, 0]
+
+
+@pytest.mark.parametrize(
+    "cls, params, target",
+    [
+        (RandomForestRegressor, {}, "one"),
+        (RandomForestRegressor, {"criterion": "poisson"}, "one"),
+        (ExtraTreesRegressor, {}, "two"),
+        (RandomForestClassifier, {"max_features": None}, "classes"),
+        (ExtraTreesClassifier, {"max_features": None}, "classes"),
+    ],
+)
+def test_histogram_subtraction_gives_the_directly_built_trees(monkeypatch, cls, params, target):
+    """Where every feature is drawn, a node's histograms are its parent's less its
+    sibling's: the same trees, bit for bit, as histograms built for every node."""
+    from mlmpi.ensemble import _grow
+
+    X, y = _forest_data(target)
+    subtracted = _tree_arrays(cls(n_estimators=2, random_state=0, **params).fit(X, y))
+    monkeypatch.setattr(_grow, "_KEPT_BYTES", 0)  # no level keeps its histograms
+    built = _tree_arrays(cls(n_estimators=2, random_state=0, **params).fit(X, y))
+    assert len(subtracted) == len(built)
+    for a, b in zip(subtracted, built):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_byte_histograms_give_the_float32_histograms_trees(monkeypatch):
+    """Nodes of at most 255 integer counts get uint8 histograms: the same trees."""
+    from mlmpi.ensemble import _grow
+
+    X, classes = _forest_data("classes")
+    X[:, 0] = np.round(X[:, 0])  # a few bins of hundreds of rows: past a byte near the root
+    in_bytes = _tree_arrays(RandomForestClassifier(n_estimators=3, random_state=5).fit(X, classes))
+    monkeypatch.setattr(_grow, "_BYTE_COUNTS", -1)  # float32 for every node
+    in_float32 = _tree_arrays(
+        RandomForestClassifier(n_estimators=3, random_state=5).fit(X, classes)
+    )
+    for a, b in zip(in_bytes, in_float32):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("criterion", ["squared_error", "poisson"])
+def test_every_node_holds_the_moments_of_its_rows(criterion):
+    """The children's Σwy² (and Poisson's Σw y log y) are summed over the rows the
+    splits send left, outside the histograms: each node's impurity and sample
+    count are those of the training rows that reach it."""
+    X, y = _forest_data("one")
+    forest = RandomForestRegressor(
+        n_estimators=2, criterion=criterion, bootstrap=False, max_depth=6, random_state=0
+    ).fit(X, y)
+    for tree in forest.estimators_:
+        reach = tree.decision_path(X.astype(np.float32)).toarray().astype(bool)
+        assert np.array_equal(reach.sum(axis=0), tree.tree_.n_node_samples)
+        mean = np.array([y[rows].mean() for rows in reach.T])
+        if criterion == "squared_error":
+            expected = np.array([y[rows].var() for rows in reach.T])
+        else:  # scikit-learn's half Poisson deviance of the node's rows
+            expected = np.array(
+                [np.mean(y[rows] * np.log(y[rows] / y[rows].mean())) for rows in reach.T]
+            )
+        np.testing.assert_allclose(tree.tree_.value[:, 0, 0], mean, rtol=1e-9)
+        # the statistics lie on exact grids (about 1e-10 of the largest y²), and a
+        # one-row leaf's variance is Σy²/n - mean², so its 0 comes out near 1e-7
+        scale = 1e-9 * np.max(y**2)
+        np.testing.assert_allclose(tree.tree_.impurity, expected, rtol=1e-7, atol=scale)
