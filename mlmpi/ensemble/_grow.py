@@ -12,6 +12,13 @@ the first candidate), records the same tree, draws the next level's
 features from the same generator and routes its own rows. Nothing is
 decided on one rank and broadcast.
 
+Where every node draws every feature, the ranks share out the features
+instead (each the same features at every level) and keep their reduced
+histograms of a level: of two open siblings, only the one with fewer global
+rows is built and reduced, the other is its parent's less it (exact sums,
+so the same bits). Nodes of at most 255 integer counts get uint8
+histograms; the regressors' histograms carry only what the search reads.
+
 Features are drawn as scikit-learn draws them: ``max_features`` of them per
 node, features known to be constant in the node included (they are not
 searched); when none of the drawn features turns out non-constant, the
