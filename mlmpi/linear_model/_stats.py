@@ -102,7 +102,7 @@ class ProductsPass:
     ----------
     local : tuple or None
         ``(shift, products)`` of the validated dense rows; None for sparse
-        rows (their products come from the sparse kernels).
+        rows (their products come from the sparse kernels) and empty shards.
     """
 
     def __init__(self, fit_intercept):
@@ -110,7 +110,9 @@ class ProductsPass:
         self.local = None
 
     def __call__(self, X, y, sample_weight):
-        if is_sparse(X) or X.dtype.kind != "f":
+        # An empty shard reads nothing, and its placeholder (X=[]) may not
+        # have the width the ranks agree on: its products are formed later.
+        if is_sparse(X) or X.dtype.kind != "f" or X.shape[0] == 0:
             return None
         xp = get_namespace(X)
         moments = xp.zeros((2, X.shape[1]), dtype=xp.float64)

@@ -20,6 +20,7 @@ from mlmpi import (
     LinearRegression,
     LogisticRegression,
     NearestNeighbors,
+    Ridge,
     get_comms,
 )
 from mlmpi.datasets import shard
@@ -213,7 +214,7 @@ def case_neighbors_follow_the_same_rules():
 
 
 def case_an_empty_list_is_an_empty_shard():
-    from sklearn.linear_model import LinearRegression as SKLinearRegression
+    import sklearn.linear_model as sk
 
     X, y = _data()
     counts = [0] + [len(X) // (COMMS.size - 1)] * (COMMS.size - 1)
@@ -221,9 +222,12 @@ def case_an_empty_list_is_an_empty_shard():
     local, local_y = shard(X, COMMS, counts=counts), shard(y, COMMS, counts=counts)
     if COMMS.rank == 0:
         local, local_y = [], []
-    model = LinearRegression().fit(local, local_y)
-    expected = SKLinearRegression().fit(X, y)
-    np.testing.assert_allclose(model.coef_, expected.coef_, rtol=1e-10)
-    assert model.n_features_in_ == 3
+    # with and without the intercept: the empty shard's products take the agreed width
+    for fit_intercept in (True, False):
+        for ours, theirs in ((LinearRegression, sk.LinearRegression), (Ridge, sk.Ridge)):
+            model = ours(fit_intercept=fit_intercept).fit(local, local_y)
+            expected = theirs(fit_intercept=fit_intercept).fit(X, y)
+            np.testing.assert_allclose(model.coef_, expected.coef_, rtol=1e-10)
+            assert model.n_features_in_ == 3
     km = KMeans(3, random_state=0, n_init=1).fit(local)
     assert km.cluster_centers_.shape == (3, 3) and km.labels_.shape == (len(local),)
