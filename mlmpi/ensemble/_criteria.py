@@ -196,10 +196,7 @@ class RowStats:
     def total(self):
         """Sum over this rank's rows, in the criterion's full layout."""
         if self.dense is not None:
-            searched, extra = self.columns
-            out = np.zeros(searched.shape[0] + extra.shape[0])
-            out[searched], out[extra] = self.dense.sum(axis=0), self.extra.sum(axis=0)
-            return out
+            return self.full(self.dense.sum(axis=0)[None], self.extra.sum(axis=0)[None])[0]
         out = np.zeros(self.n_stats)
         for o in range(self.index.shape[1]):
             out += np.bincount(self.index[:, o], weights=self.weight, minlength=self.n_stats)
