@@ -198,7 +198,7 @@ def test_duplicated_points(d):
     Y[40:60] = Y[33]
     Y[100:103] = 0.0
     tree = kernels.build_tree(Y)
-    assert tree[1][0] == n
+    assert tree[1][0, -1] == n  # the root's point count
     neg, z = np.empty((n, d)), np.empty(n)
     for theta in (0.5, 0.0):
         kernels.repulsive_forces(tree, Y, 0, n, theta, dof, neg, z)
@@ -229,7 +229,9 @@ def test_tree_is_consistent(Y):
     Y = Y.copy()
     n, d = Y.shape
     Y[10:20] = Y[3]
-    children, count, barycenter, squared_max_width, is_leaf = kernels.build_tree(Y)
+    children, nodes = kernels.build_tree(Y)
+    barycenter, squared_max_width, count = nodes[:, :d], nodes[:, d], nodes[:, d + 1]
+    is_leaf = squared_max_width == -1.0
     assert count[0] == n
     assert_allclose(barycenter[0], Y.mean(axis=0), rtol=1e-12)
     inner = ~is_leaf
@@ -239,7 +241,7 @@ def test_tree_is_consistent(Y):
     assert count[is_leaf].sum() == n
     assert (squared_max_width[children[children >= 0]] < squared_max_width.max()).all()
     again = kernels.build_tree(Y.copy())
-    for a, b in zip(again, (children, count, barycenter, squared_max_width, is_leaf)):
+    for a, b in zip(again, (children, nodes)):
         assert_array_equal(a, b)
     neg, z = np.empty((n, d)), np.empty(n)
     kernels.repulsive_forces(again, Y, 0, n, 0.0, 1.0, neg, z)

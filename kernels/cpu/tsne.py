@@ -112,6 +112,8 @@ def binary_search_perplexity(sq_distances, perplexity, out, beta_out):
 
 # Columns of the tree's integer side table.
 _PARENT, _DEPTH, _COUNT = 0, 1, 2
+# A leaf's squared width in the tree's node table.
+_LEAF = -1.0
 
 
 @njit(cache=True, nogil=True)
@@ -205,23 +207,39 @@ def _finish(n_nodes, links, first, box, extra, sums):
             sums[parent, a] += sums[node, a]
 
     children = np.empty((n_nodes, n_children), dtype=np.int32)
-    count = np.empty(n_nodes, dtype=np.int64)
-    is_leaf = np.empty(n_nodes, dtype=np.bool_)
-    barycenter = np.empty((n_nodes, d))
-    squared_max_width = np.zeros(n_nodes)
+    nodes = np.zeros((n_nodes, d + 2))
     for node in range(n_nodes):
         for c in range(n_children):
             children[node, c] = links[node, c]
-        count[node] = extra[node, _COUNT]
-        is_leaf[node] = links[node, n_children] != 0
+        count = extra[node, _COUNT]
+        nodes[node, d + 1] = count
+        if links[node, n_children] != 0:  # a leaf
+            nodes[node, d] = _LEAF
+            for a in range(d):
+                nodes[node, a] = first[node, a]
+            continue
         for a in range(d):
-            if is_leaf[node]:
-                barycenter[node, a] = first[node, a]
-            else:
-                barycenter[node, a] = sums[node, a] / count[node]
+            nodes[node, a] = sums[node, a] / count
             width = box[node, d + a] - box[node, a]
-            squared_max_width[node] = max(squared_max_width[node], width * width)
-    return children, count, barycenter, squared_max_width, is_leaf
+            nodes[node, d] = max(nodes[node, d], width * width)
+    return children, nodes
+
+
+@njit(cache=True, nogil=True)
+def _bounds(Y, lower, upper):
+    """Each column's smallest and largest value into ``lower`` and ``upper``;
+    False where ``Y`` holds NaN or infinity (one pass, where NumPy's column
+    reductions over a few columns take tens of microseconds)."""
+    lower[:] = Y[0]
+    upper[:] = Y[0]
+    finite = True
+    for i in range(Y.shape[0]):
+        for a in range(Y.shape[1]):
+            value = Y[i, a]
+            finite &= math.isfinite(value)
+            lower[a] = min(lower[a], value)
+            upper[a] = max(upper[a], value)
+    return finite
 
 
 def _grown(a, capacity, n_nodes):
@@ -249,23 +267,22 @@ def build_tree(Y):
     Returns
     -------
     tree : tuple of ndarray
-        ``(children, count, barycenter, squared_max_width, is_leaf)`` over
-        the ``m`` nodes, the root first: ``children`` int32 (m, 2**d), -1
-        where absent, child ``c`` on the upper side of the centre in
-        dimension ``a`` when bit ``d - 1 - a`` of ``c`` is set; ``count``
-        int64 (m,), the points under the node; ``barycenter`` float64
-        (m, d), a leaf's first point, an inner node's mean of its points;
-        ``squared_max_width`` float64 (m,), the largest squared side of the
-        node's box; ``is_leaf`` bool (m,).
+        ``(children, nodes)`` over the ``m`` nodes, the root first:
+        ``children`` int32 (m, 2**d), -1 where absent, child ``c`` on the
+        upper side of the centre in dimension ``a`` when bit ``d - 1 - a``
+        of ``c`` is set; ``nodes`` float64 (m, d + 2), what a traversal
+        reads of a node, side by side: the barycenter (columns ``0:d``; a
+        leaf's first point, an inner node's mean of its points), the
+        largest squared side of the node's box (column ``d``; -1 marks a
+        leaf) and the number of points under the node (column ``d + 1``).
     """
     Y = np.ascontiguousarray(Y, dtype=np.float64)
     if Y.ndim != 2 or Y.shape[0] == 0:
         raise ValueError(f"Y must be 2-D with at least one row, got shape {Y.shape}")
-    if not np.isfinite(Y).all():
-        raise ValueError("Y contains NaN or infinity")
     n, d = Y.shape
-    lower = Y.min(axis=0)
-    upper = Y.max(axis=0)
+    lower, upper = np.empty(d), np.empty(d)
+    if not _bounds(Y, lower, upper):
+        raise ValueError("Y contains NaN or infinity")
     # Keep the largest points strictly inside the box, whatever their sign.
     upper = np.maximum(upper * (1.0 + 1e-3 * np.sign(upper)), upper + 1e-3)
 
@@ -305,12 +322,19 @@ def repulsive_forces(tree, Y, start, stop, theta, dof, neg_out, z_out):
 
     For each row ``i``, the tree is traversed as scikit-learn's
     ``_QuadTree.summarize`` does (children in order): a node summarises its
-    points when it is a leaf or ``squared_max_width < theta**2 * dist2``,
-    ``dist2`` the squared distance from ``Y[i]`` to its barycenter; a leaf
+    points when it is a leaf or when the largest squared side of its box is
+    below ``theta**2 * dist2``, ``dist2`` the squared distance from ``Y[i]``
+    to its barycenter; a leaf
     whose barycenter is within 1e-6 of ``Y[i]`` in every coordinate (the row
     itself and its duplicates) is skipped. A summary of ``size`` points adds
     ``size * q`` to ``z`` and ``size * q**2 * (Y[i] - barycenter)`` to the
     force, with ``q = (dof / (dof + dist2)) ** ((dof + 1) / 2)``.
+
+    The rows are traversed in the Z-order of their positions
+    (:func:`_spatial_order`): neighbouring rows open the same nodes, so one
+    traversal leaves the next one's nodes and branches warm (1.8 to 1.2 ms
+    for the digits' 1,797 rows on one core). Each row's sums are its own
+    traversal's, so the order changes no bits.
 
     Parameters
     ----------
@@ -336,9 +360,45 @@ def repulsive_forces(tree, Y, start, stop, theta, dof, neg_out, z_out):
 
 
 @njit(cache=True, nogil=True)
+def _spatial_order(Y, start, stop):
+    """The rows ``start:stop`` of ``Y`` (positions from 0) in Z-order: sorted
+    (a counting sort) by the cell of a grid over the rows' bounding box, about
+    one cell a row, the bits of the cell's coordinates interleaved."""
+    n, d = stop - start, Y.shape[1]
+    bits = max(1, min(62, int(math.ceil(math.log2(max(n, 2))))) // d)
+    top = float((1 << bits) - 1)
+    lower = np.empty(d)
+    scale = np.empty(d)
+    for a in range(d):
+        low, high = np.inf, -np.inf
+        for i in range(start, stop):
+            low = min(low, Y[i, a])
+            high = max(high, Y[i, a])
+        lower[a] = low
+        scale[a] = top / (high - low) if high > low else 0.0
+    cells = np.empty(n, dtype=np.int64)
+    in_cell = np.zeros((1 << (bits * d)) + 1, dtype=np.int64)
+    for i in range(n):
+        code = 0
+        for a in range(d):
+            q = int((Y[start + i, a] - lower[a]) * scale[a])
+            for b in range(bits):
+                code |= ((q >> b) & 1) << (b * d + d - 1 - a)
+        cells[i] = code
+        in_cell[code + 1] += 1
+    for c in range(1, in_cell.shape[0]):
+        in_cell[c] += in_cell[c - 1]
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        order[in_cell[cells[i]]] = i
+        in_cell[cells[i]] += 1
+    return order
+
+
+@njit(cache=True, nogil=True)
 def _repulsive_forces_any(tree, Y, start, stop, theta, dof, neg_out, z_out):
     """:func:`repulsive_forces` for any number of columns and degrees of freedom."""
-    children, count, barycenter, squared_max_width, is_leaf = tree
+    children, nodes = tree
     d = Y.shape[1]
     n_children = children.shape[1]
     squared_theta = theta * theta
@@ -347,7 +407,8 @@ def _repulsive_forces_any(tree, Y, start, stop, theta, dof, neg_out, z_out):
     stack = np.empty(children.shape[0], dtype=np.int64)
     diff = np.empty(d)
     neg = np.empty(d)
-    for i in range(start, stop):
+    for row in _spatial_order(Y, start, stop):
+        i = start + row
         for a in range(d):
             neg[a] = 0.0
         z = 0.0
@@ -359,14 +420,15 @@ def _repulsive_forces_any(tree, Y, start, stop, theta, dof, neg_out, z_out):
             dist2 = 0.0
             duplicate = True
             for a in range(d):
-                diff[a] = Y[i, a] - barycenter[node, a]
+                diff[a] = Y[i, a] - nodes[node, a]
                 dist2 += diff[a] * diff[a]
                 if abs(diff[a]) > _EPSILON:
                     duplicate = False
-            if is_leaf[node]:
+            squared_width = nodes[node, d]
+            if squared_width == _LEAF:
                 if duplicate:
                     continue
-            elif not squared_max_width[node] < squared_theta * dist2:
+            elif not squared_width < squared_theta * dist2:
                 # Pushed last to first, so that child 0 is visited first.
                 for c in range(n_children - 1, -1, -1):
                     child = children[node, c]
@@ -377,7 +439,7 @@ def _repulsive_forces_any(tree, Y, start, stop, theta, dof, neg_out, z_out):
             q = dof / (dof + dist2)
             if dof != 1.0:
                 q = q**exponent
-            size = np.float64(count[node])
+            size = nodes[node, d + 1]
             z += size * q
             mult = size * q * q
             for a in range(d):
@@ -392,10 +454,11 @@ def _repulsive_forces_2d(tree, Y, start, stop, theta, neg_out, z_out):
     """:func:`repulsive_forces` for two columns and one degree of freedom (the
     default embedding), with the coordinates in scalars: the same
     operations in the same order, so the same bits, about twice as fast."""
-    children, count, barycenter, squared_max_width, is_leaf = tree
+    children, nodes = tree
     squared_theta = theta * theta
     stack = np.empty(children.shape[0], dtype=np.int64)
-    for i in range(start, stop):
+    for row in _spatial_order(Y, start, stop):
+        i = start + row
         y0, y1 = Y[i, 0], Y[i, 1]
         neg0 = 0.0
         neg1 = 0.0
@@ -405,15 +468,16 @@ def _repulsive_forces_2d(tree, Y, start, stop, theta, neg_out, z_out):
         while top > 0:
             top -= 1
             node = stack[top]
-            diff0 = y0 - barycenter[node, 0]
-            diff1 = y1 - barycenter[node, 1]
+            diff0 = y0 - nodes[node, 0]
+            diff1 = y1 - nodes[node, 1]
             dist2 = 0.0
             dist2 += diff0 * diff0
             dist2 += diff1 * diff1
-            if is_leaf[node]:
+            squared_width = nodes[node, 2]
+            if squared_width == _LEAF:
                 if abs(diff0) <= _EPSILON and abs(diff1) <= _EPSILON:
                     continue
-            elif not squared_max_width[node] < squared_theta * dist2:
+            elif not squared_width < squared_theta * dist2:
                 for c in range(3, -1, -1):
                     child = children[node, c]
                     if child >= 0:
@@ -421,7 +485,7 @@ def _repulsive_forces_2d(tree, Y, start, stop, theta, neg_out, z_out):
                         top += 1
                 continue
             q = 1.0 / (1.0 + dist2)
-            size = np.float64(count[node])
+            size = nodes[node, 3]
             z += size * q
             mult = size * q * q
             neg0 += mult * diff0
