@@ -321,3 +321,33 @@ def test_two_column_paths_have_the_general_paths_bits():
     kernels._attractive_forces_2d(Y, indptr, indices, values, 0, fast)
     kernels._attractive_forces_any(Y, indptr, indices, values, 0, 1.0, general)
     assert_array_equal(fast, general)
+
+
+def test_descent_step_is_scikit_learns_array_expressions():
+    """One pass per element gives the bits of scikit-learn's ``_gradient_descent``
+    step (its array expressions), gains clipped at ``min_gain``."""
+    rng = np.random.default_rng(8)
+    Y, update, grad = (rng.normal(size=(300, 2)) for _ in range(3))
+    gains = rng.uniform(0.0, 2.0, size=(300, 2))
+    update[:5] = 0.0  # no sign: the gain shrinks
+    gains[5:10] = 0.005  # shrunk below min_gain
+    momentum, learning_rate, min_gain = 0.8, 200.0, 0.01
+
+    expected_gains, expected_grad, expected_Y = gains.copy(), grad.copy(), Y.copy()
+    increase = update * expected_grad < 0.0
+    expected_gains[increase] += 0.2
+    expected_gains[~increase] *= 0.8
+    np.clip(expected_gains, min_gain, np.inf, out=expected_gains)
+    expected_grad *= expected_gains
+    expected_update = momentum * update - learning_rate * expected_grad
+    expected_Y += expected_update
+
+    kernels.descent_step(Y, update, gains, grad, momentum, learning_rate, min_gain)
+    assert (gains == min_gain).any()
+    for got, expected in [
+        (gains, expected_gains),
+        (grad, expected_grad),
+        (update, expected_update),
+        (Y, expected_Y),
+    ]:
+        assert_array_equal(got, expected)

@@ -751,6 +751,36 @@ def exact_kl(Y, P_rows, start, dof, sum_z, out):
 
 
 @njit(cache=True, nogil=True)
+def descent_step(Y, update, gains, grad, momentum, learning_rate, min_gain):
+    """One step of scikit-learn's ``_gradient_descent`` on the rows ``Y``, in
+    place: each coordinate's gain grows by 0.2 where the update and the
+    gradient disagree in sign and shrinks by a factor 0.8 elsewhere (at
+    least ``min_gain``), then ``update = momentum * update - learning_rate *
+    gains * grad`` and ``Y += update``. The operations of scikit-learn's
+    array expressions, element by element, so the same bits in one pass.
+    ``grad`` receives ``gains * grad``.
+
+    Parameters
+    ----------
+    Y, update, gains, grad : ndarray of shape (n_rows, d), float64
+    momentum, learning_rate, min_gain : float
+    """
+    for i in range(Y.shape[0]):
+        for a in range(Y.shape[1]):
+            if update[i, a] * grad[i, a] < 0.0:
+                gain = gains[i, a] + 0.2
+            else:
+                gain = gains[i, a] * 0.8
+            gain = max(gain, min_gain)
+            gains[i, a] = gain
+            g = grad[i, a] * gain
+            grad[i, a] = g
+            step = momentum * update[i, a] - learning_rate * g
+            update[i, a] = step
+            Y[i, a] += step
+
+
+@njit(cache=True, nogil=True)
 def project_rows(X, mean, axes, out):
     """Rows of ``X`` centred and projected on principal axes.
 

@@ -141,6 +141,7 @@ def gradient_descent(
     """
     update = np.zeros_like(Y)
     gains = np.ones_like(Y)
+    step = kernels_for("tsne", Y).descent_step
     error = best_error = np.finfo(float).max
     best_iter = i = it
     tic = perf_counter()
@@ -149,13 +150,7 @@ def gradient_descent(
         compute_error = check or i == max_iter - 1
         Y_all = np.asarray(comms.allgatherv(Y))
         grad, terms = objective(Y_all, compute_error)
-        increase = update * grad < 0.0
-        gains[increase] += 0.2
-        gains[~increase] *= 0.8
-        np.clip(gains, min_gain, np.inf, out=gains)
-        grad *= gains
-        update = momentum * update - learning_rate * grad
-        Y += update
+        step(Y, update, gains, grad, momentum, learning_rate, min_gain)
         if not compute_error:
             continue
         error, squares = exact_sums([terms, (grad * grad).ravel()], comms)
