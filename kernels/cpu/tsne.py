@@ -242,6 +242,7 @@ def _bounds(Y, lower, upper):
     return finite
 
 
+@njit(cache=True, nogil=True)
 def _grown(a, capacity, n_nodes):
     out = np.empty((capacity, a.shape[1]), dtype=a.dtype)
     out[:n_nodes] = a[:n_nodes]
@@ -279,12 +280,19 @@ def build_tree(Y):
     Y = np.ascontiguousarray(Y, dtype=np.float64)
     if Y.ndim != 2 or Y.shape[0] == 0:
         raise ValueError(f"Y must be 2-D with at least one row, got shape {Y.shape}")
-    n, d = Y.shape
-    lower, upper = np.empty(d), np.empty(d)
+    lower, upper = np.empty(Y.shape[1]), np.empty(Y.shape[1])
     if not _bounds(Y, lower, upper):
         raise ValueError("Y contains NaN or infinity")
+    return _build(Y, lower, upper)
+
+
+@njit(cache=True, nogil=True)
+def _build(Y, lower, upper):
+    """:func:`build_tree` of finite rows with the columns' bounds, in one call."""
+    n, d = Y.shape
     # Keep the largest points strictly inside the box, whatever their sign.
-    upper = np.maximum(upper * (1.0 + 1e-3 * np.sign(upper)), upper + 1e-3)
+    for a in range(d):
+        upper[a] = max(upper[a] * (1.0 + 1e-3 * np.sign(upper[a])), upper[a] + 1e-3)
 
     capacity = min(2 * n + 2 * _MAX_DEPTH, _MAX_NODES)
     # Rows read on the way down: the children (-1 where absent) then a leaf
@@ -299,10 +307,11 @@ def build_tree(Y):
     sums = np.empty((capacity, d))
     links[0] = -1
     links[0, -1] = 1
-    extra[0] = (-1, 0, 1)
-    box[0] = np.concatenate([lower, upper])
-    center[0] = (lower + upper) / 2.0
-    first[0] = sums[0] = Y[0]
+    extra[0, _PARENT], extra[0, _DEPTH], extra[0, _COUNT] = -1, 0, 1
+    for a in range(d):
+        box[0, a], box[0, d + a] = lower[a], upper[a]
+        center[0, a] = (lower[a] + upper[a]) / 2.0
+        first[0, a] = sums[0, a] = Y[0, a]
     row, n_nodes = 1, 1
     while True:
         row, n_nodes = _insert(Y, row, n_nodes, links, center, first, box, extra, sums)
@@ -311,9 +320,12 @@ def build_tree(Y):
         if capacity == _MAX_NODES:
             raise MemoryError("the tree has more nodes than int32 can index")
         capacity = min(2 * capacity, _MAX_NODES)
-        links, center, first, box, extra, sums = (
-            _grown(a, capacity, n_nodes) for a in (links, center, first, box, extra, sums)
-        )
+        links = _grown(links, capacity, n_nodes)
+        center = _grown(center, capacity, n_nodes)
+        first = _grown(first, capacity, n_nodes)
+        box = _grown(box, capacity, n_nodes)
+        extra = _grown(extra, capacity, n_nodes)
+        sums = _grown(sums, capacity, n_nodes)
 
 
 @njit(cache=True, nogil=True)
