@@ -375,9 +375,10 @@ def repulsive_forces(tree, Y, start, stop, theta, dof, neg_out, z_out):
 def _spatial_order(Y, start, stop):
     """The rows ``start:stop`` of ``Y`` (positions from 0) in Z-order: sorted
     (a counting sort) by the cell of a grid over the rows' bounding box, about
-    one cell a row, the bits of the cell's coordinates interleaved."""
+    one cell a row (at most 2**22 cells: 32 MiB of counts), the bits of the
+    cell's coordinates interleaved."""
     n, d = stop - start, Y.shape[1]
-    bits = max(1, min(62, int(math.ceil(math.log2(max(n, 2))))) // d)
+    bits = max(1, min(22, int(math.ceil(math.log2(max(n, 2))))) // d)
     top = float((1 << bits) - 1)
     lower = np.empty(d)
     scale = np.empty(d)
