@@ -378,17 +378,15 @@ def _spatial_order(Y, start, stop):
     one cell a row (at most 2**22 cells: 32 MiB of counts), the bits of the
     cell's coordinates interleaved."""
     n, d = stop - start, Y.shape[1]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
     bits = max(1, min(22, int(math.ceil(math.log2(max(n, 2))))) // d)
     top = float((1 << bits) - 1)
-    lower = np.empty(d)
+    lower, upper = np.empty(d), np.empty(d)
+    _bounds(Y[start:stop], lower, upper)
     scale = np.empty(d)
     for a in range(d):
-        low, high = np.inf, -np.inf
-        for i in range(start, stop):
-            low = min(low, Y[i, a])
-            high = max(high, Y[i, a])
-        lower[a] = low
-        scale[a] = top / (high - low) if high > low else 0.0
+        scale[a] = top / (upper[a] - lower[a]) if upper[a] > lower[a] else 0.0
     cells = np.empty(n, dtype=np.int64)
     in_cell = np.zeros((1 << (bits * d)) + 1, dtype=np.int64)
     for i in range(n):
