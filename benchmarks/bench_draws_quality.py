@@ -109,12 +109,12 @@ def _uniform_split(y, seed, validation_fraction=0.1):
     scikit-learn's and mlmpi's: per class, scikit-learn's validation count
     (``_approximate_mode``, as its split takes it) chosen uniformly by NumPy's
     generator seeded with ``seed``; both in row order."""
-    from sklearn.utils.extmath import _approximate_mode
+    from mlmpi._sklearn_compat import _approximate_mode, _validate_shuffle_split
 
     counts = np.bincount(y)
-    n_test = int(np.ceil(validation_fraction * y.shape[0]))
+    n_train, n_test = _validate_shuffle_split(y.shape[0], validation_fraction, None)
     rng = np.random.RandomState(seed)  # breaks ties between classes' shares
-    n_train_i = _approximate_mode(counts, y.shape[0] - n_test, rng)
+    n_train_i = _approximate_mode(counts, n_train, rng)
     n_test_i = _approximate_mode(counts - n_train_i, n_test, rng)
     generator = np.random.default_rng(seed)
     validation = np.zeros(y.shape[0], dtype=bool)
