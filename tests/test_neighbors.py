@@ -193,6 +193,115 @@ def test_float32_ties_as_stored_go_to_the_smaller_index(metric):
     np.testing.assert_array_equal(found[2], found[0])
 
 
+def _screened_blocks(dtype):
+    """Integer rows with ties and duplicates (exact distances in any dtype),
+    blocks of 0 to 70 rows, and a projection of their 12 features onto 3."""
+    from mlmpi.neighbors._projection import Projection
+
+    rng = np.random.RandomState(3)
+    rows = rng.randint(0, 3, size=(150, 12)).astype(dtype)
+    rows[100:120] = rows[:20]
+    cuts = np.cumsum([0, 70, 7, 1, 0, 30, 42])
+    blocks = [rows[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
+    basis = np.linalg.qr(rng.normal(size=(12, 3)))[0]
+    projection = Projection(rows.mean(axis=0, dtype=np.float64), basis)
+    return rows[:25] + dtype(1), blocks, projection
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lower_bound_selection_equals_the_plain_one(dtype):
+    """Screened by a projection's lower bounds (``update_topk(lower_bound=True)``),
+    the CPU and the array-API (GPU) selections keep the top-k of the plain
+    search, bit for bit, the k-th filled from a block's smallest bounds, k
+    larger than some blocks. Taken as approximations (``lower_bound=False``)
+    the same bounds lose neighbours."""
+    Q, blocks, projection = _screened_blocks(dtype)
+    d = Q.shape[1]
+    reference = cdist(
+        Q.astype(np.float64), np.concatenate(blocks).astype(np.float64), "sqeuclidean"
+    )
+    order = np.lexsort((np.broadcast_to(np.arange(reference.shape[1]), reference.shape), reference))
+    screen_q = projection.screened(Q)[:, d:]
+    for k in (4, 40):
+        found = []
+        for device, lower_bound in (("cpu", True), ("gpu", True), ("cpu", False)):
+            kernels = kernels_for("knn", Q, device)
+            best_d = np.full((len(Q), k), np.inf, dtype=dtype)
+            best_i = np.full((len(Q), k), np.iinfo(np.int64).max, dtype=np.int64)
+            q_term, start = kernels.row_terms(screen_q, "sqeuclidean"), 0
+            for X in blocks:
+                screen_x = projection.screened(X)[:, d:]
+                x_term = kernels.row_terms(screen_x, "sqeuclidean")
+                D = np.empty((len(Q), len(X)), dtype=dtype)
+                kernels.block_distances(screen_q, screen_x, "sqeuclidean", 2.0, D)
+                tol = np.full(len(Q), 1e-3, dtype=dtype)
+                kernels.update_topk(
+                    Q,
+                    X,
+                    D,
+                    q_term,
+                    x_term,
+                    tol,
+                    start,
+                    "sqeuclidean",
+                    2.0,
+                    best_d,
+                    best_i,
+                    lower_bound=lower_bound,
+                )
+                start += len(X)
+            found.append((best_d, best_i))
+        for best_d, best_i in found[:2]:
+            np.testing.assert_array_equal(best_i, order[:, :k])
+            np.testing.assert_array_equal(best_d, np.take_along_axis(reference, order[:, :k], 1))
+        assert not np.array_equal(found[2][1], order[:, :k])
+
+
+def test_screen_coordinates_bound_every_distance_from_below():
+    """The squared distance of two rows' screen coordinates is at most theirs,
+    and equal where the rows differ only along the basis."""
+    from mlmpi.neighbors._projection import Projection
+
+    rng = np.random.RandomState(4)
+    rotation = np.linalg.qr(rng.normal(size=(40, 40)))[0]
+    X = (rng.normal(size=(300, 40)) * np.geomspace(3, 0.01, 40)) @ rotation.T + 7.0
+    basis = rotation[:, :5]  # the rows' five widest directions
+    projection = Projection(X.mean(axis=0), basis)
+    screen = projection.screened(X)[:, 40:]
+    exact = cdist(X, X, "sqeuclidean")
+    bound = cdist(screen, screen, "sqeuclidean")
+    assert (bound <= exact * (1 + 1e-12) + 1e-12).all()
+    assert np.median(bound / np.where(exact > 0, exact, 1)) > 0.5
+    along = X[:1] + rng.normal(size=(10, 5)) @ basis.T
+    screen = projection.screened(along)[:, 40:]
+    np.testing.assert_allclose(
+        cdist(screen, screen, "sqeuclidean"), cdist(along, along, "sqeuclidean"), atol=1e-9
+    )
+
+
+def test_the_projection_is_taken_only_where_it_screens(monkeypatch):
+    """Rows spread along a few directions get a projection; isotropic rows, and
+    rows of fewer than ``MIN_FEATURES`` features, the plain GEMM (a search of
+    this size too, by default)."""
+    from mlmpi.neighbors import _projection
+
+    rng = np.random.RandomState(5)
+    comms = mlmpi.get_comms()
+    d = _projection.MIN_FEATURES + 72
+    low_rank = rng.normal(size=(3000, 6)) @ rng.normal(size=(6, d)) + 0.01 * rng.normal(
+        size=(3000, d)
+    )
+    isotropic = rng.normal(size=(3000, d))
+    narrow = low_rank[:, : _projection.MIN_FEATURES - 1]
+    args = dict(queries=None, n_neighbors=10, metric="sqeuclidean", comms=comms, counts=[3000])
+    assert _projection.choose_projection(low_rank, **args) is None  # too small to pay
+    monkeypatch.setattr(_projection, "_MIN_WORK", 0)
+    chosen = _projection.choose_projection(low_rank, **args)
+    assert chosen is not None and chosen.basis.shape[1] in _projection._DIMENSIONS
+    assert _projection.choose_projection(isotropic, **args) is None
+    assert _projection.choose_projection(narrow, **args) is None
+
+
 def test_merge_topk_equals_the_top_k_of_the_union():
     rng = np.random.RandomState(2)
     dist = rng.randint(0, 4, size=(30, 12)).astype(np.float32)

@@ -12,12 +12,14 @@ arrays too.
   k-th reduced distance, then every column within the rounding bound of
   min(block k-th, running k-th) is recomputed exactly and merged with the
   running top-k by one lexicographic sort of (query, distance, global
-  index) over the few candidates.
+  index) over the few candidates. Lower bounds (``lower_bound=True``):
+  the block's k smallest first, then every column within the new k-th.
 """
 
 from ..._array import get_namespace
 from ..shared.knn import (
     GEMM_METRICS,
+    ROUNDING_ULPS,
     gemm_distances,
     merge_candidates,
     pair_distances,
@@ -38,7 +40,9 @@ def block_distances(Q, X, metric, p, out):
     return out
 
 
-def update_topk(Q, X, D, q_term, x_term, tol, start, metric, p, best_dist, best_index):
+def update_topk(
+    Q, X, D, q_term, x_term, tol, start, metric, p, best_dist, best_index, lower_bound=False
+):
     """See ``mlmpi.kernels.cpu.knn.update_topk`` (CuPy arrays here)."""
     xp = get_namespace(D)
     n_rows = D.shape[1]
@@ -48,8 +52,30 @@ def update_topk(Q, X, D, q_term, x_term, tol, start, metric, p, best_dist, best_
     k = best_dist.shape[1]
     kk = min(k, n_rows)
     block_kth = xp.partition(D, kk - 1, axis=1)[:, kk - 1]
-    threshold = xp.minimum(best_dist[:, k - 1], block_kth + tol) + tol
-    rows, cols = xp.nonzero(D <= threshold[:, None])
+    merged = (Q, X, D, start, metric, p, best_dist, best_index)
+    if lower_bound:
+        # The block's k smallest bounds first: their exact distances then
+        # bound the rest.
+        first = D <= xp.minimum(block_kth, _limit(best_dist) + tol)[:, None]
+        _merge_within(first, *merged)
+        candidates = (D <= (_limit(best_dist) + tol)[:, None]) & ~first
+    else:
+        candidates = D <= (xp.minimum(_limit(best_dist), block_kth + tol) + tol)[:, None]
+    _merge_within(candidates, *merged)
+
+
+def _limit(best_dist):
+    """Each query's k-th distance plus a few of its ulps: a distance just above
+    it may be stored equal to it, a tie the index decides."""
+    xp = get_namespace(best_dist)
+    kth = best_dist[:, -1]
+    return kth + kth * (ROUNDING_ULPS * float(xp.finfo(best_dist.dtype).eps))
+
+
+def _merge_within(candidates, Q, X, D, start, metric, p, best_dist, best_index):
+    """Recompute the ``candidates`` (boolean, D's shape) exactly and merge them."""
+    xp = get_namespace(D)
+    rows, cols = xp.nonzero(candidates)
     if metric in GEMM_METRICS:
         reduced = pair_distances(Q, X, rows, cols, metric, p)
     else:

@@ -14,6 +14,10 @@ caller) for cosine, ``Σ|q - x|`` (manhattan), ``max|q - x|`` (chebyshev),
 from ..._array import get_namespace
 
 GEMM_METRICS = ("sqeuclidean", "cosine")
+#: Ulps of the k-th distance added to the selections' screens: a distance
+#: recomputed just above the k-th may be stored equal to it (a tie that the
+#: index decides), so it must not be screened out.
+ROUNDING_ULPS = 4
 _PAIR_CHUNK = 1 << 20  # elements of a (pairs, n_features) temporary
 
 
@@ -84,6 +88,35 @@ def row_terms(X, metric):
     if metric == "sqeuclidean":
         return (X * X).sum(axis=1)
     return xp.full(X.shape[0], 0.5 if metric == "cosine" else 0.0, dtype=X.dtype)
+
+
+def screened_rows(X, mean, basis, out):
+    """The rows followed by their screen coordinates (``mlmpi.neighbors._projection``).
+
+    ``out[:, :d] = X``; ``out[:, d:d + p] = (X - mean) @ basis``; ``out[:, d + p]``
+    the norm of what the basis leaves of ``X - mean``. Computed in float64 in
+    chunks of bounded memory, stored in ``out``'s dtype. The squared distance
+    of two rows' ``p + 1`` screen coordinates bounds theirs from below.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)  (IN)
+    mean : ndarray of shape (d,), float64  (IN)
+    basis : ndarray of shape (d, p), float64, orthonormal columns  (IN)
+    out : ndarray of shape (n, d + p + 1), X's dtype  (OUT)
+    """
+    xp = get_namespace(X)
+    d, p = basis.shape
+    out[:, :d] = X
+    step = max(1, _PAIR_CHUNK // max(d, 1))
+    for start in range(0, X.shape[0], step):
+        rows = slice(start, start + step)
+        centred = X[rows].astype(xp.float64) - mean
+        coordinates = centred @ basis
+        rest = (centred * centred).sum(axis=1) - (coordinates * coordinates).sum(axis=1)
+        out[rows, d : d + p] = coordinates
+        out[rows, d + p] = xp.sqrt(xp.maximum(rest, 0.0))
+    return out
 
 
 def reduce_differences(diff, metric, p):

@@ -26,6 +26,7 @@ import math
 from .._array import get_namespace
 from ..kernels import kernels_for
 from ..utils.ring import ring_blocks
+from ._projection import choose_projection
 
 #: Reduced metric used for the search, per effective metric.
 REDUCED = {
@@ -71,28 +72,47 @@ def _tolerance_terms(X, x_term, metric):
     return 2 * eps, 2 * eps * (float(x_term.max()) if x_term.size else 0.0)
 
 
-def _search(Q, X, comms, counts, metric, p, batch_size, visit):
+def _parts(rows, n_features):
+    """``(rows, screen)`` of prepared rows: the features, and the columns whose
+    GEMM screens them (the same array, or the screen coordinates that follow
+    the features where a projection screens the search)."""
+    if rows.shape[1] == n_features:
+        return rows, rows
+    xp = get_namespace(rows)
+    # Contiguous copies: the kernels' direct distances vectorise over contiguous rows.
+    return xp.ascontiguousarray(rows[:, :n_features]), xp.ascontiguousarray(rows[:, n_features:])
+
+
+def _search(Q, X, comms, counts, metric, p, batch_size, visit, projection=None):
     """Run ``visit(batch, Qb, block, D, q_term, x_term, tol, start)`` for every
     query batch and every index block of the ring (``D``: their distances, see
-    ``block_distances``)."""
+    ``block_distances``; lower bounds of them from the screen coordinates
+    where ``projection`` is given)."""
     kernels = kernels_for("knn", X)
     block_distances = kernels.block_distances  # looked up once: called per batch and block
     xp = get_namespace(X)
     reduced = REDUCED[metric]
-    q_terms = kernels.row_terms(Q, reduced)
+    n_features = X.shape[1]
+
+    def prepare(rows):
+        rows = prepare_rows(rows, metric)
+        return rows if projection is None else projection.screened(rows)
+
+    Q, Q_screen = _parts(Q if projection is None else projection.screened(Q), n_features)
+    q_terms = kernels.row_terms(Q_screen, reduced)
     n_rows = kernels.query_rows(batch_size)
     batches = [slice(lo, min(lo + n_rows, Q.shape[0])) for lo in range(0, Q.shape[0], n_rows)]
     buffer = xp.empty(n_rows * batch_size, dtype=X.dtype)
     offsets = [sum(counts[:r]) for r in range(len(counts))]
-    blocks = ring_blocks(X, comms, counts, batch_size, lambda rows: prepare_rows(rows, metric))
-    for block, owner, start, request in blocks:
+    for block, owner, start, request in ring_blocks(X, comms, counts, batch_size, prepare):
         start += offsets[owner]
-        x_term = kernels.row_terms(block, reduced)
-        slope, offset = _tolerance_terms(block, x_term, reduced)
+        block, screen = _parts(block, n_features)
+        x_term = kernels.row_terms(screen, reduced)
+        slope, offset = _tolerance_terms(screen, x_term, reduced)
         for batch in batches:
             Qb, q_term = Q[batch], q_terms[batch]
             D = buffer[: Qb.shape[0] * block.shape[0]].reshape(Qb.shape[0], block.shape[0])
-            block_distances(Qb, block, reduced, p, D)
+            block_distances(Q_screen[batch], screen, reduced, p, D)
             visit(batch, Qb, block, D, q_term, x_term, slope * q_term + offset, start)
             if request is not None:
                 request.test()  # lets MPI progress the transfer between batches
@@ -112,6 +132,9 @@ def kneighbors(Q, X, *, n_neighbors, metric, p, comms, counts, batch_size):
     best_dist = xp.full((Q.shape[0], n_neighbors), xp.inf, dtype=X.dtype)
     best_index = xp.full((Q.shape[0], n_neighbors), xp.iinfo(xp.int64).max, dtype=xp.int64)
     reduced = REDUCED[metric]
+    projection = choose_projection(
+        X, queries=Q.shape[0], n_neighbors=n_neighbors, metric=reduced, comms=comms, counts=counts
+    )
 
     def visit(batch, Qb, block, D, q_term, x_term, tol, start):
         update_topk(
@@ -126,9 +149,10 @@ def kneighbors(Q, X, *, n_neighbors, metric, p, comms, counts, batch_size):
             p,
             best_dist[batch],
             best_index[batch],
+            lower_bound=projection is not None,
         )
 
-    _search(Q, X, comms, counts, metric, p, batch_size, visit)
+    _search(Q, X, comms, counts, metric, p, batch_size, visit, projection)
     return best_dist, best_index
 
 
@@ -168,8 +192,15 @@ def self_kneighbors(X, *, n_neighbors, metric, p, comms, counts, batch_size):
     kernels = kernels_for("knn", X)
     reduced = REDUCED[metric]
     rank, size = comms.rank, comms.size
+    n_features = X.shape[1]
     Q = prepare_rows(X, metric)
-    q_terms = kernels.row_terms(Q, reduced)
+    projection = choose_projection(
+        Q, queries=None, n_neighbors=n_neighbors, metric=reduced, comms=comms, counts=counts
+    )
+    if projection is not None:  # the ring carries the rows and their screen coordinates
+        Q = projection.screened(Q)
+    Q_rows, Q_screen = _parts(Q, n_features)
+    q_terms = kernels.row_terms(Q_screen, reduced)
     n_local = Q.shape[0]
     best_dist = xp.full((n_local, n_neighbors), xp.inf, dtype=X.dtype)
     best_index = xp.full((n_local, n_neighbors), xp.iinfo(xp.int64).max, dtype=xp.int64)
@@ -190,8 +221,9 @@ def self_kneighbors(X, *, n_neighbors, metric, p, comms, counts, batch_size):
         else:
             block_dist = xp.full((block.shape[0], n_neighbors), xp.inf, dtype=X.dtype)
             block_index = xp.full(block_dist.shape, xp.iinfo(xp.int64).max, dtype=xp.int64)
-        x_term = kernels.row_terms(block, reduced)
-        slope, offset = _tolerance_terms(block, x_term, reduced)
+        block, screen = _parts(block, n_features)
+        x_term = kernels.row_terms(screen, reduced)
+        slope, offset = _tolerance_terms(screen, x_term, reduced)
         for local_block in local_blocks if block.shape[0] else ():
             sides = _pair_sides(hop, size, local_block, start // batch_size, rank, owner)
             if sides is None:
@@ -199,9 +231,9 @@ def self_kneighbors(X, *, n_neighbors, metric, p, comms, counts, batch_size):
             end = min((local_block + 1) * batch_size, n_local)
             for lo in range(local_block * batch_size, end, n_rows):
                 batch = slice(lo, min(lo + n_rows, end))
-                Qb, q_term = Q[batch], q_terms[batch]
+                Qb, Qs, q_term = Q_rows[batch], Q_screen[batch], q_terms[batch]
                 D = buffer[: Qb.shape[0] * block.shape[0]].reshape(Qb.shape[0], block.shape[0])
-                kernels.block_distances(Qb, block, reduced, p, D)
+                kernels.block_distances(Qs, screen, reduced, p, D)
                 tol = slope * q_term + offset
                 kernels.update_topk(
                     Qb,
@@ -215,11 +247,12 @@ def self_kneighbors(X, *, n_neighbors, metric, p, comms, counts, batch_size):
                     p,
                     best_dist[batch],
                     best_index[batch],
+                    lower_bound=projection is not None,
                 )
                 if sides == "both":
                     DT = turned[: D.size].reshape(D.shape[1], D.shape[0])
                     DT[...] = D.T
-                    slope_t, offset_t = _tolerance_terms(Qb, q_term, reduced)
+                    slope_t, offset_t = _tolerance_terms(Qs, q_term, reduced)
                     kernels.update_topk(
                         block,
                         Qb,
@@ -232,6 +265,7 @@ def self_kneighbors(X, *, n_neighbors, metric, p, comms, counts, batch_size):
                         p,
                         block_dist,
                         block_index,
+                        lower_bound=projection is not None,
                     )
                 if request is not None:
                     request.test()  # lets MPI progress the transfer between batches

@@ -193,6 +193,55 @@ def case_self_search_serves_each_pair_once_at_every_layout():
                     np.testing.assert_array_equal(whole, first, err_msg=where)
 
 
+def case_projection_screen_gives_the_plain_search():
+    """Rows of 160 features along a few directions, with exact ties and
+    duplicates (integer values): the search screened by a projection (forced
+    here; ``mlmpi.neighbors._projection``) returns the plain search's
+    neighbours and distances bit for bit, for the fitted rows among themselves
+    and for other queries, float32 and float64, at every layout, and the
+    (distance, global index) order of an independent computation."""
+    from mlmpi.neighbors import _projection, _ring
+
+    rng = np.random.RandomState(7)
+    spread = rng.normal(size=(420, 24)) * np.geomspace(4, 0.5, 24)  # wider than the screen
+    X = np.rint(spread @ rng.normal(size=(24, 160))) + rng.randint(0, 2, size=(420, 160))
+    X = np.r_[X, X[:30]]
+    Q = X[::9] + 1.0
+    counts = _query_counts(len(Q))
+    q0 = sum(counts[: COMMS.rank])
+    _, ref_q = _reference(Q, X, "sqeuclidean", {}, 9)
+    _, ref_self = _reference(X, X, "sqeuclidean", {}, 8)
+    choose, chosen = _projection.choose_projection, []
+
+    def forced(*args, **kwargs):
+        chosen.append(choose(*args, **kwargs))
+        return chosen[-1]
+
+    for dtype in (np.float32, np.float64):
+        for name, counts_x, X_local in _splits(X.astype(dtype)):
+            start = sum(counts_x[: COMMS.rank])
+            Q_local = shard(Q.astype(dtype), COMMS, counts=counts)
+            found = []
+            for screened in (True, False):
+                _ring.choose_projection = forced if screened else (lambda *a, **k: None)
+                old = _projection._MIN_WORK, _projection._EXACT_COST
+                _projection._MIN_WORK, _projection._EXACT_COST = 0, 0
+                try:
+                    nn = NearestNeighbors(n_neighbors=9, batch_size=40).fit(X_local)
+                    found.append(nn.kneighbors(Q_local) + nn.kneighbors(n_neighbors=7))
+                finally:
+                    _ring.choose_projection = choose
+                    _projection._MIN_WORK, _projection._EXACT_COST = old
+            assert len(chosen) == 2 and all(p is not None for p in chosen), name
+            chosen.clear()
+            for screened, plain in zip(*found):
+                np.testing.assert_array_equal(screened, plain, err_msg=name)
+            np.testing.assert_array_equal(found[0][1], ref_q[q0 : q0 + len(Q_local)], err_msg=name)
+            own = ref_self[start : start + len(X_local)]
+            expected = np.array([row[row != start + i][:7] for i, row in enumerate(own)])
+            np.testing.assert_array_equal(found[0][3], expected.reshape(-1, 7), err_msg=name)
+
+
 def case_radius_neighbors():
     X, Q = _digits()
     Q_local = shard(Q, COMMS, counts=_query_counts(len(Q)))
