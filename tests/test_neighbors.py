@@ -302,6 +302,30 @@ def test_the_projection_is_taken_only_where_it_screens(monkeypatch):
     assert _projection.choose_projection(narrow, **args) is None
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_direct_sums_of_long_rows_do_not_depend_on_the_rows_addresses(dtype):
+    """From ``VECTOR_FEATURES`` features on, the exact recomputation of a
+    squared distance is a vectorised sum: the same bits wherever the two rows
+    lie in memory (a block received from another rank, a query batch), and
+    float64's accuracy."""
+    from mlmpi.kernels.cpu import knn
+    from numba import njit
+
+    reduced = njit(lambda q, x: knn._reduced(q, x, 0, 2.0))
+    rng = np.random.RandomState(6)
+    for n in (knn.VECTOR_FEATURES, 203, 784):
+        q, x = rng.normal(size=n).astype(dtype), (rng.normal(size=n) * 30).astype(dtype)
+        found = set()
+        for shift in range(0, 16, 3):
+            buffer = np.empty(2 * n + 32, dtype=dtype)
+            a, b = buffer[shift : shift + n], buffer[n + 16 + shift // 2 : n + 16 + shift // 2 + n]
+            a[:], b[:] = q, x
+            found.add(reduced(a, b))
+        assert len(found) == 1
+        exact = ((q.astype(np.float64) - x.astype(np.float64)) ** 2).sum()
+        assert abs(found.pop() - exact) <= 1e-14 * exact
+
+
 def test_merge_topk_equals_the_top_k_of_the_union():
     rng = np.random.RandomState(2)
     dist = rng.randint(0, 4, size=(30, 12)).astype(np.float32)

@@ -233,6 +233,14 @@ def _mix(z):
 
 
 @njit(cache=True, inline="always")
+def _power(x, b):
+    """``x ** b`` for ``x > 0`` in float32 (``powf``), as precise as the float32
+    positions it moves, at a third of float64 ``pow``'s time: the layout's
+    largest cost (one per pull and per negative sample)."""
+    return np.float64(np.float32(x) ** np.float32(b))
+
+
+@njit(cache=True, inline="always")
 def _clip(value):
     return min(max(value, -4.0), 4.0)
 
@@ -369,7 +377,7 @@ def _layout_epoch(
                 diff = at[c] - tail[other, c]
                 dist_squared += diff * diff
             if dist_squared > 0.0:
-                power = dist_squared**b
+                power = _power(dist_squared, b)
                 coeff = -2.0 * a * b * (power / dist_squared) / (a * power + 1.0)
             else:
                 coeff = 0.0
@@ -392,7 +400,7 @@ def _layout_epoch(
                     dist_squared += diff * diff
                 if dist_squared > 0.0:
                     coeff = 2.0 * gamma * b
-                    coeff /= (0.001 + dist_squared) * (a * dist_squared**b + 1.0)
+                    coeff /= (0.001 + dist_squared) * (a * _power(dist_squared, b) + 1.0)
                 elif self_edges and k == row:
                     continue
                 else:

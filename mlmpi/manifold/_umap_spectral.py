@@ -105,11 +105,13 @@ def _lobpcg(graph, n_components, m, seed, layout, comms):
     for _ in range(MAX_ITER):
         R = operator.without_trivial(AX - X * values)
         S = np.hstack([X, R, P])
-        residuals = np.sqrt(np.diag(exact_cross_products(R, R, comms)))
+        gram = exact_cross_products(S, S, comms)
+        # RᵀR is a block of SᵀS (each entry on the grid of its two columns).
+        residuals = np.sqrt(np.diag(gram)[m : 2 * m])
         if residuals[:n_components].max() < TOLERANCE:
             break
         AS = np.hstack([AX, operator(R), AP])
-        C, values = _ritz(exact_cross_products(S, S, comms), exact_cross_products(S, AS, comms), m)
+        C, values = _ritz(gram, exact_cross_products(S, AS, comms), m)
         X, AX = _product(S, C, kernels), _product(AS, C, kernels)
         P, AP = _product(S[:, m:], C[m:], kernels), _product(AS[:, m:], C[m:], kernels)
     return X[:, :n_components]
