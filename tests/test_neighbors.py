@@ -326,6 +326,15 @@ def test_direct_sums_of_long_rows_do_not_depend_on_the_rows_addresses(dtype):
         assert abs(found.pop() - exact) <= 1e-14 * exact
 
 
+@pytest.mark.parametrize("shape", [(0, 5), (1, 1), (33, 70), (341, 768)])
+def test_transpose_kernels(shape):
+    D = np.random.RandomState(0).rand(*shape).astype(np.float32)
+    for device in ("cpu", "gpu"):
+        out = np.empty(shape[::-1], dtype=np.float32)
+        assert kernels_for("knn", D, device).transpose(D, out) is out
+        np.testing.assert_array_equal(out, D.T)
+
+
 def test_merge_topk_equals_the_top_k_of_the_union():
     rng = np.random.RandomState(2)
     dist = rng.randint(0, 4, size=(30, 12)).astype(np.float32)

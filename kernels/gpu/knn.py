@@ -40,6 +40,12 @@ def block_distances(Q, X, metric, p, out):
     return out
 
 
+def transpose(D, out):
+    """See ``mlmpi.kernels.cpu.knn.transpose`` (CuPy arrays here)."""
+    out[...] = D.T
+    return out
+
+
 def update_topk(
     Q, X, D, q_term, x_term, tol, start, metric, p, best_dist, best_index, lower_bound=False
 ):

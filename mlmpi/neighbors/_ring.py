@@ -250,8 +250,7 @@ def self_kneighbors(X, *, n_neighbors, metric, p, comms, counts, batch_size):
                     lower_bound=projection is not None,
                 )
                 if sides == "both":
-                    DT = turned[: D.size].reshape(D.shape[1], D.shape[0])
-                    DT[...] = D.T
+                    DT = kernels.transpose(D, turned[: D.size].reshape(D.shape[1], D.shape[0]))
                     slope_t, offset_t = _tolerance_terms(Qs, q_term, reduced)
                     kernels.update_topk(
                         block,
