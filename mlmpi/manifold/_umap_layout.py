@@ -87,6 +87,7 @@ def optimize_layout(
     due = np.zeros(graph.indices.shape[0], dtype=np.bool_)
     self_edges = tail is None
     passes = (False, True) if self_edges else (False,)
+    powers = kernels.power_table(b)
     alpha = initial_alpha
     for epoch in range(n_epochs):
         for second_pull in passes:
@@ -110,6 +111,7 @@ def optimize_layout(
                 b,
                 gamma,
                 np.uint64(seed),
+                *powers,
             )
         alpha = initial_alpha * (1.0 - epoch / n_epochs)
     return head
