@@ -117,44 +117,6 @@ def _limit(best, tol, q_term, rel):
     return best + best * rel + tol - q_term
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _scan(
-    Q,
-    X,
-    row,
-    x_term,
-    i,
-    floor,
-    cap,
-    tol,
-    q_term,
-    rel,
-    start,
-    code,
-    p,
-    exact_again,
-    stored,
-    best_dist,
-    best_index,
-):
-    """Insert the columns whose screened value ``v`` has ``floor < v <= limit``,
-    the limit following the k-th (capped by ``cap``) as columns enter."""
-    k = best_dist.shape[1]
-    n = row.shape[0]
-    limit = min(cap, _limit(best_dist[i, k - 1], tol, q_term, rel))
-    for c0 in range(0, n, _CHUNK):
-        c1 = min(c0 + _CHUNK, n)
-        if not _any_within(row, x_term, c0, c1, limit):
-            continue
-        for j in range(c0, c1):
-            value = row[j] + x_term[j]
-            if value > limit or value <= floor:
-                continue
-            stored[0] = _reduced(Q[i], X[j], code, p) if exact_again else row[j]
-            _insert(stored[0], start + j, i, best_dist, best_index)
-            limit = min(cap, _limit(best_dist[i, k - 1], tol, q_term, rel))
-
-
 @njit(cache=True, nogil=True)
 def _update(
     Q,
@@ -181,7 +143,7 @@ def _update(
     screened = np.empty(n, dtype=D.dtype)
     for i in range(D.shape[0]):
         row = D[i]
-        floor = -np.inf
+        split = -np.inf  # lower bounds while filling: (-inf, split] first, then the rest
         cap = np.inf
         if best_dist[i, k - 1] == np.inf and n >= k:
             # A top-k still filling would take every column until k are in, each
@@ -194,47 +156,26 @@ def _update(
                 screened[j] = row[j] + x_term[j]
             kth = np.float64(np.partition(screened, k - 1)[k - 1])
             if lower_bound:
-                _scan(
-                    Q,
-                    X,
-                    row,
-                    x_term,
-                    i,
-                    floor,
-                    kth,
-                    tol[i],
-                    q_term[i],
-                    rel,
-                    start,
-                    code,
-                    p,
-                    exact_again,
-                    stored,
-                    best_dist,
-                    best_index,
-                )
-                floor = kth
+                split = kth
             else:
                 cap = kth + 2.0 * np.float64(tol[i])
-        _scan(
-            Q,
-            X,
-            row,
-            x_term,
-            i,
-            floor,
-            cap,
-            tol[i],
-            q_term[i],
-            rel,
-            start,
-            code,
-            p,
-            exact_again,
-            stored,
-            best_dist,
-            best_index,
-        )
+        # Insert the columns whose screened value v has floor < v <= limit, the
+        # limit following the k-th (capped by top) as columns enter.
+        for floor, top in ((-np.inf, split), (split, cap)):
+            if top <= floor:
+                continue
+            limit = min(top, _limit(best_dist[i, k - 1], tol[i], q_term[i], rel))
+            for c0 in range(0, n, _CHUNK):
+                c1 = min(c0 + _CHUNK, n)
+                if not _any_within(row, x_term, c0, c1, limit):
+                    continue
+                for j in range(c0, c1):
+                    value = row[j] + x_term[j]
+                    if value > limit or value <= floor:
+                        continue
+                    stored[0] = _reduced(Q[i], X[j], code, p) if exact_again else row[j]
+                    _insert(stored[0], start + j, i, best_dist, best_index)
+                    limit = min(top, _limit(best_dist[i, k - 1], tol[i], q_term[i], rel))
 
 
 #: Side of the square tiles of :func:`transpose` (two of float32 fit in L1).
