@@ -1,9 +1,11 @@
-"""tsqr_r in a single process (the multi-rank paths run in the estimators' MPI cases)."""
+"""tsqr_r and qr_r in a single process (the multi-rank paths run in the
+estimators' MPI cases)."""
 
 import numpy as np
 import pytest
 
-from mlmpi._linalg import _TSQR_BLOCK_ROWS, tsqr_r
+import mlmpi._linalg as linalg_module
+from mlmpi._linalg import _GRAM_ROWS, _TSQR_BLOCK_ROWS, qr_r, tsqr_r
 from mlmpi.comms import SelfComms
 
 
@@ -22,3 +24,46 @@ def test_tsqr_r_equals_lapack_qr_up_to_row_signs(shape):
     np.testing.assert_allclose(
         R * signs[:, None], expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max()
     )
+
+
+def _with_singular_values(n, values, seed):
+    rng = np.random.default_rng(seed)
+    U = np.linalg.qr(rng.standard_normal((n, len(values))))[0]
+    V = np.linalg.qr(rng.standard_normal((len(values), len(values))))[0]
+    return (U * values) @ V.T
+
+
+@pytest.mark.parametrize(
+    ("condition", "cholesky"),
+    [
+        (1.0, True),
+        (1e3, True),
+        (0.9 * linalg_module.CHOLESKY_QR_CONDITION, True),
+        (1e9, False),
+        (np.inf, False),
+    ],
+)
+def test_qr_r_is_householders_by_cholesky_qr2_where_well_conditioned(
+    monkeypatch, condition, cholesky
+):
+    """Well conditioned (up to CHOLESKY_QR_CONDITION): CholeskyQR2's R, whose
+    singular values are Householder's within 1e-13 of the largest; worse (or
+    singular): TSQR."""
+    values = np.geomspace(1.0, 1.0 / condition if np.isfinite(condition) else 1e-3, 24)
+    if not np.isfinite(condition):
+        values[-1] = 0.0  # rank-deficient
+    X = _with_singular_values(3 * _GRAM_ROWS + 11, values * 1e3, seed=1)
+    calls = []
+    monkeypatch.setattr(linalg_module, "tsqr_r", lambda *args: calls.append(1) or tsqr_r(*args))
+    R = qr_r(X, SelfComms())
+    assert (not calls) == cholesky
+    assert R.dtype == np.float64 and R.shape == (24, 24)
+    expected = np.linalg.svd(np.linalg.qr(X, mode="r"), compute_uv=False)
+    found = np.linalg.svd(R, compute_uv=False)
+    # Backward stable as Householder's: each singular value within a few eps of the largest.
+    np.testing.assert_allclose(found, expected, rtol=0, atol=1e-13 * expected[0])
+
+
+def test_qr_r_of_fewer_rows_than_columns_is_tsqr():
+    X = np.random.default_rng(2).standard_normal((10, 20)).astype(np.float32)
+    np.testing.assert_array_equal(qr_r(X, SelfComms()), tsqr_r(X, SelfComms()).astype(np.float64))

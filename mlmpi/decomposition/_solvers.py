@@ -12,7 +12,7 @@ from scipy import linalg
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from .._array import get_namespace, to_host
-from .._linalg import tsqr_r
+from .._linalg import qr_r
 from ..kernels import kernels_for
 from ..utils.validation import _rebuild
 
@@ -72,7 +72,8 @@ def covariance_eigh(moments, n_features):
 
 def exact_svd(X, center, comms):
     """Singular values and right singular vectors of the global ``X - center``
-    through TSQR (exact; safe for ill-conditioned data).
+    from its R factor (:func:`mlmpi._linalg.qr_r`: CholeskyQR2 where it is
+    well conditioned, TSQR otherwise; exact either way).
 
     Returns
     -------
@@ -85,7 +86,7 @@ def exact_svd(X, center, comms):
     This function is collective.
     """
     Xc = X if center is None else X - _as_local(center, X)
-    R = to_host(tsqr_r(Xc, comms)).astype(np.float64)
+    R = qr_r(Xc, comms)
     _, S, Vt = linalg.svd(R, full_matrices=False)
     return S, Vt
 
