@@ -26,7 +26,8 @@ import math
 
 import numpy as np
 
-from .._array import get_namespace
+from .._array import get_namespace, to_namespace
+from ..decomposition._solvers import allreduce_host, covariance_eigh, local_moments
 from ..kernels import kernels_for
 
 #: Fewest features for which a projection is considered.
@@ -79,17 +80,13 @@ def choose_projection(X, *, queries, n_neighbors, metric, comms, counts):
         return None
     xp = get_namespace(X)
     sample = X[:: max(1, X.shape[0] // _SAMPLE_ROWS)][:_SAMPLE_ROWS].astype(xp.float64)
-    moments = xp.zeros(1 + d + d * d, dtype=xp.float64)
-    moments[0] = sample.shape[0]
-    moments[1 : 1 + d] = sample.sum(axis=0)
-    moments[1 + d :] = (sample.T @ sample).ravel()
-    moments = comms.allreduce(moments)
-    mean = moments[1 : 1 + d] / moments[0]
+    moments = allreduce_host(local_moments(sample), comms)
+    mean = to_namespace(moments[1 : 1 + d] / moments[0], xp)
     basis = None
-    if comms.rank == 0:
-        covariance = moments[1 + d :].reshape(d, d) / moments[0] - xp.outer(mean, mean)
-        _, vectors = xp.linalg.eigh(covariance)
-        basis = xp.ascontiguousarray(vectors[:, ::-1][:, : _DIMENSIONS[-1]])
+    if comms.rank == 0:  # broadcast: every rank must bound with the same basis
+        # the sample's principal directions, as PCA's covariance solver finds them
+        Vt = covariance_eigh(moments, d)[3]
+        basis = to_namespace(np.ascontiguousarray(Vt[: _DIMENSIONS[-1]].T), xp)
     basis = comms.bcast(basis)
     found = comms.allreduce(_screened_pairs(sample - mean, basis, n_neighbors, n_rows))
     pairs, survivors = float(found[0]), [float(s) for s in found[1:]]
