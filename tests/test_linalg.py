@@ -1,5 +1,5 @@
-"""tsqr_r and qr_r in a single process (the multi-rank paths run in the
-estimators' MPI cases)."""
+"""tsqr_r, qr_r and the exact SVD's routes in a single process (the
+multi-rank paths run in the estimators' MPI cases)."""
 
 import numpy as np
 import pytest
@@ -7,6 +7,7 @@ import pytest
 import mlmpi._linalg as linalg_module
 from mlmpi._linalg import _GRAM_ROWS, _TSQR_BLOCK_ROWS, qr_r, tsqr_r
 from mlmpi.comms import SelfComms
+from mlmpi.decomposition import _solvers
 
 
 @pytest.mark.parametrize(
@@ -67,3 +68,40 @@ def test_qr_r_is_householders_by_cholesky_qr2_where_well_conditioned(
 def test_qr_r_of_fewer_rows_than_columns_is_tsqr():
     X = np.random.default_rng(2).standard_normal((10, 20)).astype(np.float32)
     np.testing.assert_array_equal(qr_r(X, SelfComms()), tsqr_r(X, SelfComms()).astype(np.float64))
+
+
+@pytest.mark.parametrize(
+    ("condition", "route"),
+    [
+        (1.0, "gram"),
+        (0.9 * linalg_module.GRAM_EIGH_CONDITION, "gram"),
+        (30 * linalg_module.GRAM_EIGH_CONDITION, "cholesky_qr2"),
+        (1e9, "tsqr"),
+        (np.inf, "tsqr"),
+    ],
+)
+def test_exact_svd_takes_the_gram_matrix_only_where_it_is_as_accurate(
+    monkeypatch, condition, route
+):
+    """cond(X - center) <= GRAM_EIGH_CONDITION: the Gram matrix's eigenpairs;
+    above, the SVD of the R factor (CholeskyQR2, then TSQR). Every route gives
+    LAPACK's singular values within 1e-13 of the largest, and its singular
+    vectors where they are distinct; rows far from the origin are centred
+    block by block."""
+    values = np.geomspace(1.0, 1.0 / condition if np.isfinite(condition) else 1e-3, 24)
+    if not np.isfinite(condition):
+        values[-1] = 0.0
+    rng = np.random.default_rng(3)
+    X = _with_singular_values(3 * _GRAM_ROWS + 11, values * 1e3, seed=3)
+    X += 1e3 * rng.standard_normal(24)  # (the centred rows have mean ~1e-13, not 0)
+    center = X.mean(axis=0)
+    taken = []
+    monkeypatch.setattr(_solvers, "qr_r", lambda *a, **k: taken.append("qr") or qr_r(*a, **k))
+    monkeypatch.setattr(linalg_module, "tsqr_r", lambda *a: taken.append("tsqr") or tsqr_r(*a))
+    S, Vt = _solvers.exact_svd(X, center, SelfComms())
+    assert taken == {"gram": [], "cholesky_qr2": ["qr"], "tsqr": ["qr", "tsqr"]}[route]
+    _, expected, expected_Vt = np.linalg.svd(X - center, full_matrices=False)
+    np.testing.assert_allclose(S, expected, rtol=0, atol=1e-13 * expected[0])
+    if condition > 1:  # (equal singular values have no particular vectors)
+        cosines = np.abs(np.sum(Vt * expected_Vt, axis=1))
+        np.testing.assert_allclose(cosines, 1.0, rtol=0, atol=1e-8)

@@ -60,9 +60,14 @@ class PCA(_BaseDecomposition):
           (float64 accumulation), centred with the global mean, then the same
           eigen-decomposition on every rank. Fastest for n_samples ≫ n_features;
           squares the condition number.
-        - ``'full'``: exact SVD of the centred global data through TSQR (local
-          QR of the centred rows, the small R factors gathered, SVD of their
-          QR). The accurate choice for ill-conditioned data.
+        - ``'full'``: exact SVD of the centred global data. One pass gives
+          the float64 Gram matrix of the centred rows; where it shows
+          ``cond(X) <= 1e3``, its eigendecomposition is taken (each singular
+          value within about ``1e3 * eps`` of the largest, as LAPACK's SVD);
+          otherwise the SVD of the rows' R factor, by CholeskyQR2 up to
+          ``cond(X) <= 1e6`` and by TSQR beyond (local QR of the centred
+          rows, the small R factors gathered). The accurate choice for
+          ill-conditioned data.
         - ``'arpack'``: computed exactly like ``'full'`` (no ARPACK), then
           truncated; scikit-learn's restriction
           ``n_components < min(n_samples, n_features)`` applies.

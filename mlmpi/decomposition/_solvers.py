@@ -12,7 +12,7 @@ from scipy import linalg
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from .._array import get_namespace, to_host
-from .._linalg import qr_r
+from .._linalg import global_gram, gram_svd, qr_r
 from ..kernels import kernels_for
 from ..utils.validation import _rebuild
 
@@ -71,9 +71,15 @@ def covariance_eigh(moments, n_features):
 
 
 def exact_svd(X, center, comms):
-    """Singular values and right singular vectors of the global ``X - center``
-    from its R factor (:func:`mlmpi._linalg.qr_r`: CholeskyQR2 where it is
-    well conditioned, TSQR otherwise; exact either way).
+    """Singular values and right singular vectors of the global ``X - center``.
+
+    For host rows, one pass gives the float64 Gram matrix of the centred rows
+    (centred block by block, no copy); where ``cond(X - center) <= 1e3`` its
+    eigendecomposition is the answer (:func:`mlmpi._linalg.gram_svd`, each
+    singular value within about ``eps * 1e3`` of the largest). Otherwise, and
+    for device rows, the SVD of the R factor (:func:`mlmpi._linalg.qr_r`:
+    CholeskyQR2 where ``cond <= 1e6``, reusing that Gram matrix, else TSQR).
+    The choice is taken on the allreduced Gram matrix, the same on every rank.
 
     Returns
     -------
@@ -85,8 +91,13 @@ def exact_svd(X, center, comms):
     -----
     This function is collective.
     """
-    Xc = X if center is None else X - _as_local(center, X)
-    R = qr_r(Xc, comms)
+    gram = None
+    if get_namespace(X) is np:
+        gram = global_gram(X, comms, center)
+        svd = gram_svd(gram)
+        if svd is not None:
+            return svd
+    R = qr_r(X, comms, center=center, gram=gram)
     _, S, Vt = linalg.svd(R, full_matrices=False)
     return S, Vt
 

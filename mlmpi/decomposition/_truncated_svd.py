@@ -28,8 +28,10 @@ class TruncatedSVD(_BaseDecomposition):
         (strictly less with ``'arpack'``); ``n_samples`` counts all ranks' rows.
 
     algorithm : {'arpack', 'randomized'}, default='randomized'
-        ``'arpack'`` on dense data is computed exactly (no ARPACK): TSQR of
-        the global data and the SVD of its small R factor; on sparse data,
+        ``'arpack'`` on dense data is computed exactly (no ARPACK), as PCA's
+        ``'full'``: the eigendecomposition of the global float64 Gram matrix
+        where ``cond(X) <= 1e3``, else the SVD of the R factor (CholeskyQR2,
+        or TSQR beyond ``cond(X) = 1e6``); on sparse data,
         ARPACK's Lanczos (run by rank 0) on the distributed products
         ``XᵀX v`` (each a broadcast and a reduction). ``'randomized'``:
         distributed randomized SVD (Halko et al.), one allreduce per power
