@@ -199,6 +199,43 @@ def test_byte_histograms_give_the_float32_histograms_trees(monkeypatch):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize(
+    "criterion, target, max_features",
+    [("squared_error", "one", 1.0), ("squared_error", "one", 0.5), ("poisson", "two", 1.0)],
+)
+def test_regressors_histograms_without_the_row_count_give_the_same_trees(
+    monkeypatch, criterion, target, max_features
+):
+    """With min_samples_leaf=1 the moments' histograms leave out the row count
+    (a child has rows where its W is positive; NaN unseen in a node goes to
+    the child with more rows, counted for the splits made): the same trees,
+    bit for bit, as with the count in the histograms."""
+    from mlmpi.ensemble._criteria import Criterion
+
+    X, y = _forest_data(target)
+    searches_count, count_columns = Criterion.searches_count, []
+
+    def recorded(self, needed):
+        searches_count(self, needed)
+        count_columns.append(self.count_column)
+        return self
+
+    def fit():
+        forest = RandomForestRegressor(
+            n_estimators=2, criterion=criterion, max_features=max_features, random_state=0
+        )
+        return _tree_arrays(forest.fit(X, y))
+
+    monkeypatch.setattr(Criterion, "searches_count", recorded)
+    without_count = fit()
+    assert count_columns[-1] == -1
+    monkeypatch.setattr(Criterion, "searches_count", lambda self, needed: recorded(self, True))
+    with_count = fit()
+    assert count_columns[-1] >= 0
+    for a, b in zip(without_count, with_count):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("criterion", ["squared_error", "poisson"])
 def test_every_node_holds_the_moments_of_its_rows(criterion):
     """The children's Σwy² (and Poisson's Σw y log y) are summed over the rows the

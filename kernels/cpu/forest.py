@@ -25,7 +25,9 @@ target bins) at ``offsets[o]:offsets[o + 1]``; "moments" criteria (2 squared
 error, 3 Poisson) keep ``W`` at 0 and ``Σwy_k`` at ``1 + k`` in the
 histograms, which the split search reads (their other moments are summed
 for the children of the splits made, :func:`add_left_sums`). The last
-statistic is always the number of rows.
+statistic is the number of rows, except in the moments' histograms where
+``min_samples_leaf`` is 1: there W tells a child with rows (W > 0), and the
+row count is summed for the children of the splits made.
 """
 
 import numpy as np
@@ -34,6 +36,7 @@ from numba import njit
 from .cells import cell_tables, count_below
 
 EPSILON = np.finfo(np.float64).eps
+_UNSEEN_MISSING = 2  # mlmpi.ensemble._splits.UNSEEN_MISSING
 
 
 @njit(cache=True, nogil=True)
@@ -428,10 +431,10 @@ def _find_splits(criterion, hist, pairs, nodes, bins, measure, rules, out):
     totals, lower, upper = nodes
     bin_min, bin_max, missing_bin = bins
     offsets, values = measure
-    min_samples_leaf, min_weight_leaf, monotonic = rules
+    min_samples_leaf, min_weight_leaf, monotonic, rows_stat = rules
     gain, split_bin, missing_left, left, constant = out
     n_pairs, n_bins, n_stats = hist.shape
-    rows_stat = n_stats - 1
+    present = rows_stat if rows_stat >= 0 else 0  # the row count, or the moments' W
     running = np.empty(n_stats)
     right = np.empty(n_stats)
     occupied = np.empty(n_bins, dtype=np.int64)
@@ -445,10 +448,10 @@ def _find_splits(criterion, hist, pairs, nodes, bins, measure, rules, out):
         n_occupied = 0
         for b in range(n_bins):
             occupied[n_occupied] = b
-            n_occupied += (b != missing_bin) & (hist[p, b, rows_stat] > 0)
+            n_occupied += (b != missing_bin) & (hist[p, b, present] > 0)
         low = occupied[0] if n_occupied else n_bins
         high = occupied[n_occupied - 1] if n_occupied else -1
-        has_missing = missing_bin >= 0 and hist[p, missing_bin, rows_stat] > 0
+        has_missing = missing_bin >= 0 and hist[p, missing_bin, present] > 0
         constant[p] = high < low or (high == low and not has_missing)
         if not pair_valid[p] or constant[p]:
             continue
@@ -483,10 +486,16 @@ def _find_splits(criterion, hist, pairs, nodes, bins, measure, rules, out):
                     at_bin = missing_bin - 1  # only the missing rows go right
                 for s in range(n_stats):
                     right[s] = totals[n, s] - running[s]
-                if running[rows_stat] < min_samples_leaf:
-                    continue
-                if right[rows_stat] < min_samples_leaf:
-                    break
+                if rows_stat < 0:  # min_samples_leaf is 1: a child with rows has W > 0
+                    if running[0] <= 0:
+                        continue
+                    if right[0] <= 0:
+                        break
+                else:
+                    if running[rows_stat] < min_samples_leaf:
+                        continue
+                    if right[rows_stat] < min_samples_leaf:
+                        break
                 if monotonic.shape[0] and monotonic[f] != 0:
                     value_left = constrained_value(running, criterion, offsets, values)
                     value_right = constrained_value(right, criterion, offsets, values)
@@ -516,8 +525,10 @@ def _find_splits(criterion, hist, pairs, nodes, bins, measure, rules, out):
                     split_bin[p] = at_bin
                     if has_missing:
                         missing_left[p] = send_left
-                    else:  # unseen NaN follows the larger child, as in scikit-learn
+                    elif rows_stat >= 0:  # unseen NaN follows the larger child, as in scikit-learn
                         missing_left[p] = running[rows_stat] > right[rows_stat]
+                    else:  # decided by the caller, from the children's row counts
+                        missing_left[p] = _UNSEEN_MISSING
                     left[p, :] = running
     return gain
 
@@ -566,10 +577,15 @@ def find_splits(hist, pairs, nodes, bins, criterion, rules, out):
         the bin of the rows whose value is NaN (-1: none anywhere).
     criterion : tuple ``(code, offsets, values)``
         The criterion (``mlmpi/ensemble/_criteria.py``).
-    rules : tuple ``(min_samples_leaf, min_weight_leaf, monotonic)``
-        ``monotonic``: per feature 1, -1 or 0 (empty: no constraints).
+    rules : tuple ``(min_samples_leaf, min_weight_leaf, monotonic, rows_stat)``
+        ``monotonic``: per feature 1, -1 or 0 (empty: no constraints);
+        ``rows_stat``: the statistic that counts the rows, or -1 where the
+        histograms carry none (moments with ``min_samples_leaf`` 1: a child
+        has rows where its W, statistic 0, is positive).
     out : tuple ``(gain, split_bin, missing_left, left, constant)``
-        Written, per pair.
+        Written, per pair; ``missing_left`` (int8) is 2 where the node has no
+        NaN and ``rows_stat`` is -1 (the caller sends them to the child with
+        more rows).
 
     Notes
     -----

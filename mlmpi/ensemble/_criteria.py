@@ -12,10 +12,11 @@ Two families (the kernels in ``kernels/cpu/forest.py`` read the same layout):
   at ``1 + 2K + k``.
 
 The last statistic is the number of rows with positive weight (scikit-learn's
-``n_node_samples``). Every criterion has a "proxy", additive over children,
-so that a split's weighted impurity decrease summed over the outputs is
-``proxy(L) + proxy(R) - proxy(T)`` (scikit-learn's ``proxy_impurity_improvement``
-up to a constant of the node).
+``n_node_samples``); the moments' histograms leave it out where
+``min_samples_leaf`` is 1 (:meth:`Criterion.searches_count`). Every
+criterion has a "proxy", additive over children, so that a split's weighted
+impurity decrease summed over the outputs is ``proxy(L) + proxy(R) - proxy(T)``
+(scikit-learn's ``proxy_impurity_improvement`` up to a constant of the node).
 """
 
 import math
@@ -52,12 +53,22 @@ class Criterion:
         )
         self.n_stats = width + 1
         self.values = np.zeros(0) if values is None else np.asarray(values, dtype=np.float64)
-        # The split search reads the moments' W and Σwy_k only (and the row
-        # count): Σwy_k² and Σw y_k log y_k stay out of the histograms.
+        self.searches_count(True)
+
+    def searches_count(self, needed):
+        """Set which statistics the histograms carry (``search_columns``; the
+        others are ``extra_columns``) and return self. The split search reads
+        the moments' W and Σwy_k only: Σwy_k² and Σw y_k log y_k stay out of
+        the histograms. The row count too where it is not ``needed`` (for a
+        ``min_samples_leaf`` of 1): a child of a split has rows where its W is
+        positive. ``count_column``: the row count's place among the searched
+        statistics, -1 where it is not searched."""
         columns = np.arange(self.n_stats)
         searched = columns < 1 + self.n_outputs if self.moments else columns >= 0
-        searched[-1] = True
+        searched[-1] = needed or not self.moments
         self.search_columns, self.extra_columns = columns[searched], columns[~searched]
+        self.count_column = self.search_columns.shape[0] - 1 if searched[-1] else -1
+        return self
 
     def row_stats(self, targets, weight):
         """Each row's statistics (:class:`RowStats`); ``targets`` (n, n_outputs):
@@ -183,9 +194,9 @@ class RowStats:
         """Replace the summed statistics by ``rounding`` of them (a 2-D array:
         the moments, or the counts' weight as one column)."""
         if self.dense is not None:
-            searched = self.dense.shape[1] - 1  # the row count stays as it is
-            rounded = rounding(np.concatenate([self.dense[:, :-1], self.extra], axis=1))
-            self.dense[:, :-1], self.extra[:] = rounded[:, :searched], rounded[:, searched:]
+            full = self.full(self.dense, self.extra)
+            full[:, :-1] = rounding(full[:, :-1])  # the row count stays as it is
+            self.dense[:], self.extra[:] = full[:, self.columns[0]], full[:, self.columns[1]]
         else:
             self.weight = rounding(self.weight[:, None])[:, 0]
 

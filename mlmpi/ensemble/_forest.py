@@ -149,10 +149,12 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         values[:, 0, 0] = np.clip(values[:, 0, 0], bounds[:, 0], bounds[:, 1])
         return values
 
-    def _rules(self, n_samples, total_weight, bins, bin_ranges, scale, criterion, monotonic):
+    def _min_samples_leaf(self, n_samples):
         leaf = self.min_samples_leaf
-        if not isinstance(leaf, Integral):
-            leaf = math.ceil(leaf * n_samples)
+        return leaf if isinstance(leaf, Integral) else math.ceil(leaf * n_samples)
+
+    def _rules(self, n_samples, total_weight, bins, bin_ranges, scale, criterion, monotonic):
+        leaf = self._min_samples_leaf(n_samples)
         split = self.min_samples_split
         if not isinstance(split, Integral):
             split = max(2, math.ceil(split * n_samples))
@@ -270,6 +272,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
     def _grow(self, X, targets, weight, layout, seeds, n_sampled, monotonic, comms):
         """Grow one tree per seed in ``seeds``; returns their scikit-learn estimators."""
         criterion, targets = self._criterion(targets, weight, layout.n_samples, comms)
+        criterion.searches_count(self._min_samples_leaf(layout.n_samples) > 1)
         bins = global_bins(X, weight > 0, layout, self.max_bins, self._sketch_seed, comms)
         kernels = kernels_for("forest", np.empty(0))
         binned = bins.bin(X, kernels)

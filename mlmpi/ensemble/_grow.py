@@ -32,6 +32,7 @@ import numpy as np
 
 from ._criteria import gathered
 from ._split_search import Blocks
+from ._splits import missing_goes_left
 
 _HISTOGRAM_ELEMENTS = 1 << 21  # values of one reduced histogram chunk (16 MiB in float64)
 _BYTE_COUNTS = 255  # integer counts up to this: every bin's sum fits a uint8, exactly
@@ -531,14 +532,14 @@ def _decide(tree, level, best, left, constant, depth, rules, n_sampled, rng):
     split_feature = np.full(nodes.shape[0], -1, dtype=np.int64)
     split_feature[open_idx] = best[open_idx, 3].astype(np.int64)
     split_bin = best[:, 1].astype(np.int64)
-    missing_left = best[:, 2] > 0
+    missing_left = best[:, 2] > 0  # for the rows: a node with no NaN has none to route
     parents = nodes[open_idx]
-    tree.feature[parents] = split_feature[open_idx]
-    tree.bin[parents] = split_bin[open_idx]
-    tree.missing_left[parents] = missing_left[open_idx]
-    tree.decrease[parents] = gain[open_idx]
     left = left[open_idx]
     right = totals[open_idx] - left
+    tree.feature[parents] = split_feature[open_idx]
+    tree.bin[parents] = split_bin[open_idx]
+    tree.missing_left[parents] = missing_goes_left(best[open_idx, 2], left, right)
+    tree.decrease[parents] = gain[open_idx]
     bounds = rules.child_bounds(split_feature[open_idx], tree.bounds[parents], left, right)
     left_ids, right_ids = tree.add_children(parents, left, right, *bounds)
     constant = constant[open_idx]  # a feature constant in a node is constant in its children

@@ -5,6 +5,16 @@ import numpy as np
 from ..kernels import kernels_for
 
 EPSILON = np.finfo(np.float64).eps
+#: A split's "NaN goes left" where the node had no NaN and the histograms no row
+#: count: the child with more rows takes them, as scikit-learn's.
+UNSEEN_MISSING = 2
+
+
+def missing_goes_left(found_missing, left, right):
+    """Whether NaN goes left, per split: ``found_missing`` (0, 1 or
+    :data:`UNSEEN_MISSING`, as :meth:`SplitRules.search` gives it) and the
+    children's statistics in the criterion's full layout (row count last)."""
+    return np.where(found_missing == UNSEEN_MISSING, left[:, -1] > right[:, -1], found_missing > 0)
 
 
 class SplitRules:
@@ -82,15 +92,17 @@ class SplitRules:
         found : ndarray of shape (pairs, 4 + statistics)
             Per pair: the weighted impurity decrease (summed over the outputs;
             -inf: no valid split), the last bin that goes left, whether NaN goes
-            left, whether the feature is constant in the node (and its children),
-            then the statistics of the left child.
+            left (:data:`UNSEEN_MISSING`: the node has no NaN, so where they go
+            is decided from the children's row counts, :func:`missing_goes_left`),
+            whether the feature is constant in the node (and its children), then
+            the statistics of the left child.
         """
         if np.any(np.asarray(self.scale) != 1.0):  # class weights, after the (exact) reduction
             block = block * self.scale
         n_pairs = block.shape[0]
         gain = np.empty(n_pairs)
         split_bin = np.empty(n_pairs, dtype=np.int64)
-        missing_left = np.empty(n_pairs, dtype=np.bool_)
+        missing_left = np.empty(n_pairs, dtype=np.int8)
         constant = np.empty(n_pairs, dtype=np.bool_)
         left = np.zeros((n_pairs, totals.shape[1]))
         crit = self.criterion
@@ -100,7 +112,12 @@ class SplitRules:
             (totals, np.ascontiguousarray(bounds[:, 0]), np.ascontiguousarray(bounds[:, 1])),
             (self.bin_min, self.bin_max, self.missing_bin),
             (crit.code, crit.offsets, crit.values),
-            (self.min_samples_leaf, max(self.min_weight_leaf, EPSILON), self.monotonic),
+            (
+                self.min_samples_leaf,
+                max(self.min_weight_leaf, EPSILON),
+                self.monotonic,
+                crit.count_column,
+            ),
             (gain, split_bin, missing_left, left, constant),
         )
         return np.concatenate(
