@@ -184,6 +184,47 @@ def test_histogram_subtraction_gives_the_directly_built_trees(monkeypatch, cls, 
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize(
+    "cls, params, target",
+    [
+        (RandomForestRegressor, {}, "one"),
+        (RandomForestRegressor, {"criterion": "poisson", "min_samples_leaf": 2}, "two"),
+        (ExtraTreesRegressor, {}, "one"),
+        (
+            RandomForestClassifier,
+            {"max_features": None, "class_weight": "balanced", "bootstrap": False},
+            "classes",
+        ),
+    ],
+)
+def test_nodes_searched_from_their_rows_give_the_histograms_trees(monkeypatch, cls, params, target):
+    """Where the ranks share out the features, nodes whose rows take fewer bytes
+    than their histograms are searched from their rows, sent to one rank: the
+    same trees, bit for bit, as every node searched from histograms."""
+    from mlmpi.ensemble import _grow
+
+    X, y = _forest_data(target)
+    searched = []
+    in_rows = _grow._Search._in_rows
+
+    def recorded(self, nodes, *args):
+        searched.append(nodes.shape[0])
+        return in_rows(self, nodes, *args)
+
+    monkeypatch.setattr(_grow._Search, "_in_rows", recorded)
+    default = _tree_arrays(cls(n_estimators=2, random_state=0, **params).fit(X, y))
+    assert sum(searched) > 0
+    results = {}
+    for name, factor in (("no rows", np.inf), ("every node from rows", 0.0)):
+        monkeypatch.setattr(_grow, "_DIRECT_FACTOR", factor)
+        searched.clear()
+        results[name] = _tree_arrays(cls(n_estimators=2, random_state=0, **params).fit(X, y))
+        assert (sum(searched) > 0) == (factor == 0.0)
+    for name, arrays in results.items():
+        for a, b in zip(default, arrays):
+            np.testing.assert_array_equal(a, b, err_msg=name)
+
+
 def test_byte_histograms_give_the_float32_histograms_trees(monkeypatch):
     """Nodes of at most 255 integer counts get uint8 histograms: the same trees."""
     from mlmpi.ensemble import _grow

@@ -8,8 +8,9 @@ Pure local compute into caller-owned buffers; nothing here communicates.
   sampled feature, bin) sums of the per-row statistics of this rank's
   active rows (dense statistics, or one weighted count per output).
 - :func:`find_splits`: the best split of each node over a block of
-  (node, feature) histograms; :func:`subtract_histograms` derives a node's
-  histograms from its parent's and its sibling's.
+  (node, feature) histograms; :func:`find_splits_in_rows` the same from the
+  nodes' rows, one pair's histogram at a time; :func:`subtract_histograms`
+  derives a node's histograms from its parent's and its sibling's.
 - :func:`route_rows`: the order that groups the rows going on by the next
   level's open nodes, and the leaf of each row that stops;
   :func:`add_left_sums` sums the rows that the splits send left.
@@ -533,6 +534,61 @@ def _find_splits(criterion, hist, pairs, nodes, bins, measure, rules, out):
     return gain
 
 
+@njit(nogil=True, inline="always")
+def _find_splits_in_rows(criterion, rows, pairs, nodes, bins, measure, rules, work, out):
+    """:func:`find_splits_in_rows` for criterion code ``criterion``: each pair's
+    histogram is summed from the node's rows into ``scratch``, searched by
+    :func:`_find_splits`, then its rows' bins are zeroed again."""
+    binned, starts, features, row_stats = rows
+    scale, scratch = work
+    pair_valid, uniform = pairs
+    gain, split_bin, missing_left, left, constant = out
+    n_slots = features.shape[1]
+    n_bins, n_stats = scratch.shape[1], scratch.shape[2]
+    one_node = np.empty(1, dtype=np.int64)
+    one_feature = np.empty(1, dtype=np.int64)
+    for i in range(features.shape[0]):
+        one_node[0] = i
+        for k in range(n_slots):
+            p = i * n_slots + k
+            f = features[i, k]
+            one_feature[0] = f
+            for r in range(starts[i], starts[i + 1]):
+                b = binned[r, f]
+                for s in range(n_stats):
+                    scratch[0, b, s] += row_stats[r, s]
+            if scale.shape[0]:
+                for b in range(n_bins):
+                    for s in range(n_stats):
+                        scratch[0, b, s] *= scale[s]
+            _find_splits(
+                criterion,
+                scratch,
+                (
+                    one_node,
+                    one_feature,
+                    pair_valid[p : p + 1],
+                    uniform[p : p + 1] if uniform.shape[0] else uniform,
+                ),
+                nodes,
+                bins,
+                measure,
+                rules,
+                (
+                    gain[p : p + 1],
+                    split_bin[p : p + 1],
+                    missing_left[p : p + 1],
+                    left[p : p + 1],
+                    constant[p : p + 1],
+                ),
+            )
+            for r in range(starts[i], starts[i + 1]):
+                b = binned[r, f]
+                for s in range(n_stats):
+                    scratch[0, b, s] = 0.0
+    return gain
+
+
 def _specialised(criterion):
     """:func:`_find_splits` compiled for one criterion. With the criterion a
     constant, numba drops the other criteria's branches of the helpers, and
@@ -551,11 +607,20 @@ def _specialised(criterion):
     def find_splits_for(hist, pairs, nodes, bins, measure, rules, out):
         return _find_splits(criterion, hist, pairs, nodes, bins, measure, rules, out)
 
+    def find_splits_in_rows_for(rows, pairs, nodes, bins, measure, rules, work, out):
+        return _find_splits_in_rows(criterion, rows, pairs, nodes, bins, measure, rules, work, out)
+
     find_splits_for.__name__ = find_splits_for.__qualname__ = f"find_splits_criterion_{criterion}"
-    return njit(cache=True, nogil=True)(find_splits_for)
+    find_splits_in_rows_for.__name__ = find_splits_in_rows_for.__qualname__ = (
+        f"find_splits_in_rows_criterion_{criterion}"
+    )
+    return (
+        njit(cache=True, nogil=True)(find_splits_for),
+        njit(cache=True, nogil=True)(find_splits_in_rows_for),
+    )
 
 
-_FIND_SPLITS = tuple(_specialised(criterion) for criterion in range(5))
+_FIND_SPLITS, _FIND_SPLITS_IN_ROWS = zip(*(_specialised(criterion) for criterion in range(5)))
 
 
 def find_splits(hist, pairs, nodes, bins, criterion, rules, out):
@@ -605,3 +670,28 @@ def find_splits(hist, pairs, nodes, bins, criterion, rules, out):
     """
     code, offsets, values = criterion
     return _FIND_SPLITS[code](hist, pairs, nodes, bins, (offsets, values), rules, out)
+
+
+def find_splits_in_rows(rows, pairs, nodes, bins, criterion, rules, work, out):
+    """:func:`find_splits` for nodes whose rows are all here: the same search
+    on the same histograms, summed from the rows one (node, feature) pair at a
+    time, so no histogram of every pair is stored.
+
+    Parameters
+    ----------
+    rows : tuple ``(binned, starts, features, row_stats)``
+        The nodes' rows' bins (n_rows, n_features) uint8, node ``i``'s at
+        ``starts[i]:starts[i + 1]``; each node's features (n_nodes, n_slots),
+        pair ``p = i * n_slots + k`` being node ``i``'s ``k``-th; each row's
+        statistics in the histograms' layout (n_rows, n_stats) float64.
+    pairs : tuple ``(pair_valid, uniform)``
+        Per pair, as :func:`find_splits` takes them.
+    nodes, bins, criterion, rules, out
+        As :func:`find_splits` takes them, ``nodes`` indexed by ``i``.
+    work : tuple ``(scale, scratch)``
+        ``scale`` (n_stats,) multiplies the summed statistics (class weights;
+        empty: none); ``scratch`` (1, n_bins, n_stats) float64 holds zeros, and
+        zeros again on return.
+    """
+    code, offsets, values = criterion
+    return _FIND_SPLITS_IN_ROWS[code](rows, pairs, nodes, bins, (offsets, values), rules, work, out)

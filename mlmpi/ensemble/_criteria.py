@@ -229,6 +229,19 @@ class RowStats:
             weight=gathered(self.weight, rows, take_rows),
         )
 
+    def in_histogram_layout(self):
+        """Each row's statistics as the histograms add them up: (n_rows,
+        ``n_stats``) float64 (a count adds its weight to its class of each
+        output, and 1 to the row count)."""
+        if self.dense is not None:
+            return self.dense
+        out = np.zeros((self.weight.shape[0], self.n_stats))
+        rows = np.arange(self.weight.shape[0])
+        for o in range(self.index.shape[1]):
+            out[rows, self.index[:, o]] += self.weight
+        out[:, -1] = 1.0
+        return out
+
     def full(self, searched, left_extra):
         """Statistics in the criterion's full layout from the searched ones
         (nodes, ``n_stats``) and the others (:meth:`left_extra`)."""

@@ -16,8 +16,10 @@ Where every node draws every feature, the ranks share out the features
 instead (each the same features at every level) and keep their reduced
 histograms of a level: of two open siblings, only the one with fewer global
 rows is built and reduced, the other is its parent's less it (exact sums,
-so the same bits). Nodes of at most 255 integer counts get uint8
-histograms; the regressors' histograms carry only what the search reads.
+so the same bits), and nodes whose rows take fewer bytes than their
+histograms are searched from their rows, sent to one rank. Nodes of at most
+255 integer counts get uint8 histograms; the regressors' histograms carry
+only what the search reads.
 
 Features are drawn as scikit-learn draws them: ``max_features`` of them per
 node, features known to be constant in the node included (they are not
@@ -37,6 +39,9 @@ from ._splits import missing_goes_left
 _HISTOGRAM_ELEMENTS = 1 << 21  # values of one reduced histogram chunk (16 MiB in float64)
 _BYTE_COUNTS = 255  # integer counts up to this: every bin's sum fits a uint8, exactly
 _KEPT_BYTES = 1 << 27  # a level's reduced histograms kept for the next one's subtraction
+# A row's bytes against a histogram's in :meth:`_Search._direct` (the same fit
+# times at 0.5, 1 and 2 on 500k x 20 rows)
+_DIRECT_FACTOR = 1.0
 
 
 class _Tree:
@@ -331,12 +336,19 @@ class _Search:
         with fewer global rows is built and reduced: the other is the parent's
         histogram less it (exact: the statistics are integers or lie on exact
         grids, so the same bits as building it). The histograms are stored
-        built nodes first, then derived ones (``order``: level positions)."""
+        built nodes first, then derived ones (``order``: positions among the
+        histogram nodes). Nodes whose rows take fewer bytes than their
+        histograms (:meth:`_direct`) are searched from their rows instead
+        (:meth:`_in_rows`), and keep none."""
         level_rows, starts = rows
         n_nodes, n_features = level.features.shape
         by_feature = Blocks(n_features, self.comms)
         owned = np.arange(by_feature.start, by_feature.stop)
-        shape = (owned.shape[0], n_nodes, self.n_bins, self.n_stats)
+        global_rows = tree.stats[level.node_ids, -1]
+        direct = self._direct(global_rows, n_features)
+        dense = np.flatnonzero(~direct)
+        n_dense = dense.shape[0]
+        shape = (owned.shape[0], n_dense, self.n_bins, self.n_stats)
         largest = by_feature.counts[0] * int(np.prod(shape[1:]))
         if (  # the same answer on every rank
             n_features != level.constant.shape[1]
@@ -345,13 +357,26 @@ class _Search:
         ):
             self.kept = None
             return None
-        uniform = np.empty((0, 2))
+        uniform = np.empty((n_nodes, 0, 2))
         if self.rules.random_thresholds:  # drawn in level order, as pairs() draws them
             uniform = self.rng.random((n_nodes, n_features, 2))
-        built, derived, parent, sibling = self._derivable(tree, level.node_ids)
+        found = np.empty((n_nodes, n_features, 4 + self.n_stats))
+        if direct.any():
+            small = np.flatnonzero(direct)
+            found[small] = self._in_rows(
+                small,
+                level.features[small],
+                level.valid[small],
+                totals[small],
+                bounds[small],
+                uniform[small],
+                global_rows[small],
+                rows,
+            )
+        built, derived, parent, sibling = self._derivable(tree, level.node_ids[dense])
         order = np.concatenate([built, derived])
-        where = np.empty(n_nodes, dtype=np.int64)
-        where[order] = np.arange(n_nodes)
+        where = np.empty(n_dense, dtype=np.int64)
+        where[order] = np.arange(n_dense)
         hist = self._buffer(shape)
         chunk = max(1, _HISTOGRAM_ELEMENTS // (n_features * self.n_bins * self.n_stats))
         slot = np.full(starts.shape[0] - 1, -1, dtype=np.int64)
@@ -359,13 +384,13 @@ class _Search:
             these = built[first : first + chunk]
             local = np.zeros((n_features, these.shape[0], *shape[2:]), self.hist_dtype)
             slot[:] = -1
-            slot[these] = np.arange(these.shape[0])
+            slot[dense[these]] = np.arange(these.shape[0])
             level_rows.stats.histograms(
                 self.kernels,
                 level_rows.binned,
                 starts,
                 slot,
-                level.features[these],
+                level.features[dense[these]],
                 local.transpose(1, 0, 2, 3),
             )
             block = by_feature.reduce(local.reshape(n_features, -1))
@@ -381,23 +406,37 @@ class _Search:
                 where[sibling],
                 built.shape[0],
             )
-        found = self.rules.search(
-            hist.reshape(-1, *shape[2:]),
-            np.tile(order, owned.shape[0]),
-            np.repeat(level.features[0, owned], n_nodes),
-            level.valid[order][:, owned].T.ravel(),
-            totals,
-            bounds,
-            uniform[order][:, owned].transpose(1, 0, 2).reshape(-1, 2)
-            if uniform.shape[0]
-            else uniform,
-        )
         if self.kept is not None:
             self._spare = self.kept[1].base  # the flat buffer under it
-        self.kept = (level.node_ids, hist, where)
-        found = found.reshape(owned.shape[0], n_nodes, -1)[:, where]
-        every = by_feature.gather(found.reshape(owned.shape[0], -1))
-        return every.reshape(n_features, n_nodes, -1).transpose(1, 0, 2)
+        self.kept = (level.node_ids[dense], hist, where)
+        if not n_dense:
+            return found
+        ordered = dense[order]
+        searched = self.rules.search(
+            hist.reshape(-1, *shape[2:]),
+            np.tile(ordered, owned.shape[0]),
+            np.repeat(level.features[0, owned], n_dense),
+            level.valid[ordered][:, owned].T.ravel(),
+            totals,
+            bounds,
+            uniform[ordered][:, owned].transpose(1, 0, 2).reshape(-1, 2)
+            if uniform.shape[1]
+            else np.empty((0, 2)),
+        )
+        searched = searched.reshape(owned.shape[0], n_dense, -1)[:, where]
+        every = by_feature.gather(searched.reshape(owned.shape[0], -1))
+        found[dense] = every.reshape(n_features, n_dense, -1).transpose(1, 0, 2)
+        return found
+
+    def _direct(self, global_rows, n_features):
+        """Which nodes of a level sharing out the features are searched from
+        their rows: those whose rows (bins, statistics and a tag) take fewer
+        bytes than the half of their histograms that is built and reduced."""
+        row_bytes = n_features + 8 * self.n_stats + 8
+        histogram_bytes = (
+            n_features * self.n_bins * self.n_stats * np.dtype(self.hist_dtype).itemsize
+        )
+        return global_rows * row_bytes * _DIRECT_FACTOR <= histogram_bytes / 2
 
     def _buffer(self, shape):
         """An array of ``shape`` in the histograms' dtype, in the memory of the
@@ -472,6 +511,55 @@ class _Search:
                     dtype,
                 ).reshape(these.shape[0], n_slots, -1)
         return found
+
+    def _in_rows(self, nodes, features, valid, totals, bounds, uniform, global_rows, rows):
+        """The best split of every (node, feature) pair of ``nodes`` (positions
+        in the level, increasing; ``global_rows``: each one's rows on every
+        rank) and their ``features``, from the nodes' rows: the nodes go to
+        the ranks in contiguous runs of about equal global rows, each rank
+        sends every node's rows (bins, statistics and the node) to its rank in
+        one all-to-all, which searches the node from them
+        (:meth:`SplitRules.search_rows`: the same sums as the reduced
+        histograms, exactly), and one allgather gives every rank the results:
+        (nodes, slots, 4 + statistics), as :meth:`pairs` gives them. A rank
+        receives about 1/P of the nodes' rows, each node's bounded by
+        :meth:`_direct`."""
+        level_rows, starts = rows
+        comms, take = self.comms, self.kernels.take_rows
+        n_nodes, n_slots = features.shape
+        global_rows = global_rows.astype(np.int64)
+        before = np.cumsum(global_rows) - global_rows
+        owner = np.minimum(before * comms.size // max(int(global_rows.sum()), 1), comms.size - 1)
+        rank_of_node = np.arange(n_nodes) - np.searchsorted(owner, owner)  # among its owner's
+        lengths = starts[nodes + 1] - starts[nodes]
+        first = np.repeat(starts[nodes] - (np.cumsum(lengths) - lengths), lengths)
+        index = first + np.arange(first.shape[0])
+        binned = gathered(level_rows.binned, index, take)
+        stats = level_rows.stats.take(index, take).in_histogram_layout()
+        tag = np.repeat(rank_of_node, lengths)
+        packed = np.concatenate([binned, tag[:, None].view(np.uint8), stats.view(np.uint8)], axis=1)
+        received = comms.alltoallv(
+            packed, np.bincount(np.repeat(owner, lengths), minlength=comms.size)
+        )
+        width = binned.shape[1]
+        mine = np.flatnonzero(owner == comms.rank)
+        tag = received[:, width : width + 8].copy().view(np.int64)[:, 0]
+        order = np.argsort(tag, kind="stable")
+        node_starts = np.zeros(mine.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(tag, minlength=mine.shape[0]), out=node_starts[1:])
+        grouped = received[order]
+        found = self.rules.search_rows(
+            np.ascontiguousarray(grouped[:, :width]),
+            node_starts,
+            np.ascontiguousarray(features[mine]),
+            np.ascontiguousarray(grouped[:, width + 8 :]).view(np.float64),
+            np.ascontiguousarray(valid[mine]).ravel(),
+            totals[mine],
+            bounds[mine],
+            uniform[mine].reshape(-1, 2),
+            self.n_bins,
+        )
+        return comms.allgatherv(found).reshape(n_nodes, n_slots, -1)
 
     def _byte_counts(self, totals):
         """Per node, whether its histograms can be uint8: statistics that are

@@ -97,18 +97,47 @@ class SplitRules:
             whether the feature is constant in the node (and its children), then
             the statistics of the left child.
         """
-        if np.any(np.asarray(self.scale) != 1.0):  # class weights, after the (exact) reduction
+        if self._scaled():  # class weights, after the (exact) reduction
             block = block * self.scale
-        n_pairs = block.shape[0]
-        gain = np.empty(n_pairs)
-        split_bin = np.empty(n_pairs, dtype=np.int64)
-        missing_left = np.empty(n_pairs, dtype=np.int8)
-        constant = np.empty(n_pairs, dtype=np.bool_)
-        left = np.zeros((n_pairs, totals.shape[1]))
-        crit = self.criterion
+        out = _found(block.shape[0], totals.shape[1])
         kernels_for("forest", block).find_splits(
             block,
             (pair_node, pair_feature, pair_valid, uniform),
+            *self._arguments(totals, bounds),
+            out,
+        )
+        return _stacked(out)
+
+    def search_rows(
+        self, binned, starts, features, row_stats, pair_valid, totals, bounds, uniform, n_bins
+    ):
+        """:meth:`search` of nodes whose rows are all on this rank: node ``i``'s
+        rows (``binned`` and their statistics ``row_stats``, in the
+        histograms' layout) at ``starts[i]:starts[i + 1]``, its features
+        ``features[i]``; pair ``p = i * n_slots + k`` is node ``i``'s ``k``-th
+        feature; ``n_bins``: the histograms' bins. The same result as
+        :meth:`search` of the nodes' histograms."""
+        n_stats = totals.shape[1]
+        scale = np.zeros(0)
+        if self._scaled():
+            scale = np.broadcast_to(np.asarray(self.scale, dtype=np.float64), (n_stats,)).copy()
+        out = _found(pair_valid.shape[0], n_stats)
+        kernels_for("forest", binned).find_splits_in_rows(
+            (binned, starts, features, row_stats),
+            (pair_valid, uniform),
+            *self._arguments(totals, bounds),
+            (scale, np.zeros((1, n_bins, n_stats))),
+            out,
+        )
+        return _stacked(out)
+
+    def _scaled(self):
+        return bool(np.any(np.asarray(self.scale) != 1.0))
+
+    def _arguments(self, totals, bounds):
+        """The kernels' ``(nodes, bins, criterion, rules)`` arguments."""
+        crit = self.criterion
+        return (
             (totals, np.ascontiguousarray(bounds[:, 0]), np.ascontiguousarray(bounds[:, 1])),
             (self.bin_min, self.bin_max, self.missing_bin),
             (crit.code, crit.offsets, crit.values),
@@ -118,10 +147,6 @@ class SplitRules:
                 self.monotonic,
                 crit.count_column,
             ),
-            (gain, split_bin, missing_left, left, constant),
-        )
-        return np.concatenate(
-            [np.stack([gain, split_bin, missing_left, constant], axis=1), left], axis=1
         )
 
     def weak(self, gain):
@@ -149,3 +174,22 @@ class SplitRules:
             constraint == -1
         ]
         return left_bounds, right_bounds
+
+
+def _found(n_pairs, n_stats):
+    """The kernels' output arrays ``(gain, split_bin, missing_left, left, constant)``."""
+    return (
+        np.empty(n_pairs),
+        np.empty(n_pairs, dtype=np.int64),
+        np.empty(n_pairs, dtype=np.int8),
+        np.zeros((n_pairs, n_stats)),
+        np.empty(n_pairs, dtype=np.bool_),
+    )
+
+
+def _stacked(out):
+    """:meth:`SplitRules.search`'s rows from the kernels' outputs."""
+    gain, split_bin, missing_left, left, constant = out
+    return np.concatenate(
+        [np.stack([gain, split_bin, missing_left, constant], axis=1), left], axis=1
+    )
