@@ -38,6 +38,9 @@ from .cells import cell_tables, count_below
 
 EPSILON = np.finfo(np.float64).eps
 _UNSEEN_MISSING = 2  # mlmpi.ensemble._splits.UNSEEN_MISSING
+# Rows of a pair up to which its occupied bins are found by sorting its rows'
+# bins (insertion, quadratic) rather than by a pass over every bin.
+_SORTED_ROWS = 24
 
 
 @njit(cache=True, nogil=True)
@@ -425,135 +428,196 @@ def bin_ranges(X, binned, low, high):
 
 
 @njit(nogil=True, inline="always")
-def _find_splits(criterion, hist, pairs, nodes, bins, measure, rules, out):
-    """:func:`find_splits` for criterion code ``criterion`` (inlined into its
-    specialisations; ``measure`` is the criterion's ``(offsets, values)``)."""
+def _occupied_bins(hist, h, missing_bin, present, occupied):
+    """Write the occupied bins of histogram ``h`` (statistic ``present`` positive),
+    the missing bin aside, in order into ``occupied``; return how many. Without
+    a branch per bin: whether a bin is empty is unpredictable, and the scan
+    then visits only these."""
+    n_occupied = 0
+    for b in range(hist.shape[1]):
+        occupied[n_occupied] = b
+        n_occupied += (b != missing_bin) & (hist[h, b, present] > 0)
+    return n_occupied
+
+
+@njit(nogil=True, inline="always")
+def _scan_pair(
+    criterion,
+    hist,
+    h,
+    p,
+    occupied,
+    n_occupied,
+    pairs,
+    nodes,
+    bins,
+    measure,
+    rules,
+    out,
+    running,
+    right,
+):
+    """Search pair ``p`` on histogram ``h`` of ``hist``, whose occupied bins
+    (the missing bin aside) are ``occupied[:n_occupied]``, in order; writes
+    ``out[...][p]`` (see :func:`find_splits`). ``running`` and ``right``:
+    scratch of one node's statistics."""
     pair_node, pair_feature, pair_valid, uniform = pairs
     totals, lower, upper = nodes
     bin_min, bin_max, missing_bin = bins
     offsets, values = measure
     min_samples_leaf, min_weight_leaf, monotonic, rows_stat = rules
     gain, split_bin, missing_left, left, constant = out
-    n_pairs, n_bins, n_stats = hist.shape
+    n_stats = hist.shape[2]
     present = rows_stat if rows_stat >= 0 else 0  # the row count, or the moments' W
+    gain[p] = -np.inf
+    split_bin[p] = 0
+    missing_left[p] = False
+    n = pair_node[p]
+    low = occupied[0] if n_occupied else hist.shape[1]
+    high = occupied[n_occupied - 1] if n_occupied else -1
+    has_missing = missing_bin >= 0 and hist[h, missing_bin, present] > 0
+    constant[p] = high < low or (high == low and not has_missing)
+    if not pair_valid[p] or constant[p]:
+        return
+    f = pair_feature[p]
+    parent = proxy(totals[n], criterion, offsets, values)
+    passes = 2 if has_missing else 1
+    for side in range(passes):
+        send_left = side == 1
+        first = low
+        if uniform.shape[0]:
+            if side != (1 if has_missing and uniform[p, 1] < 0.5 else 0):
+                continue
+            if high > low:
+                first = _random_bin(bin_min[f], bin_max[f], low, high, uniform[p, 0])
+        running[:] = 0.0
+        if send_left:
+            for s in range(n_stats):
+                running[s] = hist[h, missing_bin, s]
+        for b in range(low, first):
+            for s in range(n_stats):
+                running[s] += hist[h, b, s]
+        # the candidates: every occupied bin (an empty one partitions as the bin
+        # before it), or ExtraTrees' one random bin
+        for t in range(1 if uniform.shape[0] else n_occupied):
+            b = first if uniform.shape[0] else occupied[t]
+            for s in range(n_stats):
+                running[s] += hist[h, b, s]
+            at_bin = b
+            if b == high and not uniform.shape[0]:
+                if send_left or not has_missing:
+                    break
+                at_bin = missing_bin - 1  # only the missing rows go right
+            for s in range(n_stats):
+                right[s] = totals[n, s] - running[s]
+            if rows_stat < 0:  # min_samples_leaf is 1: a child with rows has W > 0
+                if running[0] <= 0:
+                    continue
+                if right[0] <= 0:
+                    break
+            else:
+                if running[rows_stat] < min_samples_leaf:
+                    continue
+                if right[rows_stat] < min_samples_leaf:
+                    break
+            if monotonic.shape[0] and monotonic[f] != 0:
+                value_left = constrained_value(running, criterion, offsets, values)
+                value_right = constrained_value(right, criterion, offsets, values)
+                if not (
+                    min(value_left, value_right) >= lower[n]
+                    and max(value_left, value_right) <= upper[n]
+                    and (value_left - value_right) * monotonic[f] <= 0
+                ):
+                    continue
+            if (
+                node_weight(running, criterion, offsets) < min_weight_leaf
+                or node_weight(right, criterion, offsets) < min_weight_leaf
+            ):
+                continue
+            if not (
+                _positive_sums(running, criterion, offsets)
+                and _positive_sums(right, criterion, offsets)
+            ):
+                continue
+            g = (
+                proxy(running, criterion, offsets, values)
+                + proxy(right, criterion, offsets, values)
+                - parent
+            )
+            if g > gain[p]:
+                gain[p] = g
+                split_bin[p] = at_bin
+                if has_missing:
+                    missing_left[p] = send_left
+                elif rows_stat >= 0:  # unseen NaN follows the larger child, as in scikit-learn
+                    missing_left[p] = running[rows_stat] > right[rows_stat]
+                else:  # decided by the caller, from the children's row counts
+                    missing_left[p] = _UNSEEN_MISSING
+                left[p, :] = running
+
+
+@njit(nogil=True, inline="always")
+def _find_splits(criterion, hist, pairs, nodes, bins, measure, rules, out):
+    """:func:`find_splits` for criterion code ``criterion`` (inlined into its
+    specialisations; ``measure`` is the criterion's ``(offsets, values)``)."""
+    rows_stat = rules[3]
+    present = rows_stat if rows_stat >= 0 else 0  # the row count, or the moments' W
+    n_pairs, n_bins, n_stats = hist.shape
     running = np.empty(n_stats)
     right = np.empty(n_stats)
     occupied = np.empty(n_bins, dtype=np.int64)
     for p in range(n_pairs):
-        gain[p] = -np.inf
-        split_bin[p] = 0
-        missing_left[p] = False
-        n = pair_node[p]
-        # the occupied bins in order, without a branch per bin (whether a bin is
-        # empty is unpredictable, and the scan below then visits only these)
-        n_occupied = 0
-        for b in range(n_bins):
-            occupied[n_occupied] = b
-            n_occupied += (b != missing_bin) & (hist[p, b, present] > 0)
-        low = occupied[0] if n_occupied else n_bins
-        high = occupied[n_occupied - 1] if n_occupied else -1
-        has_missing = missing_bin >= 0 and hist[p, missing_bin, present] > 0
-        constant[p] = high < low or (high == low and not has_missing)
-        if not pair_valid[p] or constant[p]:
-            continue
-        f = pair_feature[p]
-        parent = proxy(totals[n], criterion, offsets, values)
-        passes = 2 if has_missing else 1
-        for side in range(passes):
-            send_left = side == 1
-            first = low
-            if uniform.shape[0]:
-                if side != (1 if has_missing and uniform[p, 1] < 0.5 else 0):
-                    continue
-                if high > low:
-                    first = _random_bin(bin_min[f], bin_max[f], low, high, uniform[p, 0])
-            running[:] = 0.0
-            if send_left:
-                for s in range(n_stats):
-                    running[s] = hist[p, missing_bin, s]
-            for b in range(low, first):
-                for s in range(n_stats):
-                    running[s] += hist[p, b, s]
-            # the candidates: every occupied bin (an empty one partitions as the bin
-            # before it), or ExtraTrees' one random bin
-            for t in range(1 if uniform.shape[0] else n_occupied):
-                b = first if uniform.shape[0] else occupied[t]
-                for s in range(n_stats):
-                    running[s] += hist[p, b, s]
-                at_bin = b
-                if b == high and not uniform.shape[0]:
-                    if send_left or not has_missing:
-                        break
-                    at_bin = missing_bin - 1  # only the missing rows go right
-                for s in range(n_stats):
-                    right[s] = totals[n, s] - running[s]
-                if rows_stat < 0:  # min_samples_leaf is 1: a child with rows has W > 0
-                    if running[0] <= 0:
-                        continue
-                    if right[0] <= 0:
-                        break
-                else:
-                    if running[rows_stat] < min_samples_leaf:
-                        continue
-                    if right[rows_stat] < min_samples_leaf:
-                        break
-                if monotonic.shape[0] and monotonic[f] != 0:
-                    value_left = constrained_value(running, criterion, offsets, values)
-                    value_right = constrained_value(right, criterion, offsets, values)
-                    if not (
-                        min(value_left, value_right) >= lower[n]
-                        and max(value_left, value_right) <= upper[n]
-                        and (value_left - value_right) * monotonic[f] <= 0
-                    ):
-                        continue
-                if (
-                    node_weight(running, criterion, offsets) < min_weight_leaf
-                    or node_weight(right, criterion, offsets) < min_weight_leaf
-                ):
-                    continue
-                if not (
-                    _positive_sums(running, criterion, offsets)
-                    and _positive_sums(right, criterion, offsets)
-                ):
-                    continue
-                g = (
-                    proxy(running, criterion, offsets, values)
-                    + proxy(right, criterion, offsets, values)
-                    - parent
-                )
-                if g > gain[p]:
-                    gain[p] = g
-                    split_bin[p] = at_bin
-                    if has_missing:
-                        missing_left[p] = send_left
-                    elif rows_stat >= 0:  # unseen NaN follows the larger child, as in scikit-learn
-                        missing_left[p] = running[rows_stat] > right[rows_stat]
-                    else:  # decided by the caller, from the children's row counts
-                        missing_left[p] = _UNSEEN_MISSING
-                    left[p, :] = running
-    return gain
+        n_occupied = _occupied_bins(hist, p, bins[2], present, occupied)
+        _scan_pair(
+            criterion,
+            hist,
+            p,
+            p,
+            occupied,
+            n_occupied,
+            pairs,
+            nodes,
+            bins,
+            measure,
+            rules,
+            out,
+            running,
+            right,
+        )
+    return out[0]
 
 
 @njit(nogil=True, inline="always")
 def _find_splits_in_rows(criterion, rows, pairs, nodes, bins, measure, rules, work, out):
     """:func:`find_splits_in_rows` for criterion code ``criterion``: each pair's
-    histogram is summed from the node's rows into ``scratch``, searched by
-    :func:`_find_splits`, then its rows' bins are zeroed again."""
+    histogram is summed from the node's rows into ``scratch`` and scanned by
+    :func:`_scan_pair`, then its rows' bins are zeroed again. The occupied
+    bins of a pair of at most :data:`_SORTED_ROWS` rows come from sorting its
+    rows' bins, so that such a pair costs its rows, not the bins."""
     binned, starts, features, row_stats = rows
     scale, scratch = work
     pair_valid, uniform = pairs
-    gain, split_bin, missing_left, left, constant = out
-    n_slots = features.shape[1]
+    missing_bin = bins[2]
+    rows_stat = rules[3]
+    present = rows_stat if rows_stat >= 0 else 0
+    n_nodes, n_slots = features.shape
     n_bins, n_stats = scratch.shape[1], scratch.shape[2]
-    one_node = np.empty(1, dtype=np.int64)
-    one_feature = np.empty(1, dtype=np.int64)
-    for i in range(features.shape[0]):
-        one_node[0] = i
+    pair_node = np.empty(n_nodes * n_slots, dtype=np.int64)
+    pair_feature = np.empty(n_nodes * n_slots, dtype=np.int64)
+    for i in range(n_nodes):
+        for k in range(n_slots):
+            pair_node[i * n_slots + k] = i
+            pair_feature[i * n_slots + k] = features[i, k]
+    every = (pair_node, pair_feature, pair_valid, uniform)
+    running = np.empty(n_stats)
+    right = np.empty(n_stats)
+    occupied = np.empty(n_bins, dtype=np.int64)
+    for i in range(n_nodes):
+        first, last = starts[i], starts[i + 1]
         for k in range(n_slots):
             p = i * n_slots + k
             f = features[i, k]
-            one_feature[0] = f
-            for r in range(starts[i], starts[i + 1]):
+            for r in range(first, last):
                 b = binned[r, f]
                 for s in range(n_stats):
                     scratch[0, b, s] += row_stats[r, s]
@@ -561,32 +625,44 @@ def _find_splits_in_rows(criterion, rows, pairs, nodes, bins, measure, rules, wo
                 for b in range(n_bins):
                     for s in range(n_stats):
                         scratch[0, b, s] *= scale[s]
-            _find_splits(
+            if last - first <= _SORTED_ROWS:
+                n_occupied = 0  # insertion of each row's bin, once
+                for r in range(first, last):
+                    b = binned[r, f]
+                    if b == missing_bin:
+                        continue
+                    j = n_occupied
+                    while j > 0 and occupied[j - 1] > b:
+                        j -= 1
+                    if j > 0 and occupied[j - 1] == b:
+                        continue
+                    for t in range(n_occupied, j, -1):
+                        occupied[t] = occupied[t - 1]
+                    occupied[j] = b
+                    n_occupied += 1
+            else:
+                n_occupied = _occupied_bins(scratch, 0, missing_bin, present, occupied)
+            _scan_pair(
                 criterion,
                 scratch,
-                (
-                    one_node,
-                    one_feature,
-                    pair_valid[p : p + 1],
-                    uniform[p : p + 1] if uniform.shape[0] else uniform,
-                ),
+                0,
+                p,
+                occupied,
+                n_occupied,
+                every,
                 nodes,
                 bins,
                 measure,
                 rules,
-                (
-                    gain[p : p + 1],
-                    split_bin[p : p + 1],
-                    missing_left[p : p + 1],
-                    left[p : p + 1],
-                    constant[p : p + 1],
-                ),
+                out,
+                running,
+                right,
             )
-            for r in range(starts[i], starts[i + 1]):
+            for r in range(first, last):
                 b = binned[r, f]
                 for s in range(n_stats):
                     scratch[0, b, s] = 0.0
-    return gain
+    return out[0]
 
 
 def _specialised(criterion):
