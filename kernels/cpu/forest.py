@@ -441,26 +441,14 @@ def _occupied_bins(hist, h, missing_bin, present, occupied):
 
 
 @njit(nogil=True, inline="always")
-def _scan_pair(
-    criterion,
-    hist,
-    h,
-    p,
-    occupied,
-    n_occupied,
-    pairs,
-    nodes,
-    bins,
-    measure,
-    rules,
-    out,
-    running,
-    right,
-):
-    """Search pair ``p`` on histogram ``h`` of ``hist``, whose occupied bins
-    (the missing bin aside) are ``occupied[:n_occupied]``, in order; writes
-    ``out[...][p]`` (see :func:`find_splits`). ``running`` and ``right``:
-    scratch of one node's statistics."""
+def _scan_pair(criterion, histogram, p, pairs, nodes, bins, measure, rules, out, work):
+    """Search pair ``p`` on ``histogram`` ``(hist, h, occupied, n_occupied)``:
+    histogram ``h`` of ``hist``, whose occupied bins (the missing bin aside)
+    are ``occupied[:n_occupied]``, in order; writes ``out[...][p]`` (see
+    :func:`find_splits`). ``work``: ``(running, right)``, scratch of one
+    node's statistics."""
+    hist, h, occupied, n_occupied = histogram
+    running, right = work
     pair_node, pair_feature, pair_valid, uniform = pairs
     totals, lower, upper = nodes
     bin_min, bin_max, missing_bin = bins
@@ -563,39 +551,24 @@ def _find_splits(criterion, hist, pairs, nodes, bins, measure, rules, out):
     rows_stat = rules[3]
     present = rows_stat if rows_stat >= 0 else 0  # the row count, or the moments' W
     n_pairs, n_bins, n_stats = hist.shape
-    running = np.empty(n_stats)
-    right = np.empty(n_stats)
+    work = (np.empty(n_stats), np.empty(n_stats))  # running and right statistics
     occupied = np.empty(n_bins, dtype=np.int64)
     for p in range(n_pairs):
         n_occupied = _occupied_bins(hist, p, bins[2], present, occupied)
-        _scan_pair(
-            criterion,
-            hist,
-            p,
-            p,
-            occupied,
-            n_occupied,
-            pairs,
-            nodes,
-            bins,
-            measure,
-            rules,
-            out,
-            running,
-            right,
-        )
+        histogram = (hist, p, occupied, n_occupied)
+        _scan_pair(criterion, histogram, p, pairs, nodes, bins, measure, rules, out, work)
     return out[0]
 
 
 @njit(nogil=True, inline="always")
-def _find_splits_in_rows(criterion, rows, pairs, nodes, bins, measure, rules, work, out):
+def _find_splits_in_rows(criterion, rows, pairs, nodes, bins, measure, rules, summing, out):
     """:func:`find_splits_in_rows` for criterion code ``criterion``: each pair's
     histogram is summed from the node's rows into ``scratch`` and scanned by
     :func:`_scan_pair`, then its rows' bins are zeroed again. The occupied
     bins of a pair of at most :data:`_SORTED_ROWS` rows come from sorting its
     rows' bins, so that such a pair costs its rows, not the bins."""
     binned, starts, features, row_stats = rows
-    scale, scratch = work
+    scale, scratch = summing
     pair_valid, uniform = pairs
     missing_bin = bins[2]
     rows_stat = rules[3]
@@ -609,8 +582,7 @@ def _find_splits_in_rows(criterion, rows, pairs, nodes, bins, measure, rules, wo
             pair_node[i * n_slots + k] = i
             pair_feature[i * n_slots + k] = features[i, k]
     every = (pair_node, pair_feature, pair_valid, uniform)
-    running = np.empty(n_stats)
-    right = np.empty(n_stats)
+    work = (np.empty(n_stats), np.empty(n_stats))  # running and right statistics
     occupied = np.empty(n_bins, dtype=np.int64)
     for i in range(n_nodes):
         first, last = starts[i], starts[i + 1]
@@ -642,22 +614,8 @@ def _find_splits_in_rows(criterion, rows, pairs, nodes, bins, measure, rules, wo
                     n_occupied += 1
             else:
                 n_occupied = _occupied_bins(scratch, 0, missing_bin, present, occupied)
-            _scan_pair(
-                criterion,
-                scratch,
-                0,
-                p,
-                occupied,
-                n_occupied,
-                every,
-                nodes,
-                bins,
-                measure,
-                rules,
-                out,
-                running,
-                right,
-            )
+            histogram = (scratch, 0, occupied, n_occupied)
+            _scan_pair(criterion, histogram, p, every, nodes, bins, measure, rules, out, work)
             for r in range(first, last):
                 b = binned[r, f]
                 for s in range(n_stats):
@@ -683,8 +641,10 @@ def _specialised(criterion):
     def find_splits_for(hist, pairs, nodes, bins, measure, rules, out):
         return _find_splits(criterion, hist, pairs, nodes, bins, measure, rules, out)
 
-    def find_splits_in_rows_for(rows, pairs, nodes, bins, measure, rules, work, out):
-        return _find_splits_in_rows(criterion, rows, pairs, nodes, bins, measure, rules, work, out)
+    def find_splits_in_rows_for(rows, pairs, nodes, bins, measure, rules, summing, out):
+        return _find_splits_in_rows(
+            criterion, rows, pairs, nodes, bins, measure, rules, summing, out
+        )
 
     find_splits_for.__name__ = find_splits_for.__qualname__ = f"find_splits_criterion_{criterion}"
     find_splits_in_rows_for.__name__ = find_splits_in_rows_for.__qualname__ = (
@@ -748,7 +708,7 @@ def find_splits(hist, pairs, nodes, bins, criterion, rules, out):
     return _FIND_SPLITS[code](hist, pairs, nodes, bins, (offsets, values), rules, out)
 
 
-def find_splits_in_rows(rows, pairs, nodes, bins, criterion, rules, work, out):
+def find_splits_in_rows(rows, pairs, nodes, bins, criterion, rules, summing, out):
     """:func:`find_splits` for nodes whose rows are all here: the same search
     on the same histograms, summed from the rows one (node, feature) pair at a
     time, so no histogram of every pair is stored.
@@ -764,10 +724,11 @@ def find_splits_in_rows(rows, pairs, nodes, bins, criterion, rules, work, out):
         Per pair, as :func:`find_splits` takes them.
     nodes, bins, criterion, rules, out
         As :func:`find_splits` takes them, ``nodes`` indexed by ``i``.
-    work : tuple ``(scale, scratch)``
+    summing : tuple ``(scale, scratch)``
         ``scale`` (n_stats,) multiplies the summed statistics (class weights;
         empty: none); ``scratch`` (1, n_bins, n_stats) float64 holds zeros, and
         zeros again on return.
     """
     code, offsets, values = criterion
-    return _FIND_SPLITS_IN_ROWS[code](rows, pairs, nodes, bins, (offsets, values), rules, work, out)
+    measure = (offsets, values)
+    return _FIND_SPLITS_IN_ROWS[code](rows, pairs, nodes, bins, measure, rules, summing, out)
