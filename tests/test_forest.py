@@ -215,11 +215,17 @@ def test_nodes_searched_from_their_rows_give_the_histograms_trees(monkeypatch, c
     default = _tree_arrays(cls(n_estimators=2, random_state=0, **params).fit(X, y))
     assert sum(searched) > 0
     results = {}
-    for name, factor in (("no rows", np.inf), ("every node from rows", 0.0)):
-        monkeypatch.setattr(_grow, "_DIRECT_FACTOR", factor)
+    for name, every_node in (("no rows", False), ("every node from rows", True)):
+        monkeypatch.setattr(
+            _grow._Search,
+            "_direct",
+            lambda self, global_rows, n_features, every_node=every_node: np.full(
+                global_rows.shape, every_node
+            ),
+        )
         searched.clear()
         results[name] = _tree_arrays(cls(n_estimators=2, random_state=0, **params).fit(X, y))
-        assert (sum(searched) > 0) == (factor == 0.0)
+        assert (sum(searched) > 0) == every_node
     for name, arrays in results.items():
         for a, b in zip(default, arrays):
             np.testing.assert_array_equal(a, b, err_msg=name)

@@ -229,16 +229,17 @@ class RowStats:
             weight=gathered(self.weight, rows, take_rows),
         )
 
-    def in_histogram_layout(self):
-        """Each row's statistics as the histograms add them up: (n_rows,
-        ``n_stats``) float64 (a count adds its weight to its class of each
-        output, and 1 to the row count)."""
+    def histogram_rows(self, rows, take_rows):
+        """The statistics of ``rows`` (positions, of positive weight), in
+        their order, as the histograms add them up: (rows, ``n_stats``)
+        float64 (a count adds its weight to its class of each output, and 1
+        to the row count). Only what the histograms carry is gathered."""
         if self.dense is not None:
-            return self.dense
-        out = np.zeros((self.weight.shape[0], self.n_stats))
-        rows = np.arange(self.weight.shape[0])
-        for o in range(self.index.shape[1]):
-            out[rows, self.index[:, o]] += self.weight
+            return gathered(self.dense, rows, take_rows)
+        weight = gathered(self.weight, rows, take_rows)
+        out = np.zeros((rows.shape[0], self.n_stats))
+        for index in gathered(self.index, rows, take_rows).T:  # each output
+            out[np.arange(rows.shape[0]), index] += weight
         out[:, -1] = 1.0
         return out
 
