@@ -584,6 +584,14 @@ CASES = [
         traffic=_ALLGATHER,
     ),
     Case(
+        "PCA full",
+        "decomposition",
+        "blobs",
+        _fitted(("explained_variance_",))(_make("mlmpi", "PCA", n_components=4, svd_solver="full")),
+        rtol=1e-8,
+        traffic=_ALLGATHER,
+    ),
+    Case(
         "TruncatedSVD",
         "decomposition",
         "blobs",
