@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.datasets import load_iris, make_regression
 from sklearn.ensemble import RandomForestClassifier as SklearnForest
+from sklearn.ensemble import RandomForestRegressor as SklearnRegressionForest
 from sklearn.metrics import f1_score, median_absolute_error
 from sklearn.tree import DecisionTreeClassifier, ExtraTreeRegressor, export_text, plot_tree
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -135,6 +136,46 @@ def test_missing_values_follow_the_split_and_unseen_ones_the_larger_child():
     np.testing.assert_array_equal(model.predict(Xt), [1, 0])
     tree = model.estimators_[0].tree_
     assert tree.feature[0] == 1 and np.isinf(tree.threshold[0]) and not tree.missing_go_to_left[0]
+
+
+def test_thresholds_lie_midway_between_the_values_on_either_side_as_scikit_learns():
+    # at most 250 values a feature: each bin holds one, so the trees split where
+    # scikit-learn's split, and a threshold is midway between the largest value
+    # going left and the smallest going right in the node, not at the edge of
+    # the bin after the left one (which lies in a gap of the node's values)
+    rng = np.random.RandomState(0)
+    X = rng.randint(0, 250, size=(150, 4)) / 7.0
+    y = 2 * X[:, 0] - X[:, 1] + np.sin(X[:, 2]) + rng.normal(0, 0.1, 150)
+    params = dict(n_estimators=1, bootstrap=False, max_features=None, max_depth=4, random_state=0)
+    ours = RandomForestRegressor(**params).fit(X, y).estimators_[0].tree_
+    theirs = SklearnRegressionForest(**params).fit(X, y).estimators_[0].tree_
+    np.testing.assert_array_equal(ours.feature, theirs.feature)
+    np.testing.assert_array_equal(ours.threshold, theirs.threshold)
+
+
+@pytest.mark.parametrize(
+    "ours, theirs, params",
+    [
+        (RandomForestRegressor, SklearnRegressionForest, {"max_features": None}),
+        (RandomForestClassifier, SklearnForest, {"max_features": 2}),
+    ],
+)
+def test_equal_splits_on_two_features_go_to_the_one_drawn_first(ours, theirs, params):
+    # features 0 and 1 are the same column: every split on it is tied between
+    # them, and scikit-learn keeps the one it drew first, either about half the
+    # time (the smaller feature every time would make the trees alike)
+    rng = np.random.RandomState(0)
+    column = rng.normal(size=(2000, 1))
+    X = np.hstack([column, column, rng.normal(size=(2000, 2))])
+    y = X[:, 0] + 0.5 * X[:, 2] + rng.normal(0, 0.5, 2000)
+    if ours is RandomForestClassifier:
+        y = (y > 0).astype(int)
+    for cls in (ours, theirs):
+        forest = cls(n_estimators=5, random_state=0, **params).fit(X, y)
+        used = np.concatenate([e.tree_.feature for e in forest.estimators_])
+        on_the_pair = used[(used == 0) | (used == 1)]
+        assert on_the_pair.shape[0] > 500
+        assert 0.4 < np.mean(on_the_pair == 1) < 0.6, cls
 
 
 def test_friedman_mse_is_squared_error_with_scikit_learns_warning():

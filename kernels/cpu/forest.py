@@ -412,10 +412,13 @@ def _random_bin(bin_min, bin_max, low, high, u):
 
 
 @njit(cache=True, nogil=True)
-def bin_ranges(X, binned, low, high):
+def bin_ranges(X, binned, counted, low, high):
     """``low[f, b]``/``high[f, b]``: the smallest/largest value (as float32) of
-    feature ``f`` among the rows of bin ``b``, merged into the arrays given."""
+    feature ``f`` among the rows of bin ``b`` where ``counted`` is true, merged
+    into the arrays given."""
     for i in range(X.shape[0]):
+        if not counted[i]:
+            continue
         for f in range(X.shape[1]):
             x = X[i, f]
             if np.isnan(x):
@@ -454,11 +457,12 @@ def _scan_pair(criterion, histogram, p, pairs, nodes, bins, measure, rules, out,
     bin_min, bin_max, missing_bin = bins
     offsets, values = measure
     min_samples_leaf, min_weight_leaf, monotonic, rows_stat = rules
-    gain, split_bin, missing_left, left, constant = out
+    gain, split_bin, missing_left, left, constant, right_bin = out
     n_stats = hist.shape[2]
     present = rows_stat if rows_stat >= 0 else 0  # the row count, or the moments' W
     gain[p] = -np.inf
     split_bin[p] = 0
+    right_bin[p] = 1
     missing_left[p] = False
     n = pair_node[p]
     low = occupied[0] if n_occupied else hist.shape[1]
@@ -535,6 +539,8 @@ def _scan_pair(criterion, histogram, p, pairs, nodes, bins, measure, rules, out,
             if g > gain[p]:
                 gain[p] = g
                 split_bin[p] = at_bin
+                # the threshold goes midway to the right child's first occupied bin
+                right_bin[p] = occupied[t + 1] if b != high and not uniform.shape[0] else b + 1
                 if has_missing:
                     missing_left[p] = send_left
                 elif rows_stat >= 0:  # unseen NaN follows the larger child, as in scikit-learn
@@ -683,7 +689,7 @@ def find_splits(hist, pairs, nodes, bins, criterion, rules, out):
         ``rows_stat``: the statistic that counts the rows, or -1 where the
         histograms carry none (moments with ``min_samples_leaf`` 1: a child
         has rows where its W, statistic 0, is positive).
-    out : tuple ``(gain, split_bin, missing_left, left, constant)``
+    out : tuple ``(gain, split_bin, missing_left, left, constant, right_bin)``
         Written, per pair; ``missing_left`` (int8) is 2 where the node has no
         NaN and ``rows_stat`` is -1 (the caller sends them to the child with
         more rows).
@@ -701,8 +707,11 @@ def find_splits(hist, pairs, nodes, bins, criterion, rules, out):
 
     Writes per pair the best ``gain`` (weighted impurity decrease summed over
     the outputs; -inf: no valid split), ``split_bin`` (last bin going left),
-    ``missing_left`` and the ``left`` child's statistics; ``constant[p]``:
-    one occupied bin and no missing rows, or only missing rows.
+    ``right_bin`` (the first occupied bin going right, where the threshold
+    lies between them, as scikit-learn's lies midway between the values on
+    either side; ``split_bin + 1`` with ExtraTrees' draws), ``missing_left``
+    and the ``left`` child's statistics; ``constant[p]``: one occupied bin and
+    no missing rows, or only missing rows.
     """
     code, offsets, values = criterion
     return _FIND_SPLITS[code](hist, pairs, nodes, bins, (offsets, values), rules, out)

@@ -78,10 +78,9 @@ class Bins:
         """
         low = np.full((X.shape[1], self.n_bins), np.inf)
         high = np.full((X.shape[1], self.n_bins), -np.inf)
-        rows = np.flatnonzero(weighted)
-        X, binned = X[rows], binned[rows]
         for first, block in dense_blocks(X):
-            kernels.bin_ranges(block, binned[first : first + block.shape[0]], low, high)
+            last = first + block.shape[0]
+            kernels.bin_ranges(block, binned[first:last], weighted[first:last], low, high)
         both = comms.allreduce(np.concatenate([-low, high]), op="max")
         return -both[: X.shape[1]], both[X.shape[1] :]
 

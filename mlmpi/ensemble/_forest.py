@@ -276,11 +276,8 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         bins = global_bins(X, weight > 0, layout, self.max_bins, self._sketch_seed, comms)
         kernels = kernels_for("forest", np.empty(0))
         binned = bins.bin(X, kernels)
-        bin_ranges = (
-            bins.value_ranges(X, binned, weight > 0, kernels, comms)
-            if self._random_thresholds
-            else None
-        )
+        ranges = bins.value_ranges(X, binned, weight > 0, kernels, comms)
+        bin_ranges = ranges if self._random_thresholds else None
         estimators = []
         for tree_seed in seeds:
             counts = self._tree_counts(tree_seed)
@@ -333,7 +330,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             )
             if monotonic is not None:
                 values = self._clipped(values, grown.bounds)
-            threshold = thresholds(grown, bins.edges, bins.edge_starts)
+            threshold = thresholds(grown, bins, None if self._random_thresholds else ranges)
             estimators.append(
                 self._estimator_of(
                     grown, threshold, values, criterion, tree_seed, n_sampled, X.shape[1]

@@ -7,8 +7,8 @@ contiguous block of the (node, feature) pairs, about 1/P of them. Each rank
 finds the best split of every pair of its block (a kernel), and one
 allgather of these (a few numbers per pair) gives every rank all of them
 (:mod:`._split_search`, shared with boosting): every rank then picks the
-same winner per node (the larger gain; ties to the smaller feature, then to
-the first candidate), records the same tree, draws the next level's
+same winner per node (the larger gain; ties to the feature drawn first,
+then to the first candidate), records the same tree, draws the next level's
 features from the same generator and routes its own rows. Nothing is
 decided on one rank and broadcast.
 
@@ -34,7 +34,7 @@ import numpy as np
 
 from ._criteria import gathered
 from ._split_search import Blocks
-from ._splits import missing_goes_left
+from ._splits import FOUND_COLUMNS, missing_goes_left
 
 _HISTOGRAM_ELEMENTS = 1 << 21  # values of one reduced histogram chunk (16 MiB in float64)
 _BYTE_COUNTS = 255  # integer counts up to this: every bin's sum fits a uint8, exactly
@@ -48,6 +48,7 @@ class _Tree:
     def __init__(self, root_stats):
         self.feature = np.full(1, -1, dtype=np.int64)
         self.bin = np.zeros(1, dtype=np.int64)
+        self.right_bin = np.ones(1, dtype=np.int64)
         self.missing_left = np.zeros(1, dtype=np.bool_)
         self.left = np.full(1, -1, dtype=np.int64)
         self.right = np.full(1, -1, dtype=np.int64)
@@ -72,6 +73,7 @@ class _Tree:
             grow(a, -1) for a in (self.feature, self.left, self.right)
         )
         self.bin, self.decrease = grow(self.bin, 0), grow(self.decrease, 0.0)
+        self.right_bin = grow(self.right_bin, 1)
         self.missing_left = grow(self.missing_left, False)
         pairs = np.stack([left_stats, right_stats], axis=1).reshape(2 * n, self.stats.shape[1])
         self.stats = np.concatenate([self.stats, pairs])
@@ -125,6 +127,7 @@ class _Tree:
         tree.decrease = np.where(keep, self.decrease[order], 0.0)
         tree.feature = np.where(keep, self.feature[order], -1)
         tree.bin = self.bin[order]
+        tree.right_bin = self.right_bin[order]
         tree.missing_left = self.missing_left[order]
         tree.left = np.where(keep, new_id[self.left[order]], -1)
         tree.right = np.where(keep, new_id[self.right[order]], -1)
@@ -155,7 +158,8 @@ class _Level:
     """The open nodes of one level: their ids, the features known to be
     constant in each, each node's random order of the features (from the
     generator every rank seeds alike) and its first ``n_sampled`` of them
-    (``features``, by increasing index; ``valid`` False for known constants)."""
+    (``features``, by increasing index; ``drawn_at`` their places in the
+    order; ``valid`` False for known constants)."""
 
     def __init__(self, node_ids, constant, n_sampled, rng):
         self.node_ids = node_ids
@@ -163,6 +167,9 @@ class _Level:
         self.order = np.argsort(rng.random(constant.shape), axis=1, kind="stable")
         self.features = np.sort(self.order[:, :n_sampled], axis=1)
         self.valid = ~np.take_along_axis(constant, self.features, axis=1)
+        place = np.empty_like(self.order)
+        np.put_along_axis(place, self.order, np.arange(self.order.shape[1])[None, :], axis=1)
+        self.drawn_at = np.take_along_axis(place, self.features, axis=1)
         self.n_sampled = n_sampled
 
     def continuations(self, nodes, constant):
@@ -279,7 +286,7 @@ class _Search:
 
     def level(self, tree, level, rows, starts):
         """Best split of every open node: ``(best, constant)``, ``best`` (nodes,
-        4 + statistics) as :func:`_pick` gives it, and the features now known to
+        FOUND_COLUMNS + statistics) as :func:`_pick` gives it, and the features now known to
         be constant in each node. The level's rows are ``rows`` (:class:`_LevelRows`),
         open node ``m``'s at ``starts[m]:starts[m + 1]``."""
         n_open = level.node_ids.shape[0]
@@ -294,7 +301,7 @@ class _Search:
         rows_, cols = np.nonzero(drawn_constant)
         constant[rows_, level.features[rows_, cols]] = True
         searched = level.valid & ~drawn_constant
-        best = _pick(found, level.features, searched, first=False)
+        best = _pick(found, level.features, searched, level.drawn_at)
         stuck = np.flatnonzero(~searched.any(axis=1))
         if stuck.shape[0]:
             features, valid = level.continuations(stuck, constant)
@@ -303,7 +310,7 @@ class _Search:
                 more_constant = more[:, :, 3] > 0
                 rows_, cols = np.nonzero(more_constant & valid)
                 constant[stuck[rows_], features[rows_, cols]] = True
-                best[stuck] = _pick(more, features, valid & ~more_constant, first=True)
+                best[stuck] = _pick(more, features, valid & ~more_constant)
         return best, constant
 
     def left_stats(self, best, rows, starts):
@@ -320,7 +327,7 @@ class _Search:
         )
         if extra.shape[1]:
             extra = self.comms.allreduce(extra)
-        return rows.stats.full(best[:, 4:], extra)
+        return rows.stats.full(best[:, FOUND_COLUMNS:], extra)
 
     def _by_feature(self, tree, level, totals, bounds, rows):
         """:meth:`pairs` of a level whose nodes draw every feature, the ranks
@@ -357,7 +364,7 @@ class _Search:
         uniform = np.empty((n_nodes, 0, 2))
         if self.rules.random_thresholds:  # drawn in level order, as pairs() draws them
             uniform = self.rng.random((n_nodes, n_features, 2))
-        found = np.empty((n_nodes, n_features, 4 + self.n_stats))
+        found = np.empty((n_nodes, n_features, FOUND_COLUMNS + self.n_stats))
         if direct.any():
             small = np.flatnonzero(direct)
             found[small] = self._in_rows(
@@ -477,7 +484,7 @@ class _Search:
     def pairs(self, nodes, features, valid, totals, bounds, rows):
         """The best split of every (node, feature) pair of ``nodes`` (positions
         in the level, increasing) and their ``features`` (padding where not
-        ``valid``): (nodes, slots, 4 + statistics). The nodes go in chunks of
+        ``valid``): (nodes, slots, FOUND_COLUMNS + statistics). The nodes go in chunks of
         one histogram dtype (:meth:`_byte_counts`), each chunk's nodes in
         level order; ExtraTrees' draws are made for all pairs at once, in
         level order, so the chunks do not change them.
@@ -492,7 +499,7 @@ class _Search:
             else np.empty((n_nodes, 0, 2))
         )
         slot = np.full(starts.shape[0] - 1, -1, dtype=np.int64)
-        found = np.empty((n_nodes, n_slots, 4 + self.n_stats))
+        found = np.empty((n_nodes, n_slots, FOUND_COLUMNS + self.n_stats))
         for group, dtype in ((~in_bytes, self.hist_dtype), (in_bytes, np.uint8)):
             members = np.flatnonzero(group)
             for first in range(0, members.shape[0], chunk):
@@ -519,7 +526,7 @@ class _Search:
         one all-to-all, which searches the node from them
         (:meth:`SplitRules.search_rows`: the same sums as the reduced
         histograms, exactly), and one allgather gives every rank the results:
-        (nodes, slots, 4 + statistics), as :meth:`pairs` gives them. A rank
+        (nodes, slots, FOUND_COLUMNS + statistics), as :meth:`pairs` gives them. A rank
         receives about 1/P of the nodes' rows, each node's bounded by
         :meth:`_direct`."""
         level_rows, starts = rows
@@ -591,13 +598,20 @@ class _Search:
         return blocks.gather(found)
 
 
-def _pick(found, features, searched, *, first):
-    """Per node, the pair of ``found`` (nodes, slots, 4 + statistics) among the
-    ``searched`` slots with the largest gain (ties to the smaller slot), or
-    with ``first``, the first searched slot; rows with gain -inf where none.
-    Column 1 of the result (the bin) is kept; the feature is put in column 3."""
+def _pick(found, features, searched, drawn_at=None):
+    """Per node, the pair of ``found`` (nodes, slots, FOUND_COLUMNS + statistics)
+    among the ``searched`` slots with the largest gain, ties to the feature
+    drawn first (``drawn_at``: each slot's place in the node's random order,
+    as scikit-learn keeps the first of equal splits in the order it draws the
+    features), or without ``drawn_at`` the first searched slot; rows with gain
+    -inf where none. Column 1 of the result (the bin) is kept; the feature is
+    put in column 3."""
     gain = np.where(searched, found[:, :, 0], -np.inf)
-    slot = np.argmax(searched, axis=1) if first else np.argmax(gain, axis=1)
+    if drawn_at is None:
+        slot = np.argmax(searched, axis=1)
+    else:
+        tied = gain == gain.max(axis=1, initial=-np.inf, keepdims=True)
+        slot = np.argmin(np.where(tied, drawn_at, drawn_at.shape[1]), axis=1)
     rows = np.arange(found.shape[0])
     best = found[rows, slot].copy()
     best[:, 0] = gain[rows, slot]
@@ -624,6 +638,7 @@ def _decide(tree, level, best, left, constant, depth, rules, n_sampled, rng):
     right = totals[open_idx] - left
     tree.feature[parents] = split_feature[open_idx]
     tree.bin[parents] = split_bin[open_idx]
+    tree.right_bin[parents] = best[open_idx, 4].astype(np.int64)
     tree.missing_left[parents] = missing_goes_left(best[open_idx, 2], left, right)
     tree.decrease[parents] = gain[open_idx]
     bounds = rules.child_bounds(split_feature[open_idx], tree.bounds[parents], left, right)

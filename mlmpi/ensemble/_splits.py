@@ -8,6 +8,10 @@ EPSILON = np.finfo(np.float64).eps
 #: A split's "NaN goes left" where the node had no NaN and the histograms no row
 #: count: the child with more rows takes them, as scikit-learn's.
 UNSEEN_MISSING = 2
+#: The columns of a found split before its left child's statistics: the gain,
+#: the last bin going left, the side of NaN, whether the feature is constant
+#: (the feature, once picked), and the first occupied bin going right.
+FOUND_COLUMNS = 5
 
 
 def missing_goes_left(found_missing, left, right):
@@ -89,13 +93,14 @@ class SplitRules:
 
         Returns
         -------
-        found : ndarray of shape (pairs, 4 + statistics)
+        found : ndarray of shape (pairs, FOUND_COLUMNS + statistics)
             Per pair: the weighted impurity decrease (summed over the outputs;
             -inf: no valid split), the last bin that goes left, whether NaN goes
             left (:data:`UNSEEN_MISSING`: the node has no NaN, so where they go
             is decided from the children's row counts, :func:`missing_goes_left`),
-            whether the feature is constant in the node (and its children), then
-            the statistics of the left child.
+            whether the feature is constant in the node (and its children), the
+            first occupied bin that goes right, then the statistics of the left
+            child.
         """
         if self._scaled():  # class weights, after the (exact) reduction
             block = block * self.scale
@@ -177,19 +182,21 @@ class SplitRules:
 
 
 def _found(n_pairs, n_stats):
-    """The kernels' output arrays ``(gain, split_bin, missing_left, left, constant)``."""
+    """The kernels' output arrays ``(gain, split_bin, missing_left, left, constant,
+    right_bin)``."""
     return (
         np.empty(n_pairs),
         np.empty(n_pairs, dtype=np.int64),
         np.empty(n_pairs, dtype=np.int8),
         np.zeros((n_pairs, n_stats)),
         np.empty(n_pairs, dtype=np.bool_),
+        np.empty(n_pairs, dtype=np.int64),
     )
 
 
 def _stacked(out):
     """:meth:`SplitRules.search`'s rows from the kernels' outputs."""
-    gain, split_bin, missing_left, left, constant = out
+    gain, split_bin, missing_left, left, constant, right_bin = out
     return np.concatenate(
-        [np.stack([gain, split_bin, missing_left, constant], axis=1), left], axis=1
+        [np.stack([gain, split_bin, missing_left, constant, right_bin], axis=1), left], axis=1
     )

@@ -151,16 +151,30 @@ class HistogramForest:
         return out
 
 
-def thresholds(grown, edges, edge_starts):
-    """Split thresholds of a grown tree in the units of ``X``: the edge after
-    the last bin that goes left, +inf past a feature's last edge (only the
-    missing rows go right)."""
+def thresholds(grown, bins, ranges):
+    """Split thresholds of a grown tree in the units of ``X``.
+
+    As scikit-learn's, midway between the values on either side (its fallback
+    included: the left value where the midpoint rounds to the right one): the
+    largest value of the last bin that goes left and the smallest of the first
+    occupied bin that goes right, exact where each bin holds one value.
+    ``ranges`` are ``Bins.value_ranges``; None (ExtraTrees, whose thresholds
+    were drawn) puts them on the edge after the last bin going left. +inf past
+    a feature's last edge (only the missing rows go right).
+    """
     threshold = np.full(grown.node_count, -2.0)
     split = np.flatnonzero(grown.feature >= 0)
     feature, last = grown.feature[split], grown.bin[split]
-    inside = last < edge_starts[feature + 1] - edge_starts[feature]
+    inside = last < bins.edge_starts[feature + 1] - bins.edge_starts[feature]
     threshold[split] = np.inf
-    threshold[split[inside]] = edges[edge_starts[feature[inside]] + last[inside]]
+    split, feature, last = split[inside], feature[inside], last[inside]
+    if ranges is None:
+        threshold[split] = bins.edges[bins.edge_starts[feature] + last]
+        return threshold
+    low, high = ranges
+    left, right = high[feature, last], low[feature, grown.right_bin[split]]
+    middle = left / 2.0 + right / 2.0
+    threshold[split] = np.where((middle == right) | np.isinf(middle), left, middle)
     return threshold
 
 
