@@ -444,6 +444,40 @@ def _occupied_bins(hist, h, missing_bin, present, occupied):
 
 
 @njit(nogil=True, inline="always")
+def _pair_histogram(rows, first, last, f, scale, scratch, present, occupied, missing_bin):
+    """Sum the first ``scratch.shape[2]`` statistics of rows ``first:last`` by
+    their bin of feature ``f`` into ``scratch[0]`` (times ``scale``, where
+    given) and write its occupied bins into ``occupied``; returns how many."""
+    binned, row_stats = rows
+    n_stats = scratch.shape[2]
+    for r in range(first, last):
+        b = binned[r, f]
+        for s in range(n_stats):
+            scratch[0, b, s] += row_stats[r, s]
+    if scale.shape[0]:
+        for b in range(scratch.shape[1]):
+            for s in range(n_stats):
+                scratch[0, b, s] *= scale[s]
+    if last - first > _SORTED_ROWS:
+        return _occupied_bins(scratch, 0, missing_bin, present, occupied)
+    n_occupied = 0  # insertion of each row's bin, once
+    for r in range(first, last):
+        b = binned[r, f]
+        if b == missing_bin:
+            continue
+        j = n_occupied
+        while j > 0 and occupied[j - 1] > b:
+            j -= 1
+        if j > 0 and occupied[j - 1] == b:
+            continue
+        for t in range(n_occupied, j, -1):
+            occupied[t] = occupied[t - 1]
+        occupied[j] = b
+        n_occupied += 1
+    return n_occupied
+
+
+@njit(nogil=True, inline="always")
 def _scan_pair(criterion, histogram, p, pairs, nodes, bins, measure, rules, out, work):
     """Search pair ``p`` on ``histogram`` ``(hist, h, occupied, n_occupied)``:
     histogram ``h`` of ``hist``, whose occupied bins (the missing bin aside)
@@ -595,31 +629,9 @@ def _find_splits_in_rows(criterion, rows, pairs, nodes, bins, measure, rules, su
         for k in range(n_slots):
             p = i * n_slots + k
             f = features[i, k]
-            for r in range(first, last):
-                b = binned[r, f]
-                for s in range(n_stats):
-                    scratch[0, b, s] += row_stats[r, s]
-            if scale.shape[0]:
-                for b in range(n_bins):
-                    for s in range(n_stats):
-                        scratch[0, b, s] *= scale[s]
-            if last - first <= _SORTED_ROWS:
-                n_occupied = 0  # insertion of each row's bin, once
-                for r in range(first, last):
-                    b = binned[r, f]
-                    if b == missing_bin:
-                        continue
-                    j = n_occupied
-                    while j > 0 and occupied[j - 1] > b:
-                        j -= 1
-                    if j > 0 and occupied[j - 1] == b:
-                        continue
-                    for t in range(n_occupied, j, -1):
-                        occupied[t] = occupied[t - 1]
-                    occupied[j] = b
-                    n_occupied += 1
-            else:
-                n_occupied = _occupied_bins(scratch, 0, missing_bin, present, occupied)
+            n_occupied = _pair_histogram(
+                (binned, row_stats), first, last, f, scale, scratch, present, occupied, missing_bin
+            )
             histogram = (scratch, 0, occupied, n_occupied)
             _scan_pair(criterion, histogram, p, every, nodes, bins, measure, rules, out, work)
             for r in range(first, last):

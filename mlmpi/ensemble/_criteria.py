@@ -229,6 +229,15 @@ class RowStats:
             weight=gathered(self.weight, rows, take_rows),
         )
 
+    def full_rows(self, rows, take_rows):
+        """The statistics of ``rows`` (positions, of positive weight), in their
+        order, in the criterion's full layout: (rows, statistics) float64."""
+        if self.dense is None:
+            return self.histogram_rows(rows, take_rows)
+        return self.full(
+            gathered(self.dense, rows, take_rows), gathered(self.extra, rows, take_rows)
+        )
+
     def histogram_rows(self, rows, take_rows):
         """The statistics of ``rows`` (positions, of positive weight), in
         their order, as the histograms add them up: (rows, ``n_stats``)

@@ -318,6 +318,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
                 comms=comms,
                 kernels=kernels,
                 hist_dtype=np.float32 if exact_float32 else np.float64,
+                subtree_seed=int(tree_seed),
             )
             # scikit-learn's numbering of the nodes (a best-first tree's also its pruning)
             if self.max_leaf_nodes is None:

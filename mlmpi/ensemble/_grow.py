@@ -21,6 +21,9 @@ histograms are searched from their rows, sent to one rank. Nodes of at most
 255 integer counts get uint8 histograms; the regressors' histograms carry
 only what the search reads.
 
+Nodes of few global rows grow their whole subtrees on one rank each
+(:mod:`._subtrees`).
+
 Features are drawn as scikit-learn draws them: ``max_features`` of them per
 node, features known to be constant in the node included (they are not
 searched); when none of the drawn features turns out non-constant, the
@@ -35,10 +38,25 @@ import numpy as np
 from ._criteria import gathered
 from ._split_search import Blocks
 from ._splits import FOUND_COLUMNS, missing_goes_left
+from ._subtrees import Subtrees, level_positions, rows_to_owners
 
 _HISTOGRAM_ELEMENTS = 1 << 21  # values of one reduced histogram chunk (16 MiB in float64)
 _BYTE_COUNTS = 255  # integer counts up to this: every bin's sum fits a uint8, exactly
 _KEPT_BYTES = 1 << 27  # a level's reduced histograms kept for the next one's subtraction
+
+
+# every node array of a _Tree, and its value for a new leaf (bounds: [-inf, inf])
+_NODE_DEFAULTS = {
+    "feature": -1,
+    "bin": 0,
+    "right_bin": 1,
+    "missing_left": False,
+    "left": -1,
+    "right": -1,
+    "stats": 0.0,
+    "bounds": np.inf,
+    "decrease": 0.0,
+}
 
 
 class _Tree:
@@ -62,24 +80,61 @@ class _Tree:
 
     def add_children(self, parents, left_stats, right_stats, left_bounds, right_bounds):
         """Append the two children of each parent; returns their ids (left, right)."""
-        n, first = parents.shape[0], self.feature.shape[0]
+        n = parents.shape[0]
+        first = self._append(
+            2 * n,
+            stats=np.stack([left_stats, right_stats], axis=1).reshape(2 * n, left_stats.shape[1]),
+            bounds=np.stack([left_bounds, right_bounds], axis=1).reshape(2 * n, 2),
+        )
         left_ids = first + 2 * np.arange(n)
         self.left[parents], self.right[parents] = left_ids, left_ids + 1
-
-        def grow(array, fill):
-            return np.concatenate([array, np.full(2 * n, fill, dtype=array.dtype)])
-
-        self.feature, self.left, self.right = (
-            grow(a, -1) for a in (self.feature, self.left, self.right)
-        )
-        self.bin, self.decrease = grow(self.bin, 0), grow(self.decrease, 0.0)
-        self.right_bin = grow(self.right_bin, 1)
-        self.missing_left = grow(self.missing_left, False)
-        pairs = np.stack([left_stats, right_stats], axis=1).reshape(2 * n, self.stats.shape[1])
-        self.stats = np.concatenate([self.stats, pairs])
-        bounds = np.stack([left_bounds, right_bounds], axis=1).reshape(2 * n, 2)
-        self.bounds = np.concatenate([self.bounds, bounds])
         return left_ids, left_ids + 1
+
+    def graft(self, roots, ints, floats):
+        """Graft subtrees grown on one rank each onto their ``roots`` (node ids),
+        their nodes given subtree by subtree, each root first: ``ints``
+        (nodes, 7) their place in the subtree, feature (-1: a leaf), bin,
+        first bin right, NaN side and their children's places; ``floats``
+        (nodes, 1 + statistics) their impurity decrease and statistics. The
+        nodes other than the roots are appended in that order."""
+        place, feature = ints[:, 0], ints[:, 1]
+        root = place == 0
+        new = ~root
+        ids = np.empty(ints.shape[0], dtype=np.int64)
+        ids[root] = roots
+        ids[new] = self.node_count + np.arange(int(new.sum()))
+        first_row = np.flatnonzero(root)[np.cumsum(root) - 1]  # each row's subtree's root
+        split = feature >= 0
+        columns = {
+            "feature": feature,
+            "bin": ints[:, 2],
+            "right_bin": ints[:, 3],
+            "missing_left": ints[:, 4] > 0,
+            "left": np.where(split, ids[first_row + np.maximum(ints[:, 5], 0)], -1),
+            "right": np.where(split, ids[first_row + np.maximum(ints[:, 6], 0)], -1),
+            "decrease": floats[:, 0],
+        }
+        for name, values in columns.items():  # the roots' splits
+            getattr(self, name)[roots] = values[root]
+        self._append(
+            int(new.sum()),
+            stats=floats[new, 1:],
+            **{name: values[new] for name, values in columns.items()},
+        )
+
+    def _append(self, n, **values):
+        """Append ``n`` nodes, their arrays' ``values`` where given, else a
+        leaf's (no statistics, no bounds); returns the first's id."""
+        first = self.node_count
+        for name, fill in _NODE_DEFAULTS.items():
+            array = getattr(self, name)
+            extra = values.get(name)
+            if extra is None:
+                extra = np.full((n, *array.shape[1:]), fill, dtype=array.dtype)
+                if name == "bounds":
+                    extra[:, 0] = -np.inf
+            setattr(self, name, np.concatenate([array, extra.astype(array.dtype, copy=False)]))
+        return first
 
     def depth_first(self, kernels):
         """This tree with its nodes numbered as scikit-learn's depth-first builder
@@ -172,6 +227,14 @@ class _Level:
         self.drawn_at = np.take_along_axis(place, self.features, axis=1)
         self.n_sampled = n_sampled
 
+    def subset(self, keep):
+        """This level with only the open nodes at positions ``keep``."""
+        level = object.__new__(_Level)
+        for name in ("node_ids", "constant", "order", "features", "valid", "drawn_at"):
+            setattr(level, name, getattr(self, name)[keep])
+        level.n_sampled = self.n_sampled
+        return level
+
     def continuations(self, nodes, constant):
         """For ``nodes`` (positions) all of whose drawn features were constant
         (``constant``: known now), the undrawn features not known to be
@@ -199,6 +262,7 @@ def grow_tree(
     comms,
     kernels,
     hist_dtype=np.float64,
+    subtree_seed=None,
 ):
     """Grow one tree on the rows with ``active`` (positive) weight.
 
@@ -224,13 +288,17 @@ def grow_tree(
         The histograms' type, built and reduced: float32 only where every
         sum is an integer that float32 holds exactly (half the bytes); then
         uint8 for nodes of at most 255 counts (:meth:`_Search._byte_counts`).
+    subtree_seed : int or None, default=None
+        The key of the draws of the subtrees that small nodes grow on one rank
+        (:mod:`._subtrees`); None: every node is grown level by level.
 
     Returns
     -------
     tree : _Tree
         The same on every rank.
     leaf_of_row : ndarray of shape (n_local,), int64
-        ``-2 - leaf`` for every row of ``active``: the leaf it reached.
+        ``-2 - node`` for every row of ``active``: the leaf it reached, or the
+        root of the subtree grown on one rank that it went into.
 
     Notes
     -----
@@ -243,11 +311,22 @@ def grow_tree(
         level = _Level(np.zeros(1, dtype=np.int64), constant_features[None, :], n_sampled, rng)
     else:
         leaf_of_row[active] = -2
-    rows = _LevelRows(np.arange(binned.shape[0]), binned, row_stats).take(active, kernels)
     search = _Search(row_stats.n_stats, n_bins, rules, rng, comms, kernels, hist_dtype)
-    starts = np.array([0, active.shape[0]], dtype=np.int64)
+    subtrees = None
+    if subtree_seed is not None and rules.grows_subtrees:
+        subtrees = Subtrees(subtree_seed, n_sampled, rules, comms, kernels)
+    # the level's rows are rows[order], open node m's at starts[m]:starts[m + 1]
+    rows = _LevelRows(np.arange(binned.shape[0]), binned, row_stats)
+    order, starts = active, np.array([0, active.shape[0]], dtype=np.int64)
     depth = 0
-    while level is not None and level.node_ids.shape[0]:
+    while level is not None:
+        if subtrees is not None:
+            level, order, starts = subtrees.hand_off(
+                tree, level, rows, order, starts, depth, leaf_of_row
+            )
+        if not level.node_ids.shape[0]:
+            break
+        rows = rows.take(order, kernels)
         best, constant = search.level(tree, level, rows, starts)
         left = search.left_stats(best, rows, starts)
         level, targets, split = _decide(
@@ -268,7 +347,7 @@ def grow_tree(
             order,
             next_starts,
         )
-        rows, starts = rows.take(order[:kept], kernels), next_starts
+        order, starts = order[:kept], next_starts
         depth += 1
     return tree, leaf_of_row
 
@@ -530,41 +609,28 @@ class _Search:
         receives about 1/P of the nodes' rows, each node's bounded by
         :meth:`_direct`."""
         level_rows, starts = rows
-        comms, take = self.comms, self.kernels.take_rows
+        take = self.kernels.take_rows
         n_nodes, n_slots = features.shape
-        global_rows = global_rows.astype(np.int64)
-        before = np.cumsum(global_rows) - global_rows
-        owner = np.minimum(before * comms.size // max(int(global_rows.sum()), 1), comms.size - 1)
-        rank_of_node = np.arange(n_nodes) - np.searchsorted(owner, owner)  # among its owner's
-        lengths = starts[nodes + 1] - starts[nodes]
-        first = np.repeat(starts[nodes] - (np.cumsum(lengths) - lengths), lengths)
-        index = first + np.arange(first.shape[0])
-        binned = gathered(level_rows.binned, index, take)
-        stats = level_rows.stats.histogram_rows(index, take)
-        tag = np.repeat(rank_of_node, lengths)
-        packed = np.concatenate([binned, tag[:, None].view(np.uint8), stats.view(np.uint8)], axis=1)
-        received = comms.alltoallv(
-            packed, np.bincount(np.repeat(owner, lengths), minlength=comms.size)
+        index = level_positions(nodes, starts)
+        mine, binned, stats, node_starts = rows_to_owners(
+            starts[nodes + 1] - starts[nodes],
+            global_rows,
+            gathered(level_rows.binned, index, take),
+            level_rows.stats.histogram_rows(index, take),
+            self.comms,
         )
-        width = binned.shape[1]
-        mine = np.flatnonzero(owner == comms.rank)
-        tag = received[:, width : width + 8].copy().view(np.int64)[:, 0]
-        order = np.argsort(tag, kind="stable")
-        node_starts = np.zeros(mine.shape[0] + 1, dtype=np.int64)
-        np.cumsum(np.bincount(tag, minlength=mine.shape[0]), out=node_starts[1:])
-        grouped = received[order]
         found = self.rules.search_rows(
-            np.ascontiguousarray(grouped[:, :width]),
+            binned,
             node_starts,
             np.ascontiguousarray(features[mine]),
-            np.ascontiguousarray(grouped[:, width + 8 :]).view(np.float64),
+            stats,
             np.ascontiguousarray(valid[mine]).ravel(),
             totals[mine],
             bounds[mine],
             uniform[mine].reshape(-1, 2),
             self.n_bins,
         )
-        return comms.allgatherv(found).reshape(n_nodes, n_slots, -1)
+        return self.comms.allgatherv(found).reshape(n_nodes, n_slots, -1)
 
     def _byte_counts(self, totals):
         """Per node, whether its histograms can be uint8: statistics that are

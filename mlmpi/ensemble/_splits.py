@@ -136,6 +136,42 @@ class SplitRules:
         )
         return _stacked(out)
 
+    @property
+    def grows_subtrees(self):
+        """Whether small nodes may grow their whole subtrees on one rank
+        (:mod:`._subtrees`): not with monotonic constraints, nor with
+        absolute_error, whose leaves need every row's leaf."""
+        return not self.monotonic.shape[0] and self.criterion.name != "absolute_error"
+
+    def subtree_arguments(self):
+        """The kernel ``grow_subtrees``' ``(bins, criterion, rules)`` arguments."""
+        crit = self.criterion
+        scale = np.zeros(0)
+        if self._scaled():
+            scale = np.broadcast_to(np.asarray(self.scale, dtype=np.float64), (crit.n_stats,))
+        _, bins, criterion, scan_rules = self._arguments(np.zeros((0, 0)), np.zeros((0, 2)))
+        limits = tuple(
+            float(limit)
+            for limit in (
+                self.max_depth,
+                self.min_samples_split,
+                self.min_samples_leaf,
+                self.min_weight_leaf,
+            )
+        )
+        return (
+            bins,
+            criterion,
+            (
+                scan_rules,
+                limits,
+                float(self.min_impurity_decrease),
+                float(self.total_weight),
+                np.concatenate([crit.search_columns, crit.extra_columns]),
+                np.ascontiguousarray(scale),
+            ),
+        )
+
     def _scaled(self):
         return bool(np.any(np.asarray(self.scale) != 1.0))
 

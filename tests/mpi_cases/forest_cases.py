@@ -4,6 +4,9 @@ forest of one process, for every criterion, sparse and missing values,
 several outputs, max_leaf_nodes and a warm start. The accuracy against
 scikit-learn's is in forest_quality_cases.py."""
 
+import itertools
+from contextlib import contextmanager
+
 import numpy as np
 import scipy.sparse as sp
 from shards import each_layout, layouts
@@ -16,6 +19,7 @@ from sklearn.metrics import f1_score
 
 import mlmpi.ensemble as ml
 from mlmpi import SelfComms, get_comms
+from mlmpi.ensemble import _subtrees
 from mlmpi.random import draws
 from mlmpi.random._tree import LEAF
 
@@ -93,14 +97,30 @@ def _check_identical(make, X, y, weights=None, fit=None):
         _assert_same_forest(fitted, reference, Xl, int(sum(counts[: comms.rank])))
 
 
+# Global rows up to which a node's subtree grows on one rank, each setting the
+# next in turn (the same on every rank): none (level by level), a few dozen
+# (both, handed over at every depth), the default (whole trees of these sets)
+_LOCAL_ROWS = itertools.cycle((0, 40, _subtrees.LOCAL_ROWS))
+
+
+@contextmanager
+def _local_rows(rows):
+    default, _subtrees.LOCAL_ROWS = _subtrees.LOCAL_ROWS, rows
+    try:
+        yield
+    finally:
+        _subtrees.LOCAL_ROWS = default
+
+
 def _check_settings(settings, X, y, weights=None, **common):
     for cls, params in settings:
-        _check_identical(
-            lambda comms, cls=cls, params=params: cls(comms=comms, **common, **params),
-            X,
-            y,
-            weights,
-        )
+        with _local_rows(next(_LOCAL_ROWS)):
+            _check_identical(
+                lambda comms, cls=cls, params=params: cls(comms=comms, **common, **params),
+                X,
+                y,
+                weights,
+            )
 
 
 def case_classifiers_identical_at_every_layout_with_missing_classes():

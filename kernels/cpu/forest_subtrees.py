@@ -1,0 +1,482 @@
+"""Whole subtrees grown from their rows, depth first, in one call (numba).
+
+Pure local compute into caller-owned buffers; nothing here communicates.
+
+:func:`grow_subtrees` grows the subtree under each of a set of nodes whose
+rows are all here, with the split search of :func:`forest._scan_pair` on
+histograms summed from the rows, one (node, feature) pair at a time. Its
+random draws (the features' order of a node, ExtraTrees' thresholds) are
+keyed by the tree's seed, the subtree's root and the node's place in the
+subtree, not drawn in sequence: the same subtree whichever rank grows it and
+in whatever order its rows come (every sum is exact).
+"""
+
+import numpy as np
+from numba import njit
+
+from .forest import (
+    _UNSEEN_MISSING,
+    EPSILON,
+    _pair_histogram,
+    _scan_pair,
+    _side,
+    node_weight,
+)
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _splitmix(x):
+    """SplitMix64's output function of ``x`` (uint64)."""
+    x = x + _MIX
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _uniform(key, j):
+    """The ``j``-th uniform draw in [0, 1) of ``key``."""
+    return np.float64(_splitmix(key + np.uint64(j)) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _exact_impurity(stats, criterion, offsets):
+    """``Criterion.impurity(stats, exact=True)``: what decides whether a node
+    is split (the moments' variance, for Poisson too)."""
+    n_outputs = offsets.shape[0] - 1
+    weight = node_weight(stats, criterion, offsets)
+    safe = weight if weight > 0 else 1.0
+    total = 0.0
+    for o in range(n_outputs):
+        if criterion == 2 or criterion == 3:
+            mean = stats[1 + o] / safe
+            total += stats[1 + n_outputs + o] / safe - mean * mean
+            continue
+        part = 0.0
+        for c in range(offsets[o], offsets[o + 1]):
+            share = stats[c] / safe
+            if criterion == 0:
+                part += share * share
+            elif share > 0:
+                part -= share * np.log2(share)
+        total += 1.0 - part if criterion == 0 else part
+    return total / n_outputs
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _may_split(stats, depth, criterion, offsets, limits):
+    """``SplitRules.may_split`` of one node's statistics (full layout)."""
+    max_depth, min_samples_split, min_samples_leaf, min_weight_leaf = limits
+    rows = stats[stats.shape[0] - 1]
+    return (
+        depth < max_depth
+        and rows >= min_samples_split
+        and rows >= 2 * min_samples_leaf
+        and node_weight(stats, criterion, offsets) >= 2 * min_weight_leaf
+        and _exact_impurity(stats, criterion, offsets) > EPSILON
+    )
+
+
+@njit(nogil=True, inline="always")
+def _scan_squared_error(hist, occupied, n_occupied, totals, rules):
+    """:func:`forest._scan_pair` of one output's squared error in a node without
+    NaN in the feature: the same candidates, checks and gains, bit for bit,
+    in scalars (a quarter of its time on a node of a few rows). Returns
+    ``(gain, split_bin, right_bin, missing_left, constant)``."""
+    min_samples_leaf, min_weight_leaf, _, rows_stat = rules
+    if n_occupied <= 1:
+        return -np.inf, 0, 1, 0, True
+    w_total, s_total = totals[0, 0], totals[0, 1]
+    count_total = totals[0, rows_stat] if rows_stat >= 0 else 0.0
+    parent = s_total * s_total / w_total if w_total > 0 else 0.0
+    w = s = count = 0.0
+    best, best_bin, best_right, best_missing = -np.inf, 0, 1, 0
+    for t in range(n_occupied - 1):
+        b = occupied[t]
+        w += hist[0, b, 0]
+        s += hist[0, b, 1]
+        w_right, s_right = w_total - w, s_total - s
+        if rows_stat < 0:  # min_samples_leaf is 1: a child with rows has W > 0
+            if w <= 0:
+                continue
+            if w_right <= 0:
+                break
+        else:
+            count += hist[0, b, rows_stat]
+            if count < min_samples_leaf:
+                continue
+            if count_total - count < min_samples_leaf:
+                break
+        if w < min_weight_leaf or w_right < min_weight_leaf:
+            continue
+        g = s * s / w + s_right * s_right / w_right - parent
+        if g > best:
+            best, best_bin, best_right = g, b, occupied[t + 1]
+            if rows_stat >= 0:  # unseen NaN follows the larger child, as in scikit-learn
+                best_missing = 1 if count > count_total - count else 0
+            else:  # decided from the children's row counts
+                best_missing = _UNSEEN_MISSING
+    return best, best_bin, best_right, best_missing, False
+
+
+@njit(nogil=True, inline="always")
+def _class_proxy(criterion, weight, part):
+    """``forest.proxy`` of one output's class counts from their ``weight`` and
+    ``part`` (the sum of their squares, gini; of ``c log2 c``, entropy)."""
+    if weight <= 0:
+        return 0.0
+    return part / weight if criterion == 0 else part - weight * np.log2(weight)
+
+
+@njit(nogil=True, inline="always")
+def _scan_classes(criterion, hist, occupied, n_occupied, totals, rules, running):
+    """:func:`forest._scan_pair` of one output's gini or entropy in a node
+    without NaN in the feature: the same candidates, checks and gains, bit
+    for bit, with one pass over the classes a candidate (``running``: scratch
+    of one node's statistics). Returns ``(gain, split_bin, right_bin,
+    missing_left, constant)``."""
+    min_samples_leaf, min_weight_leaf, _, rows_stat = rules
+    if n_occupied <= 1:
+        return -np.inf, 0, 1, 0, True
+    n_classes = running.shape[0] - 1
+    weight = part = 0.0
+    for c in range(n_classes):
+        count = totals[0, c]
+        weight += count
+        if criterion == 0:
+            part += count * count
+        elif count > 0:
+            part += count * np.log2(count)
+    parent = _class_proxy(criterion, weight, part)
+    rows_total = totals[0, rows_stat]
+    running[:] = 0.0
+    rows = 0.0
+    best, best_bin, best_right, best_missing = -np.inf, 0, 1, 0
+    for t in range(n_occupied - 1):
+        b = occupied[t]
+        rows += hist[0, b, rows_stat]
+        for c in range(n_classes):
+            running[c] += hist[0, b, c]
+        if rows < min_samples_leaf:
+            continue
+        if rows_total - rows < min_samples_leaf:
+            break
+        w_left = part_left = w_right = part_right = 0.0
+        for c in range(n_classes):
+            left, right = running[c], totals[0, c] - running[c]
+            w_left += left
+            w_right += right
+            if criterion == 0:
+                part_left += left * left
+                part_right += right * right
+            else:
+                if left > 0:
+                    part_left += left * np.log2(left)
+                if right > 0:
+                    part_right += right * np.log2(right)
+        if w_left < min_weight_leaf or w_right < min_weight_leaf:
+            continue
+        g = (
+            _class_proxy(criterion, w_left, part_left)
+            + _class_proxy(criterion, w_right, part_right)
+            - parent
+        )
+        if g > best:
+            best, best_bin, best_right = g, b, occupied[t + 1]
+            # unseen NaN follows the larger child, as in scikit-learn
+            best_missing = 1 if rows > rows_total - rows else 0
+    return best, best_bin, best_right, best_missing, False
+
+
+@njit(nogil=True, inline="always")
+def _swap_rows(array, r, t):
+    for j in range(array.shape[1]):
+        array[r, j], array[t, j] = array[t, j], array[r, j]
+
+
+@njit(nogil=True, inline="always")
+def _partition(rows, first, last, f, split_bin, missing_left, missing_bin):
+    """Reorder rows ``first:last`` of ``rows`` (bins and statistics) so that
+    those the split sends left come first; returns where the right ones start."""
+    binned, row_stats = rows
+    middle = first
+    for r in range(first, last):
+        if _side(binned[r, f], split_bin, missing_left, missing_bin) == 0:
+            if r != middle:
+                _swap_rows(binned, r, middle)
+                _swap_rows(row_stats, r, middle)
+            middle += 1
+    return middle
+
+
+@njit(nogil=True, inline="always")
+def _node_key(seed, root, local):
+    """The key of the random draws of node ``local`` of the subtree under ``root``."""
+    return _splitmix(_splitmix(_splitmix(np.uint64(seed)) + np.uint64(root)) + np.uint64(local))
+
+
+@njit(nogil=True, inline="always")
+def _random_order(key, order, draws):
+    """A random order of ``order.shape[0]`` features: by increasing draw."""
+    for f in range(order.shape[0]):
+        draws[f] = _uniform(key, f)
+        j = f
+        while j > 0 and draws[order[j - 1]] > draws[f]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = f
+
+
+@njit(nogil=True, inline="always")
+def _grow_subtrees(criterion, rows, roots, draws, bins, measure, rules, out):
+    """:func:`grow_subtrees` for criterion code ``criterion``."""
+    binned, row_stats, n_hist, starts = rows
+    root_ids, root_depth, root_constant, root_stats = roots
+    seed, n_sampled, extra_trees = draws
+    missing_bin = bins[2]
+    offsets = measure[0]
+    scan_rules, limits, min_impurity_decrease, total_weight, columns, scale = rules
+    rows_stat = scan_rules[3]
+    ints, floats, n_nodes = out
+    feature, split_bin, right_bin = ints[:, 0], ints[:, 1], ints[:, 2]
+    missing_left, left, right = ints[:, 3], ints[:, 4], ints[:, 5]
+    decrease, stats = floats[:, 0], floats[:, 1:]
+    arrays = (binned, row_stats)
+    n_features = binned.shape[1]
+    n_full = row_stats.shape[1]
+    n_outputs = offsets.shape[0] - 1
+    present = rows_stat if rows_stat >= 0 else 0
+    hist_scale = np.empty(0)
+    if scale.shape[0]:
+        hist_scale = np.empty(n_hist)
+        for s in range(n_hist):
+            hist_scale[s] = scale[columns[s]]
+    n_bins = 1 + max(missing_bin, 255)
+    scratch = np.zeros((1, n_bins, n_hist))
+    occupied = np.empty(n_bins, dtype=np.int64)
+    work = (np.empty(n_hist), np.empty(n_hist))
+    found = (
+        np.empty(1),
+        np.empty(1, dtype=np.int64),
+        np.empty(1, dtype=np.int8),
+        np.zeros((1, n_hist)),
+        np.empty(1, dtype=np.bool_),
+        np.empty(1, dtype=np.int64),
+    )
+    gain, pair_bin, pair_missing, _, pair_constant, pair_right_bin = found
+    pair_feature = np.zeros(1, dtype=np.int64)
+    uniform = np.empty((1 if extra_trees else 0, 2))
+    pairs = (np.zeros(1, dtype=np.int64), pair_feature, np.ones(1, dtype=np.bool_), uniform)
+    totals = np.empty((1, n_hist))
+    nodes = (totals, np.full(1, -np.inf), np.full(1, np.inf))
+    order = np.empty(n_features, dtype=np.int64)
+    feature_draws = np.empty(n_features)
+    largest = 0
+    for i in range(root_ids.shape[0]):
+        largest = max(largest, starts[i + 1] - starts[i])
+    stack = np.empty((largest + 2, 4), dtype=np.int64)  # local id, first, last, depth
+    stack_constant = np.empty((largest + 2, n_features), dtype=np.bool_)
+    constant = np.empty(n_features, dtype=np.bool_)
+    for i in range(root_ids.shape[0]):
+        base = 2 * starts[i]
+        stats[base, :] = root_stats[i]
+        feature[base], left[base], right[base] = -1, -1, -1
+        count = 1
+        stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3] = (
+            0,
+            starts[i],
+            starts[i + 1],
+            root_depth[i],
+        )
+        stack_constant[0, :] = root_constant[i]
+        depth_of = 1
+        while depth_of > 0:
+            depth_of -= 1
+            local, first, last, depth = stack[depth_of]
+            constant[:] = stack_constant[depth_of]
+            node = base + local
+            key = _node_key(seed, root_ids[i], local)
+            _random_order(key, order, feature_draws)
+            for s in range(n_hist):
+                totals[0, s] = stats[node, columns[s]]
+            best_gain, best_feature, searched_any = -np.inf, -1, False
+            best_bin, best_right_bin, best_missing = 0, 1, 0
+            for t in range(n_features):
+                f = order[t]
+                if t >= n_sampled and searched_any:
+                    break
+                if constant[f]:
+                    continue
+                n_occupied = _pair_histogram(
+                    arrays,
+                    first,
+                    last,
+                    f,
+                    hist_scale,
+                    scratch,
+                    present,
+                    occupied,
+                    missing_bin,
+                )
+                if extra_trees:
+                    uniform[0, 0] = _uniform(key, n_features + 2 * f)
+                    uniform[0, 1] = _uniform(key, n_features + 2 * f + 1)
+                pair_feature[0] = f
+                simple = (
+                    n_outputs == 1
+                    and not extra_trees
+                    and not (missing_bin >= 0 and scratch[0, missing_bin, present] > 0)
+                )
+                if simple and criterion == 2:
+                    (
+                        gain[0],
+                        pair_bin[0],
+                        pair_right_bin[0],
+                        pair_missing[0],
+                        pair_constant[0],
+                    ) = _scan_squared_error(scratch, occupied, n_occupied, totals, scan_rules)
+                elif simple and criterion <= 1:
+                    (
+                        gain[0],
+                        pair_bin[0],
+                        pair_right_bin[0],
+                        pair_missing[0],
+                        pair_constant[0],
+                    ) = _scan_classes(
+                        criterion, scratch, occupied, n_occupied, totals, scan_rules, work[0]
+                    )
+                else:
+                    histogram = (scratch, 0, occupied, n_occupied)
+                    _scan_pair(
+                        criterion,
+                        histogram,
+                        0,
+                        pairs,
+                        nodes,
+                        bins,
+                        measure,
+                        scan_rules,
+                        found,
+                        work,
+                    )
+                for r in range(first, last):
+                    b = binned[r, f]
+                    for s in range(n_hist):
+                        scratch[0, b, s] = 0.0
+                if pair_constant[0]:
+                    constant[f] = True
+                    continue
+                # past the drawn features: the first one not constant, whatever its gain
+                if gain[0] > best_gain or t >= n_sampled:
+                    best_gain, best_feature = gain[0], f
+                    best_bin, best_right_bin, best_missing = (
+                        pair_bin[0],
+                        pair_right_bin[0],
+                        pair_missing[0],
+                    )
+                searched_any = True
+            if best_feature < 0 or not np.isfinite(best_gain):
+                continue
+            if best_gain / n_outputs / max(total_weight, EPSILON) + EPSILON < min_impurity_decrease:
+                continue
+            middle = _partition(
+                arrays, first, last, best_feature, best_bin, best_missing > 0, missing_bin
+            )
+            left_id, right_id = base + count, base + count + 1
+            stats[left_id, :] = 0.0
+            for r in range(first, middle):
+                for s in range(n_full):
+                    stats[left_id, columns[s]] += row_stats[r, s]
+            if scale.shape[0]:
+                for s in range(n_full):
+                    stats[left_id, s] *= scale[s]
+            for s in range(n_full):
+                stats[right_id, s] = stats[node, s] - stats[left_id, s]
+            feature[node], split_bin[node], right_bin[node] = best_feature, best_bin, best_right_bin
+            if best_missing == _UNSEEN_MISSING:
+                missing_left[node] = stats[left_id, n_full - 1] > stats[right_id, n_full - 1]
+            else:
+                missing_left[node] = 1 if best_missing > 0 else 0
+            left[node], right[node], decrease[node] = count, count + 1, best_gain
+            for child in (left_id, right_id):
+                feature[child], left[child], right[child] = -1, -1, -1
+                split_bin[child], right_bin[child], missing_left[child] = 0, 1, 0
+                decrease[child] = 0.0
+            for side in range(2):  # the left child on top: depth first, left first
+                child = right_id if side == 0 else left_id
+                if _may_split(stats[child], depth + 1, criterion, offsets, limits):
+                    stack[depth_of, 0] = count + 1 - side
+                    stack[depth_of, 1] = middle if side == 0 else first
+                    stack[depth_of, 2] = last if side == 0 else middle
+                    stack[depth_of, 3] = depth + 1
+                    stack_constant[depth_of, :] = constant
+                    depth_of += 1
+            count += 2
+        n_nodes[i] = count
+    return n_nodes
+
+
+def _specialised(criterion):
+    """:func:`_grow_subtrees` compiled for one criterion (see
+    ``forest._specialised``: the same reasons, and a name of its own)."""
+
+    def grow_subtrees_for(rows, roots, draws, bins, measure, rules, out):
+        return _grow_subtrees(criterion, rows, roots, draws, bins, measure, rules, out)
+
+    grow_subtrees_for.__name__ = grow_subtrees_for.__qualname__ = (
+        f"grow_subtrees_criterion_{criterion}"
+    )
+    return njit(cache=True, nogil=True)(grow_subtrees_for)
+
+
+_GROW_SUBTREES = tuple(_specialised(criterion) for criterion in range(4))
+
+
+def grow_subtrees(rows, roots, draws, bins, criterion, rules, out):
+    """Grow the whole subtree under each of a set of nodes from its rows.
+
+    Parameters
+    ----------
+    rows : tuple ``(binned, stats, n_searched, starts)``
+        The subtrees' rows, subtree ``i``'s at ``starts[i]:starts[i + 1]``:
+        their bins (uint8) and statistics (float64), the ``n_searched`` that
+        the histograms sum first, then the others; reordered in place.
+    roots : tuple ``(ids, depth, constant, stats)``
+        Each root's node id in the tree (a key of the draws), depth, features
+        known to be constant in it (bool, (subtrees, features)) and
+        statistics (full layout, as scaled).
+    draws : tuple ``(seed, n_sampled, extra_trees)``
+        The tree's seed, the features drawn per node, and whether to draw
+        ExtraTrees' thresholds.
+    bins : tuple ``(bin_min, bin_max, missing_bin)``
+        As :func:`forest.find_splits` takes them.
+    criterion : tuple ``(code, offsets, values)``
+        As :func:`forest.find_splits` takes it (not absolute_error).
+    rules : tuple
+        ``(scan_rules, limits, min_impurity_decrease, total_weight, columns,
+        scale)``: ``scan_rules`` as :func:`forest.find_splits` takes its
+        ``rules`` (no monotonic constraints); ``limits``: ``(max_depth,
+        min_samples_split, min_samples_leaf, min_weight_leaf)`` as floats;
+        ``columns``: the place of each of the rows' statistics in the
+        criterion's full layout (row count last); ``scale``: factors of the
+        full layout's statistics (empty: none).
+    out : tuple ``(ints, floats, n_nodes)``
+        Subtree ``i``'s nodes at rows ``2 * starts[i]`` on, in creation
+        order, its root first: ``ints`` (rows, 6) their feature (-1: a leaf),
+        bin, first bin right, NaN side (0, 1), and the places in the subtree
+        of their children (-1: none); ``floats`` (rows, 1 + statistics) their
+        impurity decrease and statistics (full layout); ``n_nodes[i]``: how
+        many.
+
+    Notes
+    -----
+    A node's features are drawn in an order keyed by ``seed``, its root and
+    its place in the subtree; the first ``n_sampled`` are searched (those
+    known to be constant are not), ties going to the first drawn, and where
+    all of them are constant the next not constant one in the order is
+    taken. The stopping rules are ``SplitRules``' (``may_split``, ``weak``).
+    """
+    code, offsets, values = criterion
+    return _GROW_SUBTREES[code](rows, roots, draws, bins, (offsets, values), rules, out)

@@ -1,0 +1,143 @@
+"""Small nodes' whole subtrees, each grown on one rank (collective).
+
+Level by level, every open node costs each level a share of its Python
+work and collectives, whatever its rows: in a full-depth tree most nodes
+are small and deep, and that share is most of the fit. A node whose global
+rows are at most :data:`LOCAL_ROWS` instead sends its rows to one rank (one
+all-to-all a level for all such nodes, in contiguous runs of about equal
+rows), which grows its whole subtree from them in one kernel call
+(``forest.grow_subtrees``: the same split search and rules, depth first);
+one allgather gives every rank every subtree's nodes, grafted onto the tree
+in the level's order. The subtrees' random draws are keyed by the tree's
+seed, the root and the node's place in the subtree (not drawn in sequence),
+and every sum is exact: the same tree at any number of ranks.
+"""
+
+import numpy as np
+
+from ._criteria import gathered
+
+#: Global rows up to which a node's subtree is grown on one rank.
+LOCAL_ROWS = 8192
+
+
+def rows_to_owners(lengths, global_rows, binned, stats, comms):
+    """Send the rows of some open nodes to their ranks: contiguous runs of
+    nodes of about equal global rows (``global_rows``), in one all-to-all.
+
+    ``binned`` (uint8) and ``stats`` (float64) hold this rank's rows of the
+    nodes, grouped by node, ``lengths[i]`` of node ``i``. Returns ``(mine,
+    binned, stats, node_starts)``: the nodes this rank received, and their
+    rows, grouped by node (node ``mine[j]``'s at ``node_starts[j]:node_starts[j + 1]``).
+
+    This function is collective.
+    """
+    n_nodes = lengths.shape[0]
+    global_rows = global_rows.astype(np.int64)
+    before = np.cumsum(global_rows) - global_rows
+    owner = np.minimum(before * comms.size // max(int(global_rows.sum()), 1), comms.size - 1)
+    rank_of_node = np.arange(n_nodes) - np.searchsorted(owner, owner)  # among its owner's
+    tag = np.repeat(rank_of_node, lengths)
+    packed = np.concatenate([binned, tag[:, None].view(np.uint8), stats.view(np.uint8)], axis=1)
+    received = comms.alltoallv(packed, np.bincount(np.repeat(owner, lengths), minlength=comms.size))
+    width = binned.shape[1]
+    mine = np.flatnonzero(owner == comms.rank)
+    tag = received[:, width : width + 8].copy().view(np.int64)[:, 0]
+    order = np.argsort(tag, kind="stable")
+    node_starts = np.zeros(mine.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(tag, minlength=mine.shape[0]), out=node_starts[1:])
+    grouped = received[order]
+    return (
+        mine,
+        np.ascontiguousarray(grouped[:, :width]),
+        np.ascontiguousarray(grouped[:, width + 8 :]).view(np.float64),
+        node_starts,
+    )
+
+
+def level_positions(nodes, starts):
+    """The positions of the rows of ``nodes`` among a level's rows grouped by
+    node (node ``m``'s at ``starts[m]:starts[m + 1]``), node by node."""
+    lengths = starts[nodes + 1] - starts[nodes]
+    first = np.repeat(starts[nodes] - (np.cumsum(lengths) - lengths), lengths)
+    return first + np.arange(first.shape[0])
+
+
+class Subtrees:
+    """The subtrees of one tree grown on one rank each.
+
+    ``seed`` keys the subtrees' draws; the others are ``grow_tree``'s.
+    """
+
+    def __init__(self, seed, n_sampled, rules, comms, kernels):
+        self.seed, self.n_sampled = int(seed) % (1 << 63), n_sampled
+        self.rules, self.comms, self.kernels = rules, comms, kernels
+
+    def hand_off(self, tree, level, rows, order, starts, depth, leaf_of_row):
+        """Grow the subtrees of the small open nodes of ``level`` (at
+        ``depth``) and graft them onto ``tree``; returns the level without
+        them: ``(level, order, starts)``. Open node ``m``'s rows are
+        ``rows`` (``_LevelRows``) at positions ``order[starts[m]:starts[m + 1]]``;
+        those of the small nodes get their subtree's root in ``leaf_of_row``.
+
+        This method is collective.
+        """
+        small = tree.stats[level.node_ids, -1] <= LOCAL_ROWS
+        if not small.any():
+            return level, order, starts
+        nodes, keep = np.flatnonzero(small), np.flatnonzero(~small)
+        lengths = starts[nodes + 1] - starts[nodes]
+        index = order[level_positions(nodes, starts)]
+        leaf_of_row[rows.ids[index]] = -2 - np.repeat(level.node_ids[nodes], lengths)
+        self._grow(tree, level, nodes, rows, index, lengths, depth)
+        kept_lengths = starts[keep + 1] - starts[keep]
+        kept_starts = np.zeros(keep.shape[0] + 1, dtype=np.int64)
+        np.cumsum(kept_lengths, out=kept_starts[1:])
+        return level.subset(keep), order[level_positions(keep, starts)], kept_starts
+
+    def _grow(self, tree, level, nodes, rows, index, lengths, depth):
+        """Grow the subtrees under the open nodes ``nodes`` (positions in
+        ``level``), whose rows here are at ``index`` of ``rows``, ``lengths``
+        of them each, and graft them onto ``tree``."""
+        criterion = self.rules.criterion
+        node_ids = level.node_ids[nodes]
+        take = self.kernels.take_rows
+        columns = np.concatenate([criterion.search_columns, criterion.extra_columns])
+        stats = np.ascontiguousarray(rows.stats.full_rows(index, take)[:, columns])
+        mine, binned, stats, node_starts = rows_to_owners(
+            lengths,
+            tree.stats[node_ids, -1],
+            gathered(rows.binned, index, take),
+            stats,
+            self.comms,
+        )
+        ids = node_ids[mine]
+        capacity = 2 * binned.shape[0]
+        out = (
+            np.empty((capacity, 6), dtype=np.int64),
+            np.empty((capacity, 1 + criterion.n_stats)),
+            np.zeros(mine.shape[0], dtype=np.int64),
+        )
+        bins, kernel_criterion, kernel_rules = self.rules.subtree_arguments()
+        self.kernels.grow_subtrees(
+            (binned, stats, criterion.search_columns.shape[0], node_starts),
+            (
+                ids,
+                np.full(ids.shape[0], depth, dtype=np.int64),
+                np.ascontiguousarray(level.constant[nodes][mine]),
+                np.ascontiguousarray(tree.stats[ids]),
+            ),
+            (self.seed, self.n_sampled, self.rules.random_thresholds),
+            bins,
+            kernel_criterion,
+            kernel_rules,
+            out,
+        )
+        ints, floats, n_nodes = out
+        place = np.arange(int(n_nodes.sum())) - np.repeat(np.cumsum(n_nodes) - n_nodes, n_nodes)
+        taken = np.repeat(2 * node_starts[:-1], n_nodes) + place
+        # one allgather: the integers travel as the bits of float64s
+        grown = self.comms.allgatherv(
+            np.concatenate([place[:, None], ints[taken], floats[taken].view(np.int64)], axis=1)
+        )
+        tree.graft(level.node_ids[nodes], grown[:, :7], grown[:, 7:].view(np.float64))
