@@ -379,7 +379,7 @@ def test_every_node_holds_the_weighted_classes_of_its_rows(monkeypatch, local_ro
     monkeypatch.setattr(_subtrees, "LOCAL_ROWS", local_rows)
     X, classes = _forest_data("classes")
     forest = RandomForestClassifier(
-        n_estimators=2, class_weight="balanced", bootstrap=False, max_depth=8, random_state=0
+        n_estimators=2, class_weight="balanced", bootstrap=False, min_samples_leaf=3, random_state=0
     ).fit(X, classes)
     weight = (classes.shape[0] / (3 * np.bincount(classes)))[classes]
     for tree in forest.estimators_:

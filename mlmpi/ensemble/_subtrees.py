@@ -19,6 +19,13 @@ from ._criteria import gathered
 
 #: Global rows up to which a node's subtree is grown on one rank.
 LOCAL_ROWS = 8192
+#: Levels a subtree must be allowed (``max_depth`` less its root's depth) to be
+#: grown on one rank where the nodes draw only some of the features. There a
+#: level's histograms are small and cheap to reduce, and carrying the rows to
+#: one rank does not pay for a few levels (``max_depth=12``: 2.17 s level by
+#: level, 2.37 s handed over at 8,192 rows); where every feature is searched
+#: it does (6.48 s against 5.13 s).
+LOCAL_DEPTH = 10
 
 
 def rows_to_owners(lengths, global_rows, binned, stats, comms):
@@ -83,6 +90,8 @@ class Subtrees:
         This method is collective.
         """
         small = tree.stats[level.node_ids, -1] <= LOCAL_ROWS
+        if self.n_sampled < level.constant.shape[1] and self.rules.max_depth - depth < LOCAL_DEPTH:
+            return level, order, starts
         if not small.any():
             return level, order, starts
         nodes, keep = np.flatnonzero(small), np.flatnonzero(~small)
