@@ -349,6 +349,8 @@ def grow_tree(
         )
         order, starts = order[:kept], next_starts
         depth += 1
+    if subtrees is not None:
+        subtrees.grow(tree)
     return tree, leaf_of_row
 
 

@@ -5,12 +5,15 @@ work and collectives, whatever its rows: in a full-depth tree most nodes
 are small and deep, and that share is most of the fit. A node whose global
 rows are at most :data:`LOCAL_ROWS` instead sends its rows to one rank (one
 all-to-all a level for all such nodes, in contiguous runs of about equal
-rows), which grows its whole subtree from them in one kernel call
-(``forest.grow_subtrees``: the same split search and rules, depth first);
-one allgather gives every rank every subtree's nodes, grafted onto the tree
-in the level's order. The subtrees' random draws are keyed by the tree's
-seed, the root and the node's place in the subtree (not drawn in sequence),
-and every sum is exact: the same tree at any number of ranks.
+rows), which keeps them and, once the tree's levels are done, grows all
+the subtrees it received in one kernel call
+(``forest_subtrees.grow_subtrees``: the same split search and rules, depth
+first); one allgather gives every rank every subtree's nodes, grafted onto
+the tree. Where the nodes draw only some features, a
+subtree must also be allowed :data:`LOCAL_DEPTH` more levels. The subtrees'
+random draws are keyed by the tree's seed, the root and the node's place in
+the subtree (not drawn in sequence), and every sum is exact: the same tree
+at any number of ranks.
 """
 
 import numpy as np
@@ -79,11 +82,14 @@ class Subtrees:
     def __init__(self, seed, n_sampled, rules, comms, kernels):
         self.seed, self.n_sampled = int(seed) % (1 << 63), n_sampled
         self.rules, self.comms, self.kernels = rules, comms, kernels
+        # per hand-over, what this rank received: (binned, stats, rows per
+        # subtree, root ids, root depths, known constant features, root stats)
+        self._received = []
 
     def hand_off(self, tree, level, rows, order, starts, depth, leaf_of_row):
-        """Grow the subtrees of the small open nodes of ``level`` (at
-        ``depth``) and graft them onto ``tree``; returns the level without
-        them: ``(level, order, starts)``. Open node ``m``'s rows are
+        """Send the rows of the small open nodes of ``level`` (at ``depth``) to
+        the ranks that grow their subtrees (:meth:`grow`); returns the level
+        without them: ``(level, order, starts)``. Open node ``m``'s rows are
         ``rows`` (``_LevelRows``) at positions ``order[starts[m]:starts[m + 1]]``;
         those of the small nodes get their subtree's root in ``leaf_of_row``.
 
@@ -98,16 +104,16 @@ class Subtrees:
         lengths = starts[nodes + 1] - starts[nodes]
         index = order[level_positions(nodes, starts)]
         leaf_of_row[rows.ids[index]] = -2 - np.repeat(level.node_ids[nodes], lengths)
-        self._grow(tree, level, nodes, rows, index, lengths, depth)
+        self._send(tree, level, nodes, rows, index, lengths, depth)
         kept_lengths = starts[keep + 1] - starts[keep]
         kept_starts = np.zeros(keep.shape[0] + 1, dtype=np.int64)
         np.cumsum(kept_lengths, out=kept_starts[1:])
         return level.subset(keep), order[level_positions(keep, starts)], kept_starts
 
-    def _grow(self, tree, level, nodes, rows, index, lengths, depth):
-        """Grow the subtrees under the open nodes ``nodes`` (positions in
-        ``level``), whose rows here are at ``index`` of ``rows``, ``lengths``
-        of them each, and graft them onto ``tree``."""
+    def _send(self, tree, level, nodes, rows, index, lengths, depth):
+        """Send the rows of the open nodes ``nodes`` (positions in ``level``),
+        here at ``index`` of ``rows``, ``lengths`` of them each, to their
+        ranks, which keep them for :meth:`grow`."""
         criterion = self.rules.criterion
         node_ids = level.node_ids[nodes]
         take = self.kernels.take_rows
@@ -121,21 +127,43 @@ class Subtrees:
             self.comms,
         )
         ids = node_ids[mine]
+        self._received.append(
+            (
+                binned,
+                stats,
+                np.diff(node_starts),
+                ids,
+                np.full(ids.shape[0], depth, dtype=np.int64),
+                level.constant[nodes][mine],
+                tree.stats[ids],
+            )
+        )
+
+    def grow(self, tree):
+        """Grow every subtree handed over, all at once (the ranks' work evens
+        out over them), and graft them onto ``tree``.
+
+        This method is collective (two allgathers, none where no node was
+        handed over).
+        """
+        if not self._received:  # every rank keeps an entry a hand-over
+            return
+        parts = [np.concatenate(part) for part in zip(*self._received)]
+        self._received = []
+        binned, stats, lengths, ids, depth, constant, root_stats = parts
+        node_starts = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lengths, out=node_starts[1:])
+        criterion = self.rules.criterion
         capacity = 2 * binned.shape[0]
         out = (
             np.empty((capacity, 6), dtype=np.int64),
             np.empty((capacity, 1 + criterion.n_stats)),
-            np.zeros(mine.shape[0], dtype=np.int64),
+            np.zeros(ids.shape[0], dtype=np.int64),
         )
         bins, kernel_criterion, kernel_rules = self.rules.subtree_arguments()
         self.kernels.grow_subtrees(
             (binned, stats, criterion.search_columns.shape[0], node_starts),
-            (
-                ids,
-                np.full(ids.shape[0], depth, dtype=np.int64),
-                np.ascontiguousarray(level.constant[nodes][mine]),
-                np.ascontiguousarray(tree.stats[ids]),
-            ),
+            (ids, depth, np.ascontiguousarray(constant), np.ascontiguousarray(root_stats)),
             (self.seed, self.n_sampled, self.rules.random_thresholds),
             bins,
             kernel_criterion,
@@ -145,8 +173,9 @@ class Subtrees:
         ints, floats, n_nodes = out
         place = np.arange(int(n_nodes.sum())) - np.repeat(np.cumsum(n_nodes) - n_nodes, n_nodes)
         taken = np.repeat(2 * node_starts[:-1], n_nodes) + place
-        # one allgather: the integers travel as the bits of float64s
+        # one allgather of the nodes: the floats travel as the bits of int64s
         grown = self.comms.allgatherv(
             np.concatenate([place[:, None], ints[taken], floats[taken].view(np.int64)], axis=1)
         )
-        tree.graft(level.node_ids[nodes], grown[:, :7], grown[:, 7:].view(np.float64))
+        roots = self.comms.allgatherv(ids)
+        tree.graft(roots, grown[:, :7], grown[:, 7:].view(np.float64))
