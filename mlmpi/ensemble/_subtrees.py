@@ -31,21 +31,31 @@ LOCAL_ROWS = 8192
 LOCAL_DEPTH = 10
 
 
-def rows_to_owners(lengths, global_rows, binned, stats, comms):
+def rows_to_owners(lengths, global_rows, binned, stats, comms, load=None):
     """Send the rows of some open nodes to their ranks: contiguous runs of
     nodes of about equal global rows (``global_rows``), in one all-to-all.
 
     ``binned`` (uint8) and ``stats`` (float64) hold this rank's rows of the
-    nodes, grouped by node, ``lengths[i]`` of node ``i``. Returns ``(mine,
-    binned, stats, node_starts)``: the nodes this rank received, and their
-    rows, grouped by node (node ``mine[j]``'s at ``node_starts[j]:node_starts[j + 1]``).
+    nodes, grouped by node, ``lengths[i]`` of node ``i``. ``load`` (per rank,
+    the global rows sent before; updated) evens out the rows over several
+    calls: the runs are then sized to bring every rank to the same total.
+    Returns ``(mine, binned, stats, node_starts)``: the nodes this rank
+    received, and their rows, grouped by node (node ``mine[j]``'s at
+    ``node_starts[j]:node_starts[j + 1]``).
 
     This function is collective.
     """
     n_nodes = lengths.shape[0]
     global_rows = global_rows.astype(np.int64)
     before = np.cumsum(global_rows) - global_rows
-    owner = np.minimum(before * comms.size // max(int(global_rows.sum()), 1), comms.size - 1)
+    if load is None:
+        owner = np.minimum(before * comms.size // max(int(global_rows.sum()), 1), comms.size - 1)
+    else:
+        total = float(global_rows.sum())
+        quota = np.maximum((load.sum() + total) / comms.size - load, 0.0)
+        quota *= total / max(quota.sum(), 1.0)
+        owner = np.searchsorted(np.cumsum(quota)[:-1], before, side="right")
+        load += np.bincount(owner, weights=global_rows, minlength=comms.size)
     rank_of_node = np.arange(n_nodes) - np.searchsorted(owner, owner)  # among its owner's
     tag = np.repeat(rank_of_node, lengths)
     packed = np.concatenate([binned, tag[:, None].view(np.uint8), stats.view(np.uint8)], axis=1)
@@ -85,6 +95,7 @@ class Subtrees:
         # per hand-over, what this rank received: (binned, stats, rows per
         # subtree, root ids, root depths, known constant features, root stats)
         self._received = []
+        self._load = np.zeros(comms.size)  # global rows handed to each rank
 
     def hand_off(self, tree, level, rows, order, starts, depth, leaf_of_row):
         """Send the rows of the small open nodes of ``level`` (at ``depth``) to
@@ -125,6 +136,7 @@ class Subtrees:
             gathered(rows.binned, index, take),
             stats,
             self.comms,
+            self._load,
         )
         ids = node_ids[mine]
         self._received.append(
