@@ -327,6 +327,15 @@ def _absolute_deviation(stats, start, stop, values):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _class_proxy(criterion, weight, part):
+    """:func:`proxy`'s part of one output's class counts, from their ``weight`` and
+    ``part`` (the sum of their squares, gini; of ``c log2 c``, entropy)."""
+    if weight <= 0:
+        return 0.0
+    return part / weight if criterion == 0 else part - weight * np.log2(weight)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def proxy(stats, criterion, offsets, values):
     """Criterion part additive over children (see ``mlmpi/ensemble/_criteria.py``):
     a split's weighted impurity decrease, summed over the outputs, is
@@ -358,9 +367,7 @@ def proxy(stats, criterion, offsets, values):
                 part += count * count
             elif count > 0:
                 part += count * np.log2(count)
-        if weight <= 0:
-            continue
-        total += part / weight if criterion == 0 else part - weight * np.log2(weight)
+        total += _class_proxy(criterion, weight, part)
     return total
 
 
@@ -475,6 +482,15 @@ def _pair_histogram(rows, first, last, f, scale, scratch, present, occupied, mis
         occupied[j] = b
         n_occupied += 1
     return n_occupied
+
+
+@njit(nogil=True, inline="always")
+def _clear_pair(binned, first, last, f, scratch):
+    """Zero again the bins of ``scratch[0]`` that :func:`_pair_histogram` filled."""
+    for r in range(first, last):
+        b = binned[r, f]
+        for s in range(scratch.shape[2]):
+            scratch[0, b, s] = 0.0
 
 
 @njit(nogil=True, inline="always")
@@ -634,10 +650,7 @@ def _find_splits_in_rows(criterion, rows, pairs, nodes, bins, measure, rules, su
             )
             histogram = (scratch, 0, occupied, n_occupied)
             _scan_pair(criterion, histogram, p, every, nodes, bins, measure, rules, out, work)
-            for r in range(first, last):
-                b = binned[r, f]
-                for s in range(n_stats):
-                    scratch[0, b, s] = 0.0
+            _clear_pair(binned, first, last, f, scratch)
     return out[0]
 
 

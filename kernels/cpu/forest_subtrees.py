@@ -17,6 +17,8 @@ from numba import njit
 from .forest import (
     _UNSEEN_MISSING,
     EPSILON,
+    _class_proxy,
+    _clear_pair,
     _pair_histogram,
     _scan_pair,
     _side,
@@ -119,15 +121,6 @@ def _scan_squared_error(hist, occupied, n_occupied, totals, rules):
             else:  # decided from the children's row counts
                 best_missing = _UNSEEN_MISSING
     return best, best_bin, best_right, best_missing, False
-
-
-@njit(nogil=True, inline="always")
-def _class_proxy(criterion, weight, part):
-    """``forest.proxy`` of one output's class counts from their ``weight`` and
-    ``part`` (the sum of their squares, gini; of ``c log2 c``, entropy)."""
-    if weight <= 0:
-        return 0.0
-    return part / weight if criterion == 0 else part - weight * np.log2(weight)
 
 
 @njit(nogil=True, inline="always")
@@ -361,10 +354,7 @@ def _grow_subtrees(criterion, rows, roots, draws, bins, measure, rules, out):
                         found,
                         work,
                     )
-                for r in range(first, last):
-                    b = binned[r, f]
-                    for s in range(n_hist):
-                        scratch[0, b, s] = 0.0
+                _clear_pair(binned, first, last, f, scratch)
                 if pair_constant[0]:
                     constant[f] = True
                     continue

@@ -67,6 +67,8 @@ class Criterion:
         searched = columns < 1 + self.n_outputs if self.moments else columns >= 0
         searched[-1] = needed or not self.moments
         self.search_columns, self.extra_columns = columns[searched], columns[~searched]
+        # the full layout's statistics in the order rows carry them: searched first
+        self.row_columns = np.concatenate([self.search_columns, self.extra_columns])
         self.count_column = self.search_columns.shape[0] - 1 if searched[-1] else -1
         return self
 

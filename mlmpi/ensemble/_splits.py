@@ -123,9 +123,7 @@ class SplitRules:
         feature; ``n_bins``: the histograms' bins. The same result as
         :meth:`search` of the nodes' histograms."""
         n_stats = totals.shape[1]
-        scale = np.zeros(0)
-        if self._scaled():
-            scale = np.broadcast_to(np.asarray(self.scale, dtype=np.float64), (n_stats,)).copy()
+        scale = self._scale_vector(n_stats)
         out = _found(pair_valid.shape[0], n_stats)
         kernels_for("forest", binned).find_splits_in_rows(
             (binned, starts, features, row_stats),
@@ -146,9 +144,6 @@ class SplitRules:
     def subtree_arguments(self):
         """The kernel ``grow_subtrees``' ``(bins, criterion, rules)`` arguments."""
         crit = self.criterion
-        scale = np.zeros(0)
-        if self._scaled():
-            scale = np.broadcast_to(np.asarray(self.scale, dtype=np.float64), (crit.n_stats,))
         _, bins, criterion, scan_rules = self._arguments(np.zeros((0, 0)), np.zeros((0, 2)))
         limits = tuple(
             float(limit)
@@ -167,13 +162,19 @@ class SplitRules:
                 limits,
                 float(self.min_impurity_decrease),
                 float(self.total_weight),
-                np.concatenate([crit.search_columns, crit.extra_columns]),
-                np.ascontiguousarray(scale),
+                crit.row_columns,
+                self._scale_vector(crit.n_stats),
             ),
         )
 
     def _scaled(self):
         return bool(np.any(np.asarray(self.scale) != 1.0))
+
+    def _scale_vector(self, n_stats):
+        """The scale as the kernels take it: ``n_stats`` factors, or none (empty)."""
+        if not self._scaled():
+            return np.zeros(0)
+        return np.broadcast_to(np.asarray(self.scale, dtype=np.float64), (n_stats,)).copy()
 
     def _arguments(self, totals, bounds):
         """The kernels' ``(nodes, bins, criterion, rules)`` arguments."""

@@ -38,7 +38,7 @@ def rows_to_owners(lengths, global_rows, binned, stats, comms, load=None):
     ``binned`` (uint8) and ``stats`` (float64) hold this rank's rows of the
     nodes, grouped by node, ``lengths[i]`` of node ``i``. ``load`` (per rank,
     the global rows sent before; updated) evens out the rows over several
-    calls: the runs are then sized to bring every rank to the same total.
+    calls: the runs are sized to bring every rank to the same total.
     Returns ``(mine, binned, stats, node_starts)``: the nodes this rank
     received, and their rows, grouped by node (node ``mine[j]``'s at
     ``node_starts[j]:node_starts[j + 1]``).
@@ -48,14 +48,12 @@ def rows_to_owners(lengths, global_rows, binned, stats, comms, load=None):
     n_nodes = lengths.shape[0]
     global_rows = global_rows.astype(np.int64)
     before = np.cumsum(global_rows) - global_rows
-    if load is None:
-        owner = np.minimum(before * comms.size // max(int(global_rows.sum()), 1), comms.size - 1)
-    else:
-        total = float(global_rows.sum())
-        quota = np.maximum((load.sum() + total) / comms.size - load, 0.0)
-        quota *= total / max(quota.sum(), 1.0)
-        owner = np.searchsorted(np.cumsum(quota)[:-1], before, side="right")
-        load += np.bincount(owner, weights=global_rows, minlength=comms.size)
+    load = np.zeros(comms.size) if load is None else load
+    total = float(global_rows.sum())
+    quota = np.maximum((load.sum() + total) / comms.size - load, 0.0)
+    quota *= total / max(quota.sum(), 1.0)
+    owner = np.searchsorted(np.cumsum(quota)[:-1], before, side="right")
+    load += np.bincount(owner, weights=global_rows, minlength=comms.size)
     rank_of_node = np.arange(n_nodes) - np.searchsorted(owner, owner)  # among its owner's
     tag = np.repeat(rank_of_node, lengths)
     packed = np.concatenate([binned, tag[:, None].view(np.uint8), stats.view(np.uint8)], axis=1)
@@ -106,9 +104,9 @@ class Subtrees:
 
         This method is collective.
         """
-        small = tree.stats[level.node_ids, -1] <= LOCAL_ROWS
         if self.n_sampled < level.constant.shape[1] and self.rules.max_depth - depth < LOCAL_DEPTH:
             return level, order, starts
+        small = tree.stats[level.node_ids, -1] <= LOCAL_ROWS
         if not small.any():
             return level, order, starts
         nodes, keep = np.flatnonzero(small), np.flatnonzero(~small)
@@ -128,8 +126,7 @@ class Subtrees:
         criterion = self.rules.criterion
         node_ids = level.node_ids[nodes]
         take = self.kernels.take_rows
-        columns = np.concatenate([criterion.search_columns, criterion.extra_columns])
-        stats = np.ascontiguousarray(rows.stats.full_rows(index, take)[:, columns])
+        stats = np.ascontiguousarray(rows.stats.full_rows(index, take)[:, criterion.row_columns])
         mine, binned, stats, node_starts = rows_to_owners(
             lengths,
             tree.stats[node_ids, -1],
