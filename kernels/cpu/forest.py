@@ -276,12 +276,12 @@ def accumulate_leaves(
     X, feature, threshold, missing_left, children_left, children_right, value, roots, out
 ):
     """``out[i] += value[leaf]`` of every tree (root node ids in ``roots``) for each
-    row of ``X``; a node is a leaf where ``feature < 0``, rows go left where
-    ``float32(X[i, feature]) <= threshold``, NaN where ``missing_left``."""
+    row of ``X``; a node is a leaf where ``children_left < 0``, rows go left
+    where ``float32(X[i, feature]) <= threshold``, NaN where ``missing_left``."""
     for i in range(X.shape[0]):
         for t in range(roots.shape[0]):
             node = roots[t]
-            while feature[node] >= 0:
+            while children_left[node] >= 0:
                 x = X[i, feature[node]]
                 if np.isnan(x):
                     go_left = missing_left[node]

@@ -386,7 +386,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
 
     def _oob_sums(self, X):
         """Sum of the out-of-bag trees' leaf values of each local row, and their number."""
-        sums = np.zeros((X.shape[0], self.forest_.value.shape[1]))
+        sums = np.zeros((X.shape[0], self.forest_.n_values))
         n_trees = np.zeros(X.shape[0])
         for t, estimator in enumerate(self.estimators_):
             out = self._tree_counts(estimator.random_state) == 0
@@ -427,7 +427,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         return X
 
     def _sum_leaves(self, X, trees=None):
-        out = np.empty((X.shape[0], self.forest_.value.shape[1]))
+        out = np.empty((X.shape[0], self.forest_.n_values))
         for first, block in dense_blocks(X):
             out[first : first + block.shape[0]] = self.forest_.sum_leaf_values(block, trees)
         return out

@@ -9,20 +9,29 @@ from ..kernels import kernels_for
 
 
 class HistogramForest:
-    """Every tree of a fitted forest, concatenated.
+    """Every tree of a fitted forest, in array form for a vectorised local
+    prediction.
 
     A fitted forest estimator holds one as ``forest_`` (replicated), built
-    from its ``estimators_``; prediction with it is local.
+    from its ``estimators_`` by :meth:`from_estimators`; prediction with it
+    is local.
 
     Parameters
     ----------
-    feature, threshold, missing_left, children_left, children_right, value, n_node_samples, roots
-        The arrays of the attributes below.
+    trees : list of tuple
+        Each tree's ``(feature, threshold, missing_left, children_left,
+        children_right, value, n_node_samples)``, as the attributes below
+        describe them for the whole forest (node ids within the tree).
 
     Attributes
     ----------
+    trees : list of tuple
+        The parameter. :meth:`from_estimators` makes them views of the
+        estimators' ``tree_`` arrays: a forest of full-depth trees has
+        millions of nodes, and a copy of them would show in the fit's time.
     feature : ndarray of shape (n_nodes,), int64
-        Split feature of each node; -1 for a leaf.
+        Split feature of each node of all trees, one tree after the other;
+        negative for a leaf.
     threshold : ndarray of shape (n_nodes,), float64
         Split threshold in the units of ``X``: rows with ``float32(x) <= threshold``
         go left.
@@ -50,25 +59,8 @@ class HistogramForest:
     (8, 1)
     """
 
-    def __init__(
-        self,
-        feature,
-        threshold,
-        missing_left,
-        children_left,
-        children_right,
-        value,
-        n_node_samples,
-        roots,
-    ):
-        self.feature = feature
-        self.threshold = threshold
-        self.missing_left = missing_left
-        self.children_left = children_left
-        self.children_right = children_right
-        self.value = value
-        self.n_node_samples = n_node_samples
-        self.roots = roots
+    def __init__(self, trees):
+        self.trees = list(trees)
 
     @classmethod
     def from_estimators(cls, estimators):
@@ -77,46 +69,89 @@ class HistogramForest:
         Parameters
         ----------
         estimators : list of DecisionTreeClassifier or DecisionTreeRegressor
-            Fitted trees (their ``tree_`` is read).
+            Fitted trees (their ``tree_`` is read, not copied).
 
         Returns
         -------
         forest : HistogramForest
-            Their nodes, concatenated; values flattened per node.
+            Their nodes; values flattened per node.
         """
-        parts = {
-            name: []
-            for name in ("feature", "threshold", "missing", "left", "right", "value", "rows")
-        }
-        roots, offset = [], 0
+        trees = []
         for estimator in estimators:
             tree = estimator.tree_
-            leaf = tree.children_left < 0
-            parts["feature"].append(np.where(leaf, -1, tree.feature))
-            parts["threshold"].append(tree.threshold)
-            parts["missing"].append(tree.missing_go_to_left.astype(bool))
-            for name, ids in (("left", tree.children_left), ("right", tree.children_right)):
-                parts[name].append(np.where(ids >= 0, ids + offset, -1))
-            parts["value"].append(tree.value.reshape(tree.node_count, -1))
-            parts["rows"].append(tree.n_node_samples.astype(np.int64))
-            roots.append(offset)
-            offset += tree.node_count
-        joined = {name: np.concatenate(values) for name, values in parts.items()}
-        return cls(
-            joined["feature"].astype(np.int64),
-            joined["threshold"],
-            joined["missing"],
-            joined["left"].astype(np.int64),
-            joined["right"].astype(np.int64),
-            joined["value"],
-            joined["rows"],
-            np.asarray(roots, dtype=np.int64),
-        )
+            trees.append(
+                (
+                    tree.feature,
+                    tree.threshold,
+                    tree.missing_go_to_left,
+                    tree.children_left,
+                    tree.children_right,
+                    tree.value.reshape(tree.node_count, -1),
+                    tree.n_node_samples,
+                )
+            )
+        return cls(trees)
 
     @property
     def n_trees(self):
         """Number of trees."""
-        return int(self.roots.shape[0])
+        return len(self.trees)
+
+    @property
+    def n_values(self):
+        """Values per node: ``value.shape[1]``."""
+        return int(self.trees[0][5].shape[1])
+
+    def _joined(self, column, dtype):
+        """Column ``column`` of every tree's tuple, concatenated."""
+        return np.concatenate([tree[column] for tree in self.trees]).astype(dtype, copy=False)
+
+    @property
+    def feature(self):
+        """Every tree's split features, concatenated (see the class docstring)."""
+        return self._joined(0, np.int64)
+
+    @property
+    def threshold(self):
+        """Every tree's thresholds, concatenated."""
+        return self._joined(1, np.float64)
+
+    @property
+    def missing_left(self):
+        """Every tree's NaN sides, concatenated."""
+        return self._joined(2, np.bool_)
+
+    @property
+    def children_left(self):
+        """Every tree's left children, as node ids of the whole forest."""
+        return self._children(3)
+
+    @property
+    def children_right(self):
+        """Every tree's right children, as node ids of the whole forest."""
+        return self._children(4)
+
+    def _children(self, column):
+        """Children ids (column ``column``) as node ids of the whole forest."""
+        ids = self._joined(column, np.int64)
+        shift = np.repeat(self.roots, [tree[0].shape[0] for tree in self.trees])
+        return np.where(ids >= 0, ids + shift, -1)
+
+    @property
+    def value(self):
+        """Every tree's node values, concatenated."""
+        return self._joined(5, np.float64)
+
+    @property
+    def n_node_samples(self):
+        """Every tree's training rows per node, concatenated."""
+        return self._joined(6, np.int64)
+
+    @property
+    def roots(self):
+        """The node id of each tree's root in the concatenated arrays."""
+        counts = np.array([tree[0].shape[0] for tree in self.trees], dtype=np.int64)
+        return np.cumsum(counts) - counts
 
     def sum_leaf_values(self, X, trees=None):
         """Sum over the trees (all, or the ids in ``trees``) of each row's leaf value.
@@ -134,20 +169,13 @@ class HistogramForest:
         -------
         sums : ndarray of shape (n_local, n_values), float64
         """
-        out = np.zeros((X.shape[0], self.value.shape[1]))
-        roots = self.roots if trees is None else self.roots[trees]
-        if X.shape[0] and roots.shape[0]:
-            kernels_for("forest", X).accumulate_leaves(
-                np.ascontiguousarray(X),
-                self.feature,
-                self.threshold,
-                self.missing_left,
-                self.children_left,
-                self.children_right,
-                self.value,
-                roots,
-                out,
-            )
+        out = np.zeros((X.shape[0], self.n_values))
+        if X.shape[0]:
+            X = np.ascontiguousarray(X)
+            accumulate = kernels_for("forest", X).accumulate_leaves
+            root = np.zeros(1, dtype=np.int64)
+            for t in range(self.n_trees) if trees is None else trees:
+                accumulate(X, *self.trees[t][:6], root, out)
         return out
 
 
