@@ -392,6 +392,150 @@ def test_every_node_holds_the_weighted_classes_of_its_rows(monkeypatch, local_ro
         np.testing.assert_allclose(tree.tree_.value[:, 0, :], expected, atol=1e-12)
 
 
+@pytest.mark.parametrize(
+    "criterion, scale",
+    [
+        ("gini", 1.0),
+        ("entropy", 1.0),
+        ("squared_error", 1.0),
+        # class weights scale sums after they are taken: with two outputs, an
+        # output whose two rows share a class is rounded differently on each side
+        ("gini", np.array([1.0, 0.37, 2.9, 0.71, 1.3, 1.0])),
+        ("entropy", np.array([0.3, 1.7, 1.1, 1.9, 0.23, 1.0])),
+    ],
+)
+@pytest.mark.parametrize("n_sampled", [2, 6])
+def test_a_node_of_two_rows_splits_as_the_general_search_splits_it(criterion, scale, n_sampled):
+    """The subtree kernel searches a node of two rows once for each of the
+    two rows going left (a feature's search depends on nothing else, and a
+    later feature with the same row left cannot beat the first): each such
+    node's split is the one the general scan finds, feature by feature in
+    the node's keyed random order (the two sides' gains can differ where
+    class weights scale the sums of two outputs)."""
+    from mlmpi.kernels import kernels_for
+    from mlmpi.kernels.cpu.forest import _scan_pair
+    from mlmpi.kernels.cpu.forest_subtrees import _draw_feature, _node_key
+    from numba import njit
+
+    from mlmpi import get_comms
+    from mlmpi.ensemble._criteria import Criterion
+    from mlmpi.ensemble._splits import SplitRules
+    from mlmpi.utils._exact import on_exact_grids
+
+    @njit
+    def general(code, hist, occupied, n_occupied, totals, bins, measure, rules):
+        n_stats = hist.shape[2]
+        out = (
+            np.empty(1),
+            np.empty(1, dtype=np.int64),
+            np.empty(1, dtype=np.int8),
+            np.zeros((1, n_stats)),
+            np.empty(1, dtype=np.bool_),
+            np.empty(1, dtype=np.int64),
+        )
+        pairs = (
+            np.zeros(1, dtype=np.int64),
+            np.zeros(1, dtype=np.int64),
+            np.ones(1, dtype=np.bool_),
+            np.empty((0, 2)),
+        )
+        nodes = (totals, np.full(1, -np.inf), np.full(1, np.inf))
+        work = (np.empty(n_stats), np.empty(n_stats))
+        histogram = (hist, 0, occupied, n_occupied)
+        _scan_pair(code, histogram, 0, pairs, nodes, bins, measure, rules, out, work)
+        return out[0][0], out[1][0], out[5][0], out[4][0]
+
+    rng = np.random.default_rng(1)
+    n_roots, n_features, seed = 300, 6, 11
+    n_rows = 2 * n_roots
+    binned = rng.integers(0, 4, (n_rows, n_features)).astype(np.uint8)  # equal bins often
+    weight = rng.choice([1.0, 2.0, 3.0], n_rows)
+    if criterion == "squared_error":
+        crit = Criterion(criterion, [1]).searches_count(False)
+        targets = rng.normal(size=(n_rows, 1)).round(2)
+        targets[1::2] += 1.0  # the two rows of a node differ: it may split
+    else:
+        n_classes = [3] if np.ndim(scale) == 0 else [3, 2]
+        crit = Criterion(criterion, n_classes).searches_count(True)
+        targets = rng.integers(0, 2, (n_rows, len(n_classes)))
+        targets[1::2, 0] = (targets[::2, 0] + rng.integers(1, 3, n_roots)) % 3
+    kernels = kernels_for("forest", np.empty(0))
+    row_stats = crit.row_stats(targets, weight)
+    row_stats.round_sums(lambda summed: on_exact_grids(summed, n_rows, get_comms()))
+    full = row_stats.full_rows(np.arange(n_rows), kernels.take_rows)
+    rules = SplitRules(
+        criterion=crit,
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_leaf=0.0,
+        min_impurity_decrease=0.0,
+        total_weight=weight.sum(),
+        bin_ranges=None,
+        scale=scale,
+        missing_bin=-1,
+    )
+    bins, kernel_criterion, kernel_rules = rules.subtree_arguments()
+    starts = np.arange(0, n_rows + 1, 2, dtype=np.int64)
+    root_stats = (full[0::2] + full[1::2]) * scale
+    n_searched = crit.search_columns.shape[0]
+    out = (
+        np.empty((2 * n_rows, 6), np.int64),
+        np.empty((2 * n_rows, 1 + crit.n_stats)),
+        np.zeros(n_roots, np.int64),
+    )
+    ids = np.arange(n_roots, dtype=np.int64) * 7
+    kernels.grow_subtrees(
+        (binned.copy(), np.ascontiguousarray(full[:, crit.row_columns]), n_searched, starts),
+        (ids, np.zeros(n_roots, np.int64), np.zeros((n_roots, n_features), bool), root_stats),
+        (seed, n_sampled, False),
+        bins,
+        kernel_criterion,
+        kernel_rules,
+        out,
+    )
+    searched = full[:, crit.search_columns]
+    factors = np.broadcast_to(scale, (crit.n_stats,))[crit.search_columns]
+    measure = kernel_criterion[1:]
+    for i in range(n_roots):
+        key = np.uint64(_node_key(seed, ids[i], 0))  # numba hands back a Python int
+        order = np.arange(n_features)
+        best, searched_any = (-np.inf, -1, 0, 1), False
+        for t in range(n_features):
+            if t >= n_sampled and searched_any:
+                break
+            f = _draw_feature(key, order, t)
+            hist = np.zeros((1, 256, n_searched))
+            hist[0, binned[2 * i, f]] += searched[2 * i]
+            hist[0, binned[2 * i + 1, f]] += searched[2 * i + 1]
+            hist *= factors  # after the sums, as the kernel scales them
+            occupied = np.zeros(256, dtype=np.int64)
+            present = np.unique(binned[2 * i : 2 * i + 2, f]).astype(np.int64)
+            occupied[: present.shape[0]] = present
+            totals = root_stats[i, crit.search_columns][None, :]
+            gain, split_bin, right_bin, constant = general(
+                kernel_criterion[0],
+                hist,
+                occupied,
+                present.shape[0],
+                totals,
+                bins,
+                measure,
+                kernel_rules[0],
+            )
+            if constant:
+                continue
+            if gain > best[0] or t >= n_sampled:
+                best = (gain, f, split_bin, right_bin)
+            searched_any = True
+        node = out[0][2 * starts[i]]
+        if best[1] < 0:  # every feature constant: a leaf
+            assert node[0] == -1, i
+            continue
+        assert (node[0], node[1], node[2]) == best[1:], i
+        assert out[1][2 * starts[i], 0] == best[0], i
+
+
 def test_subtree_scans_give_the_general_scans_gains_bit_for_bit():
     """The subtree kernel's scans of one output's squared error and classes,
     in scalars, find what the general scan finds: gains, bins and the side of

@@ -33,16 +33,16 @@ row count is summed for the children of the splits made.
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .cells import cell_tables, count_below
 
 EPSILON = np.finfo(np.float64).eps
 _UNSEEN_MISSING = 2  # mlmpi.ensemble._splits.UNSEEN_MISSING
+
+
 # Rows of a pair up to which its occupied bins are found by sorting its rows'
 # bins (insertion, quadratic) rather than by a pass over every bin.
-_SORTED_ROWS = 24
-
-
 @njit(cache=True, nogil=True)
 def _bin_columns(X, edges, edge_starts, missing_bin, out):
     origin, scale, first = cell_tables(edges, edge_starts)
@@ -451,46 +451,46 @@ def _occupied_bins(hist, h, missing_bin, present, occupied):
 
 
 @njit(nogil=True, inline="always")
-def _pair_histogram(rows, first, last, f, scale, scratch, present, occupied, missing_bin):
+def _pair_histogram(rows, first, last, f, scale, scratch, occupied, words, missing_bin):
     """Sum the first ``scratch.shape[2]`` statistics of rows ``first:last`` by
     their bin of feature ``f`` into ``scratch[0]`` (times ``scale``, where
-    given) and write its occupied bins into ``occupied``; returns how many."""
+    given) and write the bins holding rows, the missing bin aside, in order
+    into ``occupied``; returns how many. ``words``: four zeros (uint64),
+    zero again on return: a bit per bin, so that a pair costs its rows and
+    its occupied bins, not every bin."""
     binned, row_stats = rows
     n_stats = scratch.shape[2]
     for r in range(first, last):
         b = binned[r, f]
         for s in range(n_stats):
             scratch[0, b, s] += row_stats[r, s]
+        if b != missing_bin:
+            words[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
     if scale.shape[0]:
         for b in range(scratch.shape[1]):
             for s in range(n_stats):
                 scratch[0, b, s] *= scale[s]
-    if last - first > _SORTED_ROWS:
-        return _occupied_bins(scratch, 0, missing_bin, present, occupied)
-    n_occupied = 0  # insertion of each row's bin, once
-    for r in range(first, last):
-        b = binned[r, f]
-        if b == missing_bin:
-            continue
-        j = n_occupied
-        while j > 0 and occupied[j - 1] > b:
-            j -= 1
-        if j > 0 and occupied[j - 1] == b:
-            continue
-        for t in range(n_occupied, j, -1):
-            occupied[t] = occupied[t - 1]
-        occupied[j] = b
-        n_occupied += 1
+    n_occupied = 0
+    for w in range(4):
+        word = words[w]
+        while word:
+            occupied[n_occupied] = 64 * w + trailing_zeros(word)
+            n_occupied += 1
+            word &= word - np.uint64(1)
+        words[w] = 0
     return n_occupied
 
 
 @njit(nogil=True, inline="always")
-def _clear_pair(binned, first, last, f, scratch):
-    """Zero again the bins of ``scratch[0]`` that :func:`_pair_histogram` filled."""
-    for r in range(first, last):
-        b = binned[r, f]
+def _clear_pair(scratch, occupied, n_occupied, missing_bin):
+    """Zero again the bins of ``scratch[0]`` that :func:`_pair_histogram` filled:
+    its ``occupied`` bins and the missing bin."""
+    for t in range(n_occupied):
         for s in range(scratch.shape[2]):
-            scratch[0, b, s] = 0.0
+            scratch[0, occupied[t], s] = 0.0
+    if missing_bin >= 0:
+        for s in range(scratch.shape[2]):
+            scratch[0, missing_bin, s] = 0.0
 
 
 @njit(nogil=True, inline="always")
@@ -620,15 +620,11 @@ def _find_splits(criterion, hist, pairs, nodes, bins, measure, rules, out):
 def _find_splits_in_rows(criterion, rows, pairs, nodes, bins, measure, rules, summing, out):
     """:func:`find_splits_in_rows` for criterion code ``criterion``: each pair's
     histogram is summed from the node's rows into ``scratch`` and scanned by
-    :func:`_scan_pair`, then its rows' bins are zeroed again. The occupied
-    bins of a pair of at most :data:`_SORTED_ROWS` rows come from sorting its
-    rows' bins, so that such a pair costs its rows, not the bins."""
+    :func:`_scan_pair`, then its rows' bins are zeroed again."""
     binned, starts, features, row_stats = rows
     scale, scratch = summing
     pair_valid, uniform = pairs
     missing_bin = bins[2]
-    rows_stat = rules[3]
-    present = rows_stat if rows_stat >= 0 else 0
     n_nodes, n_slots = features.shape
     n_bins, n_stats = scratch.shape[1], scratch.shape[2]
     pair_node = np.empty(n_nodes * n_slots, dtype=np.int64)
@@ -640,17 +636,18 @@ def _find_splits_in_rows(criterion, rows, pairs, nodes, bins, measure, rules, su
     every = (pair_node, pair_feature, pair_valid, uniform)
     work = (np.empty(n_stats), np.empty(n_stats))  # running and right statistics
     occupied = np.empty(n_bins, dtype=np.int64)
+    words = np.zeros(4, dtype=np.uint64)
     for i in range(n_nodes):
         first, last = starts[i], starts[i + 1]
         for k in range(n_slots):
             p = i * n_slots + k
             f = features[i, k]
             n_occupied = _pair_histogram(
-                (binned, row_stats), first, last, f, scale, scratch, present, occupied, missing_bin
+                (binned, row_stats), first, last, f, scale, scratch, occupied, words, missing_bin
             )
             histogram = (scratch, 0, occupied, n_occupied)
             _scan_pair(criterion, histogram, p, every, nodes, bins, measure, rules, out, work)
-            _clear_pair(binned, first, last, f, scratch)
+            _clear_pair(scratch, occupied, n_occupied, missing_bin)
     return out[0]
 
 

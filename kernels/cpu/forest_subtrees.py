@@ -211,15 +211,12 @@ def _node_key(seed, root, local):
 
 
 @njit(nogil=True, inline="always")
-def _random_order(key, order, draws):
-    """A random order of ``order.shape[0]`` features: by increasing draw."""
-    for f in range(order.shape[0]):
-        draws[f] = _uniform(key, f)
-        j = f
-        while j > 0 and draws[order[j - 1]] > draws[f]:
-            order[j] = order[j - 1]
-            j -= 1
-        order[j] = f
+def _draw_feature(key, order, t):
+    """Step ``t`` of a Fisher-Yates shuffle of ``order`` keyed by ``key``: the
+    ``t``-th feature of the node's random order, drawn only when needed."""
+    j = t + np.int64(_uniform(key, t) * (order.shape[0] - t))
+    order[t], order[j] = order[j], order[t]
+    return order[t]
 
 
 @njit(nogil=True, inline="always")
@@ -249,6 +246,7 @@ def _grow_subtrees(criterion, rows, roots, draws, bins, measure, rules, out):
     n_bins = 1 + max(missing_bin, 255)
     scratch = np.zeros((1, n_bins, n_hist))
     occupied = np.empty(n_bins, dtype=np.int64)
+    words = np.zeros(4, dtype=np.uint64)
     work = (np.empty(n_hist), np.empty(n_hist))
     found = (
         np.empty(1),
@@ -265,13 +263,13 @@ def _grow_subtrees(criterion, rows, roots, draws, bins, measure, rules, out):
     totals = np.empty((1, n_hist))
     nodes = (totals, np.full(1, -np.inf), np.full(1, np.inf))
     order = np.empty(n_features, dtype=np.int64)
-    feature_draws = np.empty(n_features)
     largest = 0
     for i in range(root_ids.shape[0]):
         largest = max(largest, starts[i + 1] - starts[i])
     stack = np.empty((largest + 2, 4), dtype=np.int64)  # local id, first, last, depth
     stack_constant = np.empty((largest + 2, n_features), dtype=np.bool_)
     constant = np.empty(n_features, dtype=np.bool_)
+    searched_side = np.zeros(2, dtype=np.bool_)
     for i in range(root_ids.shape[0]):
         base = 2 * starts[i]
         stats[base, :] = root_stats[i]
@@ -291,17 +289,33 @@ def _grow_subtrees(criterion, rows, roots, draws, bins, measure, rules, out):
             constant[:] = stack_constant[depth_of]
             node = base + local
             key = _node_key(seed, root_ids[i], local)
-            _random_order(key, order, feature_draws)
+            for f in range(n_features):
+                order[f] = f
             for s in range(n_hist):
                 totals[0, s] = stats[node, columns[s]]
             best_gain, best_feature, searched_any = -np.inf, -1, False
+            two_rows = last - first == 2 and not extra_trees
+            searched_side[:] = False
             best_bin, best_right_bin, best_missing = 0, 1, 0
             for t in range(n_features):
-                f = order[t]
                 if t >= n_sampled and searched_any:
                     break
+                f = _draw_feature(key, order, t)
                 if constant[f]:
                     continue
+                if two_rows:
+                    # a node of two rows: a feature's search depends only on which
+                    # row goes left, and a later feature with the same row left
+                    # finds the same gain, which cannot beat the first's
+                    low, high = binned[first, f], binned[first + 1, f]
+                    if low != missing_bin and high != missing_bin:
+                        if low == high:
+                            constant[f] = True
+                            continue
+                        side = 0 if low < high else 1
+                        if searched_side[side]:
+                            continue
+                        searched_side[side] = True
                 n_occupied = _pair_histogram(
                     arrays,
                     first,
@@ -309,8 +323,8 @@ def _grow_subtrees(criterion, rows, roots, draws, bins, measure, rules, out):
                     f,
                     hist_scale,
                     scratch,
-                    present,
                     occupied,
+                    words,
                     missing_bin,
                 )
                 if extra_trees:
@@ -354,7 +368,7 @@ def _grow_subtrees(criterion, rows, roots, draws, bins, measure, rules, out):
                         found,
                         work,
                     )
-                _clear_pair(binned, first, last, f, scratch)
+                _clear_pair(scratch, occupied, n_occupied, missing_bin)
                 if pair_constant[0]:
                     constant[f] = True
                     continue
