@@ -3,10 +3,10 @@
 Level by level, every open node costs each level a share of its Python
 work and collectives, whatever its rows: in a full-depth tree most nodes
 are small and deep, and that share is most of the fit. A node whose global
-rows are at most :data:`LOCAL_ROWS` instead sends its rows to one rank (one
-all-to-all a level for all such nodes, in contiguous runs of about equal
-rows), which keeps them and, once the tree's levels are done, grows all
-the subtrees it received in one kernel call
+rows are at most :data:`LOCAL_ROWS` instead leaves the level; once the
+tree's levels are done, the rows of all such nodes go to their ranks in
+one all-to-all (contiguous runs of nodes of about equal rows), and each
+rank grows all the subtrees it received in one kernel call
 (``forest_subtrees.grow_subtrees``: the same split search and rules, depth
 first); one allgather gives every rank every subtree's nodes, grafted onto
 the tree. Where the nodes draw only some features, a
@@ -31,16 +31,14 @@ LOCAL_ROWS = 8192
 LOCAL_DEPTH = 10
 
 
-def rows_to_owners(lengths, global_rows, binned, stats, comms, load=None):
+def rows_to_owners(lengths, global_rows, binned, stats, comms):
     """Send the rows of some open nodes to their ranks: contiguous runs of
     nodes of about equal global rows (``global_rows``), in one all-to-all.
 
     ``binned`` (uint8) and ``stats`` (float64) hold this rank's rows of the
-    nodes, grouped by node, ``lengths[i]`` of node ``i``. ``load`` (per rank,
-    the global rows sent before; updated) evens out the rows over several
-    calls: the runs are sized to bring every rank to the same total.
-    Returns ``(mine, binned, stats, node_starts)``: the nodes this rank
-    received, and their rows, grouped by node (node ``mine[j]``'s at
+    nodes, grouped by node, ``lengths[i]`` of node ``i``. Returns
+    ``(mine, binned, stats, node_starts)``: the nodes this rank received,
+    and their rows, grouped by node (node ``mine[j]``'s at
     ``node_starts[j]:node_starts[j + 1]``).
 
     This function is collective.
@@ -48,12 +46,8 @@ def rows_to_owners(lengths, global_rows, binned, stats, comms, load=None):
     n_nodes = lengths.shape[0]
     global_rows = global_rows.astype(np.int64)
     before = np.cumsum(global_rows) - global_rows
-    load = np.zeros(comms.size) if load is None else load
-    total = float(global_rows.sum())
-    quota = np.maximum((load.sum() + total) / comms.size - load, 0.0)
-    quota *= total / max(quota.sum(), 1.0)
-    owner = np.searchsorted(np.cumsum(quota)[:-1], before, side="right")
-    load += np.bincount(owner, weights=global_rows, minlength=comms.size)
+    share = float(global_rows.sum()) / comms.size
+    owner = np.searchsorted(share * np.arange(1, comms.size), before, side="right")
     rank_of_node = np.arange(n_nodes) - np.searchsorted(owner, owner)  # among its owner's
     tag = np.repeat(rank_of_node, lengths)
     packed = np.concatenate([binned, tag[:, None].view(np.uint8), stats.view(np.uint8)], axis=1)
@@ -90,19 +84,18 @@ class Subtrees:
     def __init__(self, seed, n_sampled, rules, comms, kernels):
         self.seed, self.n_sampled = int(seed) % (1 << 63), n_sampled
         self.rules, self.comms, self.kernels = rules, comms, kernels
-        # per hand-over, what this rank received: (binned, stats, rows per
-        # subtree, root ids, root depths, known constant features, root stats)
-        self._received = []
-        self._load = np.zeros(comms.size)  # global rows handed to each rank
+        # per level, this rank's rows of the nodes that left it: (rows per
+        # node, global rows per node, binned, stats, node ids, depths, known
+        # constant features)
+        self._left = []
 
     def hand_off(self, tree, level, rows, order, starts, depth, leaf_of_row):
-        """Send the rows of the small open nodes of ``level`` (at ``depth``) to
-        the ranks that grow their subtrees (:meth:`grow`); returns the level
+        """Take the small open nodes of ``level`` (at ``depth``) out of it, their
+        subtrees to be grown on one rank each (:meth:`grow`); returns the level
         without them: ``(level, order, starts)``. Open node ``m``'s rows are
         ``rows`` (``_LevelRows``) at positions ``order[starts[m]:starts[m + 1]]``;
         those of the small nodes get their subtree's root in ``leaf_of_row``.
-
-        This method is collective.
+        Local: the rows travel in :meth:`grow`.
         """
         if self.n_sampled < level.constant.shape[1] and self.rules.max_depth - depth < LOCAL_DEPTH:
             return level, order, starts
@@ -110,58 +103,45 @@ class Subtrees:
         if not small.any():
             return level, order, starts
         nodes, keep = np.flatnonzero(small), np.flatnonzero(~small)
+        node_ids = level.node_ids[nodes]
         lengths = starts[nodes + 1] - starts[nodes]
         index = order[level_positions(nodes, starts)]
-        leaf_of_row[rows.ids[index]] = -2 - np.repeat(level.node_ids[nodes], lengths)
-        self._send(tree, level, nodes, rows, index, lengths, depth)
+        leaf_of_row[rows.ids[index]] = -2 - np.repeat(node_ids, lengths)
+        take = self.kernels.take_rows
+        self._left.append(
+            (
+                lengths,
+                tree.stats[node_ids, -1],
+                gathered(rows.binned, index, take),
+                rows.stats.full_rows(index, take)[:, self.rules.criterion.row_columns],
+                node_ids,
+                np.full(nodes.shape[0], depth, dtype=np.int64),
+                level.constant[nodes],
+            )
+        )
         kept_lengths = starts[keep + 1] - starts[keep]
         kept_starts = np.zeros(keep.shape[0] + 1, dtype=np.int64)
         np.cumsum(kept_lengths, out=kept_starts[1:])
         return level.subset(keep), order[level_positions(keep, starts)], kept_starts
 
-    def _send(self, tree, level, nodes, rows, index, lengths, depth):
-        """Send the rows of the open nodes ``nodes`` (positions in ``level``),
-        here at ``index`` of ``rows``, ``lengths`` of them each, to their
-        ranks, which keep them for :meth:`grow`."""
-        criterion = self.rules.criterion
-        node_ids = level.node_ids[nodes]
-        take = self.kernels.take_rows
-        stats = np.ascontiguousarray(rows.stats.full_rows(index, take)[:, criterion.row_columns])
-        mine, binned, stats, node_starts = rows_to_owners(
-            lengths,
-            tree.stats[node_ids, -1],
-            gathered(rows.binned, index, take),
-            stats,
-            self.comms,
-            self._load,
-        )
-        ids = node_ids[mine]
-        self._received.append(
-            (
-                binned,
-                stats,
-                np.diff(node_starts),
-                ids,
-                np.full(ids.shape[0], depth, dtype=np.int64),
-                level.constant[nodes][mine],
-                tree.stats[ids],
-            )
-        )
-
     def grow(self, tree):
-        """Grow every subtree handed over, all at once (the ranks' work evens
-        out over them), and graft them onto ``tree``.
+        """Send the rows of the nodes taken out of the levels to their ranks (one
+        all-to-all), grow every subtree there, all at once, and graft them
+        onto ``tree``.
 
-        This method is collective (two allgathers, none where no node was
-        handed over).
+        This method is collective (an all-to-all and two allgathers, none where
+        no node was taken out: the same on every rank).
         """
-        if not self._received:  # every rank keeps an entry a hand-over
+        if not self._left:
             return
-        parts = [np.concatenate(part) for part in zip(*self._received)]
-        self._received = []
-        binned, stats, lengths, ids, depth, constant, root_stats = parts
-        node_starts = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
-        np.cumsum(lengths, out=node_starts[1:])
+        lengths, global_rows, binned, stats, ids, depth, constant = (
+            np.concatenate(part) for part in zip(*self._left)
+        )
+        self._left = []
+        mine, binned, stats, node_starts = rows_to_owners(
+            lengths, global_rows, binned, np.ascontiguousarray(stats), self.comms
+        )
+        ids, depth, constant = ids[mine], depth[mine], constant[mine]
         criterion = self.rules.criterion
         capacity = 2 * binned.shape[0]
         out = (
@@ -172,7 +152,7 @@ class Subtrees:
         bins, kernel_criterion, kernel_rules = self.rules.subtree_arguments()
         self.kernels.grow_subtrees(
             (binned, stats, criterion.search_columns.shape[0], node_starts),
-            (ids, depth, np.ascontiguousarray(constant), np.ascontiguousarray(root_stats)),
+            (ids, depth, np.ascontiguousarray(constant), np.ascontiguousarray(tree.stats[ids])),
             (self.seed, self.n_sampled, self.rules.random_thresholds),
             bins,
             kernel_criterion,
