@@ -7,6 +7,8 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from mlmpi.kernels.cpu.forest import _scan_pair
+from numba import njit
 from sklearn.datasets import load_iris, make_regression
 from sklearn.ensemble import RandomForestClassifier as SklearnForest
 from sklearn.ensemble import RandomForestRegressor as SklearnRegressionForest
@@ -392,6 +394,32 @@ def test_every_node_holds_the_weighted_classes_of_its_rows(monkeypatch, local_ro
         np.testing.assert_allclose(tree.tree_.value[:, 0, :], expected, atol=1e-12)
 
 
+@njit
+def _general_scan(criterion, hist, occupied, n_occupied, totals, bins, measure, rules):
+    """``forest._scan_pair`` of histogram 0 of ``hist`` for node 0 (``totals``):
+    ``(gain, split_bin, right_bin, missing_left, constant)``."""
+    n_stats = hist.shape[2]
+    out = (
+        np.empty(1),
+        np.empty(1, dtype=np.int64),
+        np.empty(1, dtype=np.int8),
+        np.zeros((1, n_stats)),
+        np.empty(1, dtype=np.bool_),
+        np.empty(1, dtype=np.int64),
+    )
+    pairs = (
+        np.zeros(1, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+        np.ones(1, dtype=np.bool_),
+        np.empty((0, 2)),
+    )
+    nodes = (totals, np.full(1, -np.inf), np.full(1, np.inf))
+    work = (np.empty(n_stats), np.empty(n_stats))
+    histogram = (hist, 0, occupied, n_occupied)
+    _scan_pair(criterion, histogram, 0, pairs, nodes, bins, measure, rules, out, work)
+    return out[0][0], out[1][0], out[5][0], out[2][0], out[4][0]
+
+
 @pytest.mark.parametrize(
     "criterion, scale",
     [
@@ -413,37 +441,12 @@ def test_a_node_of_two_rows_splits_as_the_general_search_splits_it(criterion, sc
     the node's keyed random order (the two sides' gains can differ where
     class weights scale the sums of two outputs)."""
     from mlmpi.kernels import kernels_for
-    from mlmpi.kernels.cpu.forest import _scan_pair
     from mlmpi.kernels.cpu.forest_subtrees import _draw_feature, _node_key
-    from numba import njit
 
     from mlmpi import get_comms
     from mlmpi.ensemble._criteria import Criterion
     from mlmpi.ensemble._splits import SplitRules
     from mlmpi.utils._exact import on_exact_grids
-
-    @njit
-    def general(code, hist, occupied, n_occupied, totals, bins, measure, rules):
-        n_stats = hist.shape[2]
-        out = (
-            np.empty(1),
-            np.empty(1, dtype=np.int64),
-            np.empty(1, dtype=np.int8),
-            np.zeros((1, n_stats)),
-            np.empty(1, dtype=np.bool_),
-            np.empty(1, dtype=np.int64),
-        )
-        pairs = (
-            np.zeros(1, dtype=np.int64),
-            np.zeros(1, dtype=np.int64),
-            np.ones(1, dtype=np.bool_),
-            np.empty((0, 2)),
-        )
-        nodes = (totals, np.full(1, -np.inf), np.full(1, np.inf))
-        work = (np.empty(n_stats), np.empty(n_stats))
-        histogram = (hist, 0, occupied, n_occupied)
-        _scan_pair(code, histogram, 0, pairs, nodes, bins, measure, rules, out, work)
-        return out[0][0], out[1][0], out[5][0], out[4][0]
 
     rng = np.random.default_rng(1)
     n_roots, n_features, seed = 300, 6, 11
@@ -513,7 +516,7 @@ def test_a_node_of_two_rows_splits_as_the_general_search_splits_it(criterion, sc
             present = np.unique(binned[2 * i : 2 * i + 2, f]).astype(np.int64)
             occupied[: present.shape[0]] = present
             totals = root_stats[i, crit.search_columns][None, :]
-            gain, split_bin, right_bin, constant = general(
+            gain, split_bin, right_bin, _, constant = _general_scan(
                 kernel_criterion[0],
                 hist,
                 occupied,
@@ -541,38 +544,17 @@ def test_subtree_scans_give_the_general_scans_gains_bit_for_bit():
     in scalars, find what the general scan finds: gains, bins and the side of
     unseen NaN, bit for bit (so that a node's split does not depend on the
     scan that searched it), under every leaf rule."""
-    from mlmpi.kernels.cpu.forest import _scan_pair
     from mlmpi.kernels.cpu.forest_subtrees import _scan_classes, _scan_squared_error
-    from numba import njit
 
-    @njit
     def both(criterion, hist, occupied, n_occupied, totals, offsets, rules):
-        n_stats = hist.shape[2]
-        out = (
-            np.empty(1),
-            np.empty(1, dtype=np.int64),
-            np.empty(1, dtype=np.int8),
-            np.zeros((1, n_stats)),
-            np.empty(1, dtype=np.bool_),
-            np.empty(1, dtype=np.int64),
-        )
-        pairs = (
-            np.zeros(1, dtype=np.int64),
-            np.zeros(1, dtype=np.int64),
-            np.ones(1, dtype=np.bool_),
-            np.empty((0, 2)),
-        )
-        nodes = (totals, np.full(1, -np.inf), np.full(1, np.inf))
         bins = (np.zeros((0, 0)), np.zeros((0, 0)), -1)
-        work = (np.empty(n_stats), np.empty(n_stats))
-        histogram = (hist, 0, occupied, n_occupied)
         measure = (offsets, np.zeros(0))
-        _scan_pair(criterion, histogram, 0, pairs, nodes, bins, measure, rules, out, work)
+        general = _general_scan(criterion, hist, occupied, n_occupied, totals, bins, measure, rules)
         if criterion == 2:
             fast = _scan_squared_error(hist, occupied, n_occupied, totals, rules)
         else:
-            fast = _scan_classes(criterion, hist, occupied, n_occupied, totals, rules, work[0])
-        general = (out[0][0], out[1][0], out[5][0], out[2][0], out[4][0])
+            work = np.empty(hist.shape[2])
+            fast = _scan_classes(criterion, hist, occupied, n_occupied, totals, rules, work)
         return general, fast
 
     rng = np.random.default_rng(0)
