@@ -7,7 +7,7 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from mlmpi.kernels.cpu.forest import _scan_pair
+from mlmpi.kernels.cpu.forest import _pair_outputs, _scan_pair
 from numba import njit
 from sklearn.datasets import load_iris, make_regression
 from sklearn.ensemble import RandomForestClassifier as SklearnForest
@@ -399,14 +399,7 @@ def _general_scan(criterion, hist, occupied, n_occupied, totals, bins, measure, 
     """``forest._scan_pair`` of histogram 0 of ``hist`` for node 0 (``totals``):
     ``(gain, split_bin, right_bin, missing_left, constant)``."""
     n_stats = hist.shape[2]
-    out = (
-        np.empty(1),
-        np.empty(1, dtype=np.int64),
-        np.empty(1, dtype=np.int8),
-        np.zeros((1, n_stats)),
-        np.empty(1, dtype=np.bool_),
-        np.empty(1, dtype=np.int64),
-    )
+    out = _pair_outputs(n_stats)
     pairs = (
         np.zeros(1, dtype=np.int64),
         np.zeros(1, dtype=np.int64),
@@ -465,7 +458,9 @@ def test_a_node_of_two_rows_splits_as_the_general_search_splits_it(criterion, sc
     kernels = kernels_for("forest", np.empty(0))
     row_stats = crit.row_stats(targets, weight)
     row_stats.round_sums(lambda summed: on_exact_grids(summed, n_rows, get_comms()))
-    full = row_stats.full_rows(np.arange(n_rows), kernels.take_rows)
+    rows = row_stats.subtree_rows(np.arange(n_rows), kernels.take_rows)
+    full = np.empty_like(rows)  # each row's statistics in the criterion's full layout
+    full[:, crit.row_columns] = rows
     rules = SplitRules(
         criterion=crit,
         max_depth=None,
@@ -489,7 +484,7 @@ def test_a_node_of_two_rows_splits_as_the_general_search_splits_it(criterion, sc
     )
     ids = np.arange(n_roots, dtype=np.int64) * 7
     kernels.grow_subtrees(
-        (binned.copy(), np.ascontiguousarray(full[:, crit.row_columns]), n_searched, starts),
+        (binned.copy(), rows, n_searched, starts),
         (ids, np.zeros(n_roots, np.int64), np.zeros((n_roots, n_features), bool), root_stats),
         (seed, n_sampled, False),
         bins,

@@ -17,7 +17,7 @@ Pure local compute into caller-owned buffers; nothing here communicates.
 - :func:`take_rows`: gathers rows of a 2-D array (the level's rows, reordered).
 - :func:`preorder`, :func:`inherit`: a grown tree's depth-first numbering,
   and values passed down from parents (depths, kept ancestors).
-- :func:`accumulate_leaves`: adds every tree's leaf value of each row.
+- :func:`accumulate_leaves`: adds a tree's leaf value of each row.
 
 The statistics of a node (see ``mlmpi/ensemble/_criteria.py``) come in two
 families. "Counts" criteria (0 gini, 1 entropy, 4 absolute error on binned
@@ -41,8 +41,6 @@ EPSILON = np.finfo(np.float64).eps
 _UNSEEN_MISSING = 2  # mlmpi.ensemble._splits.UNSEEN_MISSING
 
 
-# Rows of a pair up to which its occupied bins are found by sorting its rows'
-# bins (insertion, quadratic) rather than by a pass over every bin.
 @njit(cache=True, nogil=True)
 def _bin_columns(X, edges, edge_starts, missing_bin, out):
     origin, scale, first = cell_tables(edges, edge_starts)
@@ -273,23 +271,22 @@ def inherit(left, right, split, values, step):
 
 @njit(cache=True, nogil=True)
 def accumulate_leaves(
-    X, feature, threshold, missing_left, children_left, children_right, value, roots, out
+    X, feature, threshold, missing_left, children_left, children_right, value, out
 ):
-    """``out[i] += value[leaf]`` of every tree (root node ids in ``roots``) for each
-    row of ``X``; a node is a leaf where ``children_left < 0``, rows go left
-    where ``float32(X[i, feature]) <= threshold``, NaN where ``missing_left``."""
+    """``out[i] += value[leaf]`` of one tree (its root node 0) for each row of
+    ``X``; a node is a leaf where ``children_left < 0``, rows go left where
+    ``float32(X[i, feature]) <= threshold``, NaN where ``missing_left``."""
     for i in range(X.shape[0]):
-        for t in range(roots.shape[0]):
-            node = roots[t]
-            while children_left[node] >= 0:
-                x = X[i, feature[node]]
-                if np.isnan(x):
-                    go_left = missing_left[node]
-                else:
-                    go_left = np.float64(np.float32(x)) <= threshold[node]
-                node = children_left[node] if go_left else children_right[node]
-            for v in range(value.shape[1]):
-                out[i, v] += value[node, v]
+        node = 0
+        while children_left[node] >= 0:
+            x = X[i, feature[node]]
+            if np.isnan(x):
+                go_left = missing_left[node]
+            else:
+                go_left = np.float64(np.float32(x)) <= threshold[node]
+            node = children_left[node] if go_left else children_right[node]
+        for v in range(value.shape[1]):
+            out[i, v] += value[node, v]
     return out
 
 
@@ -491,6 +488,20 @@ def _clear_pair(scratch, occupied, n_occupied, missing_bin):
     if missing_bin >= 0:
         for s in range(scratch.shape[2]):
             scratch[0, missing_bin, s] = 0.0
+
+
+@njit(nogil=True, inline="always")
+def _pair_outputs(n_stats):
+    """The ``out`` of :func:`_scan_pair` for one pair: ``(gain, split_bin,
+    missing_left, left, constant, right_bin)``."""
+    return (
+        np.empty(1),
+        np.empty(1, dtype=np.int64),
+        np.empty(1, dtype=np.int8),
+        np.zeros((1, n_stats)),
+        np.empty(1, dtype=np.bool_),
+        np.empty(1, dtype=np.int64),
+    )
 
 
 @njit(nogil=True, inline="always")

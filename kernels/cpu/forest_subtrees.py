@@ -20,6 +20,7 @@ from .forest import (
     _class_proxy,
     _clear_pair,
     _pair_histogram,
+    _pair_outputs,
     _scan_pair,
     _side,
     node_weight,
@@ -248,14 +249,7 @@ def _grow_subtrees(criterion, rows, roots, draws, bins, measure, rules, out):
     occupied = np.empty(n_bins, dtype=np.int64)
     words = np.zeros(4, dtype=np.uint64)
     work = (np.empty(n_hist), np.empty(n_hist))
-    found = (
-        np.empty(1),
-        np.empty(1, dtype=np.int64),
-        np.empty(1, dtype=np.int8),
-        np.zeros((1, n_hist)),
-        np.empty(1, dtype=np.bool_),
-        np.empty(1, dtype=np.int64),
-    )
+    found = _pair_outputs(n_hist)
     gain, pair_bin, pair_missing, _, pair_constant, pair_right_bin = found
     pair_feature = np.zeros(1, dtype=np.int64)
     uniform = np.empty((1 if extra_trees else 0, 2))

@@ -231,14 +231,15 @@ class RowStats:
             weight=gathered(self.weight, rows, take_rows),
         )
 
-    def full_rows(self, rows, take_rows):
+    def subtree_rows(self, rows, take_rows):
         """The statistics of ``rows`` (positions, of positive weight), in their
-        order, in the criterion's full layout: (rows, statistics) float64."""
-        if self.dense is None:
-            return self.histogram_rows(rows, take_rows)
-        return self.full(
-            gathered(self.dense, rows, take_rows), gathered(self.extra, rows, take_rows)
-        )
+        order, as the subtree kernel takes them: (rows, statistics) float64,
+        the criterion's full layout in the order of ``Criterion.row_columns``
+        (:meth:`histogram_rows`, then the moments' others)."""
+        searched = self.histogram_rows(rows, take_rows)
+        if self.dense is None:  # the counts' histograms carry every statistic
+            return searched
+        return np.hstack([searched, gathered(self.extra, rows, take_rows)])
 
     def histogram_rows(self, rows, take_rows):
         """The statistics of ``rows`` (positions, of positive weight), in

@@ -113,7 +113,7 @@ class Subtrees:
                 lengths,
                 tree.stats[node_ids, -1],
                 gathered(rows.binned, index, take),
-                rows.stats.full_rows(index, take)[:, self.rules.criterion.row_columns],
+                rows.stats.subtree_rows(index, take),
                 node_ids,
                 np.full(nodes.shape[0], depth, dtype=np.int64),
                 level.constant[nodes],

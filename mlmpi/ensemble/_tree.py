@@ -173,9 +173,8 @@ class HistogramForest:
         if X.shape[0]:
             X = np.ascontiguousarray(X)
             accumulate = kernels_for("forest", X).accumulate_leaves
-            root = np.zeros(1, dtype=np.int64)
             for t in range(self.n_trees) if trees is None else trees:
-                accumulate(X, *self.trees[t][:6], root, out)
+                accumulate(X, *self.trees[t][:6], out)
         return out
 
 
