@@ -239,6 +239,61 @@ def test_histogram_subtraction_gives_the_directly_built_trees(monkeypatch, cls, 
 @pytest.mark.parametrize(
     "cls, params, target",
     [
+        (RandomForestClassifier, {"max_leaf_nodes": 60}, "classes"),
+        (RandomForestClassifier, {"class_weight": "balanced_subsample"}, "classes"),
+        (ExtraTreesRegressor, {"max_features": 0.5}, "two"),
+        (RandomForestRegressor, {"criterion": "poisson", "bootstrap": False}, "one"),
+    ],
+)
+def test_trees_grown_together_are_the_trees_grown_alone(monkeypatch, cls, params, target):
+    """The trees of a batch grow together (one set of collectives a level) and
+    their subtrees travel in chunks: each tree the same, bit for bit, as grown
+    alone, whatever the batches and chunks."""
+    from mlmpi.ensemble import _forest, _grow, _subtrees
+
+    monkeypatch.setattr(_subtrees, "LOCAL_ROWS", 300)  # levels, then subtrees
+    batches = []
+    grow_trees = _grow.grow_trees
+
+    def recorded(binned, row_stats, *args, **kwargs):
+        batches.append(len(row_stats))
+        return grow_trees(binned, row_stats, *args, **kwargs)
+
+    monkeypatch.setattr(_forest, "grow_trees", recorded)
+    X, y = _forest_data(target)
+    fitted = {}
+    for name, batch_bytes, handover_rows in (
+        ("together", 1 << 30, 1 << 30),
+        ("alone", 1, 0),
+        ("together, subtrees tree by tree", 1 << 30, 0),
+    ):
+        monkeypatch.setattr(_forest, "_BATCH_BYTES", batch_bytes)
+        monkeypatch.setattr(_subtrees, "HANDOVER_ROWS", handover_rows)
+        batches.clear()
+        fitted[name] = _tree_arrays(cls(n_estimators=3, random_state=0, **params).fit(X, y))
+        # balanced_subsample: each tree its class weights, its rules, its batch
+        alone = name == "alone" or "class_weight" in params
+        assert batches == ([1, 1, 1] if alone else [3])
+    for name, arrays in fitted.items():
+        for a, b in zip(fitted["alone"], arrays, strict=True):
+            np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4])
+def test_nodes_dealt_to_the_ranks_share_out_the_load_and_come_back_in_order(size):
+    from mlmpi.ensemble._subtrees import in_node_order, owners
+
+    load = np.random.default_rng(size).integers(1, 1000, 500)
+    owner = owners(load, size)
+    per_rank = np.bincount(owner, weights=load, minlength=size)
+    assert per_rank.max() - per_rank.min() <= load.max()
+    gathered = np.concatenate([np.flatnonzero(owner == rank) for rank in range(size)])
+    np.testing.assert_array_equal(in_node_order(gathered, owner), np.arange(500))
+
+
+@pytest.mark.parametrize(
+    "cls, params, target",
+    [
         (RandomForestRegressor, {}, "one"),
         (RandomForestRegressor, {"criterion": "poisson", "min_samples_leaf": 2}, "two"),
         (ExtraTreesRegressor, {}, "one"),
@@ -483,10 +538,11 @@ def test_a_node_of_two_rows_splits_as_the_general_search_splits_it(criterion, sc
         np.zeros(n_roots, np.int64),
     )
     ids = np.arange(n_roots, dtype=np.int64) * 7
+    seeds = seed + 3 * np.arange(n_roots, dtype=np.int64)  # each root its tree's seed
     kernels.grow_subtrees(
         (binned.copy(), rows, n_searched, starts),
         (ids, np.zeros(n_roots, np.int64), np.zeros((n_roots, n_features), bool), root_stats),
-        (seed, n_sampled, False),
+        (seeds, n_sampled, False),
         bins,
         kernel_criterion,
         kernel_rules,
@@ -496,7 +552,7 @@ def test_a_node_of_two_rows_splits_as_the_general_search_splits_it(criterion, sc
     factors = np.broadcast_to(scale, (crit.n_stats,))[crit.search_columns]
     measure = kernel_criterion[1:]
     for i in range(n_roots):
-        key = np.uint64(_node_key(seed, ids[i], 0))  # numba hands back a Python int
+        key = np.uint64(_node_key(seeds[i], ids[i], 0))  # numba hands back a Python int
         order = np.arange(n_features)
         best, searched_any = (-np.inf, -1, 0, 1), False
         for t in range(n_features):

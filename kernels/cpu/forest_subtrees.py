@@ -225,7 +225,7 @@ def _grow_subtrees(criterion, rows, roots, draws, bins, measure, rules, out):
     """:func:`grow_subtrees` for criterion code ``criterion``."""
     binned, row_stats, n_hist, starts = rows
     root_ids, root_depth, root_constant, root_stats = roots
-    seed, n_sampled, extra_trees = draws
+    seeds, n_sampled, extra_trees = draws
     missing_bin = bins[2]
     offsets = measure[0]
     scan_rules, limits, min_impurity_decrease, total_weight, columns, scale = rules
@@ -282,7 +282,7 @@ def _grow_subtrees(criterion, rows, roots, draws, bins, measure, rules, out):
             local, first, last, depth = stack[depth_of]
             constant[:] = stack_constant[depth_of]
             node = base + local
-            key = _node_key(seed, root_ids[i], local)
+            key = _node_key(seeds[i], root_ids[i], local)
             for f in range(n_features):
                 order[f] = f
             for s in range(n_hist):
@@ -442,11 +442,11 @@ def grow_subtrees(rows, roots, draws, bins, criterion, rules, out):
         their bins (uint8) and statistics (float64), the ``n_searched`` that
         the histograms sum first, then the others; reordered in place.
     roots : tuple ``(ids, depth, constant, stats)``
-        Each root's node id in the tree (a key of the draws), depth, features
+        Each root's node id in its tree (a key of the draws), depth, features
         known to be constant in it (bool, (subtrees, features)) and
         statistics (full layout, as scaled).
-    draws : tuple ``(seed, n_sampled, extra_trees)``
-        The tree's seed, the features drawn per node, and whether to draw
+    draws : tuple ``(seeds, n_sampled, extra_trees)``
+        Each root's tree's seed (int64), the features drawn per node, and whether to draw
         ExtraTrees' thresholds.
     bins : tuple ``(bin_min, bin_max, missing_bin)``
         As :func:`forest.find_splits` takes them.
@@ -470,7 +470,7 @@ def grow_subtrees(rows, roots, draws, bins, criterion, rules, out):
 
     Notes
     -----
-    A node's features are drawn in an order keyed by ``seed``, its root and
+    A node's features are drawn in an order keyed by its tree's seed, its root and
     its place in the subtree; the first ``n_sampled`` are searched (those
     known to be constant are not), ties going to the first drawn, and where
     all of them are constant the next not constant one in the order is

@@ -231,6 +231,22 @@ class RowStats:
             weight=gathered(self.weight, rows, take_rows),
         )
 
+    @staticmethod
+    def concatenate(parts, like):
+        """The rows of ``parts`` (RowStats of one layout, ``like``'s), one after another."""
+        if like.dense is not None:
+            return RowStats(
+                like.n_stats,
+                dense=np.concatenate([p.dense for p in parts] or [like.dense[:0]]),
+                extra=np.concatenate([p.extra for p in parts] or [like.extra[:0]]),
+                columns=like.columns,
+            )
+        return RowStats(
+            like.n_stats,
+            index=np.concatenate([p.index for p in parts] or [like.index[:0]]),
+            weight=np.concatenate([p.weight for p in parts] or [like.weight[:0]]),
+        )
+
     def subtree_rows(self, rows, take_rows):
         """The statistics of ``rows`` (positions, of positive weight), in their
         order, as the subtree kernel takes them: (rows, statistics) float64,

@@ -3,7 +3,7 @@
 import math
 import warnings
 from numbers import Integral, Real
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 from scipy.sparse import hstack as sparse_hstack
@@ -22,13 +22,14 @@ from ..utils._exact import on_exact_grids
 from ..utils.validation import agree, check_local
 from ._binning import dense_blocks, global_bins
 from ._bootstrap import Bootstrap, n_samples_bootstrap
-from ._grow import grow_tree
+from ._grow import grow_trees
 from ._splits import SplitRules
 from ._tree import HistogramForest, feature_importances, pruned, sklearn_tree, thresholds
 
 _FLOAT_DTYPES = (np.float64, np.float32)
 MAX_INT = np.iinfo(np.int32).max
 _FLOAT32_EXACT = 2.0**24  # integers up to this are exact in float32, and so are their sums
+_BATCH_BYTES = 1 << 27  # the rows of a batch of trees growing together, on one rank
 FIT_DOC = """Build the forest from the training rows of every rank.
 
         This method is collective.
@@ -47,6 +48,40 @@ FIT_DOC = """Build the forest from the training rows of every rank.
         self : object
             The fitted forest.
         """
+
+
+class _Fit(NamedTuple):
+    """What every tree of a fit shares: the criterion, the targets (class
+    indices or floats), the bins, this rank's binned rows, every bin's value
+    range, the features drawn per node, the monotonic constraints (or None),
+    the kernels and the comms."""
+
+    criterion: object
+    targets: np.ndarray
+    bins: object
+    binned: np.ndarray
+    ranges: tuple
+    n_sampled: int
+    monotonic: object
+    kernels: object
+    comms: Comms
+
+
+class _TreeInput(NamedTuple):
+    """What one tree grows from: its seed, its rows' weights (bootstrap
+    counts or sample weights, times class weights), the rows of positive
+    weight (``active``), their statistics, the global statistics of its root,
+    its rules and histogram dtype, and ``key``: what makes the rules of two
+    trees the same (they may grow together)."""
+
+    seed: int
+    weight: np.ndarray
+    active: np.ndarray
+    row_stats: object
+    root: np.ndarray
+    rules: SplitRules
+    hist_dtype: type
+    key: tuple
 
 
 class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
@@ -270,74 +305,115 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         return weight
 
     def _grow(self, X, targets, weight, layout, seeds, n_sampled, monotonic, comms):
-        """Grow one tree per seed in ``seeds``; returns their scikit-learn estimators."""
+        """Grow one tree per seed in ``seeds``; returns their scikit-learn estimators.
+        Consecutive trees of the same rules grow together in batches
+        (:func:`grow_trees`) of at most ``_BATCH_BYTES`` of rows on the rank
+        with the most: the same trees whatever the batches."""
         criterion, targets = self._criterion(targets, weight, layout.n_samples, comms)
         criterion.searches_count(self._min_samples_leaf(layout.n_samples) > 1)
         bins = global_bins(X, weight > 0, layout, self.max_bins, self._sketch_seed, comms)
         kernels = kernels_for("forest", np.empty(0))
         binned = bins.bin(X, kernels)
         ranges = bins.value_ranges(X, binned, weight > 0, kernels, comms)
-        bin_ranges = ranges if self._random_thresholds else None
-        estimators = []
+        fit = _Fit(criterion, targets, bins, binned, ranges, n_sampled, monotonic, kernels, comms)
+        row_bytes = X.shape[1] + 8 * (1 + criterion.n_stats)  # bins, id, statistics
+        per_batch = max(1, _BATCH_BYTES // max(1, max(layout.counts) * row_bytes))
+        estimators, batch = [], []
         for tree_seed in seeds:
-            counts = self._tree_counts(tree_seed)
-            # with bootstrap, the sample weights are in the draws (as in scikit-learn)
-            tree_weight = weight if counts is None else counts
-            scale, factor = self._class_weighting(targets, counts, comms)
-            if factor is not None:
-                tree_weight = tree_weight * factor
-            row_stats = criterion.row_stats(targets, tree_weight)
-            # float sums would change in their last bits with the rank count and
-            # flip tied splits: on these grids every sum is exact, in any order
-            row_stats.round_sums(lambda summed: on_exact_grids(summed, layout.n_samples, comms))
-            # the global statistics, and whether all their partial sums are integers
-            # below 2**24: then the histograms travel as float32, exactly
-            summed = comms.allreduce(np.append(row_stats.total(), not row_stats.integral_counts()))
-            root = summed[:-1] * scale
-            exact_float32 = summed[-1] == 0 and summed[:-1].max() <= _FLOAT32_EXACT
-            rules = self._rules(
+            tree = self._to_grow(tree_seed, weight, layout, fit)
+            if batch and (len(batch) == per_batch or tree.key != batch[0].key):
+                estimators += self._grow_batch(batch, fit)
+                batch = []
+            batch.append(tree)
+        return estimators + self._grow_batch(batch, fit)
+
+    def _to_grow(self, tree_seed, weight, layout, fit):
+        """What the tree of ``tree_seed`` grows from (:class:`_TreeInput`)."""
+        criterion, comms = fit.criterion, fit.comms
+        counts = self._tree_counts(tree_seed)
+        # with bootstrap, the sample weights are in the draws (as in scikit-learn)
+        tree_weight = weight if counts is None else counts
+        scale, factor = self._class_weighting(fit.targets, counts, comms)
+        if factor is not None:
+            tree_weight = tree_weight * factor
+        row_stats = criterion.row_stats(fit.targets, tree_weight)
+        # float sums would change in their last bits with the rank count and
+        # flip tied splits: on these grids every sum is exact, in any order
+        row_stats.round_sums(lambda summed: on_exact_grids(summed, layout.n_samples, comms))
+        # the global statistics, and whether all their partial sums are integers
+        # below 2**24: then the histograms travel as float32, exactly
+        summed = comms.allreduce(np.append(row_stats.total(), not row_stats.integral_counts()))
+        root = summed[:-1] * scale
+        exact_float32 = bool(summed[-1] == 0 and summed[:-1].max() <= _FLOAT32_EXACT)
+        total_weight = float(criterion.weight(root))
+        bin_ranges = fit.ranges if self._random_thresholds else None
+        return _TreeInput(
+            seed=int(tree_seed),
+            weight=tree_weight,
+            active=np.flatnonzero(tree_weight > 0),
+            row_stats=row_stats,
+            root=root,
+            rules=self._rules(
                 layout.n_samples,
-                float(criterion.weight(root)),
-                bins,
+                total_weight,
+                fit.bins,
                 bin_ranges,
                 scale,
                 criterion,
-                monotonic,
-            )
-            active = np.flatnonzero(tree_weight > 0)
-            grown, leaf_of_row = grow_tree(
-                binned,
-                row_stats,
-                active,
-                root_stats=root,
-                n_bins=bins.n_bins,
-                constant_features=bins.constant,
-                rules=rules,
-                n_sampled=n_sampled,
-                rng=np.random.default_rng(int(tree_seed)),
-                comms=comms,
-                kernels=kernels,
-                hist_dtype=np.float32 if exact_float32 else np.float64,
-                subtree_seed=int(tree_seed),
-            )
-            # scikit-learn's numbering of the nodes (a best-first tree's also its pruning)
-            if self.max_leaf_nodes is None:
-                grown, ends = grown.depth_first(kernels)
-            else:
-                grown, ends = grown.best_first(self.max_leaf_nodes, kernels)
-            leaf_of_row[active] = -2 - ends[-2 - leaf_of_row[active]]
-            values = self._node_values(
-                criterion, grown, leaf_of_row, active, targets, tree_weight, comms
-            )
-            if monotonic is not None:
-                values = self._clipped(values, grown.bounds)
-            threshold = thresholds(grown, bins, None if self._random_thresholds else ranges)
-            estimators.append(
-                self._estimator_of(
-                    grown, threshold, values, criterion, tree_seed, n_sampled, X.shape[1]
-                )
-            )
-        return estimators
+                fit.monotonic,
+            ),
+            hist_dtype=np.float32 if exact_float32 else np.float64,
+            key=(total_weight, tuple(np.ravel(scale).tolist()), exact_float32),
+        )
+
+    def _grow_batch(self, batch, fit):
+        """Grow the trees of ``batch`` (:class:`_TreeInput`, of one ``key``)
+        together; returns their scikit-learn estimators."""
+        grown = grow_trees(
+            fit.binned,
+            [tree.row_stats for tree in batch],
+            [tree.active for tree in batch],
+            root_stats=np.stack([tree.root for tree in batch]),
+            n_bins=fit.bins.n_bins,
+            constant_features=fit.bins.constant,
+            rules=batch[0].rules,
+            n_sampled=fit.n_sampled,
+            rngs=[np.random.default_rng(tree.seed) for tree in batch],
+            comms=fit.comms,
+            kernels=fit.kernels,
+            hist_dtype=batch[0].hist_dtype,
+            subtree_seeds=[tree.seed for tree in batch],
+        )
+        return [
+            self._finished(tree, grown_tree, leaf_of_row, fit)
+            for tree, (grown_tree, leaf_of_row) in zip(batch, grown, strict=True)
+        ]
+
+    def _finished(self, tree, grown, leaf_of_row, fit):
+        """The scikit-learn estimator of ``grown``, the tree of ``tree``
+        (:class:`_TreeInput`); ``leaf_of_row`` as :func:`grow_trees` gives it."""
+        # scikit-learn's numbering of the nodes (a best-first tree's also its pruning)
+        if self.max_leaf_nodes is None:
+            grown, ends = grown.depth_first(fit.kernels)
+        else:
+            grown, ends = grown.best_first(self.max_leaf_nodes, fit.kernels)
+        active = tree.active
+        leaf_of_row[active] = -2 - ends[-2 - leaf_of_row[active]]
+        values = self._node_values(
+            fit.criterion, grown, leaf_of_row, active, fit.targets, tree.weight, fit.comms
+        )
+        if fit.monotonic is not None:
+            values = self._clipped(values, grown.bounds)
+        threshold = thresholds(grown, fit.bins, None if self._random_thresholds else fit.ranges)
+        return self._estimator_of(
+            grown,
+            threshold,
+            values,
+            fit.criterion,
+            tree.seed,
+            fit.n_sampled,
+            fit.binned.shape[1],
+        )
 
     def _node_values(self, criterion, grown, leaf_of_row, active, targets, tree_weight, comms):
         return criterion.node_values(grown.stats)

@@ -1,4 +1,11 @@
-"""Single-run solver: grows one tree level by level from global histograms.
+"""Single-run solver: grows a batch of trees level by level from global histograms.
+
+The trees of a batch (those of one fit that share their rules) grow
+together: a level holds the open nodes of all of them, so that its Python
+work and collectives are paid once for the batch, not once a tree. Each
+tree keeps its own random draws, in the order it makes them alone, and its
+nodes their ids in it (:class:`_Tree`): every tree is the one it would be
+grown alone.
 
 Per level, every rank builds the histograms of its active rows for every
 open node and that node's drawn features (a kernel). One ``reduce_scatter``
@@ -35,10 +42,10 @@ import heapq
 
 import numpy as np
 
-from ._criteria import gathered
+from ._criteria import RowStats, gathered
 from ._split_search import Blocks
 from ._splits import FOUND_COLUMNS, missing_goes_left
-from ._subtrees import Subtrees, level_positions, rows_to_owners
+from ._subtrees import Subtrees, in_node_order, level_positions, owners, rows_to_owners
 
 _HISTOGRAM_ELEMENTS = 1 << 21  # values of one reduced histogram chunk (16 MiB in float64)
 _BYTE_COUNTS = 255  # integer counts up to this: every bin's sum fits a uint8, exactly
@@ -60,19 +67,25 @@ _NODE_DEFAULTS = {
 
 
 class _Tree:
-    """The growing tree, identical on every rank: arrays indexed by node id
-    (creation order)."""
+    """The growing trees of a batch, identical on every rank: arrays indexed
+    by node id (creation order), tree ``t``'s root node ``t``. Each node also
+    has its ``tree`` and its ``local`` id, its place in its tree's creation
+    order: the id it has when its tree grows alone (:meth:`of_tree`)."""
 
     def __init__(self, root_stats):
-        self.feature = np.full(1, -1, dtype=np.int64)
-        self.bin = np.zeros(1, dtype=np.int64)
-        self.right_bin = np.ones(1, dtype=np.int64)
-        self.missing_left = np.zeros(1, dtype=np.bool_)
-        self.left = np.full(1, -1, dtype=np.int64)
-        self.right = np.full(1, -1, dtype=np.int64)
-        self.stats = np.asarray(root_stats, dtype=np.float64)[None, :].copy()
-        self.bounds = np.array([[-np.inf, np.inf]])
-        self.decrease = np.zeros(1)
+        n_trees = root_stats.shape[0]
+        self.feature = np.full(n_trees, -1, dtype=np.int64)
+        self.bin = np.zeros(n_trees, dtype=np.int64)
+        self.right_bin = np.ones(n_trees, dtype=np.int64)
+        self.missing_left = np.zeros(n_trees, dtype=np.bool_)
+        self.left = np.full(n_trees, -1, dtype=np.int64)
+        self.right = np.full(n_trees, -1, dtype=np.int64)
+        self.stats = np.array(root_stats, dtype=np.float64)
+        self.bounds = np.tile([-np.inf, np.inf], (n_trees, 1))
+        self.decrease = np.zeros(n_trees)
+        self.tree = np.arange(n_trees)
+        self.local = np.zeros(n_trees, dtype=np.int64)
+        self._sizes = np.ones(n_trees, dtype=np.int64)
 
     @property
     def node_count(self):
@@ -82,7 +95,7 @@ class _Tree:
         """Append the two children of each parent; returns their ids (left, right)."""
         n = parents.shape[0]
         first = self._append(
-            2 * n,
+            np.repeat(self.tree[parents], 2),
             stats=np.stack([left_stats, right_stats], axis=1).reshape(2 * n, left_stats.shape[1]),
             bounds=np.stack([left_bounds, right_bounds], axis=1).reshape(2 * n, 2),
         )
@@ -117,15 +130,23 @@ class _Tree:
         for name, values in columns.items():  # the roots' splits
             getattr(self, name)[roots] = values[root]
         self._append(
-            int(new.sum()),
+            self.tree[ids[first_row[new]]],
             stats=floats[new, 1:],
             **{name: values[new] for name, values in columns.items()},
         )
 
-    def _append(self, n, **values):
-        """Append ``n`` nodes, their arrays' ``values`` where given, else a
-        leaf's (no statistics, no bounds); returns the first's id."""
-        first = self.node_count
+    def _append(self, tree, **values):
+        """Append nodes of the trees ``tree``, their arrays' ``values`` where
+        given, else a leaf's (no statistics, no bounds); returns the first's id."""
+        first, n = self.node_count, tree.shape[0]
+        by_tree = np.argsort(tree, kind="stable")
+        counts = np.bincount(tree, minlength=self._sizes.shape[0])
+        local = np.empty(n, dtype=np.int64)  # each tree's next ids, in order
+        local[by_tree] = np.arange(n) - np.repeat(np.cumsum(counts) - counts, counts)
+        local += self._sizes[tree]
+        self._sizes += counts
+        self.tree = np.concatenate([self.tree, tree])
+        self.local = np.concatenate([self.local, local])
         for name, fill in _NODE_DEFAULTS.items():
             array = getattr(self, name)
             extra = values.get(name)
@@ -135,6 +156,26 @@ class _Tree:
                     extra[:, 0] = -np.inf
             setattr(self, name, np.concatenate([array, extra.astype(array.dtype, copy=False)]))
         return first
+
+    def of_tree(self, t):
+        """Tree ``t`` of the batch alone, its nodes numbered as when it grows
+        alone (``local``)."""
+        nodes = np.flatnonzero(self.tree == t)  # by id: by local id, 0, 1, ...
+        columns = {name: getattr(self, name)[nodes] for name in _NODE_DEFAULTS}
+        for name in ("left", "right"):
+            columns[name] = np.where(columns[name] >= 0, self.local[columns[name]], -1)
+        return _Tree._single(**columns)
+
+    @classmethod
+    def _single(cls, **columns):
+        """One tree of the node arrays ``columns`` (every name of ``_NODE_DEFAULTS``)."""
+        tree = object.__new__(cls)
+        for name in _NODE_DEFAULTS:
+            setattr(tree, name, columns[name])
+        n = tree.node_count
+        tree.tree, tree.local = np.zeros(n, dtype=np.int64), np.arange(n)
+        tree._sizes = np.array([n])
+        return tree
 
     def depth_first(self, kernels):
         """This tree with its nodes numbered as scikit-learn's depth-first builder
@@ -176,16 +217,17 @@ class _Tree:
         new_id = np.full(self.node_count, -1, dtype=np.int64)
         new_id[order] = np.arange(order.shape[0])
         ends = kernels.inherit(self.left, self.right, self.feature >= 0, new_id.copy(), 0)
-        tree = _Tree(self.stats[0])
-        tree.stats = self.stats[order]
-        tree.bounds = self.bounds[order]
-        tree.decrease = np.where(keep, self.decrease[order], 0.0)
-        tree.feature = np.where(keep, self.feature[order], -1)
-        tree.bin = self.bin[order]
-        tree.right_bin = self.right_bin[order]
-        tree.missing_left = self.missing_left[order]
-        tree.left = np.where(keep, new_id[self.left[order]], -1)
-        tree.right = np.where(keep, new_id[self.right[order]], -1)
+        tree = _Tree._single(
+            stats=self.stats[order],
+            bounds=self.bounds[order],
+            decrease=np.where(keep, self.decrease[order], 0.0),
+            feature=np.where(keep, self.feature[order], -1),
+            bin=self.bin[order],
+            right_bin=self.right_bin[order],
+            missing_left=self.missing_left[order],
+            left=np.where(keep, new_id[self.left[order]], -1),
+            right=np.where(keep, new_id[self.right[order]], -1),
+        )
         return tree, ends
 
 
@@ -209,17 +251,38 @@ class _LevelRows:
         )
 
 
-class _Level:
-    """The open nodes of one level: their ids, the features known to be
-    constant in each, each node's random order of the features (from the
-    generator every rank seeds alike) and its first ``n_sampled`` of them
-    (``features``, by increasing index; ``drawn_at`` their places in the
-    order; ``valid`` False for known constants)."""
+class _Draws:
+    """The random draws of a batch of trees: tree ``t``'s from its own
+    generator (``rngs[t]``, seeded alike on every rank), in the order its
+    growth alone makes them, so that no tree depends on those grown beside it."""
 
-    def __init__(self, node_ids, constant, n_sampled, rng):
-        self.node_ids = node_ids
+    def __init__(self, rngs):
+        self.rngs = rngs
+
+    def uniform(self, trees, *shape):
+        """Uniform draws of ``shape`` for each node of ``trees`` (its tree; grouped
+        by tree, in increasing order): each tree's nodes', in order, from its
+        generator."""
+        counts = np.bincount(trees, minlength=len(self.rngs))
+        out = np.empty((trees.shape[0], *shape))
+        first = 0
+        for t in np.flatnonzero(counts):
+            out[first : first + counts[t]] = self.rngs[t].random((counts[t], *shape))
+            first += counts[t]
+        return out
+
+
+class _Level:
+    """The open nodes of one level, grouped by tree in increasing order: their
+    ids and ``trees``, the features known to be constant in each, each node's
+    random order of the features (:class:`_Draws`) and its first
+    ``n_sampled`` of them (``features``, by increasing index; ``drawn_at``
+    their places in the order; ``valid`` False for known constants)."""
+
+    def __init__(self, node_ids, trees, constant, n_sampled, draws):
+        self.node_ids, self.trees = node_ids, trees
         self.constant = constant
-        self.order = np.argsort(rng.random(constant.shape), axis=1, kind="stable")
+        self.order = np.argsort(draws.uniform(trees, constant.shape[1]), axis=1, kind="stable")
         self.features = np.sort(self.order[:, :n_sampled], axis=1)
         self.valid = ~np.take_along_axis(constant, self.features, axis=1)
         place = np.empty_like(self.order)
@@ -230,7 +293,7 @@ class _Level:
     def subset(self, keep):
         """This level with only the open nodes at positions ``keep``."""
         level = object.__new__(_Level)
-        for name in ("node_ids", "constant", "order", "features", "valid", "drawn_at"):
+        for name in ("node_ids", "trees", "constant", "order", "features", "valid", "drawn_at"):
             setattr(level, name, getattr(self, name)[keep])
         level.n_sampled = self.n_sampled
         return level
@@ -248,7 +311,7 @@ class _Level:
         return np.take_along_axis(rest, keep, axis=1), np.take_along_axis(usable, keep, axis=1)
 
 
-def grow_tree(
+def grow_trees(
     binned,
     row_stats,
     active,
@@ -258,79 +321,89 @@ def grow_tree(
     constant_features,
     rules,
     n_sampled,
-    rng,
+    rngs,
     comms,
     kernels,
     hist_dtype=np.float64,
-    subtree_seed=None,
+    subtree_seeds=None,
 ):
-    """Grow one tree on the rows with ``active`` (positive) weight.
+    """Grow a batch of trees together, each on its rows of positive weight:
+    one set of collectives a level for all of them. Each tree is the one it
+    would be grown alone (its own draws, exact sums).
 
     Parameters
     ----------
     binned : ndarray of shape (n_local, n_features), uint8
-    row_stats : RowStats
-        Each row's contribution to its node's statistics (``_criteria``).
-    active : ndarray of int64
-        This rank's rows in the tree (positive bootstrap weight); consumed.
-    root_stats : ndarray of shape (n_statistics,)
-        The global statistics of all rows (scaled as ``rules.scale`` says).
+    row_stats : list of RowStats
+        Per tree, each row's contribution to its node's statistics (``_criteria``).
+    active : list of ndarray of int64
+        Per tree, this rank's rows in it (positive bootstrap weight).
+    root_stats : ndarray of shape (n_trees, n_statistics)
+        Per tree, the global statistics of all its rows (scaled as
+        ``rules.scale`` says).
     n_bins : int
         Bins of the widest feature, the missing bin included.
     constant_features : ndarray of shape (n_features,), bool
         Features with a single bin (never searched).
     rules : SplitRules
+        The trees' rules (the same for all of them).
     n_sampled : int
         Features drawn per node (``max_features`` resolved).
-    rng : numpy.random.Generator
-        Seeded alike on every rank: the feature draws and ExtraTrees' thresholds.
+    rngs : list of numpy.random.Generator
+        Per tree, seeded alike on every rank: the feature draws and
+        ExtraTrees' thresholds.
     hist_dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         The histograms' type, built and reduced: float32 only where every
         sum is an integer that float32 holds exactly (half the bytes); then
         uint8 for nodes of at most 255 counts (:meth:`_Search._byte_counts`).
-    subtree_seed : int or None, default=None
-        The key of the draws of the subtrees that small nodes grow on one rank
-        (:mod:`._subtrees`); None: every node is grown level by level.
+    subtree_seeds : sequence of int or None, default=None
+        Per tree, the key of the draws of the subtrees that small nodes grow
+        on one rank (:mod:`._subtrees`); None: every node is grown level by level.
 
     Returns
     -------
-    tree : _Tree
-        The same on every rank.
-    leaf_of_row : ndarray of shape (n_local,), int64
-        ``-2 - node`` for every row of ``active``: the leaf it reached, or the
-        root of the subtree grown on one rank that it went into.
+    grown : list of (tree, leaf_of_row)
+        Per tree, the tree (a :class:`_Tree`, the same on every rank) and an
+        int64 array of shape (n_local,): ``-2 - node`` for every row of its
+        ``active``, the leaf the row reached, or the root of the subtree grown
+        on one rank that it went into.
 
     Notes
     -----
     This function is collective.
     """
-    leaf_of_row = np.zeros(binned.shape[0], dtype=np.int64)
+    n_trees, n_local = len(row_stats), binned.shape[0]
+    leaf_of_row = np.zeros((n_trees, n_local), dtype=np.int64)
     tree = _Tree(root_stats)
-    level = None
-    if rules.may_split(tree.stats[0], 0):
-        level = _Level(np.zeros(1, dtype=np.int64), constant_features[None, :], n_sampled, rng)
-    else:
-        leaf_of_row[active] = -2
-    search = _Search(row_stats.n_stats, n_bins, rules, rng, comms, kernels, hist_dtype)
+    draws = _Draws(rngs)
+    roots = np.flatnonzero(rules.may_split(tree.stats, 0))
+    level = _Level(roots, roots, np.tile(constant_features, (roots.shape[0], 1)), n_sampled, draws)
+    for t in np.setdiff1d(np.arange(n_trees), roots):
+        leaf_of_row[t, active[t]] = -2 - t
+    search = _Search(row_stats[0].n_stats, n_bins, rules, draws, comms, kernels, hist_dtype)
     subtrees = None
-    if subtree_seed is not None and rules.grows_subtrees:
-        subtrees = Subtrees(subtree_seed, n_sampled, rules, comms, kernels)
+    if subtree_seeds is not None and rules.grows_subtrees:
+        subtrees = Subtrees(subtree_seeds, n_sampled, rules, comms, kernels)
+    rows = _first_rows(binned, row_stats, active, roots, kernels)
+    leaf_of_row = leaf_of_row.reshape(-1)  # rows.ids index it
     # the level's rows are rows[order], open node m's at starts[m]:starts[m + 1]
-    rows = _LevelRows(np.arange(binned.shape[0]), binned, row_stats)
-    order, starts = active, np.array([0, active.shape[0]], dtype=np.int64)
+    order = np.arange(rows.ids.shape[0])
+    starts = np.zeros(roots.shape[0] + 1, dtype=np.int64)
+    np.cumsum([active[t].shape[0] for t in roots], out=starts[1:])
     depth = 0
-    while level is not None:
+    while True:
         if subtrees is not None:
             level, order, starts = subtrees.hand_off(
                 tree, level, rows, order, starts, depth, leaf_of_row
             )
         if not level.node_ids.shape[0]:
             break
-        rows = rows.take(order, kernels)
+        if depth or order.shape[0] < rows.ids.shape[0]:  # else already in level order
+            rows = rows.take(order, kernels)
         best, constant = search.level(tree, level, rows, starts)
         left = search.left_stats(best, rows, starts)
         level, targets, split = _decide(
-            tree, level, best, left, constant, depth, rules, n_sampled, rng
+            tree, level, best, left, constant, depth, rules, n_sampled, draws
         )
         order = np.empty(rows.ids.shape[0], dtype=np.int64)
         next_starts = np.empty(level.node_ids.shape[0] + 1, dtype=np.int64)
@@ -351,15 +424,36 @@ def grow_tree(
         depth += 1
     if subtrees is not None:
         subtrees.grow(tree)
-    return tree, leaf_of_row
+    leaf_of_row = leaf_of_row.reshape(n_trees, n_local)
+    reached = leaf_of_row < 0
+    leaf_of_row[reached] = -2 - tree.local[-2 - leaf_of_row[reached]]
+    return [(tree.of_tree(t), leaf_of_row[t]) for t in range(n_trees)]
+
+
+def _first_rows(binned, row_stats, active, roots, kernels):
+    """The rows of the open ``roots`` (trees of the batch), tree by tree, as
+    :class:`_LevelRows`: a row's id is ``t * n_local + row`` in tree ``t``."""
+    take = kernels.take_rows
+    n_local = binned.shape[0]
+    local_rows = [active[t] for t in roots]
+    ids = [t * n_local + rows for t, rows in zip(roots, local_rows, strict=True)]
+    together = np.concatenate(local_rows) if roots.shape[0] else np.zeros(0, dtype=np.int64)
+    return _LevelRows(
+        np.concatenate(ids) if ids else together,
+        gathered(binned, together, take),
+        RowStats.concatenate(
+            [row_stats[t].take(rows, take) for t, rows in zip(roots, local_rows, strict=True)],
+            row_stats[0],
+        ),
+    )
 
 
 class _Search:
     """The split search of a level, the same on every rank."""
 
-    def __init__(self, n_stats, n_bins, rules, rng, comms, kernels, hist_dtype):
+    def __init__(self, n_stats, n_bins, rules, draws, comms, kernels, hist_dtype):
         self.n_stats, self.n_bins = n_stats, n_bins
-        self.rules, self.rng, self.comms, self.kernels = rules, rng, comms, kernels
+        self.rules, self.draws, self.comms, self.kernels = rules, draws, comms, kernels
         self.hist_dtype = hist_dtype
         # (node ids, reduced histograms, their index of each node) of the last
         # level, by feature (_by_feature), and the level before's memory
@@ -376,7 +470,9 @@ class _Search:
         rows = (rows, starts)
         found = self._by_feature(tree, level, totals, bounds, rows)
         if found is None:
-            found = self.pairs(np.arange(n_open), level.features, level.valid, totals, bounds, rows)
+            found = self.pairs(
+                np.arange(n_open), level.trees, level.features, level.valid, totals, bounds, rows
+            )
         constant = level.constant.copy()
         drawn_constant = found[:, :, 3] > 0
         rows_, cols = np.nonzero(drawn_constant)
@@ -387,7 +483,15 @@ class _Search:
         if stuck.shape[0]:
             features, valid = level.continuations(stuck, constant)
             if valid.any():
-                more = self.pairs(stuck, features, valid, totals[stuck], bounds[stuck], rows)
+                more = self.pairs(
+                    stuck,
+                    level.trees[stuck],
+                    features,
+                    valid,
+                    totals[stuck],
+                    bounds[stuck],
+                    rows,
+                )
                 more_constant = more[:, :, 3] > 0
                 rows_, cols = np.nonzero(more_constant & valid)
                 constant[stuck[rows_], features[rows_, cols]] = True
@@ -444,7 +548,7 @@ class _Search:
             return None
         uniform = np.empty((n_nodes, 0, 2))
         if self.rules.random_thresholds:  # drawn in level order, as pairs() draws them
-            uniform = self.rng.random((n_nodes, n_features, 2))
+            uniform = self.draws.uniform(level.trees, n_features, 2)
         found = np.empty((n_nodes, n_features, FOUND_COLUMNS + self.n_stats))
         if direct.any():
             small = np.flatnonzero(direct)
@@ -562,9 +666,9 @@ class _Search:
         sibling = np.where(left_larger, right, left)[by_position]
         return np.flatnonzero(~is_derived), derived, families[by_position], sibling
 
-    def pairs(self, nodes, features, valid, totals, bounds, rows):
+    def pairs(self, nodes, trees, features, valid, totals, bounds, rows):
         """The best split of every (node, feature) pair of ``nodes`` (positions
-        in the level, increasing) and their ``features`` (padding where not
+        in the level, increasing; ``trees`` theirs) and their ``features`` (padding where not
         ``valid``): (nodes, slots, FOUND_COLUMNS + statistics). The nodes go in chunks of
         one histogram dtype (:meth:`_byte_counts`), each chunk's nodes in
         level order; ExtraTrees' draws are made for all pairs at once, in
@@ -575,7 +679,7 @@ class _Search:
         chunk = max(1, _HISTOGRAM_ELEMENTS // (n_slots * self.n_bins * self.n_stats))
         in_bytes = self._byte_counts(totals)
         uniform = (
-            self.rng.random((n_nodes, n_slots, 2))
+            self.draws.uniform(trees, n_slots, 2)
             if self.rules.random_thresholds
             else np.empty((n_nodes, 0, 2))
         )
@@ -602,7 +706,7 @@ class _Search:
         """The best split of every (node, feature) pair of ``nodes`` (positions
         in the level, increasing; ``global_rows``: each one's rows on every
         rank) and their ``features``, from the nodes' rows: the nodes go to
-        the ranks in contiguous runs of about equal global rows, each rank
+        the ranks as :func:`owners` deals them (by global rows), each rank
         sends every node's rows (bins, statistics and the node) to its rank in
         one all-to-all, which searches the node from them
         (:meth:`SplitRules.search_rows`: the same sums as the reduced
@@ -614,9 +718,10 @@ class _Search:
         take = self.kernels.take_rows
         n_nodes, n_slots = features.shape
         index = level_positions(nodes, starts)
+        owner = owners(global_rows, self.comms.size)
         mine, binned, stats, node_starts = rows_to_owners(
+            owner,
             starts[nodes + 1] - starts[nodes],
-            global_rows,
             gathered(level_rows.binned, index, take),
             level_rows.stats.histogram_rows(index, take),
             self.comms,
@@ -632,7 +737,8 @@ class _Search:
             uniform[mine].reshape(-1, 2),
             self.n_bins,
         )
-        return self.comms.allgatherv(found).reshape(n_nodes, n_slots, -1)
+        found = self.comms.allgatherv(found.reshape(mine.shape[0], n_slots * found.shape[1]))
+        return in_node_order(found, owner).reshape(n_nodes, n_slots, -1)
 
     def _byte_counts(self, totals):
         """Per node, whether its histograms can be uint8: statistics that are
@@ -687,10 +793,12 @@ def _pick(found, features, searched, drawn_at=None):
     return best
 
 
-def _decide(tree, level, best, left, constant, depth, rules, n_sampled, rng):
+def _decide(tree, level, best, left, constant, depth, rules, n_sampled, draws):
     """Record the level's splits, open the children worth a histogram, and
     say where each open node's rows go (``targets``: next open node, or -2 - leaf).
-    ``left``: the statistics of each node's best left child (full layout)."""
+    ``left``: the statistics of each node's best left child (full layout).
+    The next level's nodes are each tree's open left children, then its open
+    right children (the order of a tree grown alone)."""
     nodes = level.node_ids
     totals = tree.stats[nodes]
     gain = best[:, 0]
@@ -710,17 +818,17 @@ def _decide(tree, level, best, left, constant, depth, rules, n_sampled, rng):
     tree.missing_left[parents] = missing_goes_left(best[open_idx, 2], left, right)
     tree.decrease[parents] = gain[open_idx]
     bounds = rules.child_bounds(split_feature[open_idx], tree.bounds[parents], left, right)
-    left_ids, right_ids = tree.add_children(parents, left, right, *bounds)
-    constant = constant[open_idx]  # a feature constant in a node is constant in its children
+    children = np.stack(tree.add_children(parents, left, right, *bounds))  # (side, parent)
+    worth = rules.may_split(tree.stats[children], depth + 1)
     targets = np.repeat((-2 - nodes)[:, None], 2, axis=1)
-    next_ids, next_constant = [], []
-    for side, child_ids in enumerate((left_ids, right_ids)):
-        worth = rules.may_split(tree.stats[child_ids], depth + 1)
-        position = sum(a.shape[0] for a in next_ids) + np.arange(worth.sum())
-        targets[open_idx, side] = -2 - child_ids
-        targets[open_idx[worth], side] = position
-        next_ids.append(child_ids[worth])
-        next_constant.append(constant[worth])
-    next_level = _Level(np.concatenate(next_ids), np.concatenate(next_constant), n_sampled, rng)
+    targets[open_idx] = (-2 - children).T
+    side, parent = np.nonzero(worth)  # left children first, each side in level order
+    by_tree = np.argsort(tree.tree[children[side, parent]], kind="stable")
+    position = np.empty(by_tree.shape[0], dtype=np.int64)
+    position[by_tree] = np.arange(by_tree.shape[0])
+    targets[open_idx[parent], side] = position
+    next_ids = children[side, parent][by_tree]
+    next_constant = constant[open_idx[parent[by_tree]]]  # constant in a node: in its children
+    next_level = _Level(next_ids, tree.tree[next_ids], next_constant, n_sampled, draws)
     split = {"feature": split_feature, "bin": split_bin, "missing_left": missing_left}
     return next_level, targets, split

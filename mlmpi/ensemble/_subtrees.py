@@ -4,16 +4,16 @@ Level by level, every open node costs each level a share of its Python
 work and collectives, whatever its rows: in a full-depth tree most nodes
 are small and deep, and that share is most of the fit. A node whose global
 rows are at most :data:`LOCAL_ROWS` instead leaves the level; once the
-tree's levels are done, the rows of all such nodes go to their ranks in
-one all-to-all (contiguous runs of nodes of about equal rows), and each
-rank grows all the subtrees it received in one kernel call
-(``forest_subtrees.grow_subtrees``: the same split search and rules, depth
-first); one allgather gives every rank every subtree's nodes, grafted onto
-the tree. Where the nodes draw only some features, a
-subtree must also be allowed :data:`LOCAL_DEPTH` more levels. The subtrees'
-random draws are keyed by the tree's seed, the root and the node's place in
-the subtree (not drawn in sequence), and every sum is exact: the same tree
-at any number of ranks.
+batch's levels are done, the rows of such nodes go to their ranks, a chunk
+of trees at a time (:data:`HANDOVER_ROWS`), in one all-to-all (the nodes
+dealt out by :func:`owners`), and each rank grows all the subtrees it
+received in one kernel call (``forest_subtrees.grow_subtrees``: the same
+split search and rules, depth first); one allgather gives every rank every
+subtree's nodes, grafted onto the trees in node order. Where the nodes draw
+only some features, a subtree must also be allowed :data:`LOCAL_DEPTH` more
+levels. The subtrees' random draws are keyed by the tree's seed, the root's
+id in its tree and the node's place in the subtree (not drawn in sequence),
+and every sum is exact: the same tree at any number of ranks, in any batch.
 """
 
 import numpy as np
@@ -29,31 +29,58 @@ LOCAL_ROWS = 8192
 #: level, 2.37 s handed over at 8,192 rows); where every feature is searched
 #: it does (6.48 s against 5.13 s).
 LOCAL_DEPTH = 10
+#: Global rows of the subtrees of a batch's trees that travel and grow
+#: together (at least one tree's). One all-to-all of the whole batch's rows
+#: took four times the time of one a tree on a fresh process (its buffers'
+#: new pages); a tree's of the full-depth classifier hold about 126,000.
+HANDOVER_ROWS = 1 << 17
 
 
-def rows_to_owners(lengths, global_rows, binned, stats, comms):
-    """Send the rows of some open nodes to their ranks: contiguous runs of
-    nodes of about equal global rows (``global_rows``), in one all-to-all.
+def owners(load, size):
+    """The rank of each of some nodes, of ``load`` each: dealt in decreasing
+    load (ties in node order) back and forth over the ranks (0 to P - 1, P - 1
+    to 0, ...), so that each rank gets about 1/P of the load and a like mix of
+    large and small nodes, early and late ones. (Contiguous runs of nodes of
+    equal global rows left one rank of two with 1.7 times the other's
+    subtree work on the full-depth classifier: the work is not the rows.)"""
+    turn = np.arange(load.shape[0]) % (2 * size)
+    owner = np.empty(load.shape[0], dtype=np.int64)
+    owner[np.argsort(-load, kind="stable")] = np.where(turn < size, turn, 2 * size - 1 - turn)
+    return owner
+
+
+def in_node_order(gathered, owner):
+    """Rows gathered from the ranks (each rank's nodes in order, rank after
+    rank), one per node of ``owner``, put back in node order."""
+    out = np.empty_like(gathered)
+    out[np.argsort(owner, kind="stable")] = gathered
+    return out
+
+
+def rows_to_owners(owner, lengths, binned, stats, comms):
+    """Send the rows of some open nodes to their ranks (``owner``, as
+    :func:`owners` deals them) in one all-to-all.
 
     ``binned`` (uint8) and ``stats`` (float64) hold this rank's rows of the
     nodes, grouped by node, ``lengths[i]`` of node ``i``. Returns
-    ``(mine, binned, stats, node_starts)``: the nodes this rank received,
-    and their rows, grouped by node (node ``mine[j]``'s at
+    ``(mine, binned, stats, node_starts)``: the nodes this rank received
+    (increasing), and their rows, grouped by node (node ``mine[j]``'s at
     ``node_starts[j]:node_starts[j + 1]``).
 
     This function is collective.
     """
-    n_nodes = lengths.shape[0]
-    global_rows = global_rows.astype(np.int64)
-    before = np.cumsum(global_rows) - global_rows
-    share = float(global_rows.sum()) / comms.size
-    owner = np.searchsorted(share * np.arange(1, comms.size), before, side="right")
-    rank_of_node = np.arange(n_nodes) - np.searchsorted(owner, owner)  # among its owner's
+    by_owner = np.argsort(owner, kind="stable")
+    mine = by_owner[owner[by_owner] == comms.rank]
+    first_of_owner = np.searchsorted(owner[by_owner], owner[by_owner])
+    rank_of_node = np.empty(owner.shape[0], dtype=np.int64)  # among its owner's
+    rank_of_node[by_owner] = np.arange(owner.shape[0]) - first_of_owner
     tag = np.repeat(rank_of_node, lengths)
     packed = np.concatenate([binned, tag[:, None].view(np.uint8), stats.view(np.uint8)], axis=1)
+    starts = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    packed = packed[level_positions(by_owner, starts)]  # grouped by owner
     received = comms.alltoallv(packed, np.bincount(np.repeat(owner, lengths), minlength=comms.size))
     width = binned.shape[1]
-    mine = np.flatnonzero(owner == comms.rank)
     tag = received[:, width : width + 8].copy().view(np.int64)[:, 0]
     order = np.argsort(tag, kind="stable")
     node_starts = np.zeros(mine.shape[0] + 1, dtype=np.int64)
@@ -78,16 +105,18 @@ def level_positions(nodes, starts):
 class Subtrees:
     """The subtrees of one tree grown on one rank each.
 
-    ``seed`` keys the subtrees' draws; the others are ``grow_tree``'s.
+    ``seeds`` (one per tree of the batch) key the subtrees' draws, with the
+    root's id in its tree (``_Tree.local``); the others are ``grow_trees``'.
     """
 
-    def __init__(self, seed, n_sampled, rules, comms, kernels):
-        self.seed, self.n_sampled = int(seed) % (1 << 63), n_sampled
+    def __init__(self, seeds, n_sampled, rules, comms, kernels):
+        self.seeds = np.array([int(seed) % (1 << 63) for seed in seeds], dtype=np.int64)
+        self.n_sampled = n_sampled
         self.rules, self.comms, self.kernels = rules, comms, kernels
-        # per level, this rank's rows of the nodes that left it: (rows per
-        # node, global rows per node, binned, stats, node ids, depths, known
-        # constant features)
-        self._left = []
+        # per tree, per level, this rank's rows of the nodes that left it: (rows
+        # per node, global rows per node, binned, stats, node ids, depths,
+        # known constant features)
+        self._left = [[] for _ in seeds]
 
     def hand_off(self, tree, level, rows, order, starts, depth, leaf_of_row):
         """Take the small open nodes of ``level`` (at ``depth``) out of it, their
@@ -108,39 +137,59 @@ class Subtrees:
         index = order[level_positions(nodes, starts)]
         leaf_of_row[rows.ids[index]] = -2 - np.repeat(node_ids, lengths)
         take = self.kernels.take_rows
-        self._left.append(
-            (
-                lengths,
-                tree.stats[node_ids, -1],
-                gathered(rows.binned, index, take),
-                rows.stats.subtree_rows(index, take),
-                node_ids,
-                np.full(nodes.shape[0], depth, dtype=np.int64),
-                level.constant[nodes],
-            )
+        by_node = (
+            lengths,
+            tree.stats[node_ids, -1],
+            node_ids,
+            np.full(nodes.shape[0], depth, dtype=np.int64),
+            level.constant[nodes],
         )
+        by_row = (gathered(rows.binned, index, take), rows.stats.subtree_rows(index, take))
+        # the nodes are grouped by tree: each tree's part
+        node_bounds = np.searchsorted(level.trees[nodes], np.arange(1, self.seeds.shape[0]))
+        row_bounds = np.concatenate([[0], np.cumsum(lengths)])[node_bounds]
+        node_parts = [np.split(array, node_bounds) for array in by_node]
+        row_parts = [np.split(array, row_bounds) for array in by_row]
+        for t, (length, global_rows, ids, depths, constant) in enumerate(zip(*node_parts)):
+            if length.shape[0]:
+                binned, stats = (part[t] for part in row_parts)
+                self._left[t].append((length, global_rows, binned, stats, ids, depths, constant))
         kept_lengths = starts[keep + 1] - starts[keep]
         kept_starts = np.zeros(keep.shape[0] + 1, dtype=np.int64)
         np.cumsum(kept_lengths, out=kept_starts[1:])
         return level.subset(keep), order[level_positions(keep, starts)], kept_starts
 
     def grow(self, tree):
-        """Send the rows of the nodes taken out of the levels to their ranks (one
-        all-to-all), grow every subtree there, all at once, and graft them
-        onto ``tree``.
+        """Grow the subtrees of the nodes taken out of the levels and graft them
+        onto ``tree``, a chunk of consecutive trees at a time: those whose
+        nodes hold at most :data:`HANDOVER_ROWS` global rows, or one tree.
 
-        This method is collective (an all-to-all and two allgathers, none where
-        no node was taken out: the same on every rank).
+        This method is collective (per chunk, an all-to-all and an
+        allgather; none where no node was taken out: the same on every rank).
         """
-        if not self._left:
-            return
+        chunk, chunk_rows = [], 0
+        for parts in self._left:
+            rows = sum(int(part[1].sum()) for part in parts)
+            if chunk and chunk_rows + rows > HANDOVER_ROWS:
+                self._grow_chunk(tree, chunk)
+                chunk, chunk_rows = [], 0
+            chunk, chunk_rows = chunk + parts, chunk_rows + rows
+        if chunk:
+            self._grow_chunk(tree, chunk)
+        self._left = [[] for _ in self.seeds]
+
+    def _grow_chunk(self, tree, parts):
+        """Send the rows of the nodes of ``parts`` (as ``_left`` holds them) to
+        their ranks (one all-to-all), grow every subtree there, all at once,
+        and graft them onto ``tree`` (collective)."""
         lengths, global_rows, binned, stats, ids, depth, constant = (
-            np.concatenate(part) for part in zip(*self._left)
+            np.concatenate(part) for part in zip(*parts)
         )
-        self._left = []
+        owner = owners(global_rows, self.comms.size)
         mine, binned, stats, node_starts = rows_to_owners(
-            lengths, global_rows, binned, np.ascontiguousarray(stats), self.comms
+            owner, lengths, binned, np.ascontiguousarray(stats), self.comms
         )
+        roots = ids  # every rank hands off the same nodes
         ids, depth, constant = ids[mine], depth[mine], constant[mine]
         criterion = self.rules.criterion
         capacity = 2 * binned.shape[0]
@@ -152,8 +201,13 @@ class Subtrees:
         bins, kernel_criterion, kernel_rules = self.rules.subtree_arguments()
         self.kernels.grow_subtrees(
             (binned, stats, criterion.search_columns.shape[0], node_starts),
-            (ids, depth, np.ascontiguousarray(constant), np.ascontiguousarray(tree.stats[ids])),
-            (self.seed, self.n_sampled, self.rules.random_thresholds),
+            (
+                tree.local[ids],
+                depth,
+                np.ascontiguousarray(constant),
+                np.ascontiguousarray(tree.stats[ids]),
+            ),
+            (self.seeds[tree.tree[ids]], self.n_sampled, self.rules.random_thresholds),
             bins,
             kernel_criterion,
             kernel_rules,
@@ -166,5 +220,7 @@ class Subtrees:
         grown = self.comms.allgatherv(
             np.concatenate([place[:, None], ints[taken], floats[taken].view(np.int64)], axis=1)
         )
-        roots = self.comms.allgatherv(ids)
+        # the subtrees in node order, whatever the ranks that grew them
+        node = np.argsort(owner, kind="stable")[np.cumsum(grown[:, 0] == 0) - 1]
+        grown = grown[np.argsort(node, kind="stable")]
         tree.graft(roots, grown[:, :7], grown[:, 7:].view(np.float64))
