@@ -338,8 +338,10 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
             tree_weight = tree_weight * factor
         row_stats = criterion.row_stats(fit.targets, tree_weight)
         # float sums would change in their last bits with the rank count and
-        # flip tied splits: on these grids every sum is exact, in any order
-        row_stats.round_sums(lambda summed: on_exact_grids(summed, layout.n_samples, comms))
+        # flip tied splits: on these grids every sum is exact, in any order;
+        # bootstrap counts of classes are integers, their sums exact already
+        if criterion.moments or counts is None or factor is not None:
+            row_stats.round_sums(lambda summed: on_exact_grids(summed, layout.n_samples, comms))
         # the global statistics, and whether all their partial sums are integers
         # below 2**24: then the histograms travel as float32, exactly
         summed = comms.allreduce(np.append(row_stats.total(), not row_stats.integral_counts()))
