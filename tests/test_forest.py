@@ -7,6 +7,7 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from mlmpi.kernels import kernels_for
 from mlmpi.kernels.cpu.forest import _pair_outputs, _scan_pair
 from numba import njit
 from sklearn.datasets import load_iris, make_regression
@@ -277,6 +278,33 @@ def test_trees_grown_together_are_the_trees_grown_alone(monkeypatch, cls, params
     for name, arrays in fitted.items():
         for a, b in zip(fitted["alone"], arrays, strict=True):
             np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+def test_best_first_ties_go_to_the_node_first_in_depth_first_order():
+    """Equal impurity decreases: the node first in depth-first order is split,
+    whatever the ids (the order the nodes were made in, which depends on the
+    ranks that grew them)."""
+    from mlmpi.ensemble._grow import _Tree
+
+    # the root's left child has the larger id; both children split equally well
+    left = np.array([2, 5, 3, -1, -1, -1, -1])
+    right = np.array([1, 6, 4, -1, -1, -1, -1])
+    n = left.shape[0]
+    tree = _Tree._single(
+        feature=np.where(left >= 0, 0, -1),
+        bin=np.zeros(n, dtype=np.int64),
+        right_bin=np.ones(n, dtype=np.int64),
+        missing_left=np.zeros(n, dtype=bool),
+        left=left,
+        right=right,
+        stats=np.ones((n, 2)),
+        bounds=np.tile([-np.inf, np.inf], (n, 1)),
+        decrease=np.array([5.0, 1.0, 1.0, 0, 0, 0, 0]),
+    )
+    subtree, ends = tree.best_first(3, kernels_for("forest", np.empty(0)))
+    root_left = subtree.left[0]
+    assert subtree.feature[root_left] >= 0 and subtree.feature[subtree.right[0]] < 0
+    np.testing.assert_array_equal(ends[[3, 4, 5, 6]], [3, 4, 2, 2])
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 4])

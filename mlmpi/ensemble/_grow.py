@@ -136,14 +136,13 @@ class _Tree:
         )
 
     def _append(self, tree, **values):
-        """Append nodes of the trees ``tree``, their arrays' ``values`` where
-        given, else a leaf's (no statistics, no bounds); returns the first's id."""
+        """Append nodes of the trees ``tree`` (non-decreasing), their arrays'
+        ``values`` where given, else a leaf's (no statistics, no bounds);
+        returns the first's id."""
         first, n = self.node_count, tree.shape[0]
-        by_tree = np.argsort(tree, kind="stable")
         counts = np.bincount(tree, minlength=self._sizes.shape[0])
-        local = np.empty(n, dtype=np.int64)  # each tree's next ids, in order
-        local[by_tree] = np.arange(n) - np.repeat(np.cumsum(counts) - counts, counts)
-        local += self._sizes[tree]
+        # each tree's next ids, in order
+        local = np.arange(n) - np.repeat(np.cumsum(counts) - counts - self._sizes, counts)
         self._sizes += counts
         self.tree = np.concatenate([self.tree, tree])
         self.local = np.concatenate([self.local, local])
@@ -188,21 +187,26 @@ class _Tree:
         """The subtree that best-first growth (scikit-learn's with ``max_leaf_nodes``)
         makes of this tree, numbered as scikit-learn's best-first builder numbers
         it: from the root, split the open node of largest impurity decrease (ties
-        to the smaller id) until there are ``max_leaf_nodes`` leaves.
+        to the node first in depth-first order: the tree's shape decides, not
+        the order its nodes were made in) until there are ``max_leaf_nodes`` leaves.
 
         Returns the subtree and, for each node of this tree, the id in the subtree
         of the node its rows end in (itself or its deepest kept ancestor).
         """
+        preorder = np.empty(self.node_count, dtype=np.int64)
+        count = kernels.preorder(self.left, self.right, self.feature >= 0, preorder)
+        place = np.empty(self.node_count, dtype=np.int64)
+        place[preorder[:count]] = np.arange(count)
         order = [0]
-        heap = [(-self.decrease[0], 0)] if self.feature[0] >= 0 else []
+        heap = [(-self.decrease[0], 0, 0)] if self.feature[0] >= 0 else []
         expanded = set()
         while heap and len(expanded) + 1 < max_leaf_nodes:
-            node = heapq.heappop(heap)[1]
+            node = heapq.heappop(heap)[2]
             expanded.add(node)
             for child in (self.left[node], self.right[node]):
                 order.append(child)
                 if self.feature[child] >= 0:
-                    heapq.heappush(heap, (-self.decrease[child], child))
+                    heapq.heappush(heap, (-self.decrease[child], place[child], child))
         subtree, new_id = self._renumbered(np.asarray(order, dtype=np.int64), kernels, expanded)
         return subtree, new_id
 
@@ -360,17 +364,18 @@ def grow_trees(
         Per tree, the key of the draws of the subtrees that small nodes grow
         on one rank (:mod:`._subtrees`); None: every node is grown level by level.
 
-    Returns
-    -------
-    grown : list of (tree, leaf_of_row)
-        Per tree, the tree (a :class:`_Tree`, the same on every rank) and an
-        int64 array of shape (n_local,): ``-2 - node`` for every row of its
-        ``active``, the leaf the row reached, or the root of the subtree grown
-        on one rank that it went into.
+    Yields
+    ------
+    tree, leaf_of_row
+        Tree by tree, in order, as its subtrees are done: the tree (a
+        :class:`_Tree`, the same on every rank) and an int64 array of shape
+        (n_local,): ``-2 - node`` for every row of its ``active``, the leaf
+        the row reached, or the root of the subtree grown on one rank that it
+        went into. A tree's nodes are freed once the caller drops it.
 
     Notes
     -----
-    This function is collective.
+    This function is collective; every rank consumes the whole generator.
     """
     n_trees, n_local = len(row_stats), binned.shape[0]
     leaf_of_row = np.zeros((n_trees, n_local), dtype=np.int64)
@@ -422,12 +427,15 @@ def grow_trees(
         )
         order, starts = order[:kept], next_starts
         depth += 1
-    if subtrees is not None:
-        subtrees.grow(tree)
     leaf_of_row = leaf_of_row.reshape(n_trees, n_local)
     reached = leaf_of_row < 0
     leaf_of_row[reached] = -2 - tree.local[-2 - leaf_of_row[reached]]
-    return [(tree.of_tree(t), leaf_of_row[t]) for t in range(n_trees)]
+    trees = [tree.of_tree(t) for t in range(n_trees)]  # the levels' nodes
+    chunks = [range(n_trees)] if subtrees is None else subtrees.grow(tree, trees)
+    for chunk in chunks:
+        for t in chunk:
+            done, trees[t] = trees[t], None
+            yield done, leaf_of_row[t]
 
 
 def _first_rows(binned, row_stats, active, roots, kernels):

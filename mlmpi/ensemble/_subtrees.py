@@ -9,7 +9,8 @@ of trees at a time (:data:`HANDOVER_ROWS`), in one all-to-all (the nodes
 dealt out by :func:`owners`), and each rank grows all the subtrees it
 received in one kernel call (``forest_subtrees.grow_subtrees``: the same
 split search and rules, depth first); one allgather gives every rank every
-subtree's nodes, grafted onto the trees in node order. Where the nodes draw
+subtree's nodes, grafted onto their trees, each then done (its nodes out of
+the batch's memory). Where the nodes draw
 only some features, a subtree must also be allowed :data:`LOCAL_DEPTH` more
 levels. The subtrees' random draws are keyed by the tree's seed, the root's
 id in its tree and the node's place in the subtree (not drawn in sequence),
@@ -159,29 +160,58 @@ class Subtrees:
         np.cumsum(kept_lengths, out=kept_starts[1:])
         return level.subset(keep), order[level_positions(keep, starts)], kept_starts
 
-    def grow(self, tree):
-        """Grow the subtrees of the nodes taken out of the levels and graft them
-        onto ``tree``, a chunk of consecutive trees at a time: those whose
-        nodes hold at most :data:`HANDOVER_ROWS` global rows, or one tree.
+    def grow(self, batch, trees):
+        """Grow the subtrees of the nodes taken out of the levels of ``batch``
+        (the batch's :class:`_Tree`) and graft them onto their trees
+        (``trees``: each alone, :meth:`_Tree.of_tree`), a chunk of consecutive
+        trees at a time: those whose nodes hold at most :data:`HANDOVER_ROWS`
+        global rows, or one tree. Yields each chunk's trees (their indices),
+        once grafted.
 
-        This method is collective (per chunk, an all-to-all and an
-        allgather; none where no node was taken out: the same on every rank).
+        This generator is collective (per chunk, an all-to-all and an
+        allgather; none where no node was taken out: the same on every rank);
+        every rank consumes it whole.
         """
         chunk, chunk_rows = [], 0
-        for parts in self._left:
+        for t, parts in enumerate(self._left):
             rows = sum(int(part[1].sum()) for part in parts)
             if chunk and chunk_rows + rows > HANDOVER_ROWS:
-                self._grow_chunk(tree, chunk)
+                yield self._grafted(batch, trees, chunk)
                 chunk, chunk_rows = [], 0
-            chunk, chunk_rows = chunk + parts, chunk_rows + rows
+            chunk, chunk_rows = [*chunk, t], chunk_rows + rows
         if chunk:
-            self._grow_chunk(tree, chunk)
-        self._left = [[] for _ in self.seeds]
+            yield self._grafted(batch, trees, chunk)
+
+    def _grafted(self, batch, trees, chunk):
+        """Grow the subtrees of the trees ``chunk`` (indices) and graft each
+        tree's onto it; returns ``chunk`` (collective)."""
+        parts = [part for t in chunk for part in self._left[t]]
+        for t in chunk:
+            self._left[t] = []
+        if not parts:
+            return chunk
+        roots, nodes = self._grow_chunk(batch, parts)
+        tree_of_root = batch.tree[roots]
+        if np.any(np.diff(tree_of_root) < 0):  # the subtrees grouped by tree
+            by_tree = np.argsort(tree_of_root, kind="stable")
+            starts = np.append(np.flatnonzero(nodes[:, 0] == 0), nodes.shape[0])
+            nodes = gathered(nodes, level_positions(by_tree, starts), self.kernels.take_rows)
+            roots, tree_of_root = roots[by_tree], tree_of_root[by_tree]
+        node_bounds = np.searchsorted(tree_of_root[np.cumsum(nodes[:, 0] == 0) - 1], chunk[1:])
+        root_bounds = np.searchsorted(tree_of_root, chunk[1:])
+        for t, these, their_roots in zip(
+            chunk, np.split(nodes, node_bounds), np.split(roots, root_bounds), strict=True
+        ):
+            trees[t].graft(batch.local[their_roots], these[:, :7], these[:, 7:].view(np.float64))
+        return chunk
 
     def _grow_chunk(self, tree, parts):
         """Send the rows of the nodes of ``parts`` (as ``_left`` holds them) to
         their ranks (one all-to-all), grow every subtree there, all at once,
-        and graft them onto ``tree`` (collective)."""
+        and gather them (collective): ``(roots, nodes)`` as
+        :meth:`_Tree.graft` takes them (the ints, then the floats' bits), the
+        subtrees rank after rank (the order of the nodes' ids in their trees,
+        which no result depends on: the trees are numbered by their shape)."""
         lengths, global_rows, binned, stats, ids, depth, constant = (
             np.concatenate(part) for part in zip(*parts)
         )
@@ -220,7 +250,4 @@ class Subtrees:
         grown = self.comms.allgatherv(
             np.concatenate([place[:, None], ints[taken], floats[taken].view(np.int64)], axis=1)
         )
-        # the subtrees in node order, whatever the ranks that grew them
-        node = np.argsort(owner, kind="stable")[np.cumsum(grown[:, 0] == 0) - 1]
-        grown = grown[np.argsort(node, kind="stable")]
-        tree.graft(roots, grown[:, :7], grown[:, 7:].view(np.float64))
+        return roots[np.argsort(owner, kind="stable")], grown  # rank after rank
