@@ -388,7 +388,7 @@ def grow_trees(
     search = _Search(row_stats[0].n_stats, n_bins, rules, draws, comms, kernels, hist_dtype)
     subtrees = None
     if subtree_seeds is not None and rules.grows_subtrees:
-        subtrees = Subtrees(subtree_seeds, n_sampled, rules, comms, kernels)
+        subtrees = Subtrees(subtree_seeds, n_sampled, rules, comms, kernels, binned, row_stats)
     rows = _first_rows(binned, row_stats, active, roots, kernels)
     leaf_of_row = leaf_of_row.reshape(-1)  # rows.ids index it
     # the level's rows are rows[order], open node m's at starts[m]:starts[m + 1]

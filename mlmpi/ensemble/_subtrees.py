@@ -107,15 +107,19 @@ class Subtrees:
     """The subtrees of one tree grown on one rank each.
 
     ``seeds`` (one per tree of the batch) key the subtrees' draws, with the
-    root's id in its tree (``_Tree.local``); the others are ``grow_trees``'.
+    root's id in its tree (``_Tree.local``); ``binned`` (the shard's) and
+    ``row_stats`` (each tree's) are where the rows of a chunk are gathered
+    from when it grows (not when they leave the levels: a batch's rows
+    would all be held at once); the others are ``grow_trees``'.
     """
 
-    def __init__(self, seeds, n_sampled, rules, comms, kernels):
+    def __init__(self, seeds, n_sampled, rules, comms, kernels, binned, row_stats):
         self.seeds = np.array([int(seed) % (1 << 63) for seed in seeds], dtype=np.int64)
         self.n_sampled = n_sampled
         self.rules, self.comms, self.kernels = rules, comms, kernels
+        self.binned, self.row_stats = binned, row_stats
         # per tree, per level, this rank's rows of the nodes that left it: (rows
-        # per node, global rows per node, binned, stats, node ids, depths,
+        # per node, global rows per node, the rows' ids, node ids, depths,
         # known constant features)
         self._left = [[] for _ in seeds]
 
@@ -135,9 +139,8 @@ class Subtrees:
         nodes, keep = np.flatnonzero(small), np.flatnonzero(~small)
         node_ids = level.node_ids[nodes]
         lengths = starts[nodes + 1] - starts[nodes]
-        index = order[level_positions(nodes, starts)]
-        leaf_of_row[rows.ids[index]] = -2 - np.repeat(node_ids, lengths)
-        take = self.kernels.take_rows
+        row_ids = rows.ids[order[level_positions(nodes, starts)]]
+        leaf_of_row[row_ids] = -2 - np.repeat(node_ids, lengths)
         by_node = (
             lengths,
             tree.stats[node_ids, -1],
@@ -145,16 +148,14 @@ class Subtrees:
             np.full(nodes.shape[0], depth, dtype=np.int64),
             level.constant[nodes],
         )
-        by_row = (gathered(rows.binned, index, take), rows.stats.subtree_rows(index, take))
         # the nodes are grouped by tree: each tree's part
         node_bounds = np.searchsorted(level.trees[nodes], np.arange(1, self.seeds.shape[0]))
         row_bounds = np.concatenate([[0], np.cumsum(lengths)])[node_bounds]
         node_parts = [np.split(array, node_bounds) for array in by_node]
-        row_parts = [np.split(array, row_bounds) for array in by_row]
+        row_parts = np.split(row_ids, row_bounds)
         for t, (length, global_rows, ids, depths, constant) in enumerate(zip(*node_parts)):
             if length.shape[0]:
-                binned, stats = (part[t] for part in row_parts)
-                self._left[t].append((length, global_rows, binned, stats, ids, depths, constant))
+                self._left[t].append((length, global_rows, row_parts[t], ids, depths, constant))
         kept_lengths = starts[keep + 1] - starts[keep]
         kept_starts = np.zeros(keep.shape[0] + 1, dtype=np.int64)
         np.cumsum(kept_lengths, out=kept_starts[1:])
@@ -205,6 +206,23 @@ class Subtrees:
             trees[t].graft(batch.local[their_roots], these[:, :7], these[:, 7:].view(np.float64))
         return chunk
 
+    def _rows(self, row_ids):
+        """The bins and statistics (``RowStats.subtree_rows``) of the rows of
+        ``row_ids`` (``t * n_local + row`` in tree ``t``; grouped by tree)."""
+        take = self.kernels.take_rows
+        n_local = max(1, self.binned.shape[0])
+        trees = row_ids // n_local
+        rows = row_ids - trees * n_local
+        bounds = np.flatnonzero(np.diff(trees)) + 1
+        stats = [
+            self.row_stats[t[0]].subtree_rows(these, take)
+            for t, these in zip(np.split(trees, bounds), np.split(rows, bounds), strict=True)
+            if these.shape[0]
+        ]
+        if not stats:  # no rows here
+            return self.binned[:0], np.zeros((0, self.rules.criterion.n_stats))
+        return gathered(self.binned, rows, take), np.concatenate(stats)
+
     def _grow_chunk(self, tree, parts):
         """Send the rows of the nodes of ``parts`` (as ``_left`` holds them) to
         their ranks (one all-to-all), grow every subtree there, all at once,
@@ -212,13 +230,12 @@ class Subtrees:
         :meth:`_Tree.graft` takes them (the ints, then the floats' bits), the
         subtrees rank after rank (the order of the nodes' ids in their trees,
         which no result depends on: the trees are numbered by their shape)."""
-        lengths, global_rows, binned, stats, ids, depth, constant = (
+        lengths, global_rows, row_ids, ids, depth, constant = (
             np.concatenate(part) for part in zip(*parts)
         )
+        binned, stats = self._rows(row_ids)
         owner = owners(global_rows, self.comms.size)
-        mine, binned, stats, node_starts = rows_to_owners(
-            owner, lengths, binned, np.ascontiguousarray(stats), self.comms
-        )
+        mine, binned, stats, node_starts = rows_to_owners(owner, lengths, binned, stats, self.comms)
         roots = ids  # every rank hands off the same nodes
         ids, depth, constant = ids[mine], depth[mine], constant[mine]
         criterion = self.rules.criterion
