@@ -3,6 +3,7 @@
     python benchmarks/bench_forest.py --ranks 2 --repeats 3 --out results/forest.json
     python benchmarks/bench_forest.py --estimator ExtraTreesRegressor --ranks 2
     python benchmarks/bench_forest.py --ranks 2 --repeats 1 --size 0.01   # smoke
+    python benchmarks/bench_forest.py --ranks 2 --fits 3   # median of 3 fits a job
 
 Both sides fit the same synthetic data (scikit-learn's ``make_classification``,
 or ``make_regression`` for a regressor: ``--n-samples`` training rows and
@@ -71,9 +72,11 @@ def worker(args):
     X, y = shard(X, comms), shard(y, comms)
     X_test, y_test = shard(X_test, comms), shard(y_test, comms)
     forest(n_estimators=1, max_depth=2).fit(X[:1000], y[:1000])  # compile
-    model, metrics, prof = _driver.timed_collective(
-        lambda: forest(**_params(args)).fit(X, y), comms
-    )
+    runs = [
+        _driver.timed_collective(lambda: forest(**_params(args)).fit(X, y), comms)
+        for _ in range(args.fits)
+    ]
+    model, metrics, prof = sorted(runs, key=lambda run: run[1]["seconds"])[len(runs) // 2]
     by_op = {
         op.rsplit("/", 1)[-1]: float(comms.allreduce(np.asarray(secs), op="max"))
         for op, _, _, secs in sorted(prof.rows())
@@ -119,6 +122,8 @@ def driver(args):
         args.n_estimators,
         "--max-depth",
         args.max_depth,
+        "--fits",
+        args.fits,
     ]
     short = "".join(c for c in args.estimator if c.isupper()).lower()
     row = _driver.compare(
@@ -181,6 +186,13 @@ def main():
     parser.add_argument("--n-estimators", type=int, default=20)
     parser.add_argument(
         "--max-depth", type=_max_depth, default=12, help="an integer, or none (full trees)"
+    )
+    parser.add_argument(
+        "--fits",
+        type=int,
+        default=1,
+        help="timed fits per mlmpi job, the median reported (1: a fresh process, as a job "
+        "fits once; more: a process that has fitted before, as the peers' later repeats)",
     )
     _driver.run_main(parser, driver=driver, worker=worker, sized=("n_samples", "n_test"))
 
