@@ -104,7 +104,7 @@ def level_positions(nodes, starts):
 
 
 class Subtrees:
-    """The subtrees of one tree grown on one rank each.
+    """The subtrees of a batch of trees, each grown on one rank.
 
     ``seeds`` (one per tree of the batch) key the subtrees' draws, with the
     root's id in its tree (``_Tree.local``); ``binned`` (the shard's) and
