@@ -50,11 +50,18 @@ def owners(load, size):
     return owner
 
 
+def rank_after_rank(owner):
+    """The nodes of ``owner`` in the order the ranks hold them one after
+    another (each rank's in node order, as :func:`rows_to_owners` gives them):
+    the order of anything gathered from the ranks, one entry per node."""
+    return np.argsort(owner, kind="stable")
+
+
 def in_node_order(gathered, owner):
-    """Rows gathered from the ranks (each rank's nodes in order, rank after
-    rank), one per node of ``owner``, put back in node order."""
+    """Rows gathered from the ranks, one per node of ``owner``
+    (:func:`rank_after_rank`), put back in node order."""
     out = np.empty_like(gathered)
-    out[np.argsort(owner, kind="stable")] = gathered
+    out[rank_after_rank(owner)] = gathered
     return out
 
 
@@ -70,7 +77,7 @@ def rows_to_owners(owner, lengths, binned, stats, comms):
 
     This function is collective.
     """
-    by_owner = np.argsort(owner, kind="stable")
+    by_owner = rank_after_rank(owner)
     mine = by_owner[owner[by_owner] == comms.rank]
     first_of_owner = np.searchsorted(owner[by_owner], owner[by_owner])
     rank_of_node = np.empty(owner.shape[0], dtype=np.int64)  # among its owner's
@@ -267,4 +274,4 @@ class Subtrees:
         grown = self.comms.allgatherv(
             np.concatenate([place[:, None], ints[taken], floats[taken].view(np.int64)], axis=1)
         )
-        return roots[np.argsort(owner, kind="stable")], grown  # rank after rank
+        return roots[rank_after_rank(owner)], grown
