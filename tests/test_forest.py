@@ -629,11 +629,11 @@ def test_subtree_scans_give_the_general_scans_gains_bit_for_bit():
         bins = (np.zeros((0, 0)), np.zeros((0, 0)), -1)
         measure = (offsets, np.zeros(0))
         general = _general_scan(criterion, hist, occupied, n_occupied, totals, bins, measure, rules)
+        histogram = (hist, 0, occupied, n_occupied)
         if criterion == 2:
-            fast = _scan_squared_error(hist, occupied, n_occupied, totals, rules)
+            fast = _scan_squared_error(histogram, totals, rules)
         else:
-            work = np.empty(hist.shape[2])
-            fast = _scan_classes(criterion, hist, occupied, n_occupied, totals, rules, work)
+            fast = _scan_classes(criterion, histogram, totals, rules)
         return general, fast
 
     rng = np.random.default_rng(0)
@@ -646,11 +646,12 @@ def test_subtree_scans_give_the_general_scans_gains_bit_for_bit():
             with_count = case % 2 == 0
             stats = np.stack([weights, weights * rng.normal(size=n_rows).round(3)], axis=1)
             offsets = np.array([0, 1])
-        else:
+        else:  # one to four classes: the scan's most
             with_count = True
-            stats = np.zeros((n_rows, 3))
-            stats[np.arange(n_rows), rng.integers(0, 3, n_rows)] = weights
-            offsets = np.array([0, 3])
+            n_classes = int(rng.integers(1, 5))
+            stats = np.zeros((n_rows, n_classes))
+            stats[np.arange(n_rows), rng.integers(0, n_classes, n_rows)] = weights
+            offsets = np.array([0, n_classes])
         if with_count:
             stats = np.hstack([stats, np.ones((n_rows, 1))])
         hist = np.zeros((1, 32, stats.shape[1]))

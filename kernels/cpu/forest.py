@@ -447,47 +447,95 @@ def _occupied_bins(hist, h, missing_bin, present, occupied):
     return n_occupied
 
 
+SUMMED_AT_ONCE = 4  # features whose histograms are summed in one pass over a node's rows
+
+
 @njit(nogil=True, inline="always")
-def _pair_histogram(rows, first, last, f, scale, scratch, occupied, words, missing_bin):
-    """Sum the first ``scratch.shape[2]`` statistics of rows ``first:last`` by
-    their bin of feature ``f`` into ``scratch[0]`` (times ``scale``, where
-    given) and write the bins holding rows, the missing bin aside, in order
-    into ``occupied``; returns how many. ``words``: four zeros (uint64),
-    zero again on return: a bit per bin, so that a pair costs its rows and
-    its occupied bins, not every bin."""
+def summing_space(n_slots, n_bins, n_stats):
+    """The zeroed workspace of :func:`_pair_histograms` for up to ``n_slots``
+    features at once: ``(scratch, occupied, n_occupied, seen, groups)``."""
+    return (
+        np.zeros((n_slots, n_bins, n_stats)),
+        np.empty((n_slots, n_bins), dtype=np.int64),
+        np.zeros(n_slots, dtype=np.int64),
+        np.zeros((n_slots, 32), dtype=np.uint64),
+        np.zeros(n_slots, dtype=np.uint64),
+    )
+
+
+@njit(nogil=True, inline="always")
+def _pair_histograms(rows, first, last, listed, scale, space, missing_bin):
+    """Sum the statistics of rows ``first:last`` by their bin of each feature
+    ``features[k]`` of ``listed`` ``(features, n_listed)`` into ``scratch[k]``
+    (times ``scale``, where given), in one pass over the rows, and write the
+    bins holding rows, the missing bin aside, in order into ``occupied[k]``,
+    how many into ``n_occupied[k]``. ``space``: :func:`summing_space`;
+    ``seen`` and ``groups`` (a byte per bin, a bit per 8 bins) are zero
+    again on return, so that a pair costs its rows and its occupied bins,
+    not every bin."""
     binned, row_stats = rows
+    features, n_listed = listed
+    scratch, occupied, n_occupied, seen, groups = space
     n_stats = scratch.shape[2]
+    seen_bins = seen.view(np.uint8)
     for r in range(first, last):
-        b = binned[r, f]
-        for s in range(n_stats):
-            scratch[0, b, s] += row_stats[r, s]
-        if b != missing_bin:
-            words[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
-    if scale.shape[0]:
-        for b in range(scratch.shape[1]):
-            for s in range(n_stats):
-                scratch[0, b, s] *= scale[s]
-    n_occupied = 0
-    for w in range(4):
-        word = words[w]
-        while word:
-            occupied[n_occupied] = 64 * w + trailing_zeros(word)
-            n_occupied += 1
-            word &= word - np.uint64(1)
-        words[w] = 0
-    return n_occupied
+        # up to four statistics loaded first, once for all the features
+        s0 = row_stats[r, 0]
+        s1 = row_stats[r, 1] if n_stats > 1 else 0.0
+        s2 = row_stats[r, 2] if n_stats > 2 else 0.0
+        s3 = row_stats[r, 3] if n_stats > 3 else 0.0
+        for k in range(n_listed):
+            b = binned[r, features[k]]
+            seen_bins[k, b] = 1
+            groups[k] |= np.uint64(1) << np.uint64(b >> 3)
+            if n_stats > 4:
+                for s in range(n_stats):
+                    scratch[k, b, s] += row_stats[r, s]
+                continue
+            scratch[k, b, 0] += s0
+            if n_stats > 1:
+                scratch[k, b, 1] += s1
+            if n_stats > 2:
+                scratch[k, b, 2] += s2
+            if n_stats > 3:
+                scratch[k, b, 3] += s3
+    for k in range(n_listed):
+        count = 0
+        while groups[k]:
+            g = trailing_zeros(groups[k])
+            groups[k] &= groups[k] - np.uint64(1)
+            word = seen[k, g]
+            seen[k, g] = 0
+            while word:
+                b = 8 * g + (trailing_zeros(word) >> 3)
+                if b != missing_bin:
+                    occupied[k, count] = b
+                    count += 1
+                word &= word - np.uint64(1)
+        n_occupied[k] = count
+        if scale.shape[0]:  # the other bins hold zeros
+            for t in range(count):
+                for s in range(n_stats):
+                    scratch[k, occupied[k, t], s] *= scale[s]
+            if missing_bin >= 0:
+                for s in range(n_stats):
+                    scratch[k, missing_bin, s] *= scale[s]
 
 
 @njit(nogil=True, inline="always")
-def _clear_pair(scratch, occupied, n_occupied, missing_bin):
-    """Zero again the bins of ``scratch[0]`` that :func:`_pair_histogram` filled:
-    its ``occupied`` bins and the missing bin."""
+def _clear_pair(histogram, missing_bin):
+    """Zero again the bins of ``histogram`` ``(scratch, k, occupied,
+    n_occupied)`` that :func:`_pair_histograms` filled: its occupied bins and
+    the missing bin."""
+    scratch, k, occupied, n_occupied = histogram
+    n_stats = scratch.shape[2]
     for t in range(n_occupied):
-        for s in range(scratch.shape[2]):
-            scratch[0, occupied[t], s] = 0.0
+        b = occupied[t]
+        for s in range(n_stats):
+            scratch[k, b, s] = 0.0
     if missing_bin >= 0:
-        for s in range(scratch.shape[2]):
-            scratch[0, missing_bin, s] = 0.0
+        for s in range(n_stats):
+            scratch[k, missing_bin, s] = 0.0
 
 
 @njit(nogil=True, inline="always")
@@ -629,15 +677,15 @@ def _find_splits(criterion, hist, pairs, nodes, bins, measure, rules, out):
 
 @njit(nogil=True, inline="always")
 def _find_splits_in_rows(criterion, rows, pairs, nodes, bins, measure, rules, summing, out):
-    """:func:`find_splits_in_rows` for criterion code ``criterion``: each pair's
-    histogram is summed from the node's rows into ``scratch`` and scanned by
-    :func:`_scan_pair`, then its rows' bins are zeroed again."""
+    """:func:`find_splits_in_rows` for criterion code ``criterion``: a node's
+    pairs' histograms are summed from its rows in one pass and scanned by
+    :func:`_scan_pair`, then their bins are zeroed again."""
     binned, starts, features, row_stats = rows
-    scale, scratch = summing
+    scale, n_bins = summing
     pair_valid, uniform = pairs
     missing_bin = bins[2]
     n_nodes, n_slots = features.shape
-    n_bins, n_stats = scratch.shape[1], scratch.shape[2]
+    n_stats = row_stats.shape[1]
     pair_node = np.empty(n_nodes * n_slots, dtype=np.int64)
     pair_feature = np.empty(n_nodes * n_slots, dtype=np.int64)
     for i in range(n_nodes):
@@ -646,19 +694,25 @@ def _find_splits_in_rows(criterion, rows, pairs, nodes, bins, measure, rules, su
             pair_feature[i * n_slots + k] = features[i, k]
     every = (pair_node, pair_feature, pair_valid, uniform)
     work = (np.empty(n_stats), np.empty(n_stats))  # running and right statistics
-    occupied = np.empty(n_bins, dtype=np.int64)
-    words = np.zeros(4, dtype=np.uint64)
+    space = summing_space(min(n_slots, SUMMED_AT_ONCE), n_bins, n_stats)
+    scratch, occupied, n_occupied = space[0], space[1], space[2]
     for i in range(n_nodes):
-        first, last = starts[i], starts[i + 1]
-        for k in range(n_slots):
-            p = i * n_slots + k
-            f = features[i, k]
-            n_occupied = _pair_histogram(
-                (binned, row_stats), first, last, f, scale, scratch, occupied, words, missing_bin
+        for at in range(0, n_slots, SUMMED_AT_ONCE):
+            listed = features[i, at : at + SUMMED_AT_ONCE]
+            _pair_histograms(
+                (binned, row_stats),
+                starts[i],
+                starts[i + 1],
+                (listed, listed.shape[0]),
+                scale,
+                space,
+                missing_bin,
             )
-            histogram = (scratch, 0, occupied, n_occupied)
-            _scan_pair(criterion, histogram, p, every, nodes, bins, measure, rules, out, work)
-            _clear_pair(scratch, occupied, n_occupied, missing_bin)
+            for k in range(listed.shape[0]):
+                histogram = (scratch, k, occupied[k], n_occupied[k])
+                p = i * n_slots + at + k
+                _scan_pair(criterion, histogram, p, every, nodes, bins, measure, rules, out, work)
+                _clear_pair(histogram, missing_bin)
     return out[0]
 
 
@@ -766,10 +820,9 @@ def find_splits_in_rows(rows, pairs, nodes, bins, criterion, rules, summing, out
         Per pair, as :func:`find_splits` takes them.
     nodes, bins, criterion, rules, out
         As :func:`find_splits` takes them, ``nodes`` indexed by ``i``.
-    summing : tuple ``(scale, scratch)``
+    summing : tuple ``(scale, n_bins)``
         ``scale`` (n_stats,) multiplies the summed statistics (class weights;
-        empty: none); ``scratch`` (1, n_bins, n_stats) float64 holds zeros, and
-        zeros again on return.
+        empty: none); ``n_bins``: the histograms' bins.
     """
     code, offsets, values = criterion
     measure = (offsets, values)

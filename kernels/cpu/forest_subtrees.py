@@ -4,7 +4,8 @@ Pure local compute into caller-owned buffers; nothing here communicates.
 
 :func:`grow_subtrees` grows the subtree under each of a set of nodes whose
 rows are all here, with the split search of :func:`forest._scan_pair` on
-histograms summed from the rows, one (node, feature) pair at a time. Its
+histograms summed from the rows, up to ``SUMMED_AT_ONCE`` features of a
+node in one pass over its rows. Its
 random draws (the features' order of a node, ExtraTrees' thresholds) are
 keyed by the tree's seed, the subtree's root and the node's place in the
 subtree, not drawn in sequence: the same subtree whichever rank grows it and
@@ -17,13 +18,15 @@ from numba import njit
 from .forest import (
     _UNSEEN_MISSING,
     EPSILON,
+    SUMMED_AT_ONCE,
     _class_proxy,
     _clear_pair,
-    _pair_histogram,
+    _pair_histograms,
     _pair_outputs,
     _scan_pair,
     _side,
     node_weight,
+    summing_space,
 )
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -83,11 +86,12 @@ def _may_split(stats, depth, criterion, offsets, limits):
 
 
 @njit(nogil=True, inline="always")
-def _scan_squared_error(hist, occupied, n_occupied, totals, rules):
+def _scan_squared_error(histogram, totals, rules):
     """:func:`forest._scan_pair` of one output's squared error in a node without
     NaN in the feature: the same candidates, checks and gains, bit for bit,
     in scalars (a quarter of its time on a node of a few rows). Returns
     ``(gain, split_bin, right_bin, missing_left, constant)``."""
+    hist, h, occupied, n_occupied = histogram
     min_samples_leaf, min_weight_leaf, _, rows_stat = rules
     if n_occupied <= 1:
         return -np.inf, 0, 1, 0, True
@@ -98,8 +102,8 @@ def _scan_squared_error(hist, occupied, n_occupied, totals, rules):
     best, best_bin, best_right, best_missing = -np.inf, 0, 1, 0
     for t in range(n_occupied - 1):
         b = occupied[t]
-        w += hist[0, b, 0]
-        s += hist[0, b, 1]
+        w += hist[h, b, 0]
+        s += hist[h, b, 1]
         w_right, s_right = w_total - w, s_total - s
         if rows_stat < 0:  # min_samples_leaf is 1: a child with rows has W > 0
             if w <= 0:
@@ -107,7 +111,7 @@ def _scan_squared_error(hist, occupied, n_occupied, totals, rules):
             if w_right <= 0:
                 break
         else:
-            count += hist[0, b, rows_stat]
+            count += hist[h, b, rows_stat]
             if count < min_samples_leaf:
                 continue
             if count_total - count < min_samples_leaf:
@@ -125,16 +129,35 @@ def _scan_squared_error(hist, occupied, n_occupied, totals, rules):
 
 
 @njit(nogil=True, inline="always")
-def _scan_classes(criterion, hist, occupied, n_occupied, totals, rules, running):
-    """:func:`forest._scan_pair` of one output's gini or entropy in a node
-    without NaN in the feature: the same candidates, checks and gains, bit
-    for bit, with one pass over the classes a candidate (``running``: scratch
-    of one node's statistics). Returns ``(gain, split_bin, right_bin,
-    missing_left, constant)``."""
+def _add_class(criterion, sums, left, right):
+    """``sums`` ``(w_left, part_left, w_right, part_right)`` with one class's
+    counts on each side added, as :func:`forest._scan_pair` adds them."""
+    w_left, part_left, w_right, part_right = sums
+    if criterion == 0:
+        return w_left + left, part_left + left * left, w_right + right, part_right + right * right
+    if left > 0:
+        part_left += left * np.log2(left)
+    if right > 0:
+        part_right += right * np.log2(right)
+    return w_left + left, part_left, w_right + right, part_right
+
+
+@njit(nogil=True, inline="always")
+def _scan_classes(criterion, histogram, totals, rules):
+    """:func:`forest._scan_pair` of one output's gini or entropy over at most
+    four classes in a node without NaN in the feature: the same candidates,
+    checks and gains, bit for bit, the running counts in registers (classes
+    past the last add zeros, which change no sum). Returns ``(gain,
+    split_bin, right_bin, missing_left, constant)``."""
+    hist, h, occupied, n_occupied = histogram
     min_samples_leaf, min_weight_leaf, _, rows_stat = rules
     if n_occupied <= 1:
         return -np.inf, 0, 1, 0, True
-    n_classes = running.shape[0] - 1
+    n_classes = rows_stat
+    t0 = totals[0, 0]
+    t1 = totals[0, 1] if n_classes > 1 else 0.0
+    t2 = totals[0, 2] if n_classes > 2 else 0.0
+    t3 = totals[0, 3] if n_classes > 3 else 0.0
     weight = part = 0.0
     for c in range(n_classes):
         count = totals[0, c]
@@ -145,31 +168,26 @@ def _scan_classes(criterion, hist, occupied, n_occupied, totals, rules, running)
             part += count * np.log2(count)
     parent = _class_proxy(criterion, weight, part)
     rows_total = totals[0, rows_stat]
-    running[:] = 0.0
-    rows = 0.0
+    r0 = r1 = r2 = r3 = rows = 0.0
     best, best_bin, best_right, best_missing = -np.inf, 0, 1, 0
     for t in range(n_occupied - 1):
         b = occupied[t]
-        rows += hist[0, b, rows_stat]
-        for c in range(n_classes):
-            running[c] += hist[0, b, c]
+        rows += hist[h, b, rows_stat]
+        r0 += hist[h, b, 0]
+        if n_classes > 1:
+            r1 += hist[h, b, 1]
+        if n_classes > 2:
+            r2 += hist[h, b, 2]
+        if n_classes > 3:
+            r3 += hist[h, b, 3]
         if rows < min_samples_leaf:
             continue
         if rows_total - rows < min_samples_leaf:
             break
-        w_left = part_left = w_right = part_right = 0.0
-        for c in range(n_classes):
-            left, right = running[c], totals[0, c] - running[c]
-            w_left += left
-            w_right += right
-            if criterion == 0:
-                part_left += left * left
-                part_right += right * right
-            else:
-                if left > 0:
-                    part_left += left * np.log2(left)
-                if right > 0:
-                    part_right += right * np.log2(right)
+        sums = _add_class(criterion, (0.0, 0.0, 0.0, 0.0), r0, t0 - r0)
+        sums = _add_class(criterion, sums, r1, t1 - r1)
+        sums = _add_class(criterion, sums, r2, t2 - r2)
+        w_left, part_left, w_right, part_right = _add_class(criterion, sums, r3, t3 - r3)
         if w_left < min_weight_leaf or w_right < min_weight_leaf:
             continue
         g = (
@@ -185,6 +203,31 @@ def _scan_classes(criterion, hist, occupied, n_occupied, totals, rules, running)
 
 
 @njit(nogil=True, inline="always")
+def _sum_rows(row_stats, first, last, columns, out):
+    """``out[columns[s]]`` = the sum of ``row_stats[first:last, s]``, up to
+    four statistics in registers (a sum in memory waits for the last one)."""
+    n_stats = row_stats.shape[1]
+    if n_stats > 4:
+        out[:] = 0.0
+        for r in range(first, last):
+            for s in range(n_stats):
+                out[columns[s]] += row_stats[r, s]
+        return
+    s0 = s1 = s2 = s3 = 0.0
+    for r in range(first, last):
+        s0 += row_stats[r, 0]
+        if n_stats > 1:
+            s1 += row_stats[r, 1]
+        if n_stats > 2:
+            s2 += row_stats[r, 2]
+        if n_stats > 3:
+            s3 += row_stats[r, 3]
+    sums = (s0, s1, s2, s3)
+    for s in range(n_stats):
+        out[columns[s]] = sums[s]
+
+
+@njit(nogil=True, inline="always")
 def _swap_rows(array, r, t):
     for j in range(array.shape[1]):
         array[r, j], array[t, j] = array[t, j], array[r, j]
@@ -193,16 +236,21 @@ def _swap_rows(array, r, t):
 @njit(nogil=True, inline="always")
 def _partition(rows, first, last, f, split_bin, missing_left, missing_bin):
     """Reorder rows ``first:last`` of ``rows`` (bins and statistics) so that
-    those the split sends left come first; returns where the right ones start."""
+    those the split sends left come first; returns where the right ones start.
+    Only rows on the wrong side move, in pairs (no sum depends on the order)."""
     binned, row_stats = rows
-    middle = first
-    for r in range(first, last):
-        if _side(binned[r, f], split_bin, missing_left, missing_bin) == 0:
-            if r != middle:
-                _swap_rows(binned, r, middle)
-                _swap_rows(row_stats, r, middle)
-            middle += 1
-    return middle
+    low, high = first, last - 1
+    while True:
+        while low <= high and _side(binned[low, f], split_bin, missing_left, missing_bin) == 0:
+            low += 1
+        while low < high and _side(binned[high, f], split_bin, missing_left, missing_bin) == 1:
+            high -= 1
+        if low >= high:
+            return low
+        _swap_rows(binned, low, high)
+        _swap_rows(row_stats, low, high)
+        low += 1
+        high -= 1
 
 
 @njit(nogil=True, inline="always")
@@ -244,10 +292,11 @@ def _grow_subtrees(criterion, rows, roots, draws, bins, measure, rules, out):
         hist_scale = np.empty(n_hist)
         for s in range(n_hist):
             hist_scale[s] = scale[columns[s]]
-    n_bins = 1 + max(missing_bin, 255)
-    scratch = np.zeros((1, n_bins, n_hist))
-    occupied = np.empty(n_bins, dtype=np.int64)
-    words = np.zeros(4, dtype=np.uint64)
+    n_slots = min(n_sampled, SUMMED_AT_ONCE)
+    space = summing_space(n_slots, 1 + max(missing_bin, 255), n_hist)
+    scratch, occupied, n_occupied = space[0], space[1], space[2]
+    listed = np.empty(n_slots, dtype=np.int64)
+    listed_draw = np.empty(n_slots, dtype=np.int64)
     work = (np.empty(n_hist), np.empty(n_hist))
     found = _pair_outputs(n_hist)
     gain, pair_bin, pair_missing, _, pair_constant, pair_right_bin = found
@@ -291,90 +340,90 @@ def _grow_subtrees(criterion, rows, roots, draws, bins, measure, rules, out):
             two_rows = last - first == 2 and not extra_trees
             searched_side[:] = False
             best_bin, best_right_bin, best_missing = 0, 1, 0
-            for t in range(n_features):
-                if t >= n_sampled and searched_any:
+            t = 0
+            while t < n_features and not (t >= n_sampled and searched_any):
+                n_listed = 0  # the next features to search, summed in one pass
+                while t < n_features and n_listed < n_slots:
+                    if t >= n_sampled and (searched_any or n_listed):
+                        break  # past the drawn features: one at a time
+                    f = _draw_feature(key, order, t)
+                    t += 1
+                    if constant[f]:
+                        continue
+                    if two_rows:
+                        # a node of two rows: a feature's search depends only on which
+                        # row goes left, and a later feature with the same row left
+                        # finds the same gain, which cannot beat the first's
+                        low, high = binned[first, f], binned[first + 1, f]
+                        if low != missing_bin and high != missing_bin:
+                            if low == high:
+                                constant[f] = True
+                                continue
+                            side = 0 if low < high else 1
+                            if searched_side[side]:
+                                continue
+                            searched_side[side] = True
+                    listed[n_listed], listed_draw[n_listed] = f, t - 1
+                    n_listed += 1
+                if not n_listed:
                     break
-                f = _draw_feature(key, order, t)
-                if constant[f]:
-                    continue
-                if two_rows:
-                    # a node of two rows: a feature's search depends only on which
-                    # row goes left, and a later feature with the same row left
-                    # finds the same gain, which cannot beat the first's
-                    low, high = binned[first, f], binned[first + 1, f]
-                    if low != missing_bin and high != missing_bin:
-                        if low == high:
-                            constant[f] = True
-                            continue
-                        side = 0 if low < high else 1
-                        if searched_side[side]:
-                            continue
-                        searched_side[side] = True
-                n_occupied = _pair_histogram(
-                    arrays,
-                    first,
-                    last,
-                    f,
-                    hist_scale,
-                    scratch,
-                    occupied,
-                    words,
-                    missing_bin,
+                _pair_histograms(
+                    arrays, first, last, (listed, n_listed), hist_scale, space, missing_bin
                 )
-                if extra_trees:
-                    uniform[0, 0] = _uniform(key, n_features + 2 * f)
-                    uniform[0, 1] = _uniform(key, n_features + 2 * f + 1)
-                pair_feature[0] = f
-                simple = (
-                    n_outputs == 1
-                    and not extra_trees
-                    and not (missing_bin >= 0 and scratch[0, missing_bin, present] > 0)
-                )
-                if simple and criterion == 2:
-                    (
-                        gain[0],
-                        pair_bin[0],
-                        pair_right_bin[0],
-                        pair_missing[0],
-                        pair_constant[0],
-                    ) = _scan_squared_error(scratch, occupied, n_occupied, totals, scan_rules)
-                elif simple and criterion <= 1:
-                    (
-                        gain[0],
-                        pair_bin[0],
-                        pair_right_bin[0],
-                        pair_missing[0],
-                        pair_constant[0],
-                    ) = _scan_classes(
-                        criterion, scratch, occupied, n_occupied, totals, scan_rules, work[0]
+                for k in range(n_listed):
+                    f = listed[k]
+                    histogram = (scratch, k, occupied[k], n_occupied[k])
+                    if extra_trees:
+                        uniform[0, 0] = _uniform(key, n_features + 2 * f)
+                        uniform[0, 1] = _uniform(key, n_features + 2 * f + 1)
+                    pair_feature[0] = f
+                    simple = (
+                        n_outputs == 1
+                        and not extra_trees
+                        and not (missing_bin >= 0 and scratch[k, missing_bin, present] > 0)
                     )
-                else:
-                    histogram = (scratch, 0, occupied, n_occupied)
-                    _scan_pair(
-                        criterion,
-                        histogram,
-                        0,
-                        pairs,
-                        nodes,
-                        bins,
-                        measure,
-                        scan_rules,
-                        found,
-                        work,
-                    )
-                _clear_pair(scratch, occupied, n_occupied, missing_bin)
-                if pair_constant[0]:
-                    constant[f] = True
-                    continue
-                # past the drawn features: the first one not constant, whatever its gain
-                if gain[0] > best_gain or t >= n_sampled:
-                    best_gain, best_feature = gain[0], f
-                    best_bin, best_right_bin, best_missing = (
-                        pair_bin[0],
-                        pair_right_bin[0],
-                        pair_missing[0],
-                    )
-                searched_any = True
+                    if simple and criterion == 2:
+                        (
+                            gain[0],
+                            pair_bin[0],
+                            pair_right_bin[0],
+                            pair_missing[0],
+                            pair_constant[0],
+                        ) = _scan_squared_error(histogram, totals, scan_rules)
+                    elif simple and criterion <= 1 and rows_stat <= 4:
+                        (
+                            gain[0],
+                            pair_bin[0],
+                            pair_right_bin[0],
+                            pair_missing[0],
+                            pair_constant[0],
+                        ) = _scan_classes(criterion, histogram, totals, scan_rules)
+                    else:
+                        _scan_pair(
+                            criterion,
+                            histogram,
+                            0,
+                            pairs,
+                            nodes,
+                            bins,
+                            measure,
+                            scan_rules,
+                            found,
+                            work,
+                        )
+                    _clear_pair(histogram, missing_bin)
+                    if pair_constant[0]:
+                        constant[f] = True
+                        continue
+                    # past the drawn features: the first one not constant, whatever its gain
+                    if gain[0] > best_gain or listed_draw[k] >= n_sampled:
+                        best_gain, best_feature = gain[0], f
+                        best_bin, best_right_bin, best_missing = (
+                            pair_bin[0],
+                            pair_right_bin[0],
+                            pair_missing[0],
+                        )
+                    searched_any = True
             if best_feature < 0 or not np.isfinite(best_gain):
                 continue
             if best_gain / n_outputs / max(total_weight, EPSILON) + EPSILON < min_impurity_decrease:
@@ -383,10 +432,7 @@ def _grow_subtrees(criterion, rows, roots, draws, bins, measure, rules, out):
                 arrays, first, last, best_feature, best_bin, best_missing > 0, missing_bin
             )
             left_id, right_id = base + count, base + count + 1
-            stats[left_id, :] = 0.0
-            for r in range(first, middle):
-                for s in range(n_full):
-                    stats[left_id, columns[s]] += row_stats[r, s]
+            _sum_rows(row_stats, first, middle, columns, stats[left_id])
             if scale.shape[0]:
                 for s in range(n_full):
                     stats[left_id, s] *= scale[s]

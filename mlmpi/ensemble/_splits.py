@@ -129,7 +129,7 @@ class SplitRules:
             (binned, starts, features, row_stats),
             (pair_valid, uniform),
             *self._arguments(totals, bounds),
-            (scale, np.zeros((1, n_bins, n_stats))),
+            (scale, n_bins),
             out,
         )
         return _stacked(out)
