@@ -15,6 +15,7 @@ Pure local compute into caller-owned buffers; nothing here communicates.
   level's open nodes, and the leaf of each row that stops;
   :func:`add_left_sums` sums the rows that the splits send left.
 - :func:`take_rows`: gathers rows of a 2-D array (the level's rows, reordered).
+- :func:`count_draws`: a rank's bootstrap counts from a sample's global row draws.
 - :func:`preorder`, :func:`inherit`: a grown tree's depth-first numbering,
   and values passed down from parents (depths, kept ancestors).
 - :func:`accumulate_leaves`: adds a tree's leaf value of each row.
@@ -236,6 +237,18 @@ def take_rows(source, order, out):
         for j in range(source.shape[1]):  # not slices: each would be a counted view
             out[p, j] = source[row, j]
     return out
+
+
+@njit(cache=True, nogil=True)
+def count_draws(draws, offset, counts):
+    """``counts[r] += 1`` for every draw ``offset + r`` that falls on ``counts``'
+    rows (a rank's share of a bootstrap sample's global row draws)."""
+    n = counts.shape[0]
+    for d in draws:
+        r = d - offset
+        if 0 <= r < n:
+            counts[r] += 1.0
+    return counts
 
 
 @njit(cache=True, nogil=True)

@@ -27,6 +27,7 @@ from numbers import Integral
 
 import numpy as np
 
+from ..kernels import kernels_for
 from ..random._policy import PER_ROW
 from ..random._tree import WeightedBootstrap, bootstrap_counts
 from ..utils._exact import on_exact_grids
@@ -108,16 +109,15 @@ class Bootstrap:
         counts = np.zeros(self.n_local)
         for first in range(0, self.n_bootstrap, _BLOCK):
             size = min(_BLOCK, self.n_bootstrap - first)
-            if self.cumulative is None:
-                rows = random.randint(0, self.n_samples, size) - self.offset
-                rows = rows[(rows >= 0) & (rows < self.n_local)]
-            else:
+            if self.cumulative is None:  # global rows
+                draws, offset = random.randint(0, self.n_samples, size), self.offset
+            else:  # this rank's rows, of the draws that fall on them
                 target = np.minimum(
                     random.random_sample(size) * self.total, np.nextafter(self.total, 0.0)
                 )
                 target = target[(target >= self.start) & (target < self.end)]
-                rows = np.searchsorted(self.cumulative, target, side="right")
-            counts += np.bincount(rows, minlength=self.n_local)
+                draws, offset = np.searchsorted(self.cumulative, target, side="right"), 0
+            kernels_for("forest", draws).count_draws(draws, offset, counts)
         return counts
 
     def _per_row_counts(self, seed):

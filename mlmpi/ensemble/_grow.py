@@ -45,7 +45,14 @@ import numpy as np
 from ._criteria import RowStats, gathered
 from ._split_search import Blocks
 from ._splits import FOUND_COLUMNS, missing_goes_left
-from ._subtrees import Subtrees, in_node_order, level_positions, owners, rows_to_owners
+from ._subtrees import (
+    Subtrees,
+    in_node_order,
+    level_positions,
+    owners,
+    rank_after_rank,
+    rows_to_owners,
+)
 
 _HISTOGRAM_ELEMENTS = 1 << 21  # values of one reduced histogram chunk (16 MiB in float64)
 _BYTE_COUNTS = 255  # integer counts up to this: every bin's sum fits a uint8, exactly
@@ -725,14 +732,15 @@ class _Search:
         level_rows, starts = rows
         take = self.kernels.take_rows
         n_nodes, n_slots = features.shape
-        index = level_positions(nodes, starts)
         owner = owners(global_rows, self.comms.size)
-        mine, binned, stats, node_starts = rows_to_owners(
-            owner,
-            starts[nodes + 1] - starts[nodes],
+        index = level_positions(nodes[rank_after_rank(owner)], starts)
+        gathered_rows = (
             gathered(level_rows.binned, index, take),
             level_rows.stats.histogram_rows(index, take),
-            self.comms,
+        )
+        lengths = starts[nodes + 1] - starts[nodes]
+        mine, binned, stats, node_starts = rows_to_owners(
+            owner, lengths, gathered_rows, self.comms, take
         )
         found = self.rules.search_rows(
             binned,

@@ -65,41 +65,38 @@ def in_node_order(gathered, owner):
     return out
 
 
-def rows_to_owners(owner, lengths, binned, stats, comms):
+def rows_to_owners(owner, lengths, rows, comms, take_rows):
     """Send the rows of some open nodes to their ranks (``owner``, as
     :func:`owners` deals them) in one all-to-all.
 
-    ``binned`` (uint8) and ``stats`` (float64) hold this rank's rows of the
-    nodes, grouped by node, ``lengths[i]`` of node ``i``. Returns
-    ``(mine, binned, stats, node_starts)``: the nodes this rank received
-    (increasing), and their rows, grouped by node (node ``mine[j]``'s at
-    ``node_starts[j]:node_starts[j + 1]``).
+    ``rows`` ``(binned, stats)`` (uint8 and float64) hold this rank's rows of
+    the nodes, grouped by node, the nodes rank after rank
+    (:func:`rank_after_rank`); ``lengths[i]``: node ``i``'s. Returns ``(mine, binned, stats,
+    node_starts)``: the nodes this rank received (increasing), and their
+    rows, grouped by node (node ``mine[j]``'s at ``node_starts[j]:node_starts[j
+    + 1]``), gathered by ``take_rows`` (the kernel ``forest.take_rows``).
 
     This function is collective.
     """
-    by_owner = rank_after_rank(owner)
-    mine = by_owner[owner[by_owner] == comms.rank]
-    first_of_owner = np.searchsorted(owner[by_owner], owner[by_owner])
-    rank_of_node = np.empty(owner.shape[0], dtype=np.int64)  # among its owner's
-    rank_of_node[by_owner] = np.arange(owner.shape[0]) - first_of_owner
-    tag = np.repeat(rank_of_node, lengths)
+    binned, stats = rows
+    in_order = rank_after_rank(owner)
+    mine = in_order[owner[in_order] == comms.rank]
+    first_of_owner = np.searchsorted(owner[in_order], owner[in_order])
+    # each row's node, numbered among its owner's nodes
+    tag = np.repeat(np.arange(owner.shape[0]) - first_of_owner, lengths[in_order])
     packed = np.concatenate([binned, tag[:, None].view(np.uint8), stats.view(np.uint8)], axis=1)
-    starts = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lengths, out=starts[1:])
-    packed = packed[level_positions(by_owner, starts)]  # grouped by owner
     received = comms.alltoallv(packed, np.bincount(np.repeat(owner, lengths), minlength=comms.size))
     width = binned.shape[1]
     tag = received[:, width : width + 8].copy().view(np.int64)[:, 0]
     order = np.argsort(tag, kind="stable")
     node_starts = np.zeros(mine.shape[0] + 1, dtype=np.int64)
     np.cumsum(np.bincount(tag, minlength=mine.shape[0]), out=node_starts[1:])
-    grouped = received[order]
-    return (
-        mine,
-        np.ascontiguousarray(grouped[:, :width]),
-        np.ascontiguousarray(grouped[:, width + 8 :]).view(np.float64),
-        node_starts,
+    n_rows = received.shape[0]
+    binned = take_rows(received[:, :width], order, np.empty((n_rows, width), dtype=np.uint8))
+    stats = take_rows(
+        received[:, width + 8 :], order, np.empty((n_rows, 8 * stats.shape[1]), dtype=np.uint8)
     )
+    return mine, binned, stats.view(np.float64), node_starts
 
 
 def level_positions(nodes, starts):
@@ -215,7 +212,7 @@ class Subtrees:
 
     def _rows(self, row_ids):
         """The bins and statistics (``RowStats.subtree_rows``) of the rows of
-        ``row_ids`` (``t * n_local + row`` in tree ``t``; grouped by tree)."""
+        ``row_ids`` (``t * n_local + row`` in tree ``t``), in their order."""
         take = self.kernels.take_rows
         n_local = max(1, self.binned.shape[0])
         trees = row_ids // n_local
@@ -240,9 +237,13 @@ class Subtrees:
         lengths, global_rows, row_ids, ids, depth, constant = (
             np.concatenate(part) for part in zip(*parts)
         )
-        binned, stats = self._rows(row_ids)
         owner = owners(global_rows, self.comms.size)
-        mine, binned, stats, node_starts = rows_to_owners(owner, lengths, binned, stats, self.comms)
+        starts = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        rows = self._rows(row_ids[level_positions(rank_after_rank(owner), starts)])
+        mine, binned, stats, node_starts = rows_to_owners(
+            owner, lengths, rows, self.comms, self.kernels.take_rows
+        )
         roots = ids  # every rank hands off the same nodes
         ids, depth, constant = ids[mine], depth[mine], constant[mine]
         criterion = self.rules.criterion
