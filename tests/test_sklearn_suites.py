@@ -274,6 +274,7 @@ DESELECT = {
         "test_ridge_fit_intercept_sparse_error": (
             "Ridge fits an intercept on sparse X with every solver (moments by allreduce)"
         ),
+        "torch": TORCH,
     },
     "linear_model/tests/test_coordinate_descent.py": {
         "test_elasticnet_precompute_incorrect_gram": GRAM,
@@ -397,6 +398,7 @@ DESELECT = {
     },
     "model_selection/tests/test_validation.py": {
         "test_cross_validate_many_jobs": PROCESS_POOL,
+        "test_cross_validate_return_indices": PROCESS_POOL,
         "torch": TORCH,
     },
     "tests/test_naive_bayes.py": {"torch": TORCH},
