@@ -460,6 +460,19 @@ def _occupied_bins(hist, h, missing_bin, present, occupied):
     return n_occupied
 
 
+@njit(nogil=True, inline="always")
+def _four_stats(row_stats, r):
+    """The first four statistics of row ``r`` as scalars (zeros past the
+    last): summed in registers, not in memory, where a row has at most four."""
+    n_stats = row_stats.shape[1]
+    return (
+        row_stats[r, 0],
+        row_stats[r, 1] if n_stats > 1 else 0.0,
+        row_stats[r, 2] if n_stats > 2 else 0.0,
+        row_stats[r, 3] if n_stats > 3 else 0.0,
+    )
+
+
 SUMMED_AT_ONCE = 4  # features whose histograms are summed in one pass over a node's rows
 
 
@@ -492,11 +505,7 @@ def _pair_histograms(rows, first, last, listed, scale, space, missing_bin):
     n_stats = scratch.shape[2]
     seen_bins = seen.view(np.uint8)
     for r in range(first, last):
-        # up to four statistics loaded first, once for all the features
-        s0 = row_stats[r, 0]
-        s1 = row_stats[r, 1] if n_stats > 1 else 0.0
-        s2 = row_stats[r, 2] if n_stats > 2 else 0.0
-        s3 = row_stats[r, 3] if n_stats > 3 else 0.0
+        s0, s1, s2, s3 = _four_stats(row_stats, r)  # once for all the features
         for k in range(n_listed):
             b = binned[r, features[k]]
             seen_bins[k, b] = 1

@@ -21,6 +21,7 @@ from .forest import (
     SUMMED_AT_ONCE,
     _class_proxy,
     _clear_pair,
+    _four_stats,
     _pair_histograms,
     _pair_outputs,
     _scan_pair,
@@ -215,13 +216,8 @@ def _sum_rows(row_stats, first, last, columns, out):
         return
     s0 = s1 = s2 = s3 = 0.0
     for r in range(first, last):
-        s0 += row_stats[r, 0]
-        if n_stats > 1:
-            s1 += row_stats[r, 1]
-        if n_stats > 2:
-            s2 += row_stats[r, 2]
-        if n_stats > 3:
-            s3 += row_stats[r, 3]
+        r0, r1, r2, r3 = _four_stats(row_stats, r)
+        s0, s1, s2, s3 = s0 + r0, s1 + r1, s2 + r2, s3 + r3
     sums = (s0, s1, s2, s3)
     for s in range(n_stats):
         out[columns[s]] = sums[s]

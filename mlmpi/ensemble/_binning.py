@@ -18,6 +18,7 @@ import numpy as np
 from .._array import is_sparse
 from ..random import RowStream
 from ..utils import global_bin_thresholds
+from ..utils._offsets import group_starts
 
 SKETCH_ROWS = 200_000  # scikit-learn's HistGradientBoosting subsample
 _SKETCH_STREAM = 1 << 62  # a stream no tree uses
@@ -48,8 +49,7 @@ class Bins:
     """
 
     def __init__(self, per_feature, has_missing):
-        self.edge_starts = np.zeros(len(per_feature) + 1, dtype=np.int64)
-        self.edge_starts[1:] = np.cumsum([e.shape[0] for e in per_feature])
+        self.edge_starts = group_starts([e.shape[0] for e in per_feature])
         self.edges = np.concatenate(per_feature) if per_feature else np.empty(0)
         widest = int(np.diff(self.edge_starts).max(initial=0))
         self.missing_bin = widest + 1 if has_missing else -1

@@ -24,6 +24,8 @@ import math
 import numpy as np
 from scipy.special import xlogy
 
+from ..utils._offsets import group_starts
+
 CODES = {"gini": 0, "entropy": 1, "squared_error": 2, "poisson": 3, "absolute_error": 4}
 _MOMENTS = ("squared_error", "poisson")
 
@@ -46,8 +48,7 @@ class Criterion:
         self.code = CODES[name]
         self.moments = name in _MOMENTS
         self.n_outputs = len(sizes)
-        self.offsets = np.zeros(self.n_outputs + 1, dtype=np.int64)
-        self.offsets[1:] = np.cumsum(sizes)
+        self.offsets = group_starts(sizes)
         width = {"squared_error": 1 + 2 * self.n_outputs, "poisson": 1 + 3 * self.n_outputs}.get(
             name, int(self.offsets[-1])
         )

@@ -42,6 +42,7 @@ import heapq
 
 import numpy as np
 
+from ..utils._offsets import group_starts
 from ._criteria import RowStats, gathered
 from ._split_search import Blocks
 from ._splits import FOUND_COLUMNS, missing_goes_left
@@ -400,8 +401,7 @@ def grow_trees(
     leaf_of_row = leaf_of_row.reshape(-1)  # rows.ids index it
     # the level's rows are rows[order], open node m's at starts[m]:starts[m + 1]
     order = np.arange(rows.ids.shape[0])
-    starts = np.zeros(roots.shape[0] + 1, dtype=np.int64)
-    np.cumsum([active[t].shape[0] for t in roots], out=starts[1:])
+    starts = group_starts([active[t].shape[0] for t in roots])
     depth = 0
     while True:
         if subtrees is not None:

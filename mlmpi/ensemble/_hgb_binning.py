@@ -30,6 +30,7 @@ from sklearn.utils import check_random_state
 
 from ..random._policy import PER_ROW
 from ..random._tree import WeightedBootstrap, bootstrap_counts
+from ..utils._offsets import group_starts
 from ..utils.stats import global_bin_thresholds
 from ._hgb_rows import BINNING_STREAM
 
@@ -122,7 +123,6 @@ def flat_thresholds(bin_mapper):
     """Every feature's thresholds concatenated, and where each starts (for the
     binning kernel)."""
     thresholds = bin_mapper.bin_thresholds_
-    starts = np.zeros(len(thresholds) + 1, dtype=np.int64)
-    starts[1:] = np.cumsum([t.shape[0] for t in thresholds])
+    starts = group_starts([t.shape[0] for t in thresholds])
     flat = np.concatenate(thresholds) if thresholds else np.empty(0)
     return np.ascontiguousarray(flat, dtype=np.float64), starts

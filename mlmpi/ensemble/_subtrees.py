@@ -19,6 +19,7 @@ and every sum is exact: the same tree at any number of ranks, in any batch.
 
 import numpy as np
 
+from ..utils._offsets import group_starts
 from ._criteria import gathered
 
 #: Global rows up to which a node's subtree is grown on one rank.
@@ -89,8 +90,7 @@ def rows_to_owners(owner, lengths, rows, comms, take_rows):
     width = binned.shape[1]
     tag = received[:, width : width + 8].copy().view(np.int64)[:, 0]
     order = np.argsort(tag, kind="stable")
-    node_starts = np.zeros(mine.shape[0] + 1, dtype=np.int64)
-    np.cumsum(np.bincount(tag, minlength=mine.shape[0]), out=node_starts[1:])
+    node_starts = group_starts(np.bincount(tag, minlength=mine.shape[0]))
     n_rows = received.shape[0]
     binned = take_rows(received[:, :width], order, np.empty((n_rows, width), dtype=np.uint8))
     stats = take_rows(
@@ -154,15 +154,13 @@ class Subtrees:
         )
         # the nodes are grouped by tree: each tree's part
         node_bounds = np.searchsorted(level.trees[nodes], np.arange(1, self.seeds.shape[0]))
-        row_bounds = np.concatenate([[0], np.cumsum(lengths)])[node_bounds]
+        row_bounds = group_starts(lengths)[node_bounds]
         node_parts = [np.split(array, node_bounds) for array in by_node]
         row_parts = np.split(row_ids, row_bounds)
         for t, (length, global_rows, ids, depths, constant) in enumerate(zip(*node_parts)):
             if length.shape[0]:
                 self._left[t].append((length, global_rows, row_parts[t], ids, depths, constant))
-        kept_lengths = starts[keep + 1] - starts[keep]
-        kept_starts = np.zeros(keep.shape[0] + 1, dtype=np.int64)
-        np.cumsum(kept_lengths, out=kept_starts[1:])
+        kept_starts = group_starts(starts[keep + 1] - starts[keep])
         return level.subset(keep), order[level_positions(keep, starts)], kept_starts
 
     def grow(self, batch, trees):
@@ -238,8 +236,7 @@ class Subtrees:
             np.concatenate(part) for part in zip(*parts)
         )
         owner = owners(global_rows, self.comms.size)
-        starts = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
-        np.cumsum(lengths, out=starts[1:])
+        starts = group_starts(lengths)
         rows = self._rows(row_ids[level_positions(rank_after_rank(owner), starts)])
         mine, binned, stats, node_starts = rows_to_owners(
             owner, lengths, rows, self.comms, self.kernels.take_rows

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..utils._global_rows import by_owner
+from ..utils._offsets import group_starts
 
 MACHINE_EPSILON = np.finfo(np.double).eps
 
@@ -43,9 +44,7 @@ class LocalRows:
     def kept(self, keep):
         """The rows with only the entries where ``keep`` is true."""
         counts = np.bincount(self.row_positions()[keep], minlength=len(self.indptr) - 1)
-        indptr = np.zeros(len(self.indptr), dtype=np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        return LocalRows(indptr, self.indices[keep], self.values[keep])
+        return LocalRows(group_starts(counts), self.indices[keep], self.values[keep])
 
 
 def with_transposed(values, indices, layout, comms):
@@ -83,6 +82,5 @@ def with_transposed(values, indices, layout, comms):
         own = np.add.reduceat(own, starts)
         transposed = np.add.reduceat(transposed, starts)
     local_rows = rows[starts] - layout.offset
-    indptr = np.zeros(n_local + 1, dtype=np.int64)
-    np.cumsum(np.bincount(local_rows, minlength=n_local), out=indptr[1:])
+    indptr = group_starts(np.bincount(local_rows, minlength=n_local))
     return LocalRows(indptr, cols[starts], own), transposed
