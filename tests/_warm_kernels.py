@@ -163,11 +163,12 @@ def _embeddings():
 
 
 #: In decreasing cost, so that every ``parts``-th from each start share the work
-#: evenly (cold, one process each, on the 2-core CI machine: the forest
-#: classifiers 58 s and regressors 52 s, side by side; boosting 26, the
-#: embeddings 18, SVMs 12.5, k-means 9.5, neighbours 7, clusters 6.4, linear
-#: models 4.6, the others 2 s or less). With the forests as one workload the
-#: two parts of a cold run took 158 and 31 s.
+#: evenly. Cold, on a 2-core machine: the forest classifiers 58 s and
+#: regressors 52 s side by side; one after the other in one process, boosting
+#: 26, the embeddings 18, SVMs 12.5, k-means 9.5, neighbours 7, clusters 6.4,
+#: linear models 4.6, the others 2 s or less. With the forests as one workload
+#: (103 s) the first of two parts had 158 s of the work, the second 31: the
+#: warm-up took 140 s of a fresh clone's CI run, 89 s since.
 WORKLOADS = (
     _forest_classifiers,
     _forest_regressors,
