@@ -57,7 +57,8 @@ def _data(args):
     return X[:n], y[:n], X[n:], y[n:]
 
 
-#: Rows of each rank's warm-up fit (more than the subtrees' LOCAL_ROWS together).
+#: Rows of each rank's warm-up fit: more than the subtrees' LOCAL_ROWS, so that it
+#: runs both the levels' kernels and the subtrees'.
 _WARM_UP_ROWS = 20_000
 
 

@@ -162,8 +162,9 @@ def _embeddings():
     UMAP(n_neighbors=5, n_epochs=20, random_state=0).fit(X).transform(X[:5])
 
 
-#: In decreasing cost, so that every ``parts``-th from each start share the work
-#: evenly. Cold, on a 2-core machine: the forest classifiers 58 s and
+#: The costliest first, in an order where every ``parts``-th from each start
+#: shares the work about evenly (at two parts, about 100 s each by the figures
+#: here). Cold, on a 2-core machine: the forest classifiers 58 s and
 #: regressors 52 s side by side; one after the other in one process, boosting
 #: 26, the embeddings 18, SVMs 12.5, k-means 9.5, neighbours 7, clusters 6.4,
 #: linear models 4.6, the others 2 s or less. With the forests as one workload

@@ -19,6 +19,7 @@ from ..comms import Comms
 from ..kernels import kernels_for
 from ..random import draws_for
 from ..utils._exact import on_exact_grids
+from ..utils._offsets import group_starts
 from ..utils.validation import agree, check_local
 from ._binning import dense_blocks, global_bins
 from ._bootstrap import Bootstrap, n_samples_bootstrap
@@ -555,7 +556,7 @@ class BaseHistogramForest(DistributedEstimatorMixin, BaseEstimator):
         """
         X = self._tree_input(X)
         indicators = [tree.decision_path(X, check_input=False) for tree in self.estimators_]
-        n_nodes_ptr = np.concatenate([[0], np.cumsum([i.shape[1] for i in indicators])])
+        n_nodes_ptr = group_starts([i.shape[1] for i in indicators])
         return sparse_hstack(indicators).tocsr(), n_nodes_ptr
 
     # -- ensemble protocol ----------------------------------------------------------
