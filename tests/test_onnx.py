@@ -10,15 +10,11 @@ rows): a limit of skl2onnx, not of the conversion.
 
 import warnings
 
+import export_cases  # tests/mpi_cases, on the path from conftest.py
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 from sklearn.base import clone, is_classifier
-
-skl2onnx = pytest.importorskip("skl2onnx")
-onnxruntime = pytest.importorskip("onnxruntime")
-
-import export_cases  # noqa: E402  (tests/mpi_cases, on the path from conftest.py)
 
 OPSET = 18
 
@@ -29,6 +25,9 @@ def _inputs(kind):
 
 
 def _convert(model, X):
+    # Imported by the tests that convert (skipped without it), not while
+    # collecting: skl2onnx takes seconds to import, in every test worker.
+    skl2onnx = pytest.importorskip("skl2onnx")
     options = {"zipmap": False} if is_classifier(model) else None
     return skl2onnx.to_onnx(model, X[:1], target_opset=OPSET, options=options)
 
@@ -56,6 +55,7 @@ def test_onnxruntime_predicts_as_the_model(name, make, kind, methods):
         with pytest.raises(type(exc)):
             _convert(native, X)
         pytest.skip(f"skl2onnx does not convert scikit-learn's {name}: {str(exc)[:120]}")
+    onnxruntime = pytest.importorskip("onnxruntime")
     session = onnxruntime.InferenceSession(
         onx.SerializeToString(), providers=["CPUExecutionProvider"]
     )

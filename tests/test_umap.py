@@ -19,7 +19,12 @@ from mlmpi.manifold import UMAP
 from mlmpi.manifold._umap_layout import find_ab_params
 from mlmpi.utils._exact import exact_cross_products
 
-umap_ = pytest.importorskip("umap.umap_")
+
+def umap_learn():
+    """umap-learn's ``umap.umap_`` (skips without it), imported when a test needs it:
+    importing it compiles its numba functions, seconds that every test worker
+    would pay while collecting."""
+    return pytest.importorskip("umap.umap_")
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +39,7 @@ def _their_graph(D, n_neighbors, **params):
     rather than searched (its search compiles for a minute)."""
     indices = np.argsort(D, axis=1, kind="stable")[:, :n_neighbors]
     distances = np.take_along_axis(D, indices, axis=1)
-    graph, _, _ = umap_.fuzzy_simplicial_set(
+    graph, _, _ = umap_learn().fuzzy_simplicial_set(
         D,
         n_neighbors,
         np.random.RandomState(0),
@@ -84,7 +89,9 @@ def test_smooth_knn_distances_is_umap_learns():
     distances[:20, :4] = 0.0  # rows with several neighbours at distance 0
     distances[20:25, :] = 0.0  # rows whose neighbours are all at distance 0
     for local_connectivity in (1.0, 0.5, 2.3):
-        theirs = umap_.smooth_knn_dist(distances, 12.0, local_connectivity=local_connectivity)
+        theirs = umap_learn().smooth_knn_dist(
+            distances, 12.0, local_connectivity=local_connectivity
+        )
         sigmas = np.empty(200, dtype=np.float32)
         rhos = np.empty(200, dtype=np.float32)
         mean = float(np.mean(distances))
@@ -95,7 +102,9 @@ def test_smooth_knn_distances_is_umap_learns():
 
 def test_curve_parameters_are_umap_learns():
     for spread, min_dist in ((1.0, 0.1), (2.0, 0.5), (1.0, 0.0)):
-        assert_allclose(find_ab_params(spread, min_dist), umap_.find_ab_params(spread, min_dist))
+        assert_allclose(
+            find_ab_params(spread, min_dist), umap_learn().find_ab_params(spread, min_dist)
+        )
 
 
 @pytest.mark.parametrize("b", [0.1, 0.5, 0.8951, 1.0, 1.5, 1.929])
@@ -128,7 +137,7 @@ def _knn_accuracy(train, y_train, test, y_test):
 def test_quality_close_to_umap_learns(digits):
     X, y = digits
     ours = UMAP(random_state=0).fit_transform(X)
-    theirs = umap_.UMAP(random_state=0).fit_transform(X)
+    theirs = umap_learn().UMAP(random_state=0).fit_transform(X)
     ours_trust = trustworthiness(X, ours, n_neighbors=10)
     theirs_trust = trustworthiness(X, theirs, n_neighbors=10)
     assert ours_trust > theirs_trust - 0.01, (ours_trust, theirs_trust)
@@ -142,7 +151,7 @@ def test_transform_quality_close_to_umap_learns(digits):
     X, y = digits
     train, new, y_train, y_new = X[:500], X[500:], y[:500], y[500:]
     ours = UMAP(random_state=0).fit(train)
-    theirs = umap_.UMAP(random_state=0).fit(train)
+    theirs = umap_learn().UMAP(random_state=0).fit(train)
     ours_new, theirs_new = ours.transform(new), theirs.transform(new)
     assert ours_new.shape == (200, 2) and ours_new.dtype == np.float32
     ours_acc = _knn_accuracy(ours.embedding_, y_train, ours_new, y_new)
