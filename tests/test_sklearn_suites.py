@@ -326,6 +326,7 @@ DESELECT = {
             "by different BLAS and sparse kernels), not bit for bit as liblinear's coordinate "
             "descent; the test asks 1e-7"
         ),
+        "torch": TORCH,
     },
     "decomposition/tests/test_pca.py": {},
     "decomposition/tests/test_truncated_svd.py": {},
@@ -755,6 +756,8 @@ def suites_command(suites, root):
         "no:cacheprovider",
         "-p",
         "sklearn.conftest",
+        "-p",
+        "no:zarr",  # zarr's test plugin: a second at the start, for zarr's own tests
         "-W",
         "ignore",
         "--tb=native",  # cheap reports for the xfailed tests too
