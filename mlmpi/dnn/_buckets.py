@@ -6,9 +6,9 @@ when the current one would exceed the cap or the device/dtype changes. The
 layout depends only on the model, so it is the same on every rank.
 """
 
-import numpy as np
 import torch
 
+from ..utils._offsets import group_starts
 from ._tensors import as_array, from_array
 
 COMPRESSIONS = {None: None, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -35,7 +35,7 @@ class Bucket:
         self.dtype = first.dtype
         self.wire_dtype = wire_dtype or first.dtype
         sizes = [p.numel() for p in self.params]
-        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+        self.offsets = group_starts(sizes).tolist()
         self.flat = torch.zeros(self.offsets[-1], dtype=self.wire_dtype, device=first.device)
         self._views = [
             self.flat[a:b].view(p.shape)

@@ -50,6 +50,7 @@ from ..random._order import shuffled_positions
 from ..random._policy import PER_ROW
 from ..random._shuffle_split import shuffle_split_positions
 from ..random._tree import subset_parts
+from ..utils._offsets import group_starts
 from ..utils.stats import global_order_statistics
 from ..utils.validation import RowLayout
 
@@ -121,7 +122,7 @@ def _class_placeholder(codes, layout, n_classes, comms):
     every = comms.allgather(counts[None].astype(np.int64))
     totals = every.sum(axis=0)
     before = every[: comms.rank].sum(axis=0)  # rows of each class on lower ranks
-    starts = np.concatenate([[0], np.cumsum(totals)[:-1]])
+    starts = group_starts(totals)[:-1]
     index = np.empty(codes.shape[0], dtype=np.int64)
     for c in np.flatnonzero(counts):
         mine = np.flatnonzero(codes == c)

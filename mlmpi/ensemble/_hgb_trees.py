@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._sklearn_compat import PREDICTOR_RECORD_DTYPE, X_BITSET_INNER_DTYPE
+from ..utils._offsets import group_starts
 
 _FIELDS = (
     ("feature_idx", np.int64),
@@ -57,9 +58,9 @@ def flatten(iterations):
     trees = [(k, predictor) for trees in iterations for k, predictor in enumerate(trees)]
     records = [p.nodes for _, p in trees] or [np.zeros(0, PREDICTOR_RECORD_DTYPE)]
     sizes = np.array([r.shape[0] for r in records], dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    starts = group_starts(sizes)[:-1]
     binned = [p.binned_left_cat_bitsets for _, p in trees]
-    bitset_starts = np.concatenate([[0], np.cumsum([b.shape[0] for b in binned])[:-1]])
+    bitset_starts = group_starts([b.shape[0] for b in binned])[:-1]
     nodes = np.concatenate(records)
     fields = {name: np.ascontiguousarray(nodes[name], dtype=dtype) for name, dtype in _FIELDS}
     fields["left"] += np.repeat(starts, sizes)

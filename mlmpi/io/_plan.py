@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..datasets import checked_counts
+from ..utils._offsets import group_starts
 
 
 def rank_ranges(n_rows, size, counts=None):
@@ -55,7 +56,7 @@ class Slice:
 
 def pieces_of(piece_rows, start, stop):
     """The :class:`Slice` s of the pieces that hold global rows ``[start, stop)``, in order."""
-    bounds = np.concatenate([[0], np.cumsum(piece_rows, dtype=np.int64)])
+    bounds = group_starts(piece_rows)
     out = []
     for piece in range(len(piece_rows)):
         lo, hi = max(start, int(bounds[piece])), min(stop, int(bounds[piece + 1]))

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ..utils._offsets import group_starts
 from ._agreement import agreed_random_state
 
 _SEED_LIMIT = np.iinfo(np.int32).max
@@ -37,7 +38,7 @@ def fold_bounds(n_samples, n_splits):
     """The first position of each of scikit-learn's ``KFold`` folds, and the end."""
     sizes = np.full(n_splits, n_samples // n_splits, dtype=np.int64)
     sizes[: n_samples % n_splits] += 1
-    return np.concatenate([[0], np.cumsum(sizes)])
+    return group_starts(sizes)
 
 
 def folds_of(fold, n_splits):

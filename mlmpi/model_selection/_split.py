@@ -44,6 +44,7 @@ from ..random import draws_for
 from ..random._order import shuffled_positions
 from ..random._policy import PER_ROW, SKLEARN
 from ..random._shuffle_split import shuffle_split_positions
+from ..utils._offsets import group_starts
 from ..utils.validation import RowLayout, agree, agree_on_errors
 from ._agreement import agreed_random_state
 from ._per_row import (
@@ -392,7 +393,7 @@ class _ByGlobalClass(_GlobalRowSplitter):
         """``(classes, total, before)``: the classes in order of first appearance,
         each one's global row count and its rows on the ranks below this one."""
         first_row, total, before = {}, {}, {}
-        offsets = np.concatenate([[0], np.cumsum(layout.counts)])
+        offsets = group_starts(layout.counts)
         for rank, (_, labels, first, counts) in enumerate(facts):
             for label, index, count in zip(labels, first, counts):
                 if label not in first_row:
@@ -1031,7 +1032,7 @@ def _blocks(n, size):
     """First position of each rank's block of ``n`` positions (``size + 1``
     bounds): the blocks of ``np.array_split``, larger ones first."""
     base, extra = divmod(n, size)
-    return np.concatenate([[0], np.cumsum([base + (r < extra) for r in range(size)])])
+    return group_starts([base + (r < extra) for r in range(size)])
 
 
 class _RowMove:
@@ -1068,7 +1069,7 @@ class _RowMove:
     def _pickled(self, a, comms):
         """Every rank's rows of ``a`` sent to this rank, pickled, concatenated in
         rank order (not yet in position order)."""
-        bounds = np.concatenate([[0], np.cumsum(self.counts)])
+        bounds = group_starts(self.counts)
         chunks = [
             pickle.dumps(_safe_indexing(a, self.local[bounds[r] : bounds[r + 1]]))
             for r in range(comms.size)

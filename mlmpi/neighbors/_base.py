@@ -15,6 +15,7 @@ from .._sklearn_compat import Interval, StrOptions
 from ..base import DistributedEstimatorMixin
 from ..comms import Comms
 from ..utils._global_rows import fetch_rows
+from ..utils._offsets import group_starts
 from ..utils.validation import agree, agree_on_errors, check_local, validate_fit_data
 from . import _precomputed, _ring, _sparse
 
@@ -534,7 +535,7 @@ class NeighborsBase(DistributedEstimatorMixin, BaseEstimator):
         )
         xp = get_namespace(*ind) if ind.shape[0] else np
         lengths = [len(i) for i in ind]
-        indptr = xp.asarray(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
+        indptr = xp.asarray(group_starts(lengths))
         columns = xp.concatenate(list(ind)) if lengths else xp.empty(0, dtype=xp.int64)
         if mode == "connectivity":
             data = xp.ones(columns.shape[0])

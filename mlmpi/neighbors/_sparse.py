@@ -18,6 +18,7 @@ import numpy as np
 from scipy import sparse
 
 from ..kernels import kernels_for
+from ..utils._offsets import group_starts
 
 METRICS = ("euclidean", "cosine")
 
@@ -42,7 +43,7 @@ def _pass_right(block, best, comms, rows_in):
     ints = comms.isendrecv(ints, right, left, recv_rows=rows_in * (1 + k) + nnz_in)
     floats = comms.isendrecv(floats, right, left, recv_rows=nnz_in + rows_in * k)
     ints, floats = ints.wait(), floats.wait()
-    indptr = np.concatenate([[0], np.cumsum(ints[:rows_in])])
+    indptr = group_starts(ints[:rows_in])
     data = floats[:nnz_in].astype(block.dtype)
     received = sparse.csr_matrix(
         (data, ints[rows_in : rows_in + nnz_in], indptr), shape=(rows_in, block.shape[1])

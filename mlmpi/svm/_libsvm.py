@@ -46,6 +46,7 @@ from ..comms import Comms
 from ..kernels import kernels_for
 from ..random import draws_for
 from ..utils._exact import exact_sums
+from ..utils._offsets import group_starts
 from ..utils.stats import global_classes
 from ..utils.validation import agree, check_local, validate_fit_data
 from ._platt import Pair, fit_sigmoids, libsvm_seed, probabilities
@@ -130,7 +131,7 @@ def _gather_csr_rows(rows, lengths, order, comms):
     n_features = rows.shape[1]
     big = max(n_features, entries.shape[0]) > np.iinfo(np.int32).max
     index = np.int64 if big else np.int32
-    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(index)
+    indptr = group_starts(lengths).astype(index)
     stacked = sp.csr_array(
         (entries[:, 1].copy(), entries[:, 0].astype(index), indptr),
         shape=(lengths.shape[0], n_features),
@@ -504,7 +505,7 @@ class _BaseLibSVM(DistributedEstimatorMixin, BaseEstimator):
         if self._impl not in ("c_svc", "nu_svc"):
             return K @ self._dual_coef_[0] + self._intercept_[0]
         n_classes = len(self.classes_)
-        start = np.concatenate([[0], np.cumsum(self._n_support)])
+        start = group_starts(self._n_support)
         dec = np.empty((K.shape[0], n_classes * (n_classes - 1) // 2))
         p = 0
         for a in range(n_classes):

@@ -52,6 +52,7 @@ from ..random import shared_seed
 from ..random._policy import SKLEARN
 from ..random._tree import subset_parts
 from ..utils._exact import exact_sums
+from ..utils._offsets import group_starts
 
 N_FOLDS = 5
 #: libsvm's bounds on a pairwise probability (``min_prob``) before coupling.
@@ -255,7 +256,7 @@ def _gathered_support_vectors(comms, rows, picked, order, coef):
         lengths = np.diff(mine.indptr)
         model = comms.allgatherv(np.column_stack([order, coef, rows.keys[picked], lengths]))
         entries = comms.allgatherv(np.column_stack([mine.indices.astype(np.float64), mine.data]))
-        indptr = np.concatenate([[0], np.cumsum(model[:, 3].astype(np.int64))])
+        indptr = group_starts(model[:, 3].astype(np.int64))
         stacked = sp.csr_matrix(
             (entries[:, 1], entries[:, 0].astype(np.int64), indptr),
             shape=(model.shape[0], rows.X.shape[1]),

@@ -51,6 +51,7 @@ import numpy as np
 from .._array import is_device_array, is_sparse, to_host
 from ..kernels import kernels_for
 from ._float_keys import from_keys
+from ._offsets import group_starts
 from ._weighted_quantiles import global_weighted_percentiles
 
 _FEW = 16  # quantiles per column up to which dense data is selected by radix, unsorted
@@ -268,7 +269,7 @@ def _order_statistics(columns, positions, comms, rounds=0):
     targets = np.bincount(column_of, minlength=columns.n_columns).max(initial=0)
     splitters = _splitters(columns, _n_splitters(columns, targets, rows), rows, comms)
     hist = comms.allreduce(columns.histogram(splitters))
-    starts = np.concatenate([[0], np.cumsum([2 * t.size + 1 for t in splitters])])
+    starts = group_starts([2 * t.size + 1 for t in splitters])
     n = np.add.reduceat(hist, starts[:-1]) if hist.size else np.zeros(0, dtype=np.int64)
     column_of, kth = positions(n)
     bucket, inside = _locate(hist, starts, column_of, kth)
@@ -431,7 +432,7 @@ def _radix_round(kernels, keys, begin, end, live, low, high, group, inside, sett
     """
     width = high - low
     shift = np.array([max(int(w).bit_length() - _BIN_BITS, 0) for w in width], dtype=np.uint64)
-    offsets = np.concatenate([[0], np.cumsum((width >> shift).astype(np.int64) + 1)])
+    offsets = group_starts((width >> shift).astype(np.int64) + 1)
     bins = np.empty(keys.size, dtype=np.uint16)
     local = np.zeros(offsets[-1], dtype=np.int64)
     kernels.key_histogram(keys, begin[live], end[live], low, shift, offsets[:-1], local, bins)
@@ -448,7 +449,7 @@ def _radix_round(kernels, keys, begin, end, live, low, high, group, inside, sett
     next_group = np.full(offsets[-1], -1, dtype=np.int64)
     next_group[chosen] = np.arange(chosen.size)
     sizes = local[chosen]
-    new_begin = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    new_begin = group_starts(sizes)[:-1]
     new_keys = np.empty(int(sizes.sum()), dtype=np.uint64)
     kernels.take_bins(
         keys, bins, begin[live], end[live], offsets[:-1], next_group, new_begin.copy(), new_keys
