@@ -16,6 +16,7 @@ import os
 import pkgutil
 import subprocess
 import sys
+import tempfile
 import warnings
 
 import pytest
@@ -214,7 +215,11 @@ _FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 
 @pytest.mark.parametrize("module_name", _package_modules())
-def test_doctests(module_name):
+def test_doctests(module_name, tmp_path, monkeypatch):
+    # The examples write their files under tempfile.mkdtemp(), as a user's would:
+    # here in the test's own directory, which pytest removes, not in /tmp.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
     if module_name in _FRESH_PROCESS:
         code = (
             "import doctest, importlib, sys\n"

@@ -10,8 +10,10 @@ deviation must run through. A refused call is not counted, so the ranks stay
 in step and one job runs every sequence on the same comms.
 """
 
+import atexit
 import os
 import re
+import shutil
 import tempfile
 
 import numpy as np
@@ -60,10 +62,12 @@ class FailsWhereInjected(TransformerMixin, BaseEstimator):
 
 
 def _npy():
-    """A small ``.npy`` file, the same for every rank (written by rank 0)."""
+    """A small ``.npy`` file, the same for every rank (written by rank 0, in a
+    directory it removes when the job ends)."""
     path = COMMS.bcast_object(tempfile.mkdtemp() if COMMS.rank == 0 else None)
     if COMMS.rank == 0:
         np.save(os.path.join(path, "rows.npy"), np.arange(24.0).reshape(8, 3))
+        atexit.register(shutil.rmtree, path, ignore_errors=True)
     COMMS.barrier()
     return os.path.join(path, "rows.npy")
 

@@ -4,12 +4,12 @@
 """
 
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from shards import shared_dir
 from torch import nn
 from torch.nn import functional as F
 
@@ -339,27 +339,27 @@ def case_checkpoint_resume_is_bitwise():
     X, y = _data((1, 8, 8), steps=4)
     make_opt = OPTIMIZERS["adam"]
     straight, _ = _train(_cnn, make_opt, X, y, comms, steps=4)
-    directory = comms.bcast_object(tempfile.mkdtemp() if comms.rank == 0 else None)
-    path = Path(directory) / "ckpt.pt"
-    first, opt = _train(_cnn, make_opt, X, y, comms, steps=2)
-    save_checkpoint(path, first, opt, epoch=2, comms=comms, note="half")
-    assert path.exists() and sorted(os.listdir(directory)) == ["ckpt.pt"]
-    resumed = _cnn(seed=comms.rank + 7)  # a different start on every rank
-    opt = DistributedOptimizer(
-        make_opt(resumed.parameters()),
-        resumed.named_parameters(),
-        comms=comms,
-        bucket_cap_mb=TINY_BUCKETS,
-    )
-    info = load_checkpoint(path, resumed, opt, comms=comms)
-    assert info == {"epoch": 2, "note": "half"}
-    for t in range(2, 4):
-        opt.zero_grad()
-        F.cross_entropy(resumed(_local(X[t], comms)), _local(y[t], comms)).backward()
-        opt.step()
-    np.testing.assert_array_equal(_flat(resumed), _flat(straight))
-    with pytest.raises(FileNotFoundError, match="load_checkpoint failed on rank 0"):
-        load_checkpoint(Path(directory) / "missing.pt", resumed, comms=comms)
+    with shared_dir(comms) as directory:
+        path = Path(directory) / "ckpt.pt"
+        first, opt = _train(_cnn, make_opt, X, y, comms, steps=2)
+        save_checkpoint(path, first, opt, epoch=2, comms=comms, note="half")
+        assert path.exists() and sorted(os.listdir(directory)) == ["ckpt.pt"]
+        resumed = _cnn(seed=comms.rank + 7)  # a different start on every rank
+        opt = DistributedOptimizer(
+            make_opt(resumed.parameters()),
+            resumed.named_parameters(),
+            comms=comms,
+            bucket_cap_mb=TINY_BUCKETS,
+        )
+        info = load_checkpoint(path, resumed, opt, comms=comms)
+        assert info == {"epoch": 2, "note": "half"}
+        for t in range(2, 4):
+            opt.zero_grad()
+            F.cross_entropy(resumed(_local(X[t], comms)), _local(y[t], comms)).backward()
+            opt.step()
+        np.testing.assert_array_equal(_flat(resumed), _flat(straight))
+        with pytest.raises(FileNotFoundError, match="load_checkpoint failed on rank 0"):
+            load_checkpoint(Path(directory) / "missing.pt", resumed, comms=comms)
 
 
 def case_broadcasts_sorted_by_name():

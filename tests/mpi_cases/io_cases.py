@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import zarr
-from shards import layouts, same_error_everywhere, tested_layouts
+from shards import layouts, same_error_everywhere, shared_dir, tested_layouts
 
 from mlmpi import get_comms
 from mlmpi.datasets import even_counts
@@ -35,20 +35,6 @@ from mlmpi.io import (
 REQUIRES = ("pyarrow", "h5py", "zarr", "pandas")
 
 COMMS = get_comms()
-
-
-@contextlib.contextmanager
-def _shared_dir():
-    """A temporary directory made by rank 0, the same path on every rank,
-    removed when every rank is done with it."""
-    path = tempfile.mkdtemp(prefix="mlmpi-io-") if COMMS.rank == 0 else None
-    path = COMMS.bcast_object(path)
-    try:
-        yield path
-    finally:
-        COMMS.barrier()
-        if COMMS.rank == 0:
-            shutil.rmtree(path, ignore_errors=True)
 
 
 def _on_rank0(write):
@@ -90,7 +76,7 @@ def _check_parquet(path, **kwargs):
 
 
 def case_parquet_files():
-    with _shared_dir() as tmp:
+    with shared_dir() as tmp:
         frame = _frame(53)
         one = os.path.join(tmp, "one.parquet")
         groups = os.path.join(tmp, "groups.parquet")
@@ -128,7 +114,7 @@ def case_parquet_files():
 
 
 def case_parquet_dataset():
-    with _shared_dir() as tmp:
+    with shared_dir() as tmp:
         frame = _frame(41, seed=1)
         frame["g"] = np.where(np.arange(41) % 3 == 0, "north", "south")
         directory = os.path.join(tmp, "dataset")
@@ -140,7 +126,7 @@ def case_parquet_dataset():
 def case_parquet_categories_and_index():
     """Files with other dictionaries (categories unified in file order, as
     pyarrow) and a stored, non-range index."""
-    with _shared_dir() as tmp:
+    with shared_dir() as tmp:
         first = os.path.join(tmp, "a.parquet")
         second = os.path.join(tmp, "b.parquet")
         indexed = os.path.join(tmp, "indexed.parquet")
@@ -161,7 +147,7 @@ def case_parquet_categories_and_index():
 
 
 def case_parquet_schema_errors():
-    with _shared_dir() as tmp:
+    with shared_dir() as tmp:
         good = os.path.join(tmp, "good.parquet")
         other_type = os.path.join(tmp, "other_type.parquet")
         other_columns = os.path.join(tmp, "other_columns.parquet")
@@ -199,7 +185,7 @@ def _csv_text(frame):
 
 
 def case_csv():
-    with _shared_dir() as tmp:
+    with shared_dir() as tmp:
         frame = _frame(47, seed=2)
         frame["note"] = [f'say "hi"\nline {i}, ok' if i % 4 == 0 else f"n{i}" for i in range(47)]
         frame.loc[30, "k"] = None  # integers with a missing value: floats
@@ -246,7 +232,7 @@ def case_readers_align_by_default():
     line lengths (quoted newlines, blank lines, CRLF): with default arguments
     every reader gives each rank the same global rows, and so does
     iter_batches."""
-    with _shared_dir() as tmp:
+    with shared_dir() as tmp:
         n = 61
         key = np.arange(n, dtype=np.int64) * 7
         text = [("x\n" * (i % 5)) + f"r{i}" for i in range(n)]
@@ -327,7 +313,7 @@ def _check_array(local, expected, name):
 
 
 def case_hdf5():
-    with _shared_dir() as tmp:
+    with shared_dir() as tmp:
         path = os.path.join(tmp, "data.h5")
         X, records = _arrays()
 
@@ -361,7 +347,7 @@ def case_hdf5():
 
 
 def case_zarr():
-    with _shared_dir() as tmp:
+    with shared_dir() as tmp:
         X, _ = _arrays()
         dense = os.path.join(tmp, "dense.zarr")
         grouped = os.path.join(tmp, "grouped.zarr")
@@ -394,7 +380,7 @@ def _my_rows(frame, counts):
 
 
 def case_writers():
-    with _shared_dir() as tmp:
+    with shared_dir() as tmp:
         frame = _frame(31, seed=4)
         for layout, counts in tested_layouts(31, COMMS.size).items():
             local = _my_rows(frame, counts)
@@ -427,7 +413,7 @@ def case_writers():
 
 
 def case_iter_batches():
-    with _shared_dir() as tmp:
+    with shared_dir() as tmp:
         frame = _frame(37, seed=5)
         path = os.path.join(tmp, "rows.parquet")
         csv = os.path.join(tmp, "rows.csv")

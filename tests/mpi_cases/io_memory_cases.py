@@ -11,12 +11,11 @@ import contextlib
 import ctypes
 import os
 import resource
-import shutil
-import tempfile
 
 import h5py
 import numpy as np
 import pytest
+from shards import shared_dir
 
 from mlmpi import LinearRegression, get_comms
 from mlmpi.io import iter_batches
@@ -97,9 +96,8 @@ def _reference_moments():
 
 def case_fit_by_batches_under_memory_cap():
     _map_large_blocks()
-    directory = COMMS.bcast_object(tempfile.mkdtemp() if COMMS.rank == 0 else None)
-    path = os.path.join(directory, "rows.h5")
-    try:
+    with shared_dir() as directory:
+        path = os.path.join(directory, "rows.h5")
         if COMMS.rank == 0:
             _write(path)
         COMMS.barrier()
@@ -117,7 +115,3 @@ def case_fit_by_batches_under_memory_cap():
         np.testing.assert_allclose(model.coef_ / scaler.scale_, WEIGHTS, rtol=1e-10)
         intercept = model.intercept_ - model.coef_ @ (scaler.mean_ / scaler.scale_)
         np.testing.assert_allclose(intercept, INTERCEPT, rtol=1e-10)
-    finally:
-        COMMS.barrier()
-        if COMMS.rank == 0:
-            shutil.rmtree(directory, ignore_errors=True)

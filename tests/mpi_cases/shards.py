@@ -1,6 +1,8 @@
 """How test data is split over the ranks, and gathering helpers for cases."""
 
 import os
+import shutil
+import tempfile
 from contextlib import contextmanager
 
 import numpy as np
@@ -81,3 +83,17 @@ def identical_shards(policy):
             del os.environ["MLMPI_IDENTICAL_SHARDS"]
         else:
             os.environ["MLMPI_IDENTICAL_SHARDS"] = saved
+
+
+@contextmanager
+def shared_dir(comms=None):
+    """A temporary directory made by rank 0, the same path on every rank,
+    removed when every rank is done with it."""
+    comms = comms or get_comms()
+    path = comms.bcast_object(tempfile.mkdtemp(prefix="mlmpi-case-") if comms.rank == 0 else None)
+    try:
+        yield path
+    finally:
+        comms.barrier()
+        if comms.rank == 0:
+            shutil.rmtree(path, ignore_errors=True)

@@ -4,13 +4,12 @@ Estimator cases compare with scikit-learn on the gathered global matrix.
 """
 
 import os
-import tempfile
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose
-from shards import each_layout, tested_layouts
+from shards import each_layout, shared_dir, tested_layouts
 from sklearn import cluster as skc
 from sklearn import decomposition as skd
 from sklearn.base import BaseEstimator
@@ -125,27 +124,22 @@ def case_make_sparse_text_same_matrix_at_any_rank_count():
         assert X1.getnnz(axis=0)[:10].sum() > X1.getnnz(axis=0)[-10:].sum()  # power law
 
 
-def _shared_path(name):
-    """A file name every rank agrees on (rank 0's temporary directory)."""
-    root = COMMS.bcast_object(tempfile.mkdtemp() if COMMS.rank == 0 else None)
-    return os.path.join(root, name)
-
-
 def case_load_npz_rank_row_ranges():
     X = _global(n=57, d=13, seed=4)
-    for compressed in (True, False):
-        for saved in (X, sp.csr_array(X), X.tocsc()):
-            path = _shared_path("x.npz")
-            if COMMS.rank == 0:
-                sp.save_npz(path, saved, compressed=compressed)
-            COMMS.barrier()
-            for counts in tested_layouts(X.shape[0], COMMS.size).values():
-                local = load_npz(path, COMMS, counts=counts)
-                assert local.format == "csr"
-                assert isinstance(local, sp.sparray) == isinstance(saved, sp.sparray)
-                assert local.shape == (counts[COMMS.rank], X.shape[1])
-                assert (gather_sparse(local) != X).nnz == 0
-            COMMS.barrier()
+    with shared_dir() as root:
+        path = os.path.join(root, "x.npz")
+        for compressed in (True, False):
+            for saved in (X, sp.csr_array(X), X.tocsc()):
+                if COMMS.rank == 0:
+                    sp.save_npz(path, saved, compressed=compressed)
+                COMMS.barrier()
+                for counts in tested_layouts(X.shape[0], COMMS.size).values():
+                    local = load_npz(path, COMMS, counts=counts)
+                    assert local.format == "csr"
+                    assert isinstance(local, sp.sparray) == isinstance(saved, sp.sparray)
+                    assert local.shape == (counts[COMMS.rank], X.shape[1])
+                    assert (gather_sparse(local) != X).nnz == 0
+                COMMS.barrier()
 
 
 # --- estimators on sparse rows against scikit-learn on the gathered matrix ---
