@@ -84,6 +84,14 @@ def _neighbors():
             NearestNeighbors(radius=1.0).fit(X).radius_neighbors(X)
 
 
+def _level_rows():
+    """Rows enough for the forests' level-wise search (nodes of more rows than
+    a subtree takes, ``LOCAL_ROWS``): on fewer, a forest grows in the subtrees'
+    kernel alone and the levels' kernels compile in the tests."""
+    X = np.random.RandomState(1).normal(size=(20_000, 4))
+    return X, (X[:, 0] > 0).astype(np.int64), np.abs(X[:, 1]) + X[:, 0] ** 2
+
+
 def _forest_classifiers():
     from mlmpi import ExtraTreesClassifier, RandomForestClassifier
 
@@ -93,6 +101,10 @@ def _forest_classifiers():
     X, y, _ = _data()
     X[::7, 1] = np.nan
     RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y).predict(X)
+    small, levels = _data()[:2], _level_rows()[:2]
+    for criterion in ("gini", "entropy"):  # each criterion's kernels are its own
+        RandomForestClassifier(n_estimators=1, criterion=criterion).fit(*small)
+        RandomForestClassifier(n_estimators=1, max_depth=4, criterion=criterion).fit(*levels)
 
 
 def _forest_regressors():
@@ -101,6 +113,10 @@ def _forest_regressors():
     for X, _, t in _inputs():
         for forest in (RandomForestRegressor, ExtraTreesRegressor):
             forest(n_estimators=2, random_state=0).fit(X, t).predict(X)
+    X, _, t = _level_rows()
+    for criterion in ("squared_error", "poisson", "absolute_error"):
+        RandomForestRegressor(n_estimators=1, criterion=criterion).fit(X[:60], t[:60])
+        RandomForestRegressor(n_estimators=1, max_depth=4, criterion=criterion).fit(X, t)
 
 
 def _boosting():
