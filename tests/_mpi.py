@@ -32,10 +32,6 @@ OVERSUBSCRIBED_ENV = {
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "64",
 }
-#: MPICH's own setting, ranks that spin: for a case job with the cores alone and no
-#: more ranks than cores (measured at 2 ranks on the 2-core machine: 95 s against
-#: 107 s throttled, its ranks busy 1.90 cores against 1.54).
-SPINNING_ENV = {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "0"}
 #: The rank counts of ``tests/test_mpi_cases.py``; ``test_mpi_cases_two_three.py``
 #: has the others: xdist gives each worker whole files, so both workers start on
 #: case jobs, which then wait for each other rather than for other tests.
@@ -116,8 +112,7 @@ class CaseRunner:
 
     After :meth:`plan`, the modules a session checks at the same rank count
     share jobs, :data:`MODULES_PER_JOB` at a time, one after the other in the
-    same processes, with the cores alone (:mod:`_cores`), their ranks spinning
-    when there are no more of them than cores (:data:`SPINNING_ENV`); a module that says
+    same processes, with the cores alone (:mod:`_cores`); a module that says
     ``ALONE = True`` (it measures its process, or leaves it changed) and a
     check with its own ``env`` get a job of their own, which runs beside the
     other tests. The modules of a one-rank job are dealt out to one process
@@ -149,13 +144,10 @@ class CaseRunner:
             # One rank uses one core: that job runs as one process per core. A job
             # of several modules (minutes) has the cores alone (_cores); a job of
             # one module (seconds) runs beside the other tests, as the examples do.
-            cores = len(os.sched_getaffinity(0))
-            parts = 1 if nranks > 1 else min(len(modules), cores)
+            parts = 1 if nranks > 1 else min(len(modules), len(os.sched_getaffinity(0)))
             shares = [modules[part::parts] for part in range(parts)]
-            alone = len(modules) > 1
-            job_env = {**SPINNING_ENV, **(env or {})} if alone and nranks <= cores else env
-            with _cores.alone(alone), ThreadPoolExecutor(parts) as pool:
-                done = pool.map(lambda share: _job(share, nranks, timeout, job_env), shares)
+            with _cores.alone(len(modules) > 1), ThreadPoolExecutor(parts) as pool:
+                done = pool.map(lambda share: _job(share, nranks, timeout, env), shares)
                 for share, (returncode, output, timed_out, reported) in zip(shares, done):
                     for name in share:
                         self._results[(name, nranks, variant)] = (
