@@ -681,66 +681,10 @@ def _scan_pair(criterion, histogram, p, pairs, nodes, bins, measure, rules, out,
                 left[p, :] = running
 
 
-@njit(nogil=True, inline="always")
-def _find_splits(criterion, hist, pairs, nodes, bins, measure, rules, out):
-    """:func:`find_splits` for criterion code ``criterion`` (inlined into its
-    specialisations; ``measure`` is the criterion's ``(offsets, values)``)."""
-    rows_stat = rules[3]
-    present = rows_stat if rows_stat >= 0 else 0  # the row count, or the moments' W
-    n_pairs, n_bins, n_stats = hist.shape
-    work = (np.empty(n_stats), np.empty(n_stats))  # running and right statistics
-    occupied = np.empty(n_bins, dtype=np.int64)
-    for p in range(n_pairs):
-        n_occupied = _occupied_bins(hist, p, bins[2], present, occupied)
-        histogram = (hist, p, occupied, n_occupied)
-        _scan_pair(criterion, histogram, p, pairs, nodes, bins, measure, rules, out, work)
-    return out[0]
-
-
-@njit(nogil=True, inline="always")
-def _find_splits_in_rows(criterion, rows, pairs, nodes, bins, measure, rules, summing, out):
-    """:func:`find_splits_in_rows` for criterion code ``criterion``: a node's
-    pairs' histograms are summed from its rows in one pass and scanned by
-    :func:`_scan_pair`, then their bins are zeroed again."""
-    binned, starts, features, row_stats = rows
-    scale, n_bins = summing
-    pair_valid, uniform = pairs
-    missing_bin = bins[2]
-    n_nodes, n_slots = features.shape
-    n_stats = row_stats.shape[1]
-    pair_node = np.empty(n_nodes * n_slots, dtype=np.int64)
-    pair_feature = np.empty(n_nodes * n_slots, dtype=np.int64)
-    for i in range(n_nodes):
-        for k in range(n_slots):
-            pair_node[i * n_slots + k] = i
-            pair_feature[i * n_slots + k] = features[i, k]
-    every = (pair_node, pair_feature, pair_valid, uniform)
-    work = (np.empty(n_stats), np.empty(n_stats))  # running and right statistics
-    space = summing_space(min(n_slots, SUMMED_AT_ONCE), n_bins, n_stats)
-    scratch, occupied, n_occupied = space[0], space[1], space[2]
-    for i in range(n_nodes):
-        for at in range(0, n_slots, SUMMED_AT_ONCE):
-            listed = features[i, at : at + SUMMED_AT_ONCE]
-            _pair_histograms(
-                (binned, row_stats),
-                starts[i],
-                starts[i + 1],
-                (listed, listed.shape[0]),
-                scale,
-                space,
-                missing_bin,
-            )
-            for k in range(listed.shape[0]):
-                histogram = (scratch, k, occupied[k], n_occupied[k])
-                p = i * n_slots + at + k
-                _scan_pair(criterion, histogram, p, every, nodes, bins, measure, rules, out, work)
-                _clear_pair(histogram, missing_bin)
-    return out[0]
-
-
 def _specialised(criterion):
-    """:func:`_find_splits` compiled for one criterion. With the criterion a
-    constant, numba drops the other criteria's branches of the helpers, and
+    """:func:`find_splits` and :func:`find_splits_in_rows` compiled for one
+    criterion (``measure``: the criterion's ``(offsets, values)``). With the
+    criterion a constant, numba drops the other criteria's branches of the helpers, and
     with them the reference counting of the statistics arrays passed to
     them, which it cannot prune across those branches: inside the scan of
     the bins it cost 160 ns per occupied bin (gini), against 34 ns specialised.
@@ -751,15 +695,64 @@ def _specialised(criterion):
     Processes that compile different criteria at once (test workers, two
     jobs) update that index without a lock, so one criterion's machine code
     could be filed under another's key: a wrong split search, or a crash
-    ("NRT_adapt_ndarray_to_python: descr is NULL", seen in a test run)."""
+    ("NRT_adapt_ndarray_to_python: descr is NULL", seen in a test run).
+
+    The bodies are the closures' own, not helpers inlined into them: numba's
+    ``inline="always"`` copies a callee's IR block by block, each block with
+    the whole scope, so each level of inlining a large body costs seconds of
+    every specialisation's compilation (``forest_subtrees._specialised``)."""
 
     def find_splits_for(hist, pairs, nodes, bins, measure, rules, out):
-        return _find_splits(criterion, hist, pairs, nodes, bins, measure, rules, out)
+        rows_stat = rules[3]
+        present = rows_stat if rows_stat >= 0 else 0  # the row count, or the moments' W
+        n_pairs, n_bins, n_stats = hist.shape
+        work = (np.empty(n_stats), np.empty(n_stats))  # running and right statistics
+        occupied = np.empty(n_bins, dtype=np.int64)
+        for p in range(n_pairs):
+            n_occupied = _occupied_bins(hist, p, bins[2], present, occupied)
+            histogram = (hist, p, occupied, n_occupied)
+            _scan_pair(criterion, histogram, p, pairs, nodes, bins, measure, rules, out, work)
+        return out[0]
 
     def find_splits_in_rows_for(rows, pairs, nodes, bins, measure, rules, summing, out):
-        return _find_splits_in_rows(
-            criterion, rows, pairs, nodes, bins, measure, rules, summing, out
-        )
+        # a node's pairs' histograms are summed from its rows, SUMMED_AT_ONCE
+        # features in one pass, scanned, then their bins are zeroed again
+        binned, starts, features, row_stats = rows
+        scale, n_bins = summing
+        pair_valid, uniform = pairs
+        missing_bin = bins[2]
+        n_nodes, n_slots = features.shape
+        n_stats = row_stats.shape[1]
+        pair_node = np.empty(n_nodes * n_slots, dtype=np.int64)
+        pair_feature = np.empty(n_nodes * n_slots, dtype=np.int64)
+        for i in range(n_nodes):
+            for k in range(n_slots):
+                pair_node[i * n_slots + k] = i
+                pair_feature[i * n_slots + k] = features[i, k]
+        every = (pair_node, pair_feature, pair_valid, uniform)
+        work = (np.empty(n_stats), np.empty(n_stats))  # running and right statistics
+        space = summing_space(min(n_slots, SUMMED_AT_ONCE), n_bins, n_stats)
+        scratch, occupied, n_occupied = space[0], space[1], space[2]
+        for i in range(n_nodes):
+            for at in range(0, n_slots, SUMMED_AT_ONCE):
+                listed = features[i, at : at + SUMMED_AT_ONCE]
+                _pair_histograms(
+                    (binned, row_stats),
+                    starts[i],
+                    starts[i + 1],
+                    (listed, listed.shape[0]),
+                    scale,
+                    space,
+                    missing_bin,
+                )
+                for k in range(listed.shape[0]):
+                    histogram = (scratch, k, occupied[k], n_occupied[k])
+                    p = i * n_slots + at + k
+                    _scan_pair(
+                        criterion, histogram, p, every, nodes, bins, measure, rules, out, work
+                    )
+                    _clear_pair(histogram, missing_bin)
+        return out[0]
 
     find_splits_for.__name__ = find_splits_for.__qualname__ = f"find_splits_criterion_{criterion}"
     find_splits_in_rows_for.__name__ = find_splits_in_rows_for.__qualname__ = (

@@ -264,206 +264,211 @@ def _draw_feature(key, order, t):
     return order[t]
 
 
-@njit(nogil=True, inline="always")
-def _grow_subtrees(criterion, rows, roots, draws, bins, measure, rules, out):
-    """:func:`grow_subtrees` for criterion code ``criterion``."""
-    binned, row_stats, n_hist, starts = rows
-    root_ids, root_depth, root_constant, root_stats = roots
-    seeds, n_sampled, extra_trees = draws
-    missing_bin = bins[2]
-    offsets = measure[0]
-    scan_rules, limits, min_impurity_decrease, total_weight, columns, scale = rules
-    rows_stat = scan_rules[3]
-    ints, floats, n_nodes = out
-    feature, split_bin, right_bin = ints[:, 0], ints[:, 1], ints[:, 2]
-    missing_left, left, right = ints[:, 3], ints[:, 4], ints[:, 5]
-    decrease, stats = floats[:, 0], floats[:, 1:]
-    arrays = (binned, row_stats)
-    n_features = binned.shape[1]
-    n_full = row_stats.shape[1]
-    n_outputs = offsets.shape[0] - 1
-    present = rows_stat if rows_stat >= 0 else 0
-    hist_scale = np.empty(0)
-    if scale.shape[0]:
-        hist_scale = np.empty(n_hist)
-        for s in range(n_hist):
-            hist_scale[s] = scale[columns[s]]
-    n_slots = min(n_sampled, SUMMED_AT_ONCE)
-    space = summing_space(n_slots, 1 + max(missing_bin, 255), n_hist)
-    scratch, occupied, n_occupied = space[0], space[1], space[2]
-    listed = np.empty(n_slots, dtype=np.int64)
-    listed_draw = np.empty(n_slots, dtype=np.int64)
-    work = (np.empty(n_hist), np.empty(n_hist))
-    found = _pair_outputs(n_hist)
-    gain, pair_bin, pair_missing, _, pair_constant, pair_right_bin = found
-    pair_feature = np.zeros(1, dtype=np.int64)
-    uniform = np.empty((1 if extra_trees else 0, 2))
-    pairs = (np.zeros(1, dtype=np.int64), pair_feature, np.ones(1, dtype=np.bool_), uniform)
-    totals = np.empty((1, n_hist))
-    nodes = (totals, np.full(1, -np.inf), np.full(1, np.inf))
-    order = np.empty(n_features, dtype=np.int64)
-    largest = 0
-    for i in range(root_ids.shape[0]):
-        largest = max(largest, starts[i + 1] - starts[i])
-    stack = np.empty((largest + 2, 4), dtype=np.int64)  # local id, first, last, depth
-    stack_constant = np.empty((largest + 2, n_features), dtype=np.bool_)
-    constant = np.empty(n_features, dtype=np.bool_)
-    searched_side = np.zeros(2, dtype=np.bool_)
-    for i in range(root_ids.shape[0]):
-        base = 2 * starts[i]
-        stats[base, :] = root_stats[i]
-        feature[base], left[base], right[base] = -1, -1, -1
-        count = 1
-        stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3] = (
-            0,
-            starts[i],
-            starts[i + 1],
-            root_depth[i],
-        )
-        stack_constant[0, :] = root_constant[i]
-        depth_of = 1
-        while depth_of > 0:
-            depth_of -= 1
-            local, first, last, depth = stack[depth_of]
-            constant[:] = stack_constant[depth_of]
-            node = base + local
-            key = _node_key(seeds[i], root_ids[i], local)
-            for f in range(n_features):
-                order[f] = f
-            for s in range(n_hist):
-                totals[0, s] = stats[node, columns[s]]
-            best_gain, best_feature, searched_any = -np.inf, -1, False
-            two_rows = last - first == 2 and not extra_trees
-            searched_side[:] = False
-            best_bin, best_right_bin, best_missing = 0, 1, 0
-            t = 0
-            while t < n_features and not (t >= n_sampled and searched_any):
-                n_listed = 0  # the next features to search, summed in one pass
-                while t < n_features and n_listed < n_slots:
-                    if t >= n_sampled and (searched_any or n_listed):
-                        break  # past the drawn features: one at a time
-                    f = _draw_feature(key, order, t)
-                    t += 1
-                    if constant[f]:
-                        continue
-                    if two_rows:
-                        # a node of two rows: a feature's search depends only on which
-                        # row goes left, and a later feature with the same row left
-                        # finds the same gain, which cannot beat the first's
-                        low, high = binned[first, f], binned[first + 1, f]
-                        if low != missing_bin and high != missing_bin:
-                            if low == high:
-                                constant[f] = True
-                                continue
-                            side = 0 if low < high else 1
-                            if searched_side[side]:
-                                continue
-                            searched_side[side] = True
-                    listed[n_listed], listed_draw[n_listed] = f, t - 1
-                    n_listed += 1
-                if not n_listed:
-                    break
-                _pair_histograms(
-                    arrays, first, last, (listed, n_listed), hist_scale, space, missing_bin
-                )
-                for k in range(n_listed):
-                    f = listed[k]
-                    histogram = (scratch, k, occupied[k], n_occupied[k])
-                    if extra_trees:
-                        uniform[0, 0] = _uniform(key, n_features + 2 * f)
-                        uniform[0, 1] = _uniform(key, n_features + 2 * f + 1)
-                    pair_feature[0] = f
-                    simple = (
-                        n_outputs == 1
-                        and not extra_trees
-                        and not (missing_bin >= 0 and scratch[k, missing_bin, present] > 0)
-                    )
-                    if simple and criterion == 2:
-                        (
-                            gain[0],
-                            pair_bin[0],
-                            pair_right_bin[0],
-                            pair_missing[0],
-                            pair_constant[0],
-                        ) = _scan_squared_error(histogram, totals, scan_rules)
-                    elif simple and criterion <= 1 and rows_stat <= 4:
-                        (
-                            gain[0],
-                            pair_bin[0],
-                            pair_right_bin[0],
-                            pair_missing[0],
-                            pair_constant[0],
-                        ) = _scan_classes(criterion, histogram, totals, scan_rules)
-                    else:
-                        _scan_pair(
-                            criterion,
-                            histogram,
-                            0,
-                            pairs,
-                            nodes,
-                            bins,
-                            measure,
-                            scan_rules,
-                            found,
-                            work,
-                        )
-                    _clear_pair(histogram, missing_bin)
-                    if pair_constant[0]:
-                        constant[f] = True
-                        continue
-                    # past the drawn features: the first one not constant, whatever its gain
-                    if gain[0] > best_gain or listed_draw[k] >= n_sampled:
-                        best_gain, best_feature = gain[0], f
-                        best_bin, best_right_bin, best_missing = (
-                            pair_bin[0],
-                            pair_right_bin[0],
-                            pair_missing[0],
-                        )
-                    searched_any = True
-            if best_feature < 0 or not np.isfinite(best_gain):
-                continue
-            if best_gain / n_outputs / max(total_weight, EPSILON) + EPSILON < min_impurity_decrease:
-                continue
-            middle = _partition(
-                arrays, first, last, best_feature, best_bin, best_missing > 0, missing_bin
-            )
-            left_id, right_id = base + count, base + count + 1
-            _sum_rows(row_stats, first, middle, columns, stats[left_id])
-            if scale.shape[0]:
-                for s in range(n_full):
-                    stats[left_id, s] *= scale[s]
-            for s in range(n_full):
-                stats[right_id, s] = stats[node, s] - stats[left_id, s]
-            feature[node], split_bin[node], right_bin[node] = best_feature, best_bin, best_right_bin
-            if best_missing == _UNSEEN_MISSING:
-                missing_left[node] = stats[left_id, n_full - 1] > stats[right_id, n_full - 1]
-            else:
-                missing_left[node] = 1 if best_missing > 0 else 0
-            left[node], right[node], decrease[node] = count, count + 1, best_gain
-            for child in (left_id, right_id):
-                feature[child], left[child], right[child] = -1, -1, -1
-                split_bin[child], right_bin[child], missing_left[child] = 0, 1, 0
-                decrease[child] = 0.0
-            for side in range(2):  # the left child on top: depth first, left first
-                child = right_id if side == 0 else left_id
-                if _may_split(stats[child], depth + 1, criterion, offsets, limits):
-                    stack[depth_of, 0] = count + 1 - side
-                    stack[depth_of, 1] = middle if side == 0 else first
-                    stack[depth_of, 2] = last if side == 0 else middle
-                    stack[depth_of, 3] = depth + 1
-                    stack_constant[depth_of, :] = constant
-                    depth_of += 1
-            count += 2
-        n_nodes[i] = count
-    return n_nodes
-
-
 def _specialised(criterion):
-    """:func:`_grow_subtrees` compiled for one criterion (see
-    ``forest._specialised``: the same reasons, and a name of its own)."""
+    """:func:`grow_subtrees` compiled for one criterion (see
+    ``forest._specialised``: the same reasons, and a name of its own). The
+    body is this closure's own, not a helper inlined into it: numba's
+    ``inline="always"`` copies a callee's IR block by block, each block with
+    the whole scope, and that copy of this body (735 blocks, 5,781
+    variables) took 27 s of each criterion's compilation."""
 
     def grow_subtrees_for(rows, roots, draws, bins, measure, rules, out):
-        return _grow_subtrees(criterion, rows, roots, draws, bins, measure, rules, out)
+        binned, row_stats, n_hist, starts = rows
+        root_ids, root_depth, root_constant, root_stats = roots
+        seeds, n_sampled, extra_trees = draws
+        missing_bin = bins[2]
+        offsets = measure[0]
+        scan_rules, limits, min_impurity_decrease, total_weight, columns, scale = rules
+        rows_stat = scan_rules[3]
+        ints, floats, n_nodes = out
+        feature, split_bin, right_bin = ints[:, 0], ints[:, 1], ints[:, 2]
+        missing_left, left, right = ints[:, 3], ints[:, 4], ints[:, 5]
+        decrease, stats = floats[:, 0], floats[:, 1:]
+        arrays = (binned, row_stats)
+        n_features = binned.shape[1]
+        n_full = row_stats.shape[1]
+        n_outputs = offsets.shape[0] - 1
+        present = rows_stat if rows_stat >= 0 else 0
+        hist_scale = np.empty(0)
+        if scale.shape[0]:
+            hist_scale = np.empty(n_hist)
+            for s in range(n_hist):
+                hist_scale[s] = scale[columns[s]]
+        n_slots = min(n_sampled, SUMMED_AT_ONCE)
+        space = summing_space(n_slots, 1 + max(missing_bin, 255), n_hist)
+        scratch, occupied, n_occupied = space[0], space[1], space[2]
+        listed = np.empty(n_slots, dtype=np.int64)
+        listed_draw = np.empty(n_slots, dtype=np.int64)
+        work = (np.empty(n_hist), np.empty(n_hist))
+        found = _pair_outputs(n_hist)
+        gain, pair_bin, pair_missing, _, pair_constant, pair_right_bin = found
+        pair_feature = np.zeros(1, dtype=np.int64)
+        uniform = np.empty((1 if extra_trees else 0, 2))
+        pairs = (np.zeros(1, dtype=np.int64), pair_feature, np.ones(1, dtype=np.bool_), uniform)
+        totals = np.empty((1, n_hist))
+        nodes = (totals, np.full(1, -np.inf), np.full(1, np.inf))
+        order = np.empty(n_features, dtype=np.int64)
+        largest = 0
+        for i in range(root_ids.shape[0]):
+            largest = max(largest, starts[i + 1] - starts[i])
+        stack = np.empty((largest + 2, 4), dtype=np.int64)  # local id, first, last, depth
+        stack_constant = np.empty((largest + 2, n_features), dtype=np.bool_)
+        constant = np.empty(n_features, dtype=np.bool_)
+        searched_side = np.zeros(2, dtype=np.bool_)
+        for i in range(root_ids.shape[0]):
+            base = 2 * starts[i]
+            stats[base, :] = root_stats[i]
+            feature[base], left[base], right[base] = -1, -1, -1
+            count = 1
+            stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3] = (
+                0,
+                starts[i],
+                starts[i + 1],
+                root_depth[i],
+            )
+            stack_constant[0, :] = root_constant[i]
+            depth_of = 1
+            while depth_of > 0:
+                depth_of -= 1
+                local, first, last, depth = stack[depth_of]
+                constant[:] = stack_constant[depth_of]
+                node = base + local
+                key = _node_key(seeds[i], root_ids[i], local)
+                for f in range(n_features):
+                    order[f] = f
+                for s in range(n_hist):
+                    totals[0, s] = stats[node, columns[s]]
+                best_gain, best_feature, searched_any = -np.inf, -1, False
+                two_rows = last - first == 2 and not extra_trees
+                searched_side[:] = False
+                best_bin, best_right_bin, best_missing = 0, 1, 0
+                t = 0
+                while t < n_features and not (t >= n_sampled and searched_any):
+                    n_listed = 0  # the next features to search, summed in one pass
+                    while t < n_features and n_listed < n_slots:
+                        if t >= n_sampled and (searched_any or n_listed):
+                            break  # past the drawn features: one at a time
+                        f = _draw_feature(key, order, t)
+                        t += 1
+                        if constant[f]:
+                            continue
+                        if two_rows:
+                            # a node of two rows: a feature's search depends only on which
+                            # row goes left, and a later feature with the same row left
+                            # finds the same gain, which cannot beat the first's
+                            low, high = binned[first, f], binned[first + 1, f]
+                            if low != missing_bin and high != missing_bin:
+                                if low == high:
+                                    constant[f] = True
+                                    continue
+                                side = 0 if low < high else 1
+                                if searched_side[side]:
+                                    continue
+                                searched_side[side] = True
+                        listed[n_listed], listed_draw[n_listed] = f, t - 1
+                        n_listed += 1
+                    if not n_listed:
+                        break
+                    _pair_histograms(
+                        arrays, first, last, (listed, n_listed), hist_scale, space, missing_bin
+                    )
+                    for k in range(n_listed):
+                        f = listed[k]
+                        histogram = (scratch, k, occupied[k], n_occupied[k])
+                        if extra_trees:
+                            uniform[0, 0] = _uniform(key, n_features + 2 * f)
+                            uniform[0, 1] = _uniform(key, n_features + 2 * f + 1)
+                        pair_feature[0] = f
+                        simple = (
+                            n_outputs == 1
+                            and not extra_trees
+                            and not (missing_bin >= 0 and scratch[k, missing_bin, present] > 0)
+                        )
+                        if simple and criterion == 2:
+                            (
+                                gain[0],
+                                pair_bin[0],
+                                pair_right_bin[0],
+                                pair_missing[0],
+                                pair_constant[0],
+                            ) = _scan_squared_error(histogram, totals, scan_rules)
+                        elif simple and criterion <= 1 and rows_stat <= 4:
+                            (
+                                gain[0],
+                                pair_bin[0],
+                                pair_right_bin[0],
+                                pair_missing[0],
+                                pair_constant[0],
+                            ) = _scan_classes(criterion, histogram, totals, scan_rules)
+                        else:
+                            _scan_pair(
+                                criterion,
+                                histogram,
+                                0,
+                                pairs,
+                                nodes,
+                                bins,
+                                measure,
+                                scan_rules,
+                                found,
+                                work,
+                            )
+                        _clear_pair(histogram, missing_bin)
+                        if pair_constant[0]:
+                            constant[f] = True
+                            continue
+                        # past the drawn features: the first one not constant, whatever its gain
+                        if gain[0] > best_gain or listed_draw[k] >= n_sampled:
+                            best_gain, best_feature = gain[0], f
+                            best_bin, best_right_bin, best_missing = (
+                                pair_bin[0],
+                                pair_right_bin[0],
+                                pair_missing[0],
+                            )
+                        searched_any = True
+                if best_feature < 0 or not np.isfinite(best_gain):
+                    continue
+                if (
+                    best_gain / n_outputs / max(total_weight, EPSILON) + EPSILON
+                    < min_impurity_decrease
+                ):
+                    continue
+                middle = _partition(
+                    arrays, first, last, best_feature, best_bin, best_missing > 0, missing_bin
+                )
+                left_id, right_id = base + count, base + count + 1
+                _sum_rows(row_stats, first, middle, columns, stats[left_id])
+                if scale.shape[0]:
+                    for s in range(n_full):
+                        stats[left_id, s] *= scale[s]
+                for s in range(n_full):
+                    stats[right_id, s] = stats[node, s] - stats[left_id, s]
+                feature[node], split_bin[node], right_bin[node] = (
+                    best_feature,
+                    best_bin,
+                    best_right_bin,
+                )
+                if best_missing == _UNSEEN_MISSING:
+                    missing_left[node] = stats[left_id, n_full - 1] > stats[right_id, n_full - 1]
+                else:
+                    missing_left[node] = 1 if best_missing > 0 else 0
+                left[node], right[node], decrease[node] = count, count + 1, best_gain
+                for child in (left_id, right_id):
+                    feature[child], left[child], right[child] = -1, -1, -1
+                    split_bin[child], right_bin[child], missing_left[child] = 0, 1, 0
+                    decrease[child] = 0.0
+                for side in range(2):  # the left child on top: depth first, left first
+                    child = right_id if side == 0 else left_id
+                    if _may_split(stats[child], depth + 1, criterion, offsets, limits):
+                        stack[depth_of, 0] = count + 1 - side
+                        stack[depth_of, 1] = middle if side == 0 else first
+                        stack[depth_of, 2] = last if side == 0 else middle
+                        stack[depth_of, 3] = depth + 1
+                        stack_constant[depth_of, :] = constant
+                        depth_of += 1
+                count += 2
+            n_nodes[i] = count
+        return n_nodes
 
     grow_subtrees_for.__name__ = grow_subtrees_for.__qualname__ = (
         f"grow_subtrees_criterion_{criterion}"
