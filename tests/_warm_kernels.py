@@ -179,21 +179,15 @@ def _embeddings():
 
 
 #: The costliest first, in an order where every ``parts``-th from each start
-#: shares the work about evenly (at two parts, about 100 s each by the figures
-#: here). Cold, on a 2-core machine: the forest classifiers 58 s and
-#: regressors 52 s side by side; one after the other in one process, boosting
-#: 26, the embeddings 18, SVMs 12.5, k-means 9.5, neighbours 7, clusters 6.4,
-#: linear models 4.6, the others 2 s or less. With the forests as one workload
-#: (103 s) the first of two parts had 158 s of the work, the second 31: the
-#: warm-up took 140 s of a fresh clone's CI run, 89 s since. Those forest
-#: figures predate the level-wise fits (:func:`_level_rows`): with them the
-#: warm-up and collection took 272 s of a fresh clone's run instead of 115-148 s,
-#: and the tests 1,064 s instead of 1,257 s; the parts' balance was not remeasured.
+#: shares the work about evenly. Cold (an empty cache), two parts side by side
+#: on a 2-core machine: the forest classifiers 102 s and regressors 111 s
+#: (each criterion's kernels are their own), the embeddings 28, boosting 18,
+#: SVMs 14, k-means 12, linear models 6, clusters 4, the others under a second.
 WORKLOADS = (
     _forest_classifiers,
     _forest_regressors,
-    _boosting,
     _embeddings,
+    _boosting,
     _kmeans,
     _svm,
     _linear,
