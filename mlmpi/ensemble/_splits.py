@@ -177,10 +177,17 @@ class SplitRules:
         return np.broadcast_to(np.asarray(self.scale, dtype=np.float64), (n_stats,)).copy()
 
     def _arguments(self, totals, bounds):
-        """The kernels' ``(nodes, bins, criterion, rules)`` arguments."""
+        """The kernels' ``(nodes, bins, criterion, rules)`` arguments, every array
+        C-contiguous: a level's ``totals`` (columns taken out of the nodes'
+        statistics) come column-major unless one node or column, and numba
+        compiled the split search once for each layout (about 10 s each)."""
         crit = self.criterion
         return (
-            (totals, np.ascontiguousarray(bounds[:, 0]), np.ascontiguousarray(bounds[:, 1])),
+            (
+                np.ascontiguousarray(totals),
+                np.ascontiguousarray(bounds[:, 0]),
+                np.ascontiguousarray(bounds[:, 1]),
+            ),
             (self.bin_min, self.bin_max, self.missing_bin),
             (crit.code, crit.offsets, crit.values),
             (
