@@ -92,6 +92,15 @@ def _level_rows():
     return X, (X[:, 0] > 0).astype(np.int64), np.abs(X[:, 1]) + X[:, 0] ** 2
 
 
+def _each_criterion(forest, criteria, X, target):
+    """A tree of each criterion (whose kernels are its own) on 60 rows, grown
+    by the subtrees' kernel alone, and on all of ``X`` to ``max_depth=4``, by
+    the levels' kernels."""
+    for criterion in criteria:
+        forest(n_estimators=1, criterion=criterion).fit(X[:60], target[:60])
+        forest(n_estimators=1, max_depth=4, criterion=criterion).fit(X, target)
+
+
 def _forest_classifiers():
     from mlmpi import ExtraTreesClassifier, RandomForestClassifier
 
@@ -101,10 +110,8 @@ def _forest_classifiers():
     X, y, _ = _data()
     X[::7, 1] = np.nan
     RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y).predict(X)
-    small, levels = _data()[:2], _level_rows()[:2]
-    for criterion in ("gini", "entropy"):  # each criterion's kernels are its own
-        RandomForestClassifier(n_estimators=1, criterion=criterion).fit(*small)
-        RandomForestClassifier(n_estimators=1, max_depth=4, criterion=criterion).fit(*levels)
+    X, y, _ = _level_rows()
+    _each_criterion(RandomForestClassifier, ("gini", "entropy"), X, y)
 
 
 def _forest_regressors():
@@ -114,9 +121,7 @@ def _forest_regressors():
         for forest in (RandomForestRegressor, ExtraTreesRegressor):
             forest(n_estimators=2, random_state=0).fit(X, t).predict(X)
     X, _, t = _level_rows()
-    for criterion in ("squared_error", "poisson", "absolute_error"):
-        RandomForestRegressor(n_estimators=1, criterion=criterion).fit(X[:60], t[:60])
-        RandomForestRegressor(n_estimators=1, max_depth=4, criterion=criterion).fit(X, t)
+    _each_criterion(RandomForestRegressor, ("squared_error", "poisson", "absolute_error"), X, t)
 
 
 def _boosting():
