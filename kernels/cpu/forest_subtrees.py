@@ -87,10 +87,23 @@ def _may_split(stats, depth, criterion, offsets, limits):
 
 
 @njit(nogil=True, inline="always")
-def _scan_squared_error(histogram, totals, rules):
+def _first_largest(gains, n):
+    """The largest of ``gains[:n]`` and its first place (-1 where none is
+    above -inf): the first best candidate, as :func:`forest._scan_pair` keeps it."""
+    best, best_t = -np.inf, -1
+    for t in range(n):
+        if gains[t] > best:
+            best, best_t = gains[t], t
+    return best, best_t
+
+
+@njit(nogil=True, inline="always")
+def _scan_squared_error(histogram, totals, rules, candidates):
     """:func:`forest._scan_pair` of one output's squared error in a node without
-    NaN in the feature: the same candidates, checks and gains, bit for bit,
-    in scalars (a quarter of its time on a node of a few rows). Returns
+    NaN in the feature: the same candidates, checks and gains, bit for bit.
+    The running sums are summed first (``candidates[:3]``: W, Σwy and rows),
+    then every candidate's gain, invalid ones -inf (``candidates[5]``; a
+    loop the compiler vectorises), then the first largest is taken. Returns
     ``(gain, split_bin, right_bin, missing_left, constant)``."""
     hist, h, occupied, n_occupied = histogram
     min_samples_leaf, min_weight_leaf, _, rows_stat = rules
@@ -99,34 +112,35 @@ def _scan_squared_error(histogram, totals, rules):
     w_total, s_total = totals[0, 0], totals[0, 1]
     count_total = totals[0, rows_stat] if rows_stat >= 0 else 0.0
     parent = s_total * s_total / w_total if w_total > 0 else 0.0
+    n = n_occupied - 1
+    w_at, s_at, count_at, gains = candidates[0], candidates[1], candidates[2], candidates[5]
     w = s = count = 0.0
-    best, best_bin, best_right, best_missing = -np.inf, 0, 1, 0
-    for t in range(n_occupied - 1):
+    for t in range(n):
         b = occupied[t]
         w += hist[h, b, 0]
         s += hist[h, b, 1]
+        if rows_stat >= 0:
+            count += hist[h, b, rows_stat]
+        w_at[t], s_at[t], count_at[t] = w, s, count
+    for t in range(n):
+        w, s, count = w_at[t], s_at[t], count_at[t]
         w_right, s_right = w_total - w, s_total - s
         if rows_stat < 0:  # min_samples_leaf is 1: a child with rows has W > 0
-            if w <= 0:
-                continue
-            if w_right <= 0:
-                break
+            valid = (w > 0) & (w_right > 0)
         else:
-            count += hist[h, b, rows_stat]
-            if count < min_samples_leaf:
-                continue
-            if count_total - count < min_samples_leaf:
-                break
-        if w < min_weight_leaf or w_right < min_weight_leaf:
-            continue
+            valid = (count >= min_samples_leaf) & (count_total - count >= min_samples_leaf)
+        valid &= (w >= min_weight_leaf) & (w_right >= min_weight_leaf)
         g = s * s / w + s_right * s_right / w_right - parent
-        if g > best:
-            best, best_bin, best_right = g, b, occupied[t + 1]
-            if rows_stat >= 0:  # unseen NaN follows the larger child, as in scikit-learn
-                best_missing = 1 if count > count_total - count else 0
-            else:  # decided from the children's row counts
-                best_missing = _UNSEEN_MISSING
-    return best, best_bin, best_right, best_missing, False
+        gains[t] = g if valid else -np.inf
+    best, best_t = _first_largest(gains, n)
+    if best_t < 0:
+        return -np.inf, 0, 1, 0, False
+    if rows_stat < 0:  # decided from the children's row counts
+        missing = _UNSEEN_MISSING
+    else:  # unseen NaN follows the larger child, as in scikit-learn
+        count = count_at[best_t]
+        missing = 1 if count > count_total - count else 0
+    return best, occupied[best_t], occupied[best_t + 1], missing, False
 
 
 @njit(nogil=True, inline="always")
@@ -144,12 +158,15 @@ def _add_class(criterion, sums, left, right):
 
 
 @njit(nogil=True, inline="always")
-def _scan_classes(criterion, histogram, totals, rules):
+def _scan_classes(criterion, histogram, totals, rules, candidates):
     """:func:`forest._scan_pair` of one output's gini or entropy over at most
     four classes in a node without NaN in the feature: the same candidates,
-    checks and gains, bit for bit, the running counts in registers (classes
-    past the last add zeros, which change no sum). Returns ``(gain,
-    split_bin, right_bin, missing_left, constant)``."""
+    checks and gains, bit for bit. The running counts are summed first
+    (``candidates[:5]``: rows, then each class's), then every candidate's
+    gain, invalid ones -inf (``candidates[5]``; a loop the compiler
+    vectorises), then the first largest is taken. Classes past the last add
+    zeros, which change no sum. Returns ``(gain, split_bin, right_bin,
+    missing_left, constant)``."""
     hist, h, occupied, n_occupied = histogram
     min_samples_leaf, min_weight_leaf, _, rows_stat = rules
     if n_occupied <= 1:
@@ -169,9 +186,17 @@ def _scan_classes(criterion, histogram, totals, rules):
             part += count * np.log2(count)
     parent = _class_proxy(criterion, weight, part)
     rows_total = totals[0, rows_stat]
+    n = n_occupied - 1
+    rows_at, r0_at, r1_at, r2_at, r3_at, gains = (
+        candidates[0],
+        candidates[1],
+        candidates[2],
+        candidates[3],
+        candidates[4],
+        candidates[5],
+    )
     r0 = r1 = r2 = r3 = rows = 0.0
-    best, best_bin, best_right, best_missing = -np.inf, 0, 1, 0
-    for t in range(n_occupied - 1):
+    for t in range(n):
         b = occupied[t]
         rows += hist[h, b, rows_stat]
         r0 += hist[h, b, 0]
@@ -181,26 +206,33 @@ def _scan_classes(criterion, histogram, totals, rules):
             r2 += hist[h, b, 2]
         if n_classes > 3:
             r3 += hist[h, b, 3]
-        if rows < min_samples_leaf:
-            continue
-        if rows_total - rows < min_samples_leaf:
-            break
-        sums = _add_class(criterion, (0.0, 0.0, 0.0, 0.0), r0, t0 - r0)
-        sums = _add_class(criterion, sums, r1, t1 - r1)
-        sums = _add_class(criterion, sums, r2, t2 - r2)
-        w_left, part_left, w_right, part_right = _add_class(criterion, sums, r3, t3 - r3)
-        if w_left < min_weight_leaf or w_right < min_weight_leaf:
-            continue
+        rows_at[t], r0_at[t], r1_at[t], r2_at[t], r3_at[t] = rows, r0, r1, r2, r3
+    for t in range(n):
+        rows = rows_at[t]
+        sums = _add_class(criterion, (0.0, 0.0, 0.0, 0.0), r0_at[t], t0 - r0_at[t])
+        sums = _add_class(criterion, sums, r1_at[t], t1 - r1_at[t])
+        sums = _add_class(criterion, sums, r2_at[t], t2 - r2_at[t])
+        w_left, part_left, w_right, part_right = _add_class(
+            criterion, sums, r3_at[t], t3 - r3_at[t]
+        )
         g = (
             _class_proxy(criterion, w_left, part_left)
             + _class_proxy(criterion, w_right, part_right)
             - parent
         )
-        if g > best:
-            best, best_bin, best_right = g, b, occupied[t + 1]
-            # unseen NaN follows the larger child, as in scikit-learn
-            best_missing = 1 if rows > rows_total - rows else 0
-    return best, best_bin, best_right, best_missing, False
+        valid = (
+            (rows >= min_samples_leaf)
+            & (rows_total - rows >= min_samples_leaf)
+            & (w_left >= min_weight_leaf)
+            & (w_right >= min_weight_leaf)
+        )
+        gains[t] = g if valid else -np.inf
+    best, best_t = _first_largest(gains, n)
+    if best_t < 0:
+        return -np.inf, 0, 1, 0, False
+    rows = rows_at[best_t]
+    # unseen NaN follows the larger child, as in scikit-learn
+    return best, occupied[best_t], occupied[best_t + 1], 1 if rows > rows_total - rows else 0, False
 
 
 @njit(nogil=True, inline="always")
@@ -298,6 +330,7 @@ def _specialised(criterion):
         space = summing_space(n_slots, 1 + max(missing_bin, 255), n_hist)
         scratch, occupied, n_occupied = space[0], space[1], space[2]
         listed = np.empty(n_slots, dtype=np.int64)
+        candidates = np.empty((6, 1 + max(missing_bin, 255)))  # the scans' running sums, gains
         listed_draw = np.empty(n_slots, dtype=np.int64)
         work = (np.empty(n_hist), np.empty(n_hist))
         found = _pair_outputs(n_hist)
@@ -391,7 +424,7 @@ def _specialised(criterion):
                                 pair_right_bin[0],
                                 pair_missing[0],
                                 pair_constant[0],
-                            ) = _scan_squared_error(histogram, totals, scan_rules)
+                            ) = _scan_squared_error(histogram, totals, scan_rules, candidates)
                         elif simple and criterion <= 1 and rows_stat <= 4:
                             (
                                 gain[0],
@@ -399,7 +432,7 @@ def _specialised(criterion):
                                 pair_right_bin[0],
                                 pair_missing[0],
                                 pair_constant[0],
-                            ) = _scan_classes(criterion, histogram, totals, scan_rules)
+                            ) = _scan_classes(criterion, histogram, totals, scan_rules, candidates)
                         else:
                             _scan_pair(
                                 criterion,
