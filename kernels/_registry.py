@@ -83,7 +83,10 @@ declare("quantiles", dense=_Layout(cpu="cpu.quantiles"))
 # Binned histograms and tree traversal run on the host (CuPy input is binned there).
 # The search of a value's bin among its cell's thresholds (cpu.cells) serves both
 # tree families' binning.
-declare("forest", dense=_Layout(cpu=("cpu.forest", "cpu.forest_subtrees", "cpu.cells")))
+declare(
+    "forest",
+    dense=_Layout(cpu=("cpu.forest", "cpu.forest_subtrees", "cpu.forest_scans", "cpu.cells")),
+)
 # Histogram gradient boosting: binning, histograms, partitions and predictions on the
 # rows' device; the split search on a node's (small) histograms, on the host.
 declare("hgb", dense=_Layout(cpu=("cpu.hgb", "cpu.cells"), gpu="gpu.hgb"))

@@ -480,7 +480,8 @@ def test_every_node_holds_the_weighted_classes_of_its_rows(monkeypatch, local_ro
 @njit
 def _general_scan(criterion, hist, occupied, n_occupied, totals, bins, measure, rules):
     """``forest._scan_pair`` of histogram 0 of ``hist`` for node 0 (``totals``):
-    ``(gain, split_bin, right_bin, missing_left, constant)``."""
+    ``(gain, split_bin, right_bin, missing_left, constant, left)``, ``left``
+    the left child's statistics (written only where a split was found)."""
     n_stats = hist.shape[2]
     out = _pair_outputs(n_stats)
     pairs = (
@@ -493,7 +494,7 @@ def _general_scan(criterion, hist, occupied, n_occupied, totals, bins, measure, 
     work = (np.empty(n_stats), np.empty(n_stats))
     histogram = (hist, 0, occupied, n_occupied)
     _scan_pair(criterion, histogram, 0, pairs, nodes, bins, measure, rules, out, work)
-    return out[0][0], out[1][0], out[5][0], out[2][0], out[4][0]
+    return out[0][0], out[1][0], out[5][0], out[2][0], out[4][0], out[3][0]
 
 
 @pytest.mark.parametrize(
@@ -595,7 +596,7 @@ def test_a_node_of_two_rows_splits_as_the_general_search_splits_it(criterion, sc
             present = np.unique(binned[2 * i : 2 * i + 2, f]).astype(np.int64)
             occupied[: present.shape[0]] = present
             totals = root_stats[i, crit.search_columns][None, :]
-            gain, split_bin, right_bin, _, constant = _general_scan(
+            gain, split_bin, right_bin, _, constant, _ = _general_scan(
                 kernel_criterion[0],
                 hist,
                 occupied,
@@ -618,23 +619,26 @@ def test_a_node_of_two_rows_splits_as_the_general_search_splits_it(criterion, sc
         assert out[1][2 * starts[i], 0] == best[0], i
 
 
-def test_subtree_scans_give_the_general_scans_gains_bit_for_bit():
-    """The subtree kernel's scans of one output's squared error and classes,
-    in scalars, find what the general scan finds: gains, bins and the side of
-    unseen NaN, bit for bit (so that a node's split does not depend on the
-    scan that searched it), under every leaf rule."""
-    from mlmpi.kernels.cpu.forest_subtrees import _scan_classes, _scan_squared_error
+def test_usual_scans_give_the_general_scans_gains_bit_for_bit():
+    """The vectorised scans of one output's squared error and classes
+    (``forest_scans``, which the levels' search and the subtree kernel use
+    for pairs without NaN) find what the general scan finds: gains, bins,
+    the side of unseen NaN and the left child's statistics, bit for bit (so
+    that a node's split does not depend on the scan that searched it), under
+    every leaf rule."""
+    from mlmpi.kernels.cpu.forest_scans import _scan_simple, _simple_left
 
     def both(criterion, hist, occupied, n_occupied, totals, offsets, rules):
         bins = (np.zeros((0, 0)), np.zeros((0, 0)), -1)
         measure = (offsets, np.zeros(0))
         general = _general_scan(criterion, hist, occupied, n_occupied, totals, bins, measure, rules)
         histogram = (hist, 0, occupied, n_occupied)
-        if criterion == 2:
-            fast = _scan_squared_error(histogram, totals, rules)
-        else:
-            fast = _scan_classes(criterion, histogram, totals, rules)
-        return general, fast
+        candidates = np.empty((6, hist.shape[1]))
+        found = _scan_simple(criterion, histogram, totals, 0, rules, candidates)
+        left = np.zeros(hist.shape[2])
+        if found[5] >= 0:
+            _simple_left(criterion, candidates, found[5], rules[3], left)
+        return general, (*found[:5], left)
 
     rng = np.random.default_rng(0)
     for case in range(300):
@@ -670,5 +674,6 @@ def test_subtree_scans_give_the_general_scans_gains_bit_for_bit():
         )
         assert general[0] == fast[0] or (np.isinf(general[0]) and np.isinf(fast[0])), case
         if np.isfinite(general[0]):
-            assert general[1:] == fast[1:], case
+            assert general[1:5] == fast[1:5], case
+            assert np.array_equal(general[5], fast[5]), case
         assert general[4] == fast[4], case

@@ -37,9 +37,15 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .cells import cell_tables, count_below
+from .forest_scans import (
+    _UNSEEN_MISSING,
+    _class_proxy,
+    _scan_simple,
+    _simple_left,
+    _simple_scan_applies,
+)
 
 EPSILON = np.finfo(np.float64).eps
-_UNSEEN_MISSING = 2  # mlmpi.ensemble._splits.UNSEEN_MISSING
 
 
 @njit(cache=True, nogil=True)
@@ -334,15 +340,6 @@ def _absolute_deviation(stats, start, stop, values):
     for c in range(start, stop):
         deviation += stats[c] * abs(values[c] - median)
     return deviation
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _class_proxy(criterion, weight, part):
-    """:func:`proxy`'s part of one output's class counts, from their ``weight`` and
-    ``part`` (the sum of their squares, gini; of ``c log2 c``, entropy)."""
-    if weight <= 0:
-        return 0.0
-    return part / weight if criterion == 0 else part - weight * np.log2(weight)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -718,6 +715,34 @@ def _scan_pair(criterion, histogram, p, pairs, nodes, bins, measure, rules, out,
                 left[p, :] = running
 
 
+@njit(nogil=True, inline="always")
+def _scan_usual(criterion, histogram, p, pairs, nodes, bins, measure, rules, out, candidates):
+    """Search pair ``p`` as :func:`_scan_pair` does, with the same results, by
+    ``forest_scans._scan_simple`` where it serves: a searched pair of one
+    output, without NaN rows, monotonic constraint or ExtraTrees draws.
+    Returns whether it did (False: nothing written)."""
+    hist, h = histogram[0], histogram[1]
+    pair_node, pair_feature, pair_valid, uniform = pairs
+    monotonic, rows_stat = rules[2], rules[3]
+    missing_bin = bins[2]
+    present = rows_stat if rows_stat >= 0 else 0
+    if not (
+        _simple_scan_applies(criterion, measure[0].shape[0] - 1, rows_stat)
+        and pair_valid[p]
+        and not uniform.shape[0]
+        and not (missing_bin >= 0 and hist[h, missing_bin, present] > 0)
+        and not (monotonic.shape[0] and monotonic[pair_feature[p]] != 0)
+    ):
+        return False
+    n = pair_node[p]
+    gain, split_bin, missing_left, left, constant, right_bin = out
+    found = _scan_simple(criterion, histogram, nodes[0], n, rules, candidates)
+    gain[p], split_bin[p], right_bin[p], missing_left[p], constant[p], best = found
+    if best >= 0:
+        _simple_left(criterion, candidates, best, rows_stat, left[p])
+    return True
+
+
 def _specialised(criterion):
     """:func:`find_splits` and :func:`find_splits_in_rows` compiled for one
     criterion (``measure``: the criterion's ``(offsets, values)``). With the
@@ -745,10 +770,14 @@ def _specialised(criterion):
         n_pairs, n_bins, n_stats = hist.shape
         work = (np.empty(n_stats), np.empty(n_stats))  # running and right statistics
         occupied = np.empty(n_bins, dtype=np.int64)
+        candidates = np.empty((6, n_bins))
         for p in range(n_pairs):
             n_occupied = _occupied_bins(hist, p, bins[2], present, occupied)
             histogram = (hist, p, occupied, n_occupied)
-            _scan_pair(criterion, histogram, p, pairs, nodes, bins, measure, rules, out, work)
+            if not _scan_usual(
+                criterion, histogram, p, pairs, nodes, bins, measure, rules, out, candidates
+            ):
+                _scan_pair(criterion, histogram, p, pairs, nodes, bins, measure, rules, out, work)
         return out[0]
 
     def find_splits_in_rows_for(rows, pairs, nodes, bins, measure, rules, summing, out):
@@ -769,6 +798,7 @@ def _specialised(criterion):
         every = (pair_node, pair_feature, pair_valid, uniform)
         work = (np.empty(n_stats), np.empty(n_stats))  # running and right statistics
         space = summing_space(min(n_slots, SUMMED_AT_ONCE), n_bins, n_stats)
+        candidates = np.empty((6, n_bins))
         scratch, occupied, n_occupied = space[0], space[1], space[2]
         for i in range(n_nodes):
             for at in range(0, n_slots, SUMMED_AT_ONCE):
@@ -785,9 +815,12 @@ def _specialised(criterion):
                 for k in range(listed.shape[0]):
                     histogram = (scratch, k, occupied[k], n_occupied[k])
                     p = i * n_slots + at + k
-                    _scan_pair(
-                        criterion, histogram, p, every, nodes, bins, measure, rules, out, work
-                    )
+                    if not _scan_usual(
+                        criterion, histogram, p, every, nodes, bins, measure, rules, out, candidates
+                    ):
+                        _scan_pair(
+                            criterion, histogram, p, every, nodes, bins, measure, rules, out, work
+                        )
                     _clear_pair(histogram, missing_bin)
         return out[0]
 

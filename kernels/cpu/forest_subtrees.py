@@ -3,9 +3,9 @@
 Pure local compute into caller-owned buffers; nothing here communicates.
 
 :func:`grow_subtrees` grows the subtree under each of a set of nodes whose
-rows are all here, with the split search of :func:`forest._scan_pair` on
-histograms summed from the rows, up to ``SUMMED_AT_ONCE`` features of a
-node in one pass over its rows. Its
+rows are all here, with the split search of :func:`forest._scan_pair` (or
+``forest_scans._scan_simple``) on histograms summed from the rows, up to
+``SUMMED_AT_ONCE`` features of a node in one pass over its rows. Its
 random draws (the features' order of a node, ExtraTrees' thresholds) are
 keyed by the tree's seed, the subtree's root and the node's place in the
 subtree, not drawn in sequence: the same subtree whichever rank grows it and
@@ -16,10 +16,8 @@ import numpy as np
 from numba import njit
 
 from .forest import (
-    _UNSEEN_MISSING,
     EPSILON,
     SUMMED_AT_ONCE,
-    _class_proxy,
     _clear_pair,
     _four_stats,
     _pair_histograms,
@@ -29,6 +27,7 @@ from .forest import (
     node_weight,
     summing_space,
 )
+from .forest_scans import _UNSEEN_MISSING, _scan_simple, _simple_scan_applies
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
@@ -84,155 +83,6 @@ def _may_split(stats, depth, criterion, offsets, limits):
         and node_weight(stats, criterion, offsets) >= 2 * min_weight_leaf
         and _exact_impurity(stats, criterion, offsets) > EPSILON
     )
-
-
-@njit(nogil=True, inline="always")
-def _first_largest(gains, n):
-    """The largest of ``gains[:n]`` and its first place (-1 where none is
-    above -inf): the first best candidate, as :func:`forest._scan_pair` keeps it."""
-    best, best_t = -np.inf, -1
-    for t in range(n):
-        if gains[t] > best:
-            best, best_t = gains[t], t
-    return best, best_t
-
-
-@njit(nogil=True, inline="always")
-def _scan_squared_error(histogram, totals, rules, candidates):
-    """:func:`forest._scan_pair` of one output's squared error in a node without
-    NaN in the feature: the same candidates, checks and gains, bit for bit.
-    The running sums are summed first (``candidates[:3]``: W, Σwy and rows),
-    then every candidate's gain, invalid ones -inf (``candidates[5]``; a
-    loop the compiler vectorises), then the first largest is taken. Returns
-    ``(gain, split_bin, right_bin, missing_left, constant)``."""
-    hist, h, occupied, n_occupied = histogram
-    min_samples_leaf, min_weight_leaf, _, rows_stat = rules
-    if n_occupied <= 1:
-        return -np.inf, 0, 1, 0, True
-    w_total, s_total = totals[0, 0], totals[0, 1]
-    count_total = totals[0, rows_stat] if rows_stat >= 0 else 0.0
-    parent = s_total * s_total / w_total if w_total > 0 else 0.0
-    n = n_occupied - 1
-    w_at, s_at, count_at, gains = candidates[0], candidates[1], candidates[2], candidates[5]
-    w = s = count = 0.0
-    for t in range(n):
-        b = occupied[t]
-        w += hist[h, b, 0]
-        s += hist[h, b, 1]
-        if rows_stat >= 0:
-            count += hist[h, b, rows_stat]
-        w_at[t], s_at[t], count_at[t] = w, s, count
-    for t in range(n):
-        w, s, count = w_at[t], s_at[t], count_at[t]
-        w_right, s_right = w_total - w, s_total - s
-        if rows_stat < 0:  # min_samples_leaf is 1: a child with rows has W > 0
-            valid = (w > 0) & (w_right > 0)
-        else:
-            valid = (count >= min_samples_leaf) & (count_total - count >= min_samples_leaf)
-        valid &= (w >= min_weight_leaf) & (w_right >= min_weight_leaf)
-        g = s * s / w + s_right * s_right / w_right - parent
-        gains[t] = g if valid else -np.inf
-    best, best_t = _first_largest(gains, n)
-    if best_t < 0:
-        return -np.inf, 0, 1, 0, False
-    if rows_stat < 0:  # decided from the children's row counts
-        missing = _UNSEEN_MISSING
-    else:  # unseen NaN follows the larger child, as in scikit-learn
-        count = count_at[best_t]
-        missing = 1 if count > count_total - count else 0
-    return best, occupied[best_t], occupied[best_t + 1], missing, False
-
-
-@njit(nogil=True, inline="always")
-def _add_class(criterion, sums, left, right):
-    """``sums`` ``(w_left, part_left, w_right, part_right)`` with one class's
-    counts on each side added, as :func:`forest._scan_pair` adds them."""
-    w_left, part_left, w_right, part_right = sums
-    if criterion == 0:
-        return w_left + left, part_left + left * left, w_right + right, part_right + right * right
-    if left > 0:
-        part_left += left * np.log2(left)
-    if right > 0:
-        part_right += right * np.log2(right)
-    return w_left + left, part_left, w_right + right, part_right
-
-
-@njit(nogil=True, inline="always")
-def _scan_classes(criterion, histogram, totals, rules, candidates):
-    """:func:`forest._scan_pair` of one output's gini or entropy over at most
-    four classes in a node without NaN in the feature: the same candidates,
-    checks and gains, bit for bit. The running counts are summed first
-    (``candidates[:5]``: rows, then each class's), then every candidate's
-    gain, invalid ones -inf (``candidates[5]``; a loop the compiler
-    vectorises), then the first largest is taken. Classes past the last add
-    zeros, which change no sum. Returns ``(gain, split_bin, right_bin,
-    missing_left, constant)``."""
-    hist, h, occupied, n_occupied = histogram
-    min_samples_leaf, min_weight_leaf, _, rows_stat = rules
-    if n_occupied <= 1:
-        return -np.inf, 0, 1, 0, True
-    n_classes = rows_stat
-    t0 = totals[0, 0]
-    t1 = totals[0, 1] if n_classes > 1 else 0.0
-    t2 = totals[0, 2] if n_classes > 2 else 0.0
-    t3 = totals[0, 3] if n_classes > 3 else 0.0
-    weight = part = 0.0
-    for c in range(n_classes):
-        count = totals[0, c]
-        weight += count
-        if criterion == 0:
-            part += count * count
-        elif count > 0:
-            part += count * np.log2(count)
-    parent = _class_proxy(criterion, weight, part)
-    rows_total = totals[0, rows_stat]
-    n = n_occupied - 1
-    rows_at, r0_at, r1_at, r2_at, r3_at, gains = (
-        candidates[0],
-        candidates[1],
-        candidates[2],
-        candidates[3],
-        candidates[4],
-        candidates[5],
-    )
-    r0 = r1 = r2 = r3 = rows = 0.0
-    for t in range(n):
-        b = occupied[t]
-        rows += hist[h, b, rows_stat]
-        r0 += hist[h, b, 0]
-        if n_classes > 1:
-            r1 += hist[h, b, 1]
-        if n_classes > 2:
-            r2 += hist[h, b, 2]
-        if n_classes > 3:
-            r3 += hist[h, b, 3]
-        rows_at[t], r0_at[t], r1_at[t], r2_at[t], r3_at[t] = rows, r0, r1, r2, r3
-    for t in range(n):
-        rows = rows_at[t]
-        sums = _add_class(criterion, (0.0, 0.0, 0.0, 0.0), r0_at[t], t0 - r0_at[t])
-        sums = _add_class(criterion, sums, r1_at[t], t1 - r1_at[t])
-        sums = _add_class(criterion, sums, r2_at[t], t2 - r2_at[t])
-        w_left, part_left, w_right, part_right = _add_class(
-            criterion, sums, r3_at[t], t3 - r3_at[t]
-        )
-        g = (
-            _class_proxy(criterion, w_left, part_left)
-            + _class_proxy(criterion, w_right, part_right)
-            - parent
-        )
-        valid = (
-            (rows >= min_samples_leaf)
-            & (rows_total - rows >= min_samples_leaf)
-            & (w_left >= min_weight_leaf)
-            & (w_right >= min_weight_leaf)
-        )
-        gains[t] = g if valid else -np.inf
-    best, best_t = _first_largest(gains, n)
-    if best_t < 0:
-        return -np.inf, 0, 1, 0, False
-    rows = rows_at[best_t]
-    # unseen NaN follows the larger child, as in scikit-learn
-    return best, occupied[best_t], occupied[best_t + 1], 1 if rows > rows_total - rows else 0, False
 
 
 @njit(nogil=True, inline="always")
@@ -321,6 +171,7 @@ def _specialised(criterion):
         n_full = row_stats.shape[1]
         n_outputs = offsets.shape[0] - 1
         present = rows_stat if rows_stat >= 0 else 0
+        simple = _simple_scan_applies(criterion, n_outputs, rows_stat)
         hist_scale = np.empty(0)
         if scale.shape[0]:
             hist_scale = np.empty(n_hist)
@@ -412,27 +263,21 @@ def _specialised(criterion):
                             uniform[0, 0] = _uniform(key, n_features + 2 * f)
                             uniform[0, 1] = _uniform(key, n_features + 2 * f + 1)
                         pair_feature[0] = f
-                        simple = (
-                            n_outputs == 1
+                        if (
+                            simple
                             and not extra_trees
                             and not (missing_bin >= 0 and scratch[k, missing_bin, present] > 0)
-                        )
-                        if simple and criterion == 2:
+                        ):
                             (
                                 gain[0],
                                 pair_bin[0],
                                 pair_right_bin[0],
                                 pair_missing[0],
                                 pair_constant[0],
-                            ) = _scan_squared_error(histogram, totals, scan_rules, candidates)
-                        elif simple and criterion <= 1 and rows_stat <= 4:
-                            (
-                                gain[0],
-                                pair_bin[0],
-                                pair_right_bin[0],
-                                pair_missing[0],
-                                pair_constant[0],
-                            ) = _scan_classes(criterion, histogram, totals, scan_rules, candidates)
+                                _,
+                            ) = _scan_simple(
+                                criterion, histogram, totals, 0, scan_rules, candidates
+                            )
                         else:
                             _scan_pair(
                                 criterion,
